@@ -1,0 +1,11 @@
+//! Cache geometry, the set-associative simulator and the analytic set/GCD model.
+#![forbid(unsafe_code)]
+
+/// A consumer of memory accesses: the simulator implements it, kernels feed it.
+///
+/// Addresses are byte addresses in the simulated address space; `len` is the access size in
+/// bytes (an access that straddles two lines touches both).
+pub trait AccessSink {
+    fn load(&mut self, addr: u64, len: u32);
+    fn store(&mut self, addr: u64, len: u32);
+}

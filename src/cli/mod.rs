@@ -1,0 +1,31 @@
+//! Command-line definitions (clap derive) and dispatch; one file per subcommand.
+//!
+//! Exit codes: 0 success, 1 a verdict that failed (the regression gate), 2 usage or input error.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod layout;
+
+/// stridelab: what strided memory access does to CPU caches.
+#[derive(Debug, Parser)]
+#[command(name = "stridelab", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Explain a strided view: shape, strides, offset, contiguity, the storage cells it touches.
+    Layout(layout::LayoutArgs),
+}
+
+/// Runs the chosen subcommand. Errors returned here are printed by `main` and exit with 2.
+pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Some(Command::Layout(args)) => layout::run(args),
+        None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
+    }
+}

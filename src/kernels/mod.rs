@@ -1,0 +1,3 @@
+//! Kernel catalogue (data) and kernel families, plus the copy engine.
+
+pub mod copy;

@@ -1,0 +1,2 @@
+//! The strided-view model (to be built).
+#![forbid(unsafe_code)]

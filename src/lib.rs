@@ -1,0 +1,35 @@
+//! # stridelab
+//!
+//! A lab for strided memory access: it shows, measures and explains what row/column order,
+//! transposes, diagonal and sub-sampled views, power-of-two strides and blocked layouts do to
+//! CPU caches.
+//!
+//! ## Module map
+//!
+//! Data flows one way: **suite → runner → records → (report | gate)**.
+//!
+//! - [`layout`] — the strided-view model: a [`layout::Layout`] is shape + strides + offset over a
+//!   one-dimensional storage. View operations (transpose, permute, slicing, diagonal, expand,
+//!   flip, `view`/`reshape`) only rewrite that metadata and are validated once with checked
+//!   arithmetic; contiguity rules follow PyTorch/NumPy; the `EXPR` language of
+//!   `stridelab layout` lives here too. No unsafe code.
+//! - [`cache`] — cache geometry (sysfs, CPUID cross-check, overrides, presets), the
+//!   set-associative simulator with cachegrind-compatible semantics and a 3C miss split, and the
+//!   analytic set/GCD model that predicts how many sets a stride really uses.
+//! - [`kernels`] — the kernel catalogue as data (`KernelSpec`) and the kernel families
+//!   (traversals, transposes, view walks, conflict probes, blocked layouts), each written once,
+//!   generic over an accessor so the same code runs on real memory and feeds the simulator.
+//!   [`kernels::copy`] is the strided N-d copy engine every copy in the lab goes through.
+//! - [`harness`] — aligned buffers, thread pinning, counters, timing, statistics, suites and the
+//!   runner that turns kernels into records. Kernels never time or print.
+//! - [`results`] — the versioned record schema, atomic file writes, baseline comparison.
+//! - [`report`] — figures and the HTML page; it reads only records and never measures.
+//! - [`cli`] — the command-line front end; `main.rs` only maps errors to exit codes.
+
+pub mod cache;
+pub mod cli;
+pub mod harness;
+pub mod kernels;
+pub mod layout;
+pub mod report;
+pub mod results;

@@ -1,0 +1,2 @@
+//! report (to be built).
+#![forbid(unsafe_code)]

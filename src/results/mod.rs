@@ -1,0 +1,2 @@
+//! results (to be built).
+#![forbid(unsafe_code)]
