@@ -1,1 +1,4 @@
-//! harness (to be built).
+//! The harness: aligned buffers, thread pinning, counters, timing, statistics, suites and the
+//! runner that turns kernel instances into records. It never plots.
+
+pub mod buffer;

@@ -1,0 +1,136 @@
+//! Aligned, first-touched f64 buffers: the memory every real kernel run works on.
+//!
+//! Buffers start on a 2 MiB boundary so their cache-set mapping matches the simulator's
+//! placement (buffer k at (k+1)·2^32) for every cache whose set span (sets × line) is ≤ 2 MiB.
+
+use std::alloc::{self, Layout};
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+use thiserror::Error;
+
+/// The alignment of every buffer: one x86-64 huge page.
+pub const BUFFER_ALIGN: usize = 2 << 20;
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum BufferError {
+    #[error("a buffer of {elements} f64 elements does not fit in the address space")]
+    TooLarge { elements: usize },
+    #[error("could not allocate {bytes} bytes (2 MiB aligned)")]
+    AllocationFailed { bytes: usize },
+}
+
+/// A zero-initialised, 2 MiB-aligned buffer of f64, optionally backed by transparent huge pages.
+pub struct AlignedBuffer {
+    ptr: NonNull<f64>,
+    len: usize,
+    layout: Layout,
+}
+
+// SAFETY: AlignedBuffer owns its allocation exclusively, like a Box<[f64]>.
+unsafe impl Send for AlignedBuffer {}
+// SAFETY: shared references only give out &[f64], which is Sync.
+unsafe impl Sync for AlignedBuffer {}
+
+impl AlignedBuffer {
+    /// Allocates `len` zeroed elements (at least one page is reserved even for `len == 0`).
+    pub fn zeroed(len: usize, huge_pages: bool) -> Result<Self, BufferError> {
+        let bytes = len
+            .checked_mul(size_of::<f64>())
+            .ok_or(BufferError::TooLarge { elements: len })?;
+        let layout = Layout::from_size_align(bytes.max(BUFFER_ALIGN), BUFFER_ALIGN)
+            .map_err(|_| BufferError::TooLarge { elements: len })?;
+        let raw = alloc_zeroed_aligned(layout);
+        let ptr = NonNull::new(raw.cast::<f64>()).ok_or(BufferError::AllocationFailed { bytes })?;
+        if huge_pages {
+            advise_huge_pages(raw, layout.size());
+        }
+        let mut buffer = Self { ptr, len, layout };
+        buffer.first_touch();
+        Ok(buffer)
+    }
+
+    /// Writes every page once so page faults happen now, not inside a timed region.
+    fn first_touch(&mut self) {
+        for chunk in self.chunks_mut(512) {
+            chunk[0] = 0.0;
+        }
+    }
+
+    /// The buffer's start address (for reports and alignment checks).
+    pub fn address(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+}
+
+/// Allocates zeroed memory for `layout` (non-zero size).
+fn alloc_zeroed_aligned(layout: Layout) -> *mut u8 {
+    // SAFETY: layout has non-zero size (at least BUFFER_ALIGN bytes) and a valid alignment.
+    unsafe { alloc::alloc_zeroed(layout) }
+}
+
+/// Asks the kernel for transparent huge pages on `[ptr, ptr+len)`; a refusal is not an error
+/// (whether pages were granted is read back from /proc/self/smaps by the harness).
+fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: madvise only reads the range's mapping metadata; the range is our allocation.
+        let _ = unsafe { libc::madvise(ptr.cast(), len, libc::MADV_HUGEPAGE) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, len);
+}
+
+impl Deref for AlignedBuffer {
+    type Target = [f64];
+    fn deref(&self) -> &[f64] {
+        // SAFETY: ptr is valid for len initialised (zeroed) f64s for the buffer's lifetime.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl DerefMut for AlignedBuffer {
+    fn deref_mut(&mut self) -> &mut [f64] {
+        // SAFETY: as in deref, and &mut self guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuffer {
+    fn drop(&mut self) {
+        // SAFETY: ptr was allocated with exactly this layout by alloc_zeroed.
+        unsafe { alloc::dealloc(self.ptr.as_ptr().cast(), self.layout) }
+    }
+}
+
+impl std::fmt::Debug for AlignedBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AlignedBuffer")
+            .field("len", &self.len)
+            .field("address", &self.address())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_2mib_aligned_and_zeroed() {
+        for len in [0, 1, 1000, 300_000] {
+            let b = AlignedBuffer::zeroed(len, false).unwrap();
+            assert_eq!(b.address() % BUFFER_ALIGN, 0);
+            assert_eq!(b.len(), len);
+            assert!(b.iter().all(|&x| x == 0.0));
+        }
+    }
+
+    #[test]
+    fn absurd_sizes_are_errors_not_panics() {
+        assert!(matches!(
+            AlignedBuffer::zeroed(usize::MAX / 2, false),
+            Err(BufferError::TooLarge { .. })
+        ));
+    }
+}
