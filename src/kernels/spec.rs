@@ -83,7 +83,7 @@ pub struct Work {
 }
 
 /// Why a kernel could not be prepared or run.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[derive(Debug, Error, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum KernelError {
     #[error("unknown kernel `{0}` (see `stridelab run --list`)")]
