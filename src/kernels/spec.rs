@@ -119,6 +119,9 @@ pub trait Instance: Send {
     fn simulate(&mut self, sink: &mut dyn AccessSink);
 }
 
+/// Allocates and initialises an instance for resolved parameters.
+pub type PrepareFn = fn(&Params, PrepareOptions) -> Result<Box<dyn Instance>, KernelError>;
+
 /// A catalogue entry: the kernel as data, plus the function that prepares an instance.
 #[derive(Clone, Copy)]
 pub struct KernelSpec {
@@ -129,7 +132,7 @@ pub struct KernelSpec {
     /// One paragraph for the report: what the kernel does and what to look for.
     pub explanation: &'static str,
     /// Allocates and initialises an instance for resolved parameters.
-    pub prepare: fn(&Params, PrepareOptions) -> Result<Box<dyn Instance>, KernelError>,
+    pub prepare: PrepareFn,
 }
 
 impl std::fmt::Debug for KernelSpec {
