@@ -1,2 +1,7 @@
-//! results (to be built).
+//! Results as data: the versioned record schema, atomic file writes and the CSV export.
 #![forbid(unsafe_code)]
+
+pub mod csv;
+pub mod schema;
+
+pub use schema::*;

@@ -1,0 +1,146 @@
+//! CSV export of a results document: one row per point under a fixed header, for spreadsheets.
+//!
+//! The header never depends on the data (the first and last simulated cache levels fill the
+//! `sim_first_*` / `sim_last_*` columns), so files from different runs line up.
+
+use super::schema::{ChecksumOutcome, PointRecord, ResultsDocument};
+use crate::kernels::spec::ParamValue;
+
+/// The fixed CSV header.
+pub const CSV_HEADER: &[&str] = &[
+    "index",
+    "kernel",
+    "family",
+    "params",
+    "threads",
+    "cpus",
+    "checksum",
+    "samples",
+    "median_ns_per_run",
+    "ci_low_ns_per_run",
+    "ci_high_ns_per_run",
+    "min_ns_per_run",
+    "max_ns_per_run",
+    "mad_ns_per_run",
+    "ns_per_element",
+    "gb_per_s",
+    "reference",
+    "reference_gb_per_s",
+    "reference_ratio",
+    "sim_first_level",
+    "sim_first_miss_rate",
+    "sim_first_compulsory",
+    "sim_first_capacity",
+    "sim_first_conflict",
+    "sim_last_level",
+    "sim_last_misses",
+    "error",
+];
+
+/// Renders the document as CSV (header + one row per record).
+pub fn to_csv(doc: &ResultsDocument) -> String {
+    let mut out = CSV_HEADER.join(",");
+    out.push('\n');
+    for record in &doc.records {
+        let row: Vec<String> = record_fields(record).iter().map(|f| escape(f)).collect();
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+fn record_fields(r: &PointRecord) -> Vec<String> {
+    let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    let params = r
+        .params
+        .iter()
+        .map(|(k, v)| match v {
+            ParamValue::Int(i) => format!("{k}={i}"),
+            ParamValue::Text(t) => format!("{k}={t}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let cpus = r
+        .pinning
+        .threads
+        .iter()
+        .map(|t| t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let checksum = match r.checksum.status {
+        ChecksumOutcome::Ok => "ok",
+        ChecksumOutcome::Mismatch => "mismatch",
+        ChecksumOutcome::NotRun => "not-run",
+    };
+    let t = r.timing.as_ref();
+    let s = t.map(|t| t.ns_per_run);
+    let first = r.simulated.as_ref().and_then(|s| s.levels.first());
+    let last = r.simulated.as_ref().and_then(|s| s.levels.last());
+    vec![
+        r.index.to_string(),
+        r.kernel.clone(),
+        serde_json::to_value(r.family)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        params,
+        r.threads.to_string(),
+        cpus,
+        checksum.into(),
+        s.map(|s| s.n.to_string()).unwrap_or_default(),
+        opt(s.map(|s| s.median)),
+        opt(s.map(|s| s.ci_low)),
+        opt(s.map(|s| s.ci_high)),
+        opt(s.map(|s| s.min)),
+        opt(s.map(|s| s.max)),
+        opt(s.map(|s| s.mad)),
+        opt(t.map(|t| t.ns_per_element)),
+        opt(t.and_then(|t| t.gb_per_s)),
+        r.reference
+            .as_ref()
+            .map(|c| format!("{}:{}", c.reference, c.best_variant))
+            .unwrap_or_default(),
+        opt(r.reference.as_ref().map(|c| c.reference_gb_per_s)),
+        opt(r.reference.as_ref().map(|c| c.ratio)),
+        first.map(|l| l.name.clone()).unwrap_or_default(),
+        opt(first.map(|l| l.miss_rate)),
+        first.map(|l| l.compulsory.to_string()).unwrap_or_default(),
+        first.map(|l| l.capacity.to_string()).unwrap_or_default(),
+        first.map(|l| l.conflict.to_string()).unwrap_or_default(),
+        last.map(|l| l.name.clone()).unwrap_or_default(),
+        last.map(|l| l.misses.to_string()).unwrap_or_default(),
+        r.error
+            .as_ref()
+            .map(|e| format!("{}: {}", e.stage, e.message))
+            .unwrap_or_default(),
+    ]
+}
+
+/// Quotes a field when it holds a comma, quote or line break (RFC 4180).
+fn escape(field: &str) -> String {
+    if field.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_has_the_header_width_and_quotes_commas() {
+        let mut doc = crate::results::schema::tests::sample_document();
+        doc.records[0].error = Some(crate::results::PointError {
+            stage: "run".into(),
+            message: "a, \"b\"".into(),
+        });
+        let csv = to_csv(&doc);
+        let lines: Vec<_> = csv.lines().collect();
+        assert_eq!(lines[0], CSV_HEADER.join(","));
+        assert_eq!(lines.len(), 2);
+        assert!(lines[1].ends_with("\"run: a, \"\"b\"\"\""), "{}", lines[1]);
+        assert!(lines[1].starts_with("0,row-sum,traverse,rows=1024,1,0,ok,3,1,"));
+    }
+}

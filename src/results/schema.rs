@@ -1,0 +1,758 @@
+//! The versioned results document (`schema: 1`): what one `stridelab run` measured, as data.
+//!
+//! One [`ResultsDocument`] holds the machine manifest, the suite, the method and one
+//! [`PointRecord`] per measured point. Every number says where it came from through a
+//! [`Provenance`]: `timed` (wall clock), `measured` (hardware or software counters) or
+//! `simulated` (the cache model). A point that failed is a record with an [`PointError`], not a
+//! missing row. Readers (`report`, `gate`) depend only on this module.
+//!
+//! Files are written atomically (temporary file in the same directory, then rename) and read with
+//! errors that name the file, the JSON path of the offending field and its line/column.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::kernels::spec::{Family, Params, Work};
+
+/// The schema version this build writes and reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The machine manifest embedded in results (`stridelab info --json`'s object).
+///
+/// Kept as free-form JSON so that results recorded on other machines or by other builds still
+/// load; `harness::machine::MachineInfo` produces it.
+pub type MachineManifest = serde_json::Value;
+
+/// Where a number came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provenance {
+    /// Wall-clock time of real runs.
+    Timed,
+    /// Read from hardware or software performance counters.
+    Measured,
+    /// Counted by the cache simulator for the recorded geometry.
+    Simulated,
+}
+
+/// Whether the run finished every point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Every point of the suite was attempted.
+    Complete,
+    /// Stopped early (Ctrl-C); `records` holds the points finished before the stop.
+    Interrupted,
+}
+
+/// The whole results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultsDocument {
+    /// Always [`SCHEMA_VERSION`] for documents this build writes.
+    pub schema: u32,
+    /// The program and version that wrote the file.
+    pub tool: ToolInfo,
+    /// When the run started, seconds since the Unix epoch (UTC).
+    pub started_unix_s: u64,
+    /// Wall-clock seconds the whole run took (up to the stop, if interrupted).
+    pub wall_s: f64,
+    pub status: RunStatus,
+    /// The machine manifest (geometry, CPUs, counters availability, pinning, huge pages).
+    pub info: MachineManifest,
+    pub suite: SuiteSummary,
+    pub method: MethodSettings,
+    pub records: Vec<PointRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// Which suite produced the points.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteSummary {
+    /// `quick`, `full`, `gate`, a file's suite name, or `command-line` for `--kernel`.
+    pub name: String,
+    /// `builtin`, `file:PATH` or `command-line`.
+    pub source: String,
+    pub description: String,
+    /// How many points the suite expands to (records may be fewer if interrupted).
+    pub points: usize,
+}
+
+/// How every point was measured (identical for all records of a document).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MethodSettings {
+    /// Minimum warm-up time per point, in milliseconds.
+    pub warmup_ms: f64,
+    /// Target minimum duration of one sample, in milliseconds.
+    pub min_sample_ms: f64,
+    /// Number of samples per point.
+    pub samples: usize,
+    /// Bootstrap resamples for the confidence interval of the median.
+    pub bootstrap_resamples: usize,
+    /// Seed of the bootstrap (results are deterministic given the samples).
+    pub bootstrap_seed: u64,
+    /// Confidence level of the interval (0.95).
+    pub confidence: f64,
+    /// Whether transparent huge pages were requested for buffers.
+    pub huge_pages_requested: bool,
+    /// Upper bound on the simulated accesses per point (larger runs are simulated in part).
+    pub simulation_access_cap: u64,
+}
+
+/// One measured point: a kernel, its parameters and a thread count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PointRecord {
+    /// Position in the suite's expansion (stable across runs of the same suite).
+    pub index: usize,
+    pub kernel: String,
+    pub family: Family,
+    /// Every parameter, defaults filled in.
+    pub params: Params,
+    /// Number of measuring threads (one instance each, run concurrently).
+    pub threads: usize,
+    pub pinning: Pinning,
+    /// The work one run of one thread's instance does.
+    pub work: Option<Work>,
+    pub huge_pages: Option<HugePageStatus>,
+    /// Checksum verification of every real run of this point.
+    pub checksum: ChecksumStatus,
+    pub timing: Option<Timing>,
+    pub counters: Option<CounterReport>,
+    pub simulated: Option<SimulatedMisses>,
+    /// Same-run ratio to the reference copy/read (bandwidth kernels only).
+    pub reference: Option<ReferenceComparison>,
+    /// Why this point has no (or only partial) numbers.
+    pub error: Option<PointError>,
+}
+
+/// Where each measuring thread ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Pinning {
+    /// One entry per measuring thread, in thread order.
+    pub threads: Vec<PinnedThread>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinnedThread {
+    pub thread: usize,
+    /// The logical CPU requested for this thread (`None`: no CPU list was available).
+    pub cpu: Option<usize>,
+    /// Whether `core_affinity` reported success.
+    pub pinned: bool,
+    /// The failure, when pinning did not succeed (recorded, not fatal).
+    pub error: Option<String>,
+}
+
+/// Whether transparent huge pages backed the point's buffers (read from /proc/self/smaps).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HugePageStatus {
+    pub requested: bool,
+    /// AnonHugePages bytes of the process after preparing the point, when readable.
+    pub anon_huge_bytes: Option<u64>,
+    /// Why the figure is missing, if it is.
+    pub note: Option<String>,
+}
+
+/// Outcome of checksum verification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChecksumOutcome {
+    /// Every run returned the expected checksum.
+    Ok,
+    /// At least one run returned a wrong checksum: the point has no numbers.
+    Mismatch,
+    /// The kernel never ran (preparation failed or the run was stopped first).
+    NotRun,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChecksumStatus {
+    pub status: ChecksumOutcome,
+    pub expected: Option<f64>,
+    /// The first wrong value seen (or the last good one when `ok`).
+    pub actual: Option<f64>,
+    /// How many runs were verified.
+    pub runs_checked: u64,
+}
+
+/// Robust summary of a set of samples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    pub n: usize,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Median absolute deviation from the median (unscaled).
+    pub mad: f64,
+    /// Bootstrap percentile confidence interval of the median.
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+impl Summary {
+    /// Width of the confidence interval relative to the median (0 when the median is 0).
+    pub fn relative_ci_width(&self) -> f64 {
+        if self.median == 0.0 {
+            0.0
+        } else {
+            (self.ci_high - self.ci_low) / self.median
+        }
+    }
+}
+
+/// Wall-clock timing of a point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timing {
+    /// Always `timed`.
+    pub source: Provenance,
+    /// Runs executed (per thread) before sampling.
+    pub warmup_runs: u64,
+    /// Runs per thread inside one sample (calibrated so a sample lasts ≥ `min_sample_ms`).
+    pub runs_per_sample: u64,
+    /// One value per sample: wall nanoseconds per run (all threads running concurrently).
+    pub samples_ns_per_run: Vec<f64>,
+    /// Statistics of `samples_ns_per_run`.
+    pub ns_per_run: Summary,
+    /// Median nanoseconds per element (per access for probes), all threads' elements counted.
+    pub ns_per_element: f64,
+    /// Median aggregate bandwidth over all threads, decimal GB/s (bytes read + written), when the
+    /// kernel moves bytes.
+    pub gb_per_s: Option<f64>,
+    /// Bandwidth confidence interval (from the time CI), GB/s.
+    pub gb_per_s_ci: Option<(f64, f64)>,
+}
+
+/// Counter values for a point, hardware and software apart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CounterReport {
+    pub hardware: CounterGroupReport,
+    pub software: CounterGroupReport,
+}
+
+/// One counter group: either values or the reason it could not be opened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CounterGroupReport {
+    /// Always `measured`.
+    pub source: Provenance,
+    pub available: bool,
+    /// Why the group is unavailable (e.g. `ENOENT: no hardware PMU`).
+    pub reason: Option<String>,
+    /// Counter name → value (whole sampling phase, per run per thread).
+    pub values: BTreeMap<String, CounterValue>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CounterValue {
+    /// Count per run of one instance, after multiplexing scaling.
+    pub per_run: f64,
+    /// Total count over the sampling phase, after scaling.
+    pub total: f64,
+    /// time_enabled / time_running (1.0 when the counter ran the whole time).
+    pub scaling: f64,
+    /// Whether `total` was scaled up because the counter was multiplexed.
+    pub scaled: bool,
+}
+
+/// Simulated misses of one run of the point's kernel on the recorded geometry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulatedMisses {
+    /// Always `simulated`.
+    pub source: Provenance,
+    /// What exactly was simulated (the whole run, or a capped prefix / smaller equivalent).
+    pub scope: SimulationScope,
+    /// Whether the kernel ran once before counting (`warm`) or from an empty cache (`cold`).
+    pub start: String,
+    pub levels: Vec<SimulatedLevel>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationScope {
+    /// Accesses one full run makes (as counted by the simulator's sink).
+    pub run_accesses: Option<u64>,
+    /// Accesses actually fed to the cache model.
+    pub simulated_accesses: u64,
+    /// `full` or `prefix`: only the first `simulated_accesses` accesses of the run were counted.
+    pub kind: String,
+    pub note: Option<String>,
+}
+
+/// One cache level's simulated counts (the fields of `stridelab sim --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulatedLevel {
+    pub name: String,
+    pub size: u64,
+    pub ways: u64,
+    pub line: u64,
+    pub sets: u64,
+    pub loads: u64,
+    pub stores: u64,
+    pub load_misses: u64,
+    pub store_misses: u64,
+    pub misses: u64,
+    pub miss_rate: f64,
+    pub compulsory: u64,
+    pub capacity: u64,
+    pub conflict: u64,
+}
+
+/// A bandwidth kernel's same-run comparison with the reference copy/read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceComparison {
+    /// `copy` (the faster of a plain and a non-temporal copy) or `read`.
+    pub reference: String,
+    /// Bytes the reference moved per run (same bytes as the point, per thread).
+    pub bytes: u64,
+    /// Median GB/s of each reference variant measured interleaved with the point.
+    pub variants: BTreeMap<String, f64>,
+    /// The variant used as the reference (the fastest).
+    pub best_variant: String,
+    pub reference_gb_per_s: f64,
+    /// The point's GB/s divided by the reference's, both from this run.
+    pub ratio: f64,
+}
+
+/// Why a point has no numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PointError {
+    /// `params`, `prepare`, `pinning`, `run`, `checksum`, `simulate` or `interrupted`.
+    pub stage: String,
+    pub message: String,
+}
+
+/// Why a results file could not be written or read.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ResultsError {
+    #[error("cannot {action} `{path}`: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{path}` is not valid JSON (line {line}, column {column}): {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("`{path}`: field `{field}` is missing (line {line}, column {column})")]
+    MissingField {
+        path: PathBuf,
+        /// JSON path of the missing field, e.g. `records[3].checksum`.
+        field: String,
+        line: usize,
+        column: usize,
+    },
+    #[error("`{path}`: field `{field}` is corrupt (line {line}, column {column}): {message}")]
+    CorruptField {
+        path: PathBuf,
+        /// JSON path of the offending field, e.g. `records[0].timing.ns_per_run.median`.
+        field: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("`{path}` has results schema {found}; this build reads schema {expected}")]
+    UnsupportedSchema {
+        path: PathBuf,
+        found: String,
+        expected: u32,
+    },
+    #[error("cannot serialise results: {0}")]
+    Serialize(String),
+}
+
+impl ResultsDocument {
+    /// Serialises the document as pretty JSON.
+    pub fn to_json(&self) -> Result<String, ResultsError> {
+        serde_json::to_string_pretty(self).map_err(|e| ResultsError::Serialize(e.to_string()))
+    }
+
+    /// Writes the document to `path` atomically: a temporary file in the same directory is
+    /// written and synced, then renamed over `path`, so a reader never sees half a file.
+    pub fn write_atomic(&self, path: &Path) -> Result<(), ResultsError> {
+        let json = self.to_json()?;
+        write_atomic(path, json.as_bytes())
+    }
+
+    /// Reads and validates a results file.
+    pub fn read(path: &Path) -> Result<Self, ResultsError> {
+        let text = fs::read_to_string(path).map_err(|source| ResultsError::Io {
+            action: "read",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_json(&text, path)
+    }
+
+    /// Parses a results document; `origin` names the file in errors.
+    pub fn from_json(text: &str, origin: &Path) -> Result<Self, ResultsError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ResultsError::Syntax {
+                path: origin.to_path_buf(),
+                line: e.line(),
+                column: e.column(),
+                message: strip_position(&e.to_string()),
+            })?;
+        // Check the version first: a future schema should say so, not "field x is missing".
+        match value.get("schema") {
+            Some(serde_json::Value::Number(n)) if n.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {
+            }
+            Some(other) => {
+                return Err(ResultsError::UnsupportedSchema {
+                    path: origin.to_path_buf(),
+                    found: other.to_string(),
+                    expected: SCHEMA_VERSION,
+                });
+            }
+            None => {
+                return Err(ResultsError::MissingField {
+                    path: origin.to_path_buf(),
+                    field: "schema".into(),
+                    line: 1,
+                    column: 1,
+                });
+            }
+        }
+        serde_json::from_str(text).map_err(|e| field_error(text, origin, &e))
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
+    let io = |action: &'static str, p: &Path| {
+        let p = p.to_path_buf();
+        move |source| ResultsError::Io {
+            action,
+            path: p,
+            source,
+        }
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&dir).map_err(io("create directory", &dir))?;
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results".into());
+    let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut file = fs::File::create(&tmp).map_err(io("create", &tmp))?;
+        file.write_all(bytes).map_err(io("write", &tmp))?;
+        file.sync_all().map_err(io("sync", &tmp))?;
+        fs::rename(&tmp, path).map_err(io("rename into", path))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// serde_json appends " at line L column C"; the typed errors carry those apart.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// Turns a typed deserialisation error into one that names the JSON path of the field.
+fn field_error(text: &str, origin: &Path, error: &serde_json::Error) -> ResultsError {
+    let message = strip_position(&error.to_string());
+    let (line, column) = (error.line(), error.column());
+    let missing = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.strip_suffix('`'));
+    // serde reports a missing field at the object's closing brace, where the scanner still
+    // holds the object's last key: name the object itself instead.
+    let container = json_path_at(text, line, column, missing.is_some());
+    if let Some(name) = missing {
+        let field = if container.is_empty() {
+            name.to_string()
+        } else {
+            format!("{container}.{name}")
+        };
+        return ResultsError::MissingField {
+            path: origin.to_path_buf(),
+            field,
+            line,
+            column,
+        };
+    }
+    ResultsError::CorruptField {
+        path: origin.to_path_buf(),
+        field: if container.is_empty() {
+            "(document)".into()
+        } else {
+            container
+        },
+        line,
+        column,
+        message,
+    }
+}
+
+/// The JSON path (`records[2].timing.ns_per_run`) of the innermost value open at a 1-based
+/// line/column of `text` — where serde_json stopped. Keys are tracked by a small scanner.
+/// With `object_only`, the innermost object's current key is left out.
+pub(crate) fn json_path_at(text: &str, line: usize, column: usize, object_only: bool) -> String {
+    enum Frame {
+        Object { key: Option<String> },
+        Array { index: usize },
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut last_string: Option<String> = None;
+    let (mut cur_line, mut cur_col) = (1usize, 0usize);
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\n' {
+            cur_line += 1;
+            cur_col = 0;
+        } else {
+            cur_col += 1;
+        }
+        if cur_line > line || (cur_line == line && cur_col >= column) {
+            break;
+        }
+        match c {
+            '"' => {
+                let mut s = String::new();
+                let mut escaped = false;
+                for d in chars.by_ref() {
+                    cur_col += 1;
+                    if escaped {
+                        escaped = false;
+                        s.push(d);
+                    } else if d == '\\' {
+                        escaped = true;
+                    } else if d == '"' {
+                        break;
+                    } else {
+                        s.push(d);
+                    }
+                }
+                last_string = Some(s);
+            }
+            ':' => {
+                if let Some(Frame::Object { key }) = stack.last_mut() {
+                    *key = last_string.take();
+                }
+            }
+            ',' => match stack.last_mut() {
+                Some(Frame::Array { index }) => *index += 1,
+                Some(Frame::Object { key }) => *key = None,
+                None => {}
+            },
+            '{' => stack.push(Frame::Object { key: None }),
+            '[' => stack.push(Frame::Array { index: 0 }),
+            '}' | ']' => {
+                stack.pop();
+            }
+            _ => {}
+        }
+    }
+    let mut path = String::new();
+    let innermost = stack.len().saturating_sub(1);
+    for (depth, frame) in stack.iter().enumerate() {
+        match frame {
+            Frame::Object { key: Some(_) } if object_only && depth == innermost => {}
+            Frame::Object { key: Some(k) } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+            }
+            Frame::Object { key: None } => {}
+            Frame::Array { index } => path.push_str(&format!("[{index}]")),
+        }
+    }
+    path
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    fn summary(m: f64) -> Summary {
+        Summary {
+            n: 3,
+            median: m,
+            min: m,
+            max: m,
+            mad: 0.0,
+            ci_low: m,
+            ci_high: m,
+        }
+    }
+
+    pub(crate) fn sample_document() -> ResultsDocument {
+        let mut params = Params::new();
+        params.insert("rows".into(), crate::kernels::spec::ParamValue::Int(1024));
+        ResultsDocument {
+            schema: SCHEMA_VERSION,
+            tool: ToolInfo {
+                name: "stridelab".into(),
+                version: "0.1.0".into(),
+            },
+            started_unix_s: 1,
+            wall_s: 2.0,
+            status: RunStatus::Complete,
+            info: serde_json::json!({"cpus": 2}),
+            suite: SuiteSummary {
+                name: "quick".into(),
+                source: "builtin".into(),
+                description: "d".into(),
+                points: 1,
+            },
+            method: MethodSettings {
+                warmup_ms: 1.0,
+                min_sample_ms: 5.0,
+                samples: 10,
+                bootstrap_resamples: 1000,
+                bootstrap_seed: 7,
+                confidence: 0.95,
+                huge_pages_requested: false,
+                simulation_access_cap: 1 << 22,
+            },
+            records: vec![PointRecord {
+                index: 0,
+                kernel: "row-sum".into(),
+                family: Family::Traverse,
+                params,
+                threads: 1,
+                pinning: Pinning {
+                    threads: vec![PinnedThread {
+                        thread: 0,
+                        cpu: Some(0),
+                        pinned: true,
+                        error: None,
+                    }],
+                },
+                work: Some(Work {
+                    bytes_read: 8,
+                    bytes_written: 0,
+                    elements: 1,
+                }),
+                huge_pages: None,
+                checksum: ChecksumStatus {
+                    status: ChecksumOutcome::Ok,
+                    expected: Some(1.0),
+                    actual: Some(1.0),
+                    runs_checked: 3,
+                },
+                timing: Some(Timing {
+                    source: Provenance::Timed,
+                    warmup_runs: 1,
+                    runs_per_sample: 1,
+                    samples_ns_per_run: vec![1.0, 1.0, 1.0],
+                    ns_per_run: summary(1.0),
+                    ns_per_element: 1.0,
+                    gb_per_s: Some(8.0),
+                    gb_per_s_ci: Some((8.0, 8.0)),
+                }),
+                counters: None,
+                simulated: None,
+                reference: None,
+                error: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn round_trips_through_an_atomic_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/results.json");
+        let doc = sample_document();
+        doc.write_atomic(&path).unwrap();
+        assert_eq!(ResultsDocument::read(&path).unwrap(), doc);
+        let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            leftovers.len(),
+            1,
+            "temporary file left behind: {leftovers:?}"
+        );
+    }
+
+    #[test]
+    fn a_missing_field_is_named_with_its_path() {
+        let mut value = serde_json::to_value(sample_document()).unwrap();
+        value["records"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("checksum");
+        let text = serde_json::to_string_pretty(&value).unwrap();
+        match ResultsDocument::from_json(&text, Path::new("r.json")) {
+            Err(ResultsError::MissingField { field, .. }) => {
+                assert_eq!(field, "records[0].checksum")
+            }
+            other => panic!("expected MissingField, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_corrupt_field_is_named_with_its_path() {
+        let mut value = serde_json::to_value(sample_document()).unwrap();
+        value["records"][0]["timing"]["ns_per_run"]["median"] = serde_json::json!("fast");
+        let text = serde_json::to_string_pretty(&value).unwrap();
+        match ResultsDocument::from_json(&text, Path::new("r.json")) {
+            Err(ResultsError::CorruptField { field, .. }) => {
+                assert_eq!(field, "records[0].timing.ns_per_run.median")
+            }
+            other => panic!("expected CorruptField, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn other_schema_versions_and_bad_json_are_typed_errors() {
+        let mut value = serde_json::to_value(sample_document()).unwrap();
+        value["schema"] = serde_json::json!(2);
+        let text = serde_json::to_string(&value).unwrap();
+        assert!(matches!(
+            ResultsDocument::from_json(&text, Path::new("r.json")),
+            Err(ResultsError::UnsupportedSchema { .. })
+        ));
+        assert!(matches!(
+            ResultsDocument::from_json("{\"schema\": 1,", Path::new("r.json")),
+            Err(ResultsError::Syntax { .. })
+        ));
+        assert!(matches!(
+            ResultsDocument::from_json("{}", Path::new("r.json")),
+            Err(ResultsError::MissingField { ref field, .. }) if field == "schema"
+        ));
+    }
+}
