@@ -2,3 +2,8 @@
 //! runner that turns kernel instances into records. It never plots.
 
 pub mod buffer;
+pub mod measure;
+pub mod pin;
+pub mod reference;
+pub mod runner;
+pub mod stats;

@@ -1,0 +1,635 @@
+//! Measures one point: prepares one instance per pinned thread, warms up, calibrates the runs
+//! per sample, then takes samples — the kernel and its references interleaved, all threads
+//! running concurrently between two barriers — verifying the checksum after every run.
+//!
+//! The method, in order (the numbers refer to the steps in [`measure_point`]):
+//! 1. every worker prepares its own instances on its own pinned CPU (first touch there);
+//! 2. warm-up: batches of doubling size until `warmup` has passed; the last batch gives the
+//!    per-run time thread 0 uses to calibrate `runs_per_sample` (a sample lasts ≥ `min_sample`);
+//! 3. `samples` rounds; in each, the kernel and then every reference run `runs_per_sample` times
+//!    on every thread between two barriers; thread 0 times the round;
+//! 4. counters (hardware when they open, software always) cover only the kernel's rounds.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::harness::measure::{
+    CounterKind, GroupReading, Measurement, PerfGroup, WallTime, group_report,
+};
+use crate::harness::pin::PinnedPool;
+use crate::harness::reference::{ReferenceInstance, ReferenceVariant};
+use crate::harness::stats::{BootstrapSettings, summarize};
+use crate::kernels::spec::{Instance, KernelError, Work};
+use crate::results::{
+    ChecksumOutcome, ChecksumStatus, CounterReport, PointError, Provenance, ReferenceComparison,
+    Summary, Timing,
+};
+
+/// How every point is measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MethodOptions {
+    pub warmup: Duration,
+    pub min_sample: Duration,
+    pub samples: usize,
+    pub bootstrap: BootstrapSettings,
+    /// Measure the copy/read references interleaved with bandwidth kernels.
+    pub references: bool,
+    /// Open perf counter groups around the kernel's samples.
+    pub counters: bool,
+    pub huge_pages: bool,
+}
+
+impl Default for MethodOptions {
+    fn default() -> Self {
+        Self {
+            warmup: Duration::from_millis(20),
+            min_sample: Duration::from_millis(5),
+            samples: 10,
+            bootstrap: BootstrapSettings::default(),
+            references: true,
+            counters: true,
+            huge_pages: false,
+        }
+    }
+}
+
+/// Relative tolerance of checksum comparison: kernels sum in a fixed order, so a correct run
+/// matches to the last bits; the slack only absorbs an expected value computed in another order.
+const CHECKSUM_TOLERANCE: f64 = 1e-9;
+
+fn checksum_ok(actual: f64, expected: f64) -> bool {
+    actual == expected || (actual - expected).abs() <= CHECKSUM_TOLERANCE * expected.abs().max(1.0)
+}
+
+/// What measuring a point produced (the record is assembled by the caller).
+pub struct PointMeasurement {
+    pub work: Option<Work>,
+    pub checksum: ChecksumStatus,
+    pub timing: Option<Timing>,
+    pub counters: Option<CounterReport>,
+    pub reference: Option<ReferenceComparison>,
+    pub error: Option<PointError>,
+    /// Thread 0's kernel instance, kept for simulation.
+    pub instance: Option<Box<dyn Instance>>,
+    /// Set when the stop flag ended the point before its samples were complete.
+    pub interrupted: bool,
+}
+
+/// A measurable thing on one thread: the kernel or one reference.
+struct Subject {
+    instance: Box<dyn Instance>,
+    expected: f64,
+}
+
+impl Subject {
+    fn new(instance: Box<dyn Instance>) -> Self {
+        let expected = instance.expected_checksum();
+        Self { instance, expected }
+    }
+}
+
+/// State shared by the workers of one point.
+struct Shared {
+    barrier: Barrier,
+    /// Any worker failed to prepare: everyone returns after the first barrier.
+    prepare_failed: AtomicBool,
+    /// Set by thread 0 before a barrier: stop after it (Ctrl-C or a wrong checksum).
+    cancel: AtomicBool,
+    mismatch: Mutex<Option<(f64, f64)>>,
+    errors: Mutex<Vec<(usize, KernelError)>>,
+    /// Runs per sample per subject (kernel first), decided by thread 0 after warm-up.
+    runs_per_sample: Vec<AtomicU64>,
+    warmup_runs: AtomicU64,
+    /// Thread 0's timings per subject: ns per run, one per sample.
+    samples: Mutex<Vec<Vec<f64>>>,
+    runs_checked: AtomicU64,
+    last_good: Mutex<Option<f64>>,
+}
+
+/// What one worker hands back.
+struct WorkerResult {
+    kernel: Option<Box<dyn Instance>>,
+    hardware: Option<GroupReading>,
+    software: Option<GroupReading>,
+}
+
+/// Runs `subject` `runs` times, checking every checksum; returns false on a mismatch.
+fn run_checked(subject: &mut Subject, runs: u64, shared: &Shared) -> bool {
+    for _ in 0..runs {
+        let actual = subject.instance.run();
+        if !checksum_ok(actual, subject.expected) {
+            let mut slot = shared.mismatch.lock().unwrap_or_else(|p| p.into_inner());
+            slot.get_or_insert((subject.expected, actual));
+            return false;
+        }
+    }
+    shared.runs_checked.fetch_add(runs, Ordering::Relaxed);
+    true
+}
+
+/// Warm-up in doubling batches until `warmup` has passed; returns (runs, ns per run of the last
+/// batch), or None on a checksum mismatch.
+fn warm_up(subject: &mut Subject, warmup: Duration, shared: &Shared) -> Option<(u64, f64)> {
+    let started = Instant::now();
+    let mut batch = 1u64;
+    let mut total = 0u64;
+    loop {
+        let mut clock = WallTime;
+        let t = clock.start();
+        if !run_checked(subject, batch, shared) {
+            return None;
+        }
+        let elapsed = clock.end(t);
+        total += batch;
+        if started.elapsed() >= warmup {
+            return Some((total, elapsed.as_nanos() as f64 / batch as f64));
+        }
+        batch = batch.saturating_mul(2);
+    }
+}
+
+/// Accumulates a region's reading into a running total.
+fn accumulate(total: &mut Option<GroupReading>, reading: GroupReading) {
+    match (total.as_mut(), reading) {
+        (None, reading) => *total = Some(reading),
+        (Some(Err(_)), _) => {}
+        (Some(Ok(_)), Err(e)) => *total = Some(Err(e)),
+        (Some(Ok(sum)), Ok(values)) => {
+            for (name, delta) in values {
+                let entry = sum.entry(name).or_default();
+                entry.raw += delta.raw;
+                entry.time_enabled += delta.time_enabled;
+                entry.time_running += delta.time_running;
+            }
+        }
+    }
+}
+
+/// Measures one point on `pool` (one instance per worker). `prepare` is called once on every
+/// worker; `stop` is polled between samples.
+pub fn measure_point(
+    pool: &PinnedPool,
+    prepare: &(dyn Fn() -> Result<Box<dyn Instance>, KernelError> + Sync),
+    bandwidth_kernel: bool,
+    method: &MethodOptions,
+    stop: &AtomicBool,
+) -> PointMeasurement {
+    let threads = pool.threads();
+    let shared = Shared {
+        barrier: Barrier::new(threads),
+        prepare_failed: AtomicBool::new(false),
+        cancel: AtomicBool::new(false),
+        mismatch: Mutex::new(None),
+        errors: Mutex::new(Vec::new()),
+        runs_per_sample: (0..3).map(|_| AtomicU64::new(1)).collect(),
+        warmup_runs: AtomicU64::new(0),
+        samples: Mutex::new(Vec::new()),
+        runs_checked: AtomicU64::new(0),
+        last_good: Mutex::new(None),
+    };
+    let work_slot: Mutex<Option<Work>> = Mutex::new(None);
+
+    let results: Vec<WorkerResult> = pool.broadcast(|thread| {
+        let fail = |e: KernelError| {
+            shared
+                .errors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((thread, e));
+            shared.prepare_failed.store(true, Ordering::SeqCst);
+        };
+        // Step 1: prepare on this (pinned) worker.
+        let mut subjects: Vec<Subject> = Vec::new();
+        match prepare() {
+            Ok(instance) => {
+                let work = instance.work();
+                if thread == 0 {
+                    *work_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(work);
+                }
+                subjects.push(Subject::new(instance));
+                if bandwidth_kernel && method.references && work.bytes_read > 0 {
+                    let elements = (work.bytes_read as usize).div_ceil(size_of::<f64>());
+                    for &variant in ReferenceVariant::for_writing_kernel(work.bytes_written > 0) {
+                        match ReferenceInstance::new(variant, elements, method.huge_pages) {
+                            Ok(r) => subjects.push(Subject::new(Box::new(r))),
+                            Err(e) => fail(e),
+                        }
+                    }
+                }
+            }
+            Err(e) => fail(e),
+        }
+        let (mut hardware, mut software) = if method.counters {
+            (
+                Some(PerfGroup::open(CounterKind::Hardware)),
+                Some(PerfGroup::open(CounterKind::Software)),
+            )
+        } else {
+            (None, None)
+        };
+        shared.barrier.wait();
+        if shared.prepare_failed.load(Ordering::SeqCst) {
+            return WorkerResult {
+                kernel: None,
+                hardware: None,
+                software: None,
+            };
+        }
+
+        // Step 2: warm-up and calibration.
+        for (index, subject) in subjects.iter_mut().enumerate() {
+            match warm_up(subject, method.warmup, &shared) {
+                Some((runs, ns_per_run)) if thread == 0 => {
+                    let target = method.min_sample.as_nanos() as f64;
+                    let runs_per_sample = (target / ns_per_run.max(1.0)).ceil().max(1.0) as u64;
+                    shared.runs_per_sample[index].store(runs_per_sample, Ordering::SeqCst);
+                    if index == 0 {
+                        shared.warmup_runs.store(runs, Ordering::SeqCst);
+                    }
+                }
+                // A mismatch is already recorded; thread 0 cancels at the first sample.
+                _ => {}
+            }
+        }
+        if thread == 0 {
+            let mut samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
+            *samples = vec![Vec::with_capacity(method.samples); subjects.len()];
+        }
+
+        // Step 3: interleaved samples.
+        let mut hw_total: Option<GroupReading> = None;
+        let mut sw_total: Option<GroupReading> = None;
+        'samples: for _ in 0..method.samples {
+            for (index, subject) in subjects.iter_mut().enumerate() {
+                if thread == 0 {
+                    let mismatch = shared.mismatch.lock().map(|m| m.is_some()).unwrap_or(true);
+                    shared
+                        .cancel
+                        .store(mismatch || stop.load(Ordering::SeqCst), Ordering::SeqCst);
+                }
+                shared.barrier.wait();
+                if shared.cancel.load(Ordering::SeqCst) {
+                    break 'samples;
+                }
+                let runs = shared.runs_per_sample[index].load(Ordering::SeqCst);
+                // Step 4: counters around the kernel only.
+                let counting = index == 0;
+                let hw_start = hardware.as_mut().filter(|_| counting).map(|g| g.start());
+                let sw_start = software.as_mut().filter(|_| counting).map(|g| g.start());
+                let mut clock = WallTime;
+                let t = clock.start();
+                run_checked(subject, runs, &shared);
+                if let (Some(g), Some(s)) = (software.as_mut(), sw_start) {
+                    accumulate(&mut sw_total, g.end(s));
+                }
+                if let (Some(g), Some(s)) = (hardware.as_mut(), hw_start) {
+                    accumulate(&mut hw_total, g.end(s));
+                }
+                shared.barrier.wait();
+                if thread == 0 {
+                    let elapsed = clock.end(t);
+                    let mut samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
+                    samples[index].push(elapsed.as_nanos() as f64 / runs as f64);
+                }
+            }
+        }
+        if thread == 0 {
+            *shared.last_good.lock().unwrap_or_else(|p| p.into_inner()) =
+                subjects.first().map(|s| s.expected);
+        }
+        WorkerResult {
+            kernel: (thread == 0)
+                .then(|| subjects.into_iter().next().map(|s| s.instance))
+                .flatten(),
+            hardware: hw_total,
+            software: sw_total,
+        }
+    });
+
+    let work = work_slot.into_inner().unwrap_or_else(|p| p.into_inner());
+    let errors = shared
+        .errors
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    let runs_checked = shared.runs_checked.load(Ordering::SeqCst);
+    if let Some((thread, e)) = errors.into_iter().next() {
+        return PointMeasurement {
+            work,
+            checksum: ChecksumStatus {
+                status: ChecksumOutcome::NotRun,
+                expected: None,
+                actual: None,
+                runs_checked: 0,
+            },
+            timing: None,
+            counters: None,
+            reference: None,
+            error: Some(PointError {
+                stage: "prepare".into(),
+                message: format!("thread {thread}: {e}"),
+            }),
+            instance: None,
+            interrupted: false,
+        };
+    }
+    let mut results = results;
+    let instance = results.first_mut().and_then(|r| r.kernel.take());
+    let expected = instance.as_ref().map(|i| i.expected_checksum());
+
+    if let Some((expected, actual)) = shared
+        .mismatch
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+    {
+        return PointMeasurement {
+            work,
+            checksum: ChecksumStatus {
+                status: ChecksumOutcome::Mismatch,
+                expected: Some(expected),
+                actual: Some(actual),
+                runs_checked,
+            },
+            timing: None,
+            counters: None,
+            reference: None,
+            error: Some(PointError {
+                stage: "checksum".into(),
+                message: format!("wrong result: expected checksum {expected}, got {actual}"),
+            }),
+            instance,
+            interrupted: false,
+        };
+    }
+
+    let samples = shared
+        .samples
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    let complete = samples
+        .first()
+        .is_some_and(|s| s.len() == method.samples && method.samples > 0);
+    let checksum = ChecksumStatus {
+        status: ChecksumOutcome::Ok,
+        expected,
+        actual: expected,
+        runs_checked,
+    };
+    if !complete {
+        return PointMeasurement {
+            work,
+            checksum,
+            timing: None,
+            counters: None,
+            reference: None,
+            error: Some(PointError {
+                stage: "interrupted".into(),
+                message: "stopped before all samples were taken".into(),
+            }),
+            instance,
+            interrupted: true,
+        };
+    }
+
+    let work_value = work.unwrap_or_default();
+    let runs_per_sample = shared.runs_per_sample[0].load(Ordering::SeqCst);
+    let (timing, summary) = match timing_of(
+        &samples[0],
+        work_value,
+        threads,
+        method,
+        shared.warmup_runs.load(Ordering::SeqCst),
+        runs_per_sample,
+    ) {
+        Ok(t) => t,
+        Err(message) => {
+            return PointMeasurement {
+                work,
+                checksum,
+                timing: None,
+                counters: None,
+                reference: None,
+                error: Some(PointError {
+                    stage: "statistics".into(),
+                    message,
+                }),
+                instance,
+                interrupted: false,
+            };
+        }
+    };
+    let reference = reference_of(&samples[1..], work_value, threads, method, &timing, summary);
+    let counters = method.counters.then(|| {
+        let runs = runs_per_sample * method.samples as u64;
+        let hw: Vec<GroupReading> = results
+            .iter_mut()
+            .filter_map(|r| r.hardware.take())
+            .collect();
+        let sw: Vec<GroupReading> = results
+            .iter_mut()
+            .filter_map(|r| r.software.take())
+            .collect();
+        CounterReport {
+            hardware: group_report(&hw, runs, threads),
+            software: group_report(&sw, runs, threads),
+        }
+    });
+    PointMeasurement {
+        work,
+        checksum,
+        timing: Some(timing),
+        counters,
+        reference,
+        error: None,
+        instance,
+        interrupted: false,
+    }
+}
+
+/// GB/s (decimal) of `bytes` moved in `ns` nanoseconds.
+fn gb_per_s(bytes: u64, ns: f64) -> f64 {
+    bytes as f64 / ns
+}
+
+fn timing_of(
+    samples: &[f64],
+    work: Work,
+    threads: usize,
+    method: &MethodOptions,
+    warmup_runs: u64,
+    runs_per_sample: u64,
+) -> Result<(Timing, Summary), String> {
+    let summary = summarize(samples, method.bootstrap).map_err(|e| e.to_string())?;
+    let bytes = (work.bytes_read + work.bytes_written) * threads as u64;
+    let elements = work.elements * threads as u64;
+    let bandwidth = (bytes > 0).then(|| gb_per_s(bytes, summary.median));
+    Ok((
+        Timing {
+            source: Provenance::Timed,
+            warmup_runs,
+            runs_per_sample,
+            samples_ns_per_run: samples.to_vec(),
+            ns_per_run: summary,
+            ns_per_element: summary.median / elements.max(1) as f64,
+            gb_per_s: bandwidth,
+            gb_per_s_ci: (bytes > 0).then(|| {
+                (
+                    gb_per_s(bytes, summary.ci_high),
+                    gb_per_s(bytes, summary.ci_low),
+                )
+            }),
+        },
+        summary,
+    ))
+}
+
+fn reference_of(
+    reference_samples: &[Vec<f64>],
+    work: Work,
+    threads: usize,
+    method: &MethodOptions,
+    timing: &Timing,
+    _kernel: Summary,
+) -> Option<ReferenceComparison> {
+    if reference_samples.is_empty() {
+        return None;
+    }
+    let writes = work.bytes_written > 0;
+    let variants = ReferenceVariant::for_writing_kernel(writes);
+    let elements_bytes = work.bytes_read.div_ceil(8) * 8;
+    let moved = elements_bytes * if writes { 2 } else { 1 } * threads as u64;
+    let mut measured = std::collections::BTreeMap::new();
+    for (variant, samples) in variants.iter().zip(reference_samples) {
+        let summary = summarize(samples, method.bootstrap).ok()?;
+        measured.insert(variant.name().to_string(), gb_per_s(moved, summary.median));
+    }
+    let (best_variant, best) = measured
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(k, v)| (k.clone(), *v))?;
+    let kernel_gb_per_s = timing.gb_per_s?;
+    Some(ReferenceComparison {
+        reference: if writes { "copy" } else { "read" }.into(),
+        bytes: elements_bytes,
+        variants: measured,
+        best_variant,
+        reference_gb_per_s: best,
+        ratio: kernel_gb_per_s / best,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::cache::AccessSink;
+
+    /// A small in-memory kernel for tests: sums a vector; `corrupt_after` runs it lies.
+    pub(crate) struct SumInstance {
+        pub data: Vec<f64>,
+        pub runs: u64,
+        pub corrupt_after: Option<u64>,
+    }
+
+    impl Instance for SumInstance {
+        fn work(&self) -> Work {
+            Work {
+                bytes_read: 8 * self.data.len() as u64,
+                bytes_written: 0,
+                elements: self.data.len() as u64,
+            }
+        }
+        fn run(&mut self) -> f64 {
+            self.runs += 1;
+            let s: f64 = self.data.iter().sum();
+            match self.corrupt_after {
+                Some(n) if self.runs > n => s + 1.0,
+                _ => s,
+            }
+        }
+        fn expected_checksum(&self) -> f64 {
+            self.data.len() as f64
+        }
+        fn simulate(&mut self, sink: &mut dyn AccessSink) {
+            for i in 0..self.data.len() as u64 {
+                sink.load((1 << 32) + 8 * i, 8);
+            }
+        }
+    }
+
+    pub(crate) fn fast_method() -> MethodOptions {
+        MethodOptions {
+            warmup: Duration::from_millis(1),
+            min_sample: Duration::from_micros(200),
+            samples: 10,
+            ..MethodOptions::default()
+        }
+    }
+
+    fn sum_kernel(
+        corrupt_after: Option<u64>,
+    ) -> impl Fn() -> Result<Box<dyn Instance>, KernelError> + Sync {
+        move || {
+            Ok(Box::new(SumInstance {
+                data: vec![1.0; 4096],
+                runs: 0,
+                corrupt_after,
+            }) as Box<dyn Instance>)
+        }
+    }
+
+    #[test]
+    fn a_correct_kernel_gets_statistics_counters_and_a_same_run_ratio() {
+        for threads in 1..=crate::harness::pin::cpu_count().min(2) {
+            let pool = PinnedPool::new(threads).unwrap();
+            let stop = AtomicBool::new(false);
+            let m = measure_point(&pool, &sum_kernel(None), true, &fast_method(), &stop);
+            assert!(m.error.is_none(), "{:?}", m.error);
+            assert_eq!(m.checksum.status, ChecksumOutcome::Ok);
+            let timing = m.timing.unwrap();
+            assert_eq!(timing.samples_ns_per_run.len(), 10);
+            assert!(timing.ns_per_run.min <= timing.ns_per_run.median);
+            assert!(timing.gb_per_s.unwrap() > 0.0);
+            let reference = m.reference.unwrap();
+            assert_eq!(reference.reference, "read");
+            assert!(reference.ratio > 0.0);
+            let counters = m.counters.unwrap();
+            assert!(!counters.software.values.is_empty() || counters.software.reason.is_some());
+            assert!(m.instance.is_some());
+        }
+    }
+
+    #[test]
+    fn a_wrong_checksum_is_an_error_row_without_numbers() {
+        let pool = PinnedPool::new(1).unwrap();
+        let stop = AtomicBool::new(false);
+        let m = measure_point(&pool, &sum_kernel(Some(3)), true, &fast_method(), &stop);
+        assert_eq!(m.checksum.status, ChecksumOutcome::Mismatch);
+        assert_eq!(m.checksum.actual, Some(4097.0));
+        assert!(m.timing.is_none());
+        assert_eq!(m.error.unwrap().stage, "checksum");
+    }
+
+    #[test]
+    fn a_failing_prepare_is_an_error_row() {
+        let pool = PinnedPool::new(1).unwrap();
+        let stop = AtomicBool::new(false);
+        let prepare = || -> Result<Box<dyn Instance>, KernelError> {
+            Err(KernelError::InvalidParam {
+                param: "rows".into(),
+                message: "zero".into(),
+            })
+        };
+        let m = measure_point(&pool, &prepare, true, &fast_method(), &stop);
+        assert_eq!(m.checksum.status, ChecksumOutcome::NotRun);
+        assert_eq!(m.error.unwrap().stage, "prepare");
+    }
+
+    #[test]
+    fn a_stop_request_ends_the_point_as_interrupted() {
+        let pool = PinnedPool::new(1).unwrap();
+        let stop = AtomicBool::new(true);
+        let m = measure_point(&pool, &sum_kernel(None), true, &fast_method(), &stop);
+        assert!(m.interrupted);
+        assert!(m.timing.is_none());
+    }
+}

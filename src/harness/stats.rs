@@ -1,0 +1,206 @@
+//! Robust statistics of timing samples: median, min, max, MAD and a seeded bootstrap
+//! confidence interval of the median (criterion's method, deterministic given the samples).
+
+use thiserror::Error;
+
+use crate::results::Summary;
+
+/// Why samples could not be summarised.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum StatsError {
+    #[error("no samples to summarise")]
+    Empty,
+    #[error("sample {index} is not a finite number")]
+    NotFinite { index: usize },
+}
+
+/// How the confidence interval is computed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BootstrapSettings {
+    pub resamples: usize,
+    pub seed: u64,
+    /// Confidence level, e.g. 0.95.
+    pub confidence: f64,
+}
+
+impl Default for BootstrapSettings {
+    fn default() -> Self {
+        Self {
+            resamples: 2000,
+            seed: 0x5717_1DE1_AB00_0001,
+            confidence: 0.95,
+        }
+    }
+}
+
+/// Median of a sorted, non-empty slice (mean of the two middle values for even lengths).
+fn median_of_sorted(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+/// The median of `samples` (any order).
+pub fn median(samples: &[f64]) -> Result<f64, StatsError> {
+    let sorted = sorted_finite(samples)?;
+    Ok(median_of_sorted(&sorted))
+}
+
+fn sorted_finite(samples: &[f64]) -> Result<Vec<f64>, StatsError> {
+    if samples.is_empty() {
+        return Err(StatsError::Empty);
+    }
+    if let Some(index) = samples.iter().position(|x| !x.is_finite()) {
+        return Err(StatsError::NotFinite { index });
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Ok(sorted)
+}
+
+/// A small, fast, seedable generator (SplitMix64): the bootstrap must be reproducible, not
+/// cryptographic.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0), by multiply-shift (bias below 2^-32 for our n).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+}
+
+/// Summarises samples: median, min, max, MAD and the bootstrap CI of the median.
+pub fn summarize(samples: &[f64], bootstrap: BootstrapSettings) -> Result<Summary, StatsError> {
+    let sorted = sorted_finite(samples)?;
+    let n = sorted.len();
+    let median = median_of_sorted(&sorted);
+    let mut deviations: Vec<f64> = sorted.iter().map(|x| (x - median).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
+    let mad = median_of_sorted(&deviations);
+
+    let (ci_low, ci_high) = if n == 1 || bootstrap.resamples == 0 {
+        (median, median)
+    } else {
+        let mut rng = SplitMix64::new(bootstrap.seed);
+        let mut medians = Vec::with_capacity(bootstrap.resamples);
+        let mut resample = vec![0.0; n];
+        for _ in 0..bootstrap.resamples {
+            for slot in resample.iter_mut() {
+                *slot = sorted[rng.below(n)];
+            }
+            resample.sort_by(f64::total_cmp);
+            medians.push(median_of_sorted(&resample));
+        }
+        medians.sort_by(f64::total_cmp);
+        let tail = (1.0 - bootstrap.confidence.clamp(0.0, 1.0)) / 2.0;
+        (
+            percentile_of_sorted(&medians, tail),
+            percentile_of_sorted(&medians, 1.0 - tail),
+        )
+    };
+    Ok(Summary {
+        n,
+        median,
+        min: sorted[0],
+        max: sorted[n - 1],
+        mad,
+        ci_low,
+        ci_high,
+    })
+}
+
+/// Linear-interpolated percentile (`q` in 0..=1) of a sorted, non-empty slice.
+fn percentile_of_sorted(sorted: &[f64], q: f64) -> f64 {
+    let position = q * (sorted.len() - 1) as f64;
+    let below = position.floor() as usize;
+    let above = position.ceil() as usize;
+    let fraction = position - below as f64;
+    sorted[below] + (sorted[above] - sorted[below]) * fraction
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_min_max_mad_on_hand_computed_samples() {
+        let cases: &[(&[f64], f64, f64)] = &[
+            (&[3.0, 1.0, 2.0], 2.0, 1.0),
+            (&[1.0, 2.0, 3.0, 4.0], 2.5, 1.0),
+            (&[5.0], 5.0, 0.0),
+            (&[1.0, 1.0, 1.0, 100.0], 1.0, 0.0),
+            (&[10.0, 12.0, 11.0, 50.0, 9.0], 11.0, 1.0),
+        ];
+        for &(samples, median, mad) in cases {
+            let s = summarize(samples, BootstrapSettings::default()).unwrap();
+            assert_eq!(s.median, median, "{samples:?}");
+            assert_eq!(s.mad, mad, "{samples:?}");
+            assert_eq!(s.n, samples.len());
+            assert_eq!(s.min, samples.iter().cloned().fold(f64::INFINITY, f64::min));
+            assert_eq!(
+                s.max,
+                samples.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+            );
+        }
+    }
+
+    #[test]
+    fn ci_contains_the_median_is_deterministic_and_ignores_one_outlier() {
+        let samples: Vec<f64> = (0..30)
+            .map(|i| 100.0 + ((i * 7) % 11) as f64 * 0.1)
+            .chain([1000.0])
+            .collect();
+        let a = summarize(&samples, BootstrapSettings::default()).unwrap();
+        let b = summarize(&samples, BootstrapSettings::default()).unwrap();
+        assert_eq!(a, b, "same seed, same interval");
+        assert!(a.ci_low <= a.median && a.median <= a.ci_high);
+        assert!(
+            a.ci_high < 102.0,
+            "an outlier must not drag the median's CI: {a:?}"
+        );
+        assert!(a.relative_ci_width() < 0.02);
+    }
+
+    #[test]
+    fn ci_narrows_with_more_samples_and_is_zero_for_constant_samples() {
+        let constant = summarize(&[4.0; 12], BootstrapSettings::default()).unwrap();
+        assert_eq!((constant.ci_low, constant.ci_high), (4.0, 4.0));
+        let mut rng = SplitMix64::new(1);
+        let noisy = |n: usize, rng: &mut SplitMix64| -> Vec<f64> {
+            (0..n)
+                .map(|_| 100.0 + (rng.next_u64() % 1000) as f64 / 100.0)
+                .collect()
+        };
+        let few = summarize(&noisy(10, &mut rng), BootstrapSettings::default()).unwrap();
+        let many = summarize(&noisy(1000, &mut rng), BootstrapSettings::default()).unwrap();
+        assert!(many.ci_high - many.ci_low < few.ci_high - few.ci_low);
+        // The true median of 100 + U[0, 10) is 105.
+        assert!(many.ci_low < 105.5 && many.ci_high > 104.5, "{many:?}");
+    }
+
+    #[test]
+    fn empty_and_non_finite_samples_are_errors() {
+        assert_eq!(
+            summarize(&[], BootstrapSettings::default()),
+            Err(StatsError::Empty)
+        );
+        assert_eq!(
+            summarize(&[1.0, f64::NAN], BootstrapSettings::default()),
+            Err(StatsError::NotFinite { index: 1 })
+        );
+    }
+}
