@@ -79,10 +79,13 @@ impl CounterDelta {
     }
 }
 
+/// A perf group leader and its named members.
+type OpenGroup = (Group, Vec<(&'static str, Counter)>);
+
 /// An open perf counter group for the calling thread, or the reason it could not be opened.
 pub struct PerfGroup {
     kind: CounterKind,
-    opened: Result<(Group, Vec<(&'static str, Counter)>), String>,
+    opened: Result<OpenGroup, String>,
 }
 
 impl std::fmt::Debug for PerfGroup {
@@ -160,7 +163,7 @@ impl PerfGroup {
     #[allow(clippy::type_complexity)]
     fn open_events(
         events: Vec<(&'static str, Box<dyn Fn() -> Builder<'static>>)>,
-    ) -> Result<(Group, Vec<(&'static str, Counter)>), String> {
+    ) -> Result<OpenGroup, String> {
         let mut group_builder = Group::builder();
         group_builder.exclude_kernel(true).exclude_hv(true);
         let mut group = group_builder
