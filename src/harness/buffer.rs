@@ -81,6 +81,23 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
     let _ = (ptr, len);
 }
 
+/// Bytes of anonymous memory the process has on transparent huge pages (`AnonHugePages` in
+/// /proc/self/smaps_rollup): whether `--huge-pages` was granted. Process-wide, not per buffer.
+pub fn anon_huge_pages_bytes() -> Result<u64, String> {
+    let text = std::fs::read_to_string("/proc/self/smaps_rollup")
+        .map_err(|e| format!("cannot read /proc/self/smaps_rollup: {e}"))?;
+    parse_anon_huge_pages(&text).ok_or_else(|| "no AnonHugePages line in smaps_rollup".into())
+}
+
+/// The `AnonHugePages:  N kB` figure of an smaps(-rollup) text, in bytes.
+fn parse_anon_huge_pages(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix("AnonHugePages:"))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .and_then(|kb| kb.trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+}
+
 impl Deref for AlignedBuffer {
     type Target = [f64];
     fn deref(&self) -> &[f64] {
@@ -124,6 +141,15 @@ mod tests {
             assert_eq!(b.len(), len);
             assert!(b.iter().all(|&x| x == 0.0));
         }
+    }
+
+    #[test]
+    fn anon_huge_pages_are_parsed_from_smaps() {
+        let text = "Rss:  100 kB\nAnonHugePages:   4096 kB\nShared_Hugetlb: 0 kB\n";
+        assert_eq!(parse_anon_huge_pages(text), Some(4 << 20));
+        assert_eq!(parse_anon_huge_pages("Rss: 1 kB\n"), None);
+        #[cfg(target_os = "linux")]
+        assert!(anon_huge_pages_bytes().is_ok());
     }
 
     #[test]

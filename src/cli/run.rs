@@ -1,0 +1,268 @@
+//! `stridelab run`: measure a suite (or one kernel's grid) on this machine and write the
+//! versioned results document (plus a CSV beside it).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::harness::suite::{Suite, parse_thread_list};
+use crate::harness::{MethodOptions, Progress, RunOptions, catalogue, run_suite};
+use crate::results::csv::to_csv;
+use crate::results::{ChecksumOutcome, ResultsDocument, RunStatus, write_atomic};
+
+/// Exit code of a run stopped by Ctrl-C (128 + SIGINT), after its results were written.
+const EXIT_INTERRUPTED: u8 = 130;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Suite to run: quick (default), full, gate, or a TOML file.
+    #[arg(long, conflicts_with = "kernel")]
+    pub suite: Option<String>,
+    /// One kernel instead of a suite: NAME then key=value pairs; `key=a,b,c` is a grid.
+    #[arg(long, num_args = 1.., value_name = "NAME [key=value]...")]
+    pub kernel: Option<Vec<String>>,
+    /// Thread counts for every point, e.g. `1,2` or `all` (= 1..available CPUs).
+    #[arg(long, value_name = "LIST")]
+    pub threads: Option<String>,
+    /// Ask for transparent huge pages on every buffer (whether they were granted is recorded).
+    #[arg(long)]
+    pub huge_pages: bool,
+    /// Where to write the results document (a CSV is written beside it).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print the results document to stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar (for CI).
+    #[arg(long)]
+    pub quiet: bool,
+    /// List the kernels and their parameters, then exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// The process-wide stop flag set by Ctrl-C (a handler can only be installed once).
+fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    if let Some(flag) = FLAG.get() {
+        return Ok(Arc::clone(flag));
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    let in_handler = Arc::clone(&flag);
+    ctrlc::set_handler(move || in_handler.store(true, Ordering::SeqCst))
+        .context("cannot install the Ctrl-C handler")?;
+    Ok(Arc::clone(FLAG.get_or_init(|| flag)))
+}
+
+fn list_kernels() -> ExitCode {
+    for spec in catalogue() {
+        let params: Vec<String> = spec
+            .params
+            .iter()
+            .map(|p| match p.default {
+                Some(d) => format!("[{}={d}]", p.name),
+                None => p.name.to_string(),
+            })
+            .collect();
+        println!("{:<12} {}", spec.name, params.join(" "));
+    }
+    ExitCode::SUCCESS
+}
+
+fn default_out(suite: &str) -> PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    PathBuf::from(format!("reports/runs/{suite}-{stamp}.json"))
+}
+
+fn machine_manifest() -> serde_json::Value {
+    serde_json::json!({ "note": "machine manifest not collected by this build" })
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.list {
+        return Ok(list_kernels());
+    }
+    let suite = match &args.kernel {
+        Some(words) => {
+            let (name, rest) = words
+                .split_first()
+                .context("--kernel needs a kernel name")?;
+            Suite::from_command_line(name, rest)
+        }
+        None => Suite::load(args.suite.as_deref().unwrap_or("quick"))?,
+    };
+    let threads = args
+        .threads
+        .as_deref()
+        .map(parse_thread_list)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--threads: {e}"))?;
+    // Every parameter is validated here, before anything runs.
+    let plan = suite.plan(threads.as_deref())?;
+
+    let options = RunOptions {
+        method: MethodOptions {
+            huge_pages: args.huge_pages,
+            ..MethodOptions::default()
+        },
+        manifest: machine_manifest(),
+        ..RunOptions::default()
+    };
+    let stop = stop_flag()?;
+    let bar = if args.quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::with_draw_target(
+            Some(plan.points.len() as u64),
+            ProgressDrawTarget::stderr(),
+        );
+        bar.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed} < {eta}] {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    };
+    let mut on_progress = |event: Progress<'_>| match event {
+        Progress::Started { label, .. } => bar.set_message(label.to_string()),
+        Progress::Finished { .. } => bar.inc(1),
+    };
+    let doc = run_suite(&plan, &options, &stop, &mut on_progress)?;
+    bar.finish_and_clear();
+
+    let out = match (&args.out, args.json) {
+        (Some(path), _) => Some(path.clone()),
+        (None, true) => None,
+        (None, false) => Some(default_out(&plan.name)),
+    };
+    if let Some(path) = &out {
+        doc.write_atomic(path)?;
+        write_atomic(&path.with_extension("csv"), to_csv(&doc).as_bytes())?;
+    }
+    if args.json {
+        println!("{}", doc.to_json()?);
+    } else {
+        print_summary(&doc, args.quiet);
+    }
+    if let Some(path) = &out {
+        eprintln!(
+            "results: {} (CSV: {})",
+            path.display(),
+            path.with_extension("csv").display()
+        );
+    }
+    report_problems(&doc);
+    Ok(if doc.status == RunStatus::Interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Warns on stderr about error rows and an interrupted run (the file has the details).
+fn report_problems(doc: &ResultsDocument) {
+    let failed: Vec<_> = doc
+        .records
+        .iter()
+        .filter(|r| r.checksum.status != ChecksumOutcome::Ok || r.timing.is_none())
+        .collect();
+    for r in &failed {
+        if let Some(e) = &r.error {
+            eprintln!(
+                "warning: point {} ({}): {}: {}",
+                r.index, r.kernel, e.stage, e.message
+            );
+        }
+    }
+    if doc.status == RunStatus::Interrupted {
+        eprintln!(
+            "interrupted: kept {} of {} points",
+            doc.records.len(),
+            doc.suite.points
+        );
+    }
+}
+
+fn print_summary(doc: &ResultsDocument, quiet: bool) {
+    println!(
+        "suite {} ({}): {} points in {:.1} s{}",
+        doc.suite.name,
+        doc.suite.source,
+        doc.records.len(),
+        doc.wall_s,
+        if doc.status == RunStatus::Interrupted {
+            " — interrupted"
+        } else {
+            ""
+        }
+    );
+    if quiet {
+        return;
+    }
+    println!(
+        "{:<44} {:>3} {:>12} {:>8} {:>10} {:>8} {:>7} {:>10} {:>6}",
+        "point (timed unless marked)",
+        "thr",
+        "ns/run",
+        "±CI %",
+        "ns/elem",
+        "GB/s",
+        "×ref",
+        "sim L1 miss",
+        "check"
+    );
+    for r in &doc.records {
+        let params: Vec<String> = r
+            .params
+            .iter()
+            .map(|(k, v)| match v {
+                crate::kernels::spec::ParamValue::Int(i) => format!("{k}={i}"),
+                crate::kernels::spec::ParamValue::Text(t) => format!("{k}={t}"),
+            })
+            .collect();
+        let mut label = format!("{} {}", r.kernel, params.join(" "));
+        if label.len() > 44 {
+            label.truncate(43);
+            label.push('…');
+        }
+        let t = r.timing.as_ref();
+        let cell = |v: Option<f64>, prec: usize| {
+            v.map(|x| format!("{x:.prec$}"))
+                .unwrap_or_else(|| "-".into())
+        };
+        let l1 = r
+            .simulated
+            .as_ref()
+            .and_then(|s| s.levels.first())
+            .map(|l| format!("{} ({}c)", l.misses, l.conflict))
+            .unwrap_or_else(|| "-".into());
+        let check = match r.checksum.status {
+            ChecksumOutcome::Ok => "ok",
+            ChecksumOutcome::Mismatch => "WRONG",
+            ChecksumOutcome::NotRun => "-",
+        };
+        println!(
+            "{:<44} {:>3} {:>12} {:>8} {:>10} {:>8} {:>7} {:>10} {:>6}",
+            label,
+            r.threads,
+            cell(t.map(|t| t.ns_per_run.median), 0),
+            cell(t.map(|t| t.ns_per_run.relative_ci_width() * 100.0), 1),
+            cell(t.map(|t| t.ns_per_element), 3),
+            cell(t.and_then(|t| t.gb_per_s), 2),
+            cell(r.reference.as_ref().map(|c| c.ratio), 2),
+            l1,
+            check
+        );
+    }
+    println!("sim L1 miss: simulated misses of one cold run (c = conflict misses, 3C split)");
+}

@@ -1,0 +1,255 @@
+//! Runs a whole [`Plan`]: one record per point, a failing point as an error row, a stop request
+//! (Ctrl-C) ending the run cleanly with the finished points kept and the document marked
+//! `interrupted`. The library entry point the CLI, the report and the gate call.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use thiserror::Error;
+
+use crate::harness::buffer::anon_huge_pages_bytes;
+use crate::harness::pin::{PinError, PinnedPool};
+use crate::harness::runner::{MethodOptions, measure_point};
+use crate::harness::simulate::simulate_instance;
+use crate::harness::suite::{Plan, PlannedPoint};
+use crate::kernels::spec::{Family, Instance, KernelError, ParamValue, PrepareOptions};
+use crate::results::{
+    ChecksumOutcome, ChecksumStatus, HugePageStatus, MachineManifest, MethodSettings, PointError,
+    PointRecord, ResultsDocument, RunStatus, SCHEMA_VERSION, SuiteSummary, ToolInfo,
+};
+
+/// Everything a run needs besides the plan.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub method: MethodOptions,
+    /// Upper bound on accesses fed to the cache model per point.
+    pub simulation_access_cap: u64,
+    /// Skip the cache model entirely (records get no `simulated` section).
+    pub simulate: bool,
+    /// The machine manifest to embed (`harness::machine::MachineInfo` as JSON).
+    pub manifest: MachineManifest,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            method: MethodOptions::default(),
+            simulation_access_cap: 1 << 22,
+            simulate: true,
+            manifest: serde_json::Value::Null,
+        }
+    }
+}
+
+/// What the progress callback hears.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    /// Point `index` (0-based) of `total` is about to be measured.
+    Started {
+        index: usize,
+        total: usize,
+        label: &'a str,
+    },
+    /// Point `index` finished (possibly with an error row).
+    Finished {
+        index: usize,
+        total: usize,
+        record: &'a PointRecord,
+    },
+}
+
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum HarnessError {
+    #[error(transparent)]
+    Pin(#[from] PinError),
+}
+
+/// `kernel key=value ... ×threads`: how a point is named in progress output.
+pub fn point_label(point: &PlannedPoint) -> String {
+    let params: Vec<String> = point
+        .params
+        .iter()
+        .map(|(k, v)| match v {
+            ParamValue::Int(i) => format!("{k}={i}"),
+            ParamValue::Text(t) => format!("{k}={t}"),
+        })
+        .collect();
+    format!(
+        "{} {} ×{}",
+        point.spec.name,
+        params.join(" "),
+        point.threads
+    )
+}
+
+/// Kernels whose figure is a bandwidth, normalised by the same-run copy/read reference.
+pub fn is_bandwidth_family(family: Family) -> bool {
+    matches!(
+        family,
+        Family::Traverse | Family::Transpose | Family::Blocked
+    )
+}
+
+fn method_settings(options: &RunOptions) -> MethodSettings {
+    let m = &options.method;
+    MethodSettings {
+        warmup_ms: m.warmup.as_secs_f64() * 1e3,
+        min_sample_ms: m.min_sample.as_secs_f64() * 1e3,
+        samples: m.samples,
+        bootstrap_resamples: m.bootstrap.resamples,
+        bootstrap_seed: m.bootstrap.seed,
+        confidence: m.bootstrap.confidence,
+        huge_pages_requested: m.huge_pages,
+        simulation_access_cap: options.simulation_access_cap,
+    }
+}
+
+/// Measures every point of `plan` in order. `stop` is polled between samples and points;
+/// `progress` hears about every point.
+pub fn run_suite(
+    plan: &Plan,
+    options: &RunOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<ResultsDocument, HarnessError> {
+    let started = Instant::now();
+    let started_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut pools: BTreeMap<usize, PinnedPool> = BTreeMap::new();
+    let mut records = Vec::with_capacity(plan.points.len());
+    let total = plan.points.len();
+    let mut status = RunStatus::Complete;
+    for (index, point) in plan.points.iter().enumerate() {
+        if stop.load(Ordering::SeqCst) {
+            status = RunStatus::Interrupted;
+            break;
+        }
+        let label = point_label(point);
+        progress(Progress::Started {
+            index,
+            total,
+            label: &label,
+        });
+        if !pools.contains_key(&point.threads) {
+            pools.insert(point.threads, PinnedPool::new(point.threads)?);
+        }
+        let pool = &pools[&point.threads];
+        match measure_one(index, point, pool, options, stop) {
+            Some(record) => {
+                progress(Progress::Finished {
+                    index,
+                    total,
+                    record: &record,
+                });
+                records.push(record);
+            }
+            None => {
+                status = RunStatus::Interrupted;
+                break;
+            }
+        }
+    }
+    Ok(ResultsDocument {
+        schema: SCHEMA_VERSION,
+        tool: ToolInfo {
+            name: "stridelab".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        started_unix_s,
+        wall_s: started.elapsed().as_secs_f64(),
+        status,
+        info: options.manifest.clone(),
+        suite: SuiteSummary {
+            name: plan.name.clone(),
+            source: plan.source.clone(),
+            description: plan.description.clone(),
+            points: total,
+        },
+        method: method_settings(options),
+        records,
+    })
+}
+
+/// Measures and simulates one point; `None` when a stop request interrupted it.
+fn measure_one(
+    index: usize,
+    point: &PlannedPoint,
+    pool: &PinnedPool,
+    options: &RunOptions,
+    stop: &AtomicBool,
+) -> Option<PointRecord> {
+    let spec = point.spec;
+    let prepare_options = PrepareOptions {
+        huge_pages: options.method.huge_pages,
+    };
+    let prepare = || -> Result<Box<dyn Instance>, KernelError> {
+        (spec.prepare)(&point.params, prepare_options)
+    };
+    let measured = measure_point(
+        pool,
+        &prepare,
+        is_bandwidth_family(spec.family),
+        &options.method,
+        stop,
+    );
+    if measured.interrupted {
+        return None;
+    }
+    let huge_pages = options
+        .method
+        .huge_pages
+        .then(|| match anon_huge_pages_bytes() {
+            Ok(bytes) => HugePageStatus {
+                requested: true,
+                anon_huge_bytes: Some(bytes),
+                note: Some("process-wide AnonHugePages after the point ran".into()),
+            },
+            Err(note) => HugePageStatus {
+                requested: true,
+                anon_huge_bytes: None,
+                note: Some(note),
+            },
+        });
+    let mut error = measured.error;
+    let simulated = match (options.simulate, measured.instance) {
+        (true, Some(mut instance)) if measured.checksum.status == ChecksumOutcome::Ok => {
+            match simulate_instance(
+                instance.as_mut(),
+                options.simulation_access_cap,
+                point.threads,
+            ) {
+                Ok(s) => Some(s),
+                Err(message) => {
+                    error.get_or_insert(PointError {
+                        stage: "simulate".into(),
+                        message,
+                    });
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    Some(PointRecord {
+        index,
+        kernel: spec.name.to_string(),
+        family: spec.family,
+        params: point.params.clone(),
+        threads: point.threads,
+        pinning: pool.pinning().clone(),
+        work: measured.work,
+        huge_pages,
+        checksum: ChecksumStatus {
+            ..measured.checksum
+        },
+        timing: measured.timing,
+        counters: measured.counters,
+        simulated,
+        reference: measured.reference,
+        error,
+    })
+}

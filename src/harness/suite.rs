@@ -1,0 +1,446 @@
+//! Suites as data: the built-in `quick`, `full` and `gate` suites (TOML files under `suites/`,
+//! embedded at build time) and user TOML files with the same schema, expanded into a validated
+//! [`Plan`] of points before anything runs.
+//!
+//! Schema (unknown keys are errors that name their line):
+//! ```toml
+//! name = "quick"
+//! description = "what the suite is for"
+//! threads = [1]                  # default thread counts; "all" = 1..=available CPUs
+//!
+//! [[point]]
+//! kernel = "col-sum"
+//! params = { rows = 1024, cols = 1024, ld = [1024, 1025] }   # a list is a grid axis
+//! cases = [{ n = 64 }, { n = 65 }]     # optional: explicit parameter sets, each × the grid
+//! threads = [1, "all"]                 # optional: overrides the suite's thread counts
+//! ```
+//! Rules, checked in [`Suite::plan`]:
+//! 1. every point names a kernel of the catalogue;
+//! 2. every parameter set resolves under the kernel's rules (`resolve_params`);
+//! 3. thread counts lie in `1..=available CPUs`;
+//! 4. the plan is not empty.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::harness::pin::cpu_count;
+use crate::kernels::spec::{KernelError, KernelSpec, Params};
+
+use super::catalogue_link::{find, resolve_params};
+
+/// The built-in suites: name, TOML text.
+pub const BUILTIN_SUITES: &[(&str, &str)] = &[
+    ("quick", include_str!("../../suites/quick.toml")),
+    ("full", include_str!("../../suites/full.toml")),
+    ("gate", include_str!("../../suites/gate.toml")),
+];
+
+/// Why a suite could not be read or planned.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SuiteError {
+    #[error("cannot read suite file `{path}`: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("suite `{origin}`: {message}")]
+    Parse { origin: String, message: String },
+    #[error("suite `{origin}`, line {line}: kernel `{kernel}`: {source}")]
+    Kernel {
+        origin: String,
+        line: usize,
+        kernel: String,
+        #[source]
+        source: KernelError,
+    },
+    #[error("suite `{origin}`, line {line}: {message}")]
+    Invalid {
+        origin: String,
+        line: usize,
+        message: String,
+    },
+    #[error(
+        "unknown suite `{0}`: use quick, full, gate or a path to a TOML file (a path must exist)"
+    )]
+    Unknown(String),
+}
+
+/// A parameter value in a suite file: one value or a list (a grid axis).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum GridValue {
+    Int(i64),
+    Text(String),
+    List(Vec<ScalarValue>),
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum ScalarValue {
+    Int(i64),
+    Text(String),
+}
+
+impl ScalarValue {
+    fn as_arg(&self) -> String {
+        match self {
+            ScalarValue::Int(i) => i.to_string(),
+            ScalarValue::Text(t) => t.clone(),
+        }
+    }
+}
+
+impl GridValue {
+    fn values(&self) -> Vec<String> {
+        match self {
+            GridValue::Int(i) => vec![i.to_string()],
+            GridValue::Text(t) => vec![t.clone()],
+            GridValue::List(items) => items.iter().map(ScalarValue::as_arg).collect(),
+        }
+    }
+}
+
+/// A thread count: a number or `"all"`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum ThreadCount {
+    Count(i64),
+    Word(String),
+}
+
+/// A suite as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub threads: Option<Vec<ThreadCount>>,
+    #[serde(default, rename = "point")]
+    pub points: Vec<SuitePoint>,
+    /// Where the suite came from: `builtin`, `file:PATH` or `command-line` (not in the file).
+    #[serde(skip)]
+    pub source: String,
+    #[serde(skip)]
+    text: String,
+    /// Positional values given on the command line (`--kernel row-sum 64 64`).
+    #[serde(skip)]
+    positional: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuitePoint {
+    pub kernel: toml::Spanned<String>,
+    #[serde(default)]
+    pub params: BTreeMap<String, GridValue>,
+    #[serde(default)]
+    pub cases: Vec<BTreeMap<String, ScalarValue>>,
+    #[serde(default)]
+    pub threads: Option<Vec<ThreadCount>>,
+}
+
+/// One point of a plan: a resolved kernel, its parameters and a thread count.
+#[derive(Debug, Clone)]
+pub struct PlannedPoint {
+    pub spec: &'static KernelSpec,
+    pub params: Params,
+    pub threads: usize,
+}
+
+/// A validated suite, ready to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub source: String,
+    pub description: String,
+    pub points: Vec<PlannedPoint>,
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Expands `key = [a, b]` axes into every combination (in key order, last key fastest).
+fn cartesian(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
+    let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for (key, values) in axes {
+        let mut next = Vec::with_capacity(combos.len() * values.len());
+        for combo in &combos {
+            for value in values {
+                let mut c = combo.clone();
+                c.push((key.clone(), value.clone()));
+                next.push(c);
+            }
+        }
+        combos = next;
+    }
+    combos
+}
+
+/// Parses a thread-count list (`1,2` or `all`) as the CLI's `--threads` takes it.
+pub fn parse_thread_list(text: &str) -> Result<Vec<ThreadCount>, String> {
+    text.split(',')
+        .map(|t| t.trim())
+        .map(|t| {
+            if t == "all" {
+                Ok(ThreadCount::Word(t.into()))
+            } else {
+                t.parse::<i64>()
+                    .map(ThreadCount::Count)
+                    .map_err(|_| format!("thread count `{t}` is neither a number nor `all`"))
+            }
+        })
+        .collect()
+}
+
+/// Resolves thread counts against the CPUs available (rule 3).
+pub fn resolve_threads(counts: &[ThreadCount], cpus: usize) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for count in counts {
+        match count {
+            ThreadCount::Count(n) if *n >= 1 && (*n as usize) <= cpus => out.push(*n as usize),
+            ThreadCount::Count(n) => {
+                return Err(format!(
+                    "thread count {n} is outside 1..={cpus} (the CPUs available to this process)"
+                ));
+            }
+            ThreadCount::Word(w) if w == "all" => out.extend(1..=cpus),
+            ThreadCount::Word(w) => {
+                return Err(format!("thread count `{w}` is neither a number nor `all`"));
+            }
+        }
+    }
+    out.dedup();
+    if out.is_empty() {
+        return Err("the thread list is empty".into());
+    }
+    Ok(out)
+}
+
+impl Suite {
+    /// Parses a suite from TOML text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, SuiteError> {
+        let mut suite: Suite = toml::from_str(text).map_err(|e| SuiteError::Parse {
+            origin: origin.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        suite.text = text.to_string();
+        suite.source = origin.to_string();
+        Ok(suite)
+    }
+
+    /// A built-in suite by name.
+    pub fn builtin(name: &str) -> Option<Self> {
+        BUILTIN_SUITES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, text)| {
+                let mut suite = Self::parse(text, name).expect("built-in suites parse");
+                suite.source = "builtin".into();
+                suite
+            })
+    }
+
+    /// `quick`, `full`, `gate` or a path to a TOML file.
+    pub fn load(name_or_path: &str) -> Result<Self, SuiteError> {
+        if let Some(suite) = Self::builtin(name_or_path) {
+            return Ok(suite);
+        }
+        let path = Path::new(name_or_path);
+        if !path.exists() {
+            return Err(SuiteError::Unknown(name_or_path.to_string()));
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Io {
+            path: name_or_path.to_string(),
+            source,
+        })?;
+        let mut suite = Self::parse(&text, name_or_path)?;
+        suite.source = format!("file:{name_or_path}");
+        Ok(suite)
+    }
+
+    /// A one-kernel suite from the command line: `key=a,b,c` values are grid axes, bare values
+    /// are positional.
+    pub fn from_command_line(kernel: &str, args: &[String]) -> Self {
+        let mut params = BTreeMap::new();
+        let mut positional = Vec::new();
+        for arg in args {
+            match arg.split_once('=') {
+                Some((key, values)) => {
+                    let items = values
+                        .split(',')
+                        .map(|v| ScalarValue::Text(v.trim().to_string()))
+                        .collect();
+                    params.insert(key.trim().to_string(), GridValue::List(items));
+                }
+                None => positional.push(arg.clone()),
+            }
+        }
+        Suite {
+            name: "command-line".into(),
+            description: format!("stridelab run --kernel {kernel} {}", args.join(" ")),
+            threads: None,
+            points: vec![SuitePoint {
+                kernel: toml::Spanned::new(0..0, kernel.to_string()),
+                params,
+                cases: Vec::new(),
+                threads: None,
+            }],
+            source: "command-line".into(),
+            text: String::new(),
+            // Positional values keep their order through the empty key (catalogue rule 1).
+            positional,
+        }
+    }
+
+    /// Expands and validates every point (rules 1–4) without running anything.
+    /// `threads_override` replaces every point's thread counts (the CLI's `--threads`).
+    pub fn plan(&self, threads_override: Option<&[ThreadCount]>) -> Result<Plan, SuiteError> {
+        let cpus = cpu_count();
+        let origin = self.source_label();
+        let default_threads = vec![ThreadCount::Count(1)];
+        let mut points = Vec::new();
+        for point in &self.points {
+            let line = line_of(&self.text, point.kernel.span().start);
+            let kernel_name = point.kernel.get_ref();
+            let spec = find(kernel_name).map_err(|source| SuiteError::Kernel {
+                origin: origin.clone(),
+                line,
+                kernel: kernel_name.clone(),
+                source,
+            })?;
+            let thread_spec = threads_override
+                .or(point.threads.as_deref())
+                .or(self.threads.as_deref())
+                .unwrap_or(&default_threads);
+            let threads =
+                resolve_threads(thread_spec, cpus).map_err(|message| SuiteError::Invalid {
+                    origin: origin.clone(),
+                    line,
+                    message,
+                })?;
+            let axes: Vec<(String, Vec<String>)> = point
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), v.values()))
+                .collect();
+            let cases: Vec<Vec<(String, String)>> = if point.cases.is_empty() {
+                vec![Vec::new()]
+            } else {
+                point
+                    .cases
+                    .iter()
+                    .map(|case| case.iter().map(|(k, v)| (k.clone(), v.as_arg())).collect())
+                    .collect()
+            };
+            for case in &cases {
+                for combo in cartesian(&axes) {
+                    let mut args: Vec<(String, String)> = self
+                        .positional
+                        .iter()
+                        .map(|v| (String::new(), v.clone()))
+                        .collect();
+                    args.extend(case.iter().cloned());
+                    args.extend(combo);
+                    let params =
+                        resolve_params(spec, &args).map_err(|source| SuiteError::Kernel {
+                            origin: origin.clone(),
+                            line,
+                            kernel: kernel_name.clone(),
+                            source,
+                        })?;
+                    for &t in &threads {
+                        points.push(PlannedPoint {
+                            spec,
+                            params: params.clone(),
+                            threads: t,
+                        });
+                    }
+                }
+            }
+        }
+        if points.is_empty() {
+            return Err(SuiteError::Invalid {
+                origin,
+                line: 1,
+                message: "the suite has no points (add a [[point]] table)".into(),
+            });
+        }
+        Ok(Plan {
+            name: self.name.clone(),
+            source: self.source.clone(),
+            description: self.description.clone(),
+            points,
+        })
+    }
+
+    fn source_label(&self) -> String {
+        if self.source == "builtin" {
+            self.name.clone()
+        } else {
+            self.source
+                .strip_prefix("file:")
+                .unwrap_or(&self.source)
+                .to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_are_errors_that_name_the_line() {
+        let text = "name = \"x\"\n\n[[point]]\nkernel = \"row-sum\"\nparms = { rows = 1 }\n";
+        let err = Suite::parse(text, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("line 5"), "{err}");
+        assert!(err.contains("parms"), "{err}");
+    }
+
+    #[test]
+    fn syntax_errors_name_the_line() {
+        let text = "name = \"x\"\n[[point]]\nkernel = \"row-sum\n";
+        let err = Suite::parse(text, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn grids_expand_to_every_combination_in_order() {
+        let axes = vec![
+            ("a".to_string(), vec!["1".to_string(), "2".to_string()]),
+            ("b".to_string(), vec!["x".to_string(), "y".to_string()]),
+        ];
+        let combos = cartesian(&axes);
+        assert_eq!(combos.len(), 4);
+        assert_eq!(
+            combos[1],
+            vec![("a".into(), "1".into()), ("b".into(), "y".into())]
+        );
+        assert_eq!(cartesian(&[]), vec![Vec::<(String, String)>::new()]);
+    }
+
+    #[test]
+    fn thread_lists_are_checked_against_the_cpus() {
+        let cases: &[(&str, usize, Result<Vec<usize>, ()>)] = &[
+            ("1", 2, Ok(vec![1])),
+            ("all", 2, Ok(vec![1, 2])),
+            ("1,2", 2, Ok(vec![1, 2])),
+            ("0", 2, Err(())),
+            ("3", 2, Err(())),
+            ("many", 2, Err(())),
+        ];
+        for (text, cpus, expected) in cases {
+            let got = parse_thread_list(text).and_then(|t| resolve_threads(&t, *cpus));
+            assert_eq!(got.map_err(|_| ()), *expected, "{text}");
+        }
+    }
+}
