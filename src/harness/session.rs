@@ -134,10 +134,12 @@ pub fn run_suite(
             total,
             label: &label,
         });
-        if !pools.contains_key(&point.threads) {
-            pools.insert(point.threads, PinnedPool::new(point.threads)?);
-        }
-        let pool = &pools[&point.threads];
+        let pool = match pools.entry(point.threads) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(PinnedPool::new(point.threads)?)
+            }
+        };
         match measure_one(index, point, pool, options, stop) {
             Some(record) => {
                 progress(Progress::Finished {

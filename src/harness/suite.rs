@@ -56,7 +56,7 @@ pub enum SuiteError {
         line: usize,
         kernel: String,
         #[source]
-        source: KernelError,
+        source: Box<KernelError>,
     },
     #[error("suite `{origin}`, line {line}: {message}")]
     Invalid {
@@ -315,7 +315,7 @@ impl Suite {
                 origin: origin.clone(),
                 line,
                 kernel: kernel_name.clone(),
-                source,
+                source: Box::new(source),
             })?;
             let thread_spec = threads_override
                 .or(point.threads.as_deref())
@@ -355,7 +355,7 @@ impl Suite {
                             origin: origin.clone(),
                             line,
                             kernel: kernel_name.clone(),
-                            source,
+                            source: Box::new(source),
                         })?;
                     for &t in &threads {
                         points.push(PlannedPoint {
