@@ -203,7 +203,10 @@ impl<T: Copy> Tensor<T> {
             return Ok(self.clone());
         }
         let shape = self.layout.shape();
-        let merged: usize = shape[start..=end].iter().product();
+        let merged = shape[start..=end]
+            .iter()
+            .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+            .ok_or_else(|| LayoutError::overflow("the size of the flattened dim"))?;
         let new_shape: Vec<i64> = shape[..start]
             .iter()
             .copied()
