@@ -9,3 +9,5 @@ pub trait AccessSink {
     fn load(&mut self, addr: u64, len: u32);
     fn store(&mut self, addr: u64, len: u32);
 }
+
+pub mod geometry;
