@@ -1,0 +1,1 @@
+//! The analytic set model (to be built).
