@@ -6,6 +6,8 @@
 
 pub mod buffer;
 mod catalogue_link;
+pub mod counters;
+pub mod machine;
 pub mod measure;
 pub mod pin;
 pub mod reference;
