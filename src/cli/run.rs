@@ -12,6 +12,7 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::harness::machine::MachineInfo;
 use crate::harness::suite::{Suite, parse_thread_list};
 use crate::harness::{MethodOptions, Progress, RunOptions, catalogue, run_suite};
 use crate::results::csv::to_csv;
@@ -84,10 +85,6 @@ fn default_out(suite: &str) -> PathBuf {
     PathBuf::from(format!("reports/runs/{suite}-{stamp}.json"))
 }
 
-fn machine_manifest() -> serde_json::Value {
-    serde_json::json!({ "note": "machine manifest not collected by this build" })
-}
-
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.list {
         return Ok(list_kernels());
@@ -110,12 +107,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // Every parameter is validated here, before anything runs.
     let plan = suite.plan(threads.as_deref())?;
 
+    let machine = MachineInfo::collect(None);
     let options = RunOptions {
         method: MethodOptions {
             huge_pages: args.huge_pages,
             ..MethodOptions::default()
         },
-        manifest: machine_manifest(),
+        manifest: serde_json::to_value(&machine).context("serialising the machine manifest")?,
+        cache_levels: machine.effective_data_levels(),
         ..RunOptions::default()
     };
     let stop = stop_flag()?;

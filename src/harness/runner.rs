@@ -157,10 +157,7 @@ fn accumulate(total: &mut Option<GroupReading>, reading: GroupReading) {
         (Some(Ok(_)), Err(e)) => *total = Some(Err(e)),
         (Some(Ok(sum)), Ok(values)) => {
             for (name, delta) in values {
-                let entry = sum.entry(name).or_default();
-                entry.raw += delta.raw;
-                entry.time_enabled += delta.time_enabled;
-                entry.time_running += delta.time_running;
+                sum.entry(name).or_default().merge(&delta);
             }
         }
     }

@@ -8,10 +8,11 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use thiserror::Error;
 
+use crate::cache::geometry::CacheLevel;
 use crate::harness::buffer::anon_huge_pages_bytes;
 use crate::harness::pin::{PinError, PinnedPool};
 use crate::harness::runner::{MethodOptions, measure_point};
-use crate::harness::simulate::simulate_instance;
+use crate::harness::simulate::{detected_levels, simulate_instance};
 use crate::harness::suite::{Plan, PlannedPoint};
 use crate::kernels::spec::{Family, Instance, KernelError, ParamValue, PrepareOptions};
 use crate::results::{
@@ -29,6 +30,8 @@ pub struct RunOptions {
     pub simulate: bool,
     /// The machine manifest to embed (`harness::machine::MachineInfo` as JSON).
     pub manifest: MachineManifest,
+    /// The cache levels to simulate, innermost first (the detected data levels by default).
+    pub cache_levels: Vec<CacheLevel>,
 }
 
 impl Default for RunOptions {
@@ -38,6 +41,7 @@ impl Default for RunOptions {
             simulation_access_cap: 1 << 22,
             simulate: true,
             manifest: serde_json::Value::Null,
+            cache_levels: detected_levels(),
         }
     }
 }
@@ -221,6 +225,7 @@ fn measure_one(
         (true, Some(mut instance)) if measured.checksum.status == ChecksumOutcome::Ok => {
             match simulate_instance(
                 instance.as_mut(),
+                &options.cache_levels,
                 options.simulation_access_cap,
                 point.threads,
             ) {

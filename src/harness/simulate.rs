@@ -5,8 +5,15 @@
 //! (the rest are counted, not simulated), and the record says so (`kind = "prefix"`).
 
 use crate::cache::AccessSink;
+use crate::cache::geometry::{CacheLevel, Geometry};
+use crate::cache::sim::{Hierarchy, Policy};
 use crate::kernels::spec::Instance;
-use crate::results::{Provenance, SimulatedMisses, SimulationScope};
+use crate::results::{Provenance, SimulatedLevel, SimulatedMisses, SimulationScope};
+
+/// The data-cache levels a run simulates when none are given: the detected geometry.
+pub fn detected_levels() -> Vec<CacheLevel> {
+    Geometry::detect().data_levels()
+}
 
 /// Forwards the first `cap` accesses to `inner` and counts all of them.
 pub struct CappedSink<'a> {
@@ -71,19 +78,81 @@ pub fn scope_of(seen: u64, forwarded: u64, threads: usize) -> SimulationScope {
     }
 }
 
-/// Simulates one cold run of `instance` (at most `cap` accesses).
+/// Simulates one cold run of `instance` (at most `cap` accesses) on `levels` (innermost first),
+/// LRU with the 3C split.
 pub fn simulate_instance(
     instance: &mut dyn Instance,
+    levels: &[CacheLevel],
     cap: u64,
     threads: usize,
 ) -> Result<SimulatedMisses, String> {
-    let _ = (instance, cap, threads, Provenance::Simulated);
-    Err("the cache simulator is not in this build yet".into())
+    let mut hierarchy = Hierarchy::new(levels, Policy::Lru, true).map_err(|e| e.to_string())?;
+    let (seen, forwarded) = {
+        let mut capped = CappedSink::new(&mut hierarchy, cap);
+        instance.simulate(&mut capped);
+        (capped.seen(), capped.forwarded())
+    };
+    let levels = hierarchy
+        .levels()
+        .into_iter()
+        .zip(hierarchy.stats())
+        .map(|(geometry, stats)| SimulatedLevel {
+            name: geometry.name.clone(),
+            size: geometry.size,
+            ways: u64::from(geometry.ways),
+            line: u64::from(geometry.line),
+            sets: u64::from(geometry.sets),
+            loads: stats.loads,
+            stores: stats.stores,
+            load_misses: stats.load_misses,
+            store_misses: stats.store_misses,
+            misses: stats.misses(),
+            miss_rate: stats.miss_ratio(),
+            compulsory: stats.compulsory,
+            capacity: stats.capacity,
+            conflict: stats.conflict,
+        })
+        .collect();
+    Ok(SimulatedMisses {
+        source: Provenance::Simulated,
+        scope: scope_of(seen, forwarded, threads),
+        start: "cold".into(),
+        levels,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::geometry::{CacheKind, GeometrySource};
+    use crate::harness::runner::tests::SumInstance;
+
+    #[test]
+    fn a_sum_of_one_line_per_8_loads_misses_once_per_line_in_l1() {
+        let l1 = CacheLevel::new(
+            "L1d",
+            CacheKind::Data,
+            32 << 10,
+            8,
+            64,
+            GeometrySource::Override,
+        )
+        .unwrap();
+        let mut instance = SumInstance {
+            data: vec![1.0; 1024],
+            runs: 0,
+            corrupt_after: None,
+        };
+        let full = simulate_instance(&mut instance, &[l1.clone()], 1 << 20, 1).unwrap();
+        assert_eq!(full.scope.kind, "full");
+        assert_eq!(full.levels[0].loads, 1024);
+        assert_eq!(full.levels[0].misses, 128);
+        assert_eq!(full.levels[0].compulsory, 128);
+        let part = simulate_instance(&mut instance, &[l1], 100, 2).unwrap();
+        assert_eq!(part.scope.kind, "prefix");
+        assert_eq!(part.scope.run_accesses, Some(1024));
+        assert_eq!(part.levels[0].loads, 100);
+    }
 
     #[derive(Default)]
     struct Recorder(Vec<(bool, u64)>);
