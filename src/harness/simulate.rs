@@ -143,7 +143,7 @@ mod tests {
             runs: 0,
             corrupt_after: None,
         };
-        let full = simulate_instance(&mut instance, &[l1.clone()], 1 << 20, 1).unwrap();
+        let full = simulate_instance(&mut instance, std::slice::from_ref(&l1), 1 << 20, 1).unwrap();
         assert_eq!(full.scope.kind, "full");
         assert_eq!(full.levels[0].loads, 1024);
         assert_eq!(full.levels[0].misses, 128);
