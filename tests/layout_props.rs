@@ -168,7 +168,7 @@ fn infer(requested: &[i64], numel: usize) -> Option<Vec<usize>> {
         .product();
     let mut shape: Vec<usize> = requested.iter().map(|&n| n.max(0) as usize).collect();
     if let Some(k) = requested.iter().position(|&n| n == -1) {
-        if known == 0 || numel % known != 0 {
+        if known == 0 || !numel.is_multiple_of(known) {
             return None;
         }
         shape[k] = numel / known;
@@ -556,7 +556,7 @@ fn random_factors(rng: &mut Rng, numel: usize) -> Vec<i64> {
     let mut rest = numel;
     let mut p = 2;
     while rest > 1 {
-        while rest % p == 0 {
+        while rest.is_multiple_of(p) {
             factors.push(p as i64);
             rest /= p;
         }
