@@ -925,7 +925,7 @@ fn random_grammar_expr(rng: &mut Rng) -> String {
         (1 << 32) + 1,
         isize::MAX as i64 / 3,
     ];
-    let mut int = |rng: &mut Rng| -> i64 {
+    let int = |rng: &mut Rng| -> i64 {
         if rng.chance(25) {
             EXTREMES[rng.range(0, EXTREMES.len() as i64 - 1) as usize]
         } else {
