@@ -350,6 +350,13 @@ fn explain(evaluation: &Evaluation<i64>) -> String {
     if evaluation.storage_len() <= STRIP_MAX_CELLS && evaluation.storage_len() > 0 {
         out.push_str(&storage_strip(evaluation));
         out.push('\n');
+    } else if let Some((low, high)) = layout.reachable_range() {
+        let _ = writeln!(
+            out,
+            "storage cells: the view reads cells {low}..={high} of {} (a strip of cells is \
+             drawn for storages of at most {STRIP_MAX_CELLS})\n",
+            evaluation.storage_len()
+        );
     }
 
     if numel <= VALUES_MAX_SHOWN {

@@ -120,9 +120,13 @@ pub enum LayoutError {
     #[error("{0}")]
     InvalidArgument(String),
 
-    /// A storage that the tool refuses to materialise.
-    #[error("a storage of {len} elements is larger than the limit of {max} elements")]
-    TooLarge { len: u128, max: usize },
+    /// A storage, copy or view that the tool refuses to materialise.
+    #[error("{what} of {len} elements is larger than the limit of {max} elements")]
+    TooLarge {
+        what: &'static str,
+        len: u128,
+        max: usize,
+    },
 
     /// The copy engine refused a copy.
     #[error("the copy engine refused the copy: {0}")]
