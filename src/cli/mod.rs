@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod gate;
 pub mod layout;
 pub mod run;
 
@@ -23,6 +24,8 @@ pub enum Command {
     Layout(layout::LayoutArgs),
     /// Measure a suite or one kernel's parameter grid and write the results document.
     Run(run::RunArgs),
+    /// Performance regression gate: compare a run of the gate suite with a baseline.
+    Gate(gate::GateArgs),
 }
 
 /// Runs the chosen subcommand. Errors returned here are printed by `main` and exit with 2.
@@ -30,6 +33,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Layout(args)) => layout::run(args),
         Some(Command::Run(args)) => run::run(args),
+        Some(Command::Gate(args)) => gate::run(args),
         None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
     }
 }

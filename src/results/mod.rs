@@ -1,6 +1,7 @@
 //! Results as data: the versioned record schema, atomic file writes and the CSV export.
 #![forbid(unsafe_code)]
 
+pub mod compare;
 pub mod csv;
 pub mod schema;
 

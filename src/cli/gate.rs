@@ -1,0 +1,349 @@
+//! `stridelab gate`: the performance regression gate. Runs the `gate` suite (or reads
+//! `--current`), compares it with a committed baseline (`results::compare`), prints a Markdown
+//! table, optionally writes it for a CI job summary and a JSON verdict, and exits 0 (pass),
+//! 1 (regression) or 2 (usage or input error, with the fix named).
+//!
+//! The gate simulates every point on a fixed preset geometry (the baseline's, `design-vm` for a
+//! new one) instead of this machine's, so the deterministic track is portable; the preset is
+//! recorded in the manifest as `info.gate.preset`.
+//!
+//! `--fixture-slowdown` (hidden) runs every `row-sum` point as its documented de-optimised
+//! variant (`deopt=1`, ~25% more loads): the real slowdown the A/A experiment
+//! (`scripts/gate-aa.sh`) must catch.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use crate::cache::geometry::{Geometry, PRESET_NAMES};
+use crate::harness::machine::MachineInfo;
+use crate::harness::suite::{Plan, Suite};
+use crate::harness::{MethodOptions, Progress, RunOptions, run_suite};
+use crate::kernels::spec::ParamValue;
+use crate::results::compare::{
+    CompareOptions, FIXTURE_PARAM, GATE_MANIFEST_KEY, GateVerdict, compare, recorded_preset,
+};
+use crate::results::{ChecksumOutcome, ResultsDocument, write_atomic};
+
+/// The geometry a new baseline is simulated on unless `--preset` says otherwise.
+pub const DEFAULT_PRESET: &str = "design-vm";
+
+const SAVE_HINT: &str = "record one with `stridelab gate --save-baseline reports/baseline.json`";
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// The baseline results to compare with.
+    #[arg(long, value_name = "FILE", default_value = "reports/baseline.json")]
+    pub baseline: PathBuf,
+    /// Compare these results instead of running the suite (must be simulated on the
+    /// baseline's preset, e.g. written by `stridelab gate --output`).
+    #[arg(long, value_name = "FILE")]
+    pub current: Option<PathBuf>,
+    /// The suite to run.
+    #[arg(long, default_value = "gate")]
+    pub suite: String,
+    /// Timing change that counts as a regression/improvement; the whole CI must lie beyond it.
+    #[arg(long, default_value = "10%", value_parser = parse_fraction)]
+    pub threshold: f64,
+    /// Relative change of a simulated miss count still accepted (0 = exact match).
+    #[arg(long, default_value = "0", value_parser = parse_fraction)]
+    pub sim_tolerance: f64,
+    /// Record a baseline to FILE (from the run, or from `--current`) instead of comparing.
+    #[arg(long, value_name = "FILE")]
+    pub save_baseline: Option<PathBuf>,
+    /// Preset geometry the deterministic track simulates (new baselines only; a comparison
+    /// uses the baseline's).
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Append the Markdown verdict to FILE (e.g. `$GITHUB_STEP_SUMMARY`).
+    #[arg(long, value_name = "FILE.md")]
+    pub summary: Option<PathBuf>,
+    /// Write the JSON verdict to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the results document of this run to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// An earlier JSON verdict: a timing regression counts only if it regressed there too.
+    #[arg(long, value_name = "VERDICT.json")]
+    pub confirm: Option<PathBuf>,
+    /// Seed of the bootstrap.
+    #[arg(long, default_value_t = CompareOptions::default().seed)]
+    pub seed: u64,
+    /// List every row, not only the ones that are not plain passes.
+    #[arg(long)]
+    pub all_rows: bool,
+    /// No progress lines and no table on stdout (the verdict line is still printed).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Test fixture: run every row-sum point de-optimised (`deopt=1`, ~25% more loads).
+    #[arg(long, hide = true)]
+    pub fixture_slowdown: bool,
+}
+
+/// `10%` → 0.10; a bare number is a fraction (`0.1`) and must lie in 0..=1.
+pub fn parse_fraction(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    let (number, scale) = match text.strip_suffix('%') {
+        Some(n) => (n.trim(), 0.01),
+        None => (text, 1.0),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number or a percentage like 10%"))?;
+    let fraction = value * scale;
+    if !fraction.is_finite() || fraction < 0.0 {
+        return Err(format!("`{text}` must be a non-negative amount"));
+    }
+    if scale == 1.0 && fraction > 1.0 {
+        return Err(format!(
+            "`{text}` is a fraction above 1; write a percentage like {text}%"
+        ));
+    }
+    Ok(fraction)
+}
+
+fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    if let Some(flag) = FLAG.get() {
+        return Ok(Arc::clone(flag));
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    let in_handler = Arc::clone(&flag);
+    ctrlc::set_handler(move || in_handler.store(true, Ordering::SeqCst))
+        .context("cannot install the Ctrl-C handler")?;
+    Ok(Arc::clone(FLAG.get_or_init(|| flag)))
+}
+
+/// Rewrites every point that has the fixture switch to its de-optimised variant.
+fn apply_fixture_slowdown(plan: &mut Plan) -> anyhow::Result<()> {
+    let mut changed = 0;
+    for point in &mut plan.points {
+        if point.spec.name == "row-sum" && point.params.contains_key(FIXTURE_PARAM) {
+            point
+                .params
+                .insert(FIXTURE_PARAM.to_string(), ParamValue::Int(1));
+            changed += 1;
+        }
+    }
+    if changed == 0 {
+        bail!(
+            "--fixture-slowdown needs a row-sum point in suite `{}`",
+            plan.name
+        );
+    }
+    Ok(())
+}
+
+/// Runs the suite with every point simulated on `preset`.
+fn run_gate_suite(args: &GateArgs, preset: &str) -> anyhow::Result<ResultsDocument> {
+    let suite = Suite::load(&args.suite)?;
+    let mut plan = suite.plan(None)?;
+    if args.fixture_slowdown {
+        apply_fixture_slowdown(&mut plan)?;
+    }
+    let levels = Geometry::preset(preset)?.data_levels();
+    let machine = MachineInfo::collect(Some(levels.clone()));
+    let mut manifest =
+        serde_json::to_value(&machine).context("serialising the machine manifest")?;
+    if let Some(object) = manifest.as_object_mut() {
+        object.insert(
+            GATE_MANIFEST_KEY.to_string(),
+            serde_json::json!({
+                "preset": preset,
+                "fixture_slowdown": args.fixture_slowdown,
+            }),
+        );
+    }
+    let options = RunOptions {
+        method: MethodOptions::default(),
+        manifest,
+        cache_levels: levels,
+        ..RunOptions::default()
+    };
+    let stop = stop_flag()?;
+    let verbose = !args.quiet;
+    let mut on_progress = |event: Progress<'_>| {
+        if let Progress::Started {
+            index,
+            total,
+            label,
+        } = event
+            && verbose
+        {
+            eprintln!("[{}/{total}] {label}", index + 1);
+        }
+    };
+    let doc = run_suite(&plan, &options, &stop, &mut on_progress)?;
+    if let Some(path) = &args.output {
+        doc.write_atomic(path)?;
+    }
+    Ok(doc)
+}
+
+fn read_results(path: &Path, what: &str) -> anyhow::Result<ResultsDocument> {
+    if !path.exists() {
+        if what == "baseline" {
+            bail!("no baseline at `{}`: {SAVE_HINT}", path.display());
+        }
+        bail!("no {what} results at `{}`", path.display());
+    }
+    ResultsDocument::read(path).map_err(|e| {
+        let fix = if what == "baseline" {
+            format!("fix the file or {SAVE_HINT}")
+        } else {
+            "produce it with `stridelab gate --output FILE`".to_string()
+        };
+        anyhow::anyhow!("cannot use the {what}: {e}; {fix}")
+    })
+}
+
+fn save_baseline(args: &GateArgs, path: &Path) -> anyhow::Result<ExitCode> {
+    let doc = match &args.current {
+        Some(current) => read_results(current, "current")?,
+        None => {
+            let preset = args.preset.as_deref().unwrap_or(DEFAULT_PRESET);
+            if !PRESET_NAMES.contains(&preset) {
+                bail!(
+                    "unknown preset `{preset}`; known presets: {}",
+                    PRESET_NAMES.join(", ")
+                );
+            }
+            if args.fixture_slowdown {
+                bail!("--fixture-slowdown is for comparisons; a baseline records the real kernels");
+            }
+            run_gate_suite(args, preset)?
+        }
+    };
+    let failed: Vec<String> = doc
+        .records
+        .iter()
+        .filter(|r| r.checksum.status != ChecksumOutcome::Ok || r.error.is_some())
+        .map(crate::results::compare::point_key)
+        .collect();
+    if !failed.is_empty() {
+        bail!(
+            "not saving a baseline with failed points ({}); fix them first",
+            failed.join(", ")
+        );
+    }
+    if doc.status != crate::results::RunStatus::Complete {
+        bail!("not saving the baseline of an interrupted run");
+    }
+    doc.write_atomic(path)?;
+    println!(
+        "baseline written: {} ({} points of suite `{}`, simulated on {})",
+        path.display(),
+        doc.records.len(),
+        doc.suite.name,
+        recorded_preset(&doc)
+            .map(|p| format!("preset {p}"))
+            .unwrap_or_else(|| "the recorded geometry".into())
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(args: GateArgs) -> anyhow::Result<ExitCode> {
+    if let Some(path) = args.save_baseline.clone() {
+        return save_baseline(&args, &path);
+    }
+    let baseline = read_results(&args.baseline, "baseline")?;
+    let preset = recorded_preset(&baseline);
+    if let (Some(wanted), Some(recorded)) = (&args.preset, &preset)
+        && wanted != recorded
+    {
+        bail!(
+            "--preset {wanted}: the baseline was simulated on preset {recorded}; comparisons use the baseline's preset (record a new baseline to change it)"
+        );
+    }
+    let confirm = match &args.confirm {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the verdict `{}`", path.display()))?;
+            Some(serde_json::from_str::<GateVerdict>(&text).with_context(|| {
+                format!("`{}` is not a gate verdict (--json output)", path.display())
+            })?)
+        }
+        None => None,
+    };
+    let current = match &args.current {
+        Some(path) => read_results(path, "current")?,
+        None => {
+            let Some(preset) = preset.as_deref() else {
+                bail!(
+                    "the baseline `{}` records no gate preset (`info.gate.preset`): it was not written by `stridelab gate`; {SAVE_HINT}",
+                    args.baseline.display()
+                );
+            };
+            run_gate_suite(&args, preset)?
+        }
+    };
+    let options = CompareOptions {
+        threshold: args.threshold,
+        sim_tolerance: args.sim_tolerance,
+        seed: args.seed,
+        ..CompareOptions::default()
+    };
+    let verdict = compare(&baseline, &current, &options, confirm.as_ref())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+
+    let label = args.baseline.display().to_string();
+    if !args.quiet {
+        print!("{}", verdict.to_markdown(&label, args.all_rows));
+    }
+    if let Some(path) = &args.summary {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open the summary `{}`", path.display()))?;
+        file.write_all(verdict.to_markdown(&label, true).as_bytes())
+            .with_context(|| format!("cannot write the summary `{}`", path.display()))?;
+    }
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&verdict).context("serialising the verdict")?;
+        write_atomic(path, json.as_bytes())?;
+    }
+    let line = format!("gate: {}", verdict.headline());
+    if args.quiet || !std::io::stdout().is_terminal() {
+        eprintln!("{line}");
+    }
+    for id in &verdict.regressed {
+        eprintln!("regression: {id}");
+    }
+    Ok(if verdict.pass {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractions_and_percentages() {
+        let cases: &[(&str, Result<f64, ()>)] = &[
+            ("10%", Ok(0.10)),
+            ("0.1", Ok(0.1)),
+            ("0", Ok(0.0)),
+            (" 2.5% ", Ok(0.025)),
+            ("10", Err(())),
+            ("-5%", Err(())),
+            ("ten", Err(())),
+        ];
+        for (text, expected) in cases {
+            match (parse_fraction(text), expected) {
+                (Ok(v), Ok(e)) => assert!((v - e).abs() < 1e-12, "{text}: {v}"),
+                (Err(_), Err(())) => {}
+                (got, _) => panic!("{text}: {got:?}"),
+            }
+        }
+    }
+}
