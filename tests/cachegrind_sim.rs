@@ -24,8 +24,11 @@ fn at(base: u64, i: u64, j: u64) -> u64 {
     base + (i * N + j) * 8
 }
 
+/// A kernel's address sequence, fed to a sink.
+type Kernel = fn(&mut dyn AccessSink);
+
 /// The fixture's kernels, in the order `main` calls them, as address sequences.
-fn kernels() -> Vec<(&'static str, fn(&mut dyn AccessSink))> {
+fn kernels() -> Vec<(&'static str, Kernel)> {
     vec![
         ("init_rows", |s| {
             for i in 0..N {

@@ -141,7 +141,7 @@ pub fn run_cachegrind(binary: &Path, args: &[&str], d1: &CacheLevel, ll: &CacheL
             level.size, level.line, level.ways
         );
         assert!(
-            profile.description.iter().any(|d| *d == expected),
+            profile.description.contains(&expected),
             "cachegrind did not simulate {expected:?}; it reports {:?}\n{stderr}",
             profile.description
         );
