@@ -132,10 +132,10 @@ fn slot_of(line: u64, mask: usize) -> usize {
 /// `NIL`. Slots move only when the table grows, which bumps `generation`.
 #[derive(Debug, Clone)]
 struct LineTable {
-    keys: Vec<u64>,
-    /// `columns` values per slot.
-    values: Vec<u32>,
-    columns: usize,
+    /// Slot s is `words` u64s from `s × words`: the key, then the `u32` values two per word —
+    /// interleaved so one probe touches one host cache line, not two arrays.
+    entries: Vec<u64>,
+    words: usize,
     mask: usize,
     len: usize,
     generation: u64,
@@ -143,18 +143,40 @@ struct LineTable {
     cached: (u64, usize),
 }
 
+/// Two `UNSEEN` values packed into one word.
+const UNSEEN_PAIR: u64 = (UNSEEN as u64) << 32 | UNSEEN as u64;
+
 impl LineTable {
     fn new(lines: usize, columns: usize) -> Self {
         let slots = (lines.max(8) * 2).next_power_of_two();
-        Self {
-            keys: vec![EMPTY; slots],
-            values: vec![UNSEEN; slots * columns],
-            columns,
+        let words = 1 + columns.div_ceil(2);
+        let mut table = Self {
+            entries: Vec::new(),
+            words,
             mask: slots - 1,
             len: 0,
             generation: 0,
             cached: (EMPTY, 0),
+        };
+        table.entries = table.empty_entries(slots);
+        table
+    }
+
+    fn empty_entries(&self, slots: usize) -> Vec<u64> {
+        let mut entries = vec![UNSEEN_PAIR; slots * self.words];
+        for slot in 0..slots {
+            entries[slot * self.words] = EMPTY;
         }
+        entries
+    }
+
+    fn slots(&self) -> usize {
+        self.mask + 1
+    }
+
+    #[inline]
+    fn key(&self, slot: usize) -> u64 {
+        self.entries[slot * self.words]
     }
 
     /// The slot of `line`, inserting it (every column `UNSEEN`) if absent. May grow the table.
@@ -163,17 +185,17 @@ impl LineTable {
         if self.cached.0 == line {
             return self.cached.1;
         }
-        if (self.len + 1) * 2 > self.keys.len() {
+        if (self.len + 1) * 2 > self.slots() {
             self.grow();
         }
         let mut slot = slot_of(line, self.mask);
         loop {
-            let key = self.keys[slot];
+            let key = self.key(slot);
             if key == line {
                 break;
             }
             if key == EMPTY {
-                self.keys[slot] = line;
+                self.entries[slot * self.words] = line;
                 self.len += 1;
                 break;
             }
@@ -185,31 +207,31 @@ impl LineTable {
 
     #[inline]
     fn value(&self, slot: usize, column: usize) -> u32 {
-        self.values[slot * self.columns + column]
+        let word = self.entries[slot * self.words + 1 + column / 2];
+        (word >> (32 * (column % 2))) as u32
     }
 
     #[inline]
     fn set_value(&mut self, slot: usize, column: usize, value: u32) {
-        self.values[slot * self.columns + column] = value;
+        let word = &mut self.entries[slot * self.words + 1 + column / 2];
+        let shift = 32 * (column % 2);
+        *word = (*word & !(0xFFFF_FFFF << shift)) | (u64::from(value) << shift);
     }
 
     fn grow(&mut self) {
-        let old_keys = std::mem::take(&mut self.keys);
-        let old_values = std::mem::take(&mut self.values);
-        let slots = old_keys.len() * 2;
-        self.keys = vec![EMPTY; slots];
-        self.values = vec![UNSEEN; slots * self.columns];
+        let old = std::mem::take(&mut self.entries);
+        let slots = self.slots() * 2;
+        self.entries = self.empty_entries(slots);
         self.mask = slots - 1;
-        for (old_slot, key) in old_keys.into_iter().enumerate() {
+        for old_entry in old.chunks_exact(self.words) {
+            let key = old_entry[0];
             if key != EMPTY {
                 let mut slot = slot_of(key, self.mask);
-                while self.keys[slot] != EMPTY {
+                while self.key(slot) != EMPTY {
                     slot = (slot + 1) & self.mask;
                 }
-                self.keys[slot] = key;
-                let (from, to) = (old_slot * self.columns, slot * self.columns);
-                self.values[to..to + self.columns]
-                    .copy_from_slice(&old_values[from..from + self.columns]);
+                let at = slot * self.words;
+                self.entries[at..at + self.words].copy_from_slice(old_entry);
             }
         }
         self.generation += 1;
@@ -231,8 +253,8 @@ struct Classifier {
     /// for table generation `generation`.
     node_slot: Vec<u32>,
     generation: u64,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    /// node → [previous, next] in recency order (one array: one host cache line per node).
+    links: Vec<[u32; 2]>,
     head: u32,
     tail: u32,
     /// The most recent line: repeated touches of it change nothing and skip the table.
@@ -253,8 +275,7 @@ impl Classifier {
             capacity,
             node_slot: Vec::new(),
             generation: 0,
-            prev: Vec::new(),
-            next: Vec::new(),
+            links: Vec::new(),
             head: NIL,
             tail: NIL,
             last: EMPTY,
@@ -284,8 +305,7 @@ impl Classifier {
         }
         let node = if self.node_slot.len() < self.capacity {
             self.node_slot.push(0);
-            self.prev.push(NIL);
-            self.next.push(NIL);
+            self.links.push([NIL, NIL]);
             (self.node_slot.len() - 1) as u32
         } else {
             let victim = self.tail;
@@ -304,7 +324,7 @@ impl Classifier {
 
     /// After the table grew, every node's slot moved.
     fn repoint_nodes(&mut self, table: &LineTable) {
-        for slot in 0..table.keys.len() {
+        for slot in 0..table.slots() {
             let node = table.value(slot, self.column);
             if node < UNSEEN {
                 self.node_slot[node as usize] = slot as u32;
@@ -314,23 +334,22 @@ impl Classifier {
     }
 
     fn unlink(&mut self, node: u32) {
-        let (p, n) = (self.prev[node as usize], self.next[node as usize]);
+        let [p, n] = self.links[node as usize];
         match p {
             NIL => self.head = n,
-            p => self.next[p as usize] = n,
+            p => self.links[p as usize][1] = n,
         }
         match n {
             NIL => self.tail = p,
-            n => self.prev[n as usize] = p,
+            n => self.links[n as usize][0] = p,
         }
     }
 
     fn push_front(&mut self, node: u32) {
-        self.prev[node as usize] = NIL;
-        self.next[node as usize] = self.head;
+        self.links[node as usize] = [NIL, self.head];
         match self.head {
             NIL => self.tail = node,
-            h => self.prev[h as usize] = node,
+            h => self.links[h as usize][0] = node,
         }
         self.head = node;
     }
@@ -978,6 +997,17 @@ mod tests {
 
     /// Brute-force reference: per-set recency lists and a fully-associative recency list.
     fn reference(trace: &[(u64, bool)], sets: u64, ways: usize) -> (u64, u64, u64, u64) {
+        reference_with_misses(trace, sets, ways).0
+    }
+
+    /// As [`reference`], also returning the accesses that missed (the next level's trace).
+    #[allow(clippy::type_complexity)]
+    fn reference_with_misses(
+        trace: &[(u64, bool)],
+        sets: u64,
+        ways: usize,
+    ) -> ((u64, u64, u64, u64), Vec<(u64, bool)>) {
+        let mut missed = Vec::new();
         let mut cache: Vec<Vec<u64>> = vec![Vec::new(); sets as usize];
         let mut fa: Vec<u64> = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -995,6 +1025,7 @@ mod tests {
             fa.truncate(capacity);
             if !hit {
                 misses += 1;
+                missed.push((line, false));
                 if seen.insert(line) {
                     comp += 1;
                 } else if !fa_hit {
@@ -1004,7 +1035,47 @@ mod tests {
                 }
             }
         }
-        (misses, comp, cap, conf)
+        ((misses, comp, cap, conf), missed)
+    }
+
+    /// Many distinct lines (the line table grows several times, moving every slot) through
+    /// two 3C levels sharing one table: every count must still equal the brute force.
+    #[test]
+    fn shared_table_growth_keeps_two_levels_exact() {
+        let mut state = 0x1234_5678_9ABC_DEF1u64;
+        let trace: Vec<(u64, bool)> = (0..80_000)
+            .map(|i| {
+                let r = xorshift(&mut state);
+                // Mostly a small hot set, sometimes one of 20 000 cold lines.
+                let line = if r % 2 == 0 {
+                    (r >> 8) % 20_000
+                } else {
+                    (r >> 8) % 24
+                };
+                (line + (i % 3), false)
+            })
+            .collect();
+        let mut h = Hierarchy::new(
+            &[level("L1d", 64, 2, 16), level("L2", 256, 4, 16)],
+            Policy::Lru,
+            true,
+        )
+        .unwrap();
+        for &(line, _) in &trace {
+            h.load(line * 16, 8);
+        }
+        let (l1_expected, l1_misses) = reference_with_misses(&trace, 2, 2);
+        let l2_expected = reference(&l1_misses, 4, 4);
+        let s = h.stats();
+        assert_eq!(
+            (s[0].misses(), s[0].compulsory, s[0].capacity, s[0].conflict),
+            l1_expected
+        );
+        assert_eq!(
+            (s[1].misses(), s[1].compulsory, s[1].capacity, s[1].conflict),
+            l2_expected
+        );
+        assert!(h.tables[0].generation >= 2, "the table should have grown");
     }
 
     proptest::proptest! {
