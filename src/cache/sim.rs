@@ -1047,7 +1047,7 @@ mod tests {
             .map(|i| {
                 let r = xorshift(&mut state);
                 // Mostly a small hot set, sometimes one of 20 000 cold lines.
-                let line = if r % 2 == 0 {
+                let line = if r.is_multiple_of(2) {
                     (r >> 8) % 20_000
                 } else {
                     (r >> 8) % 24
