@@ -105,3 +105,70 @@ fn invalid_geometry_and_unknown_preset_exit_2_naming_the_rule() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("amd-zen4"));
 }
+
+/// Issue 3, must show: on DESIGN.md's VM (its sysfs tree as a fixture) the L1d is 48 KiB,
+/// 12-way, 64 sets of 64 B lines, and the "480 MiB" L3 is flagged while L1d/L2 are not.
+#[test]
+fn design_vm_sysfs_tree_shows_48k_l1d_and_flags_the_l3() {
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sysfs-design-vm"
+    );
+    let out = stridelab(&["info", "--json", "--sysfs-root", root]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let caches = info["caches"].as_array().unwrap();
+    let level = |name: &str| {
+        caches
+            .iter()
+            .find(|l| l["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {caches:?}"))
+    };
+    let l1d = level("L1d");
+    assert_eq!(
+        (&l1d["size"], &l1d["ways"], &l1d["sets"], &l1d["line"]),
+        (
+            &serde_json::json!(48 * 1024),
+            &serde_json::json!(12),
+            &serde_json::json!(64),
+            &serde_json::json!(64)
+        )
+    );
+    assert_eq!(l1d["source"], "sysfs");
+    assert!(l1d["warnings"].as_array().unwrap().is_empty());
+    assert!(level("L2")["warnings"].as_array().unwrap().is_empty());
+    let l3_warnings = level("L3")["warnings"].as_array().unwrap();
+    assert!(
+        l3_warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("implausible")),
+        "{l3_warnings:?}"
+    );
+}
+
+/// Where the kernel lets a process count its own software events (perf_event_paranoid ≤ 2),
+/// task-clock and page-faults must be reported available.
+#[test]
+fn software_events_are_available_where_the_kernel_allows_them() {
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    let Some(level) = paranoid.filter(|&p| p <= 2) else {
+        eprintln!("note: perf_event_paranoid > 2 or unreadable; skipping");
+        return;
+    };
+    let out = stridelab(&["info", "--json"]);
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for event in info["perf_events"].as_array().unwrap() {
+        if event["hardware"] == false {
+            assert_eq!(
+                event["availability"]["status"], "available",
+                "paranoid {level}: {event}"
+            );
+        }
+    }
+}

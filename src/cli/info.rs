@@ -70,10 +70,24 @@ pub struct InfoArgs {
     pub json: bool,
     #[command(flatten)]
     pub cache: CacheArgs,
+    /// Read cache geometry from this directory of `index*/` entries instead of
+    /// /sys/devices/system/cpu/cpu0/cache (no CPUID cross-check then: it is not this CPU).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub sysfs_root: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
-    let detected = Geometry::detect();
+    let detected = match &args.sysfs_root {
+        Some(root) => {
+            let mut geometry = Geometry::from_sysfs(root);
+            geometry.notes.push(format!(
+                "read from {} (not this machine's sysfs; no CPUID cross-check)",
+                root.display()
+            ));
+            geometry
+        }
+        None => Geometry::detect(),
+    };
     let simulated = if args.cache.is_given() {
         Some(args.cache.resolve(&detected)?)
     } else {
@@ -117,10 +131,14 @@ fn render_table(info: &MachineInfo) -> String {
     let b = &info.build;
     let _ = writeln!(
         out,
-        "  Build       stridelab {} ({}), rustc {}, target features: {}",
+        "  Build       stridelab {} ({}), {}{}, target features: {}",
         b.crate_version,
         b.profile,
-        b.rustc.as_deref().unwrap_or("not recorded"),
+        b.rustc.as_deref().unwrap_or("rustc unknown"),
+        b.rustc_source
+            .as_deref()
+            .map(|s| format!(" [{s}]"))
+            .unwrap_or_default(),
         if b.target_features.is_empty() {
             "baseline".to_string()
         } else {
