@@ -56,7 +56,8 @@ pub struct Compiled {
 
 /// Compiles `tests/fixtures/<name>` with gcc. The default flags keep one memory access per
 /// source-level element access: `-O1 -fno-tree-vectorize` (no SIMD widening, no loop
-/// interchange), `-g` so cachegrind can name functions and lines.
+/// interchange), `-g` so cachegrind can name functions and lines; `-std=gnu11` for
+/// `posix_memalign`, `-Wall -Werror` so a sloppy fixture fails loudly.
 pub fn compile_fixture(name: &str, extra_flags: &[&str]) -> Compiled {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -64,7 +65,14 @@ pub fn compile_fixture(name: &str, extra_flags: &[&str]) -> Compiled {
     let dir = tempfile::tempdir().expect("temp dir");
     let binary = dir.path().join(name.trim_end_matches(".c"));
     let output = Command::new("gcc")
-        .args(["-O1", "-fno-tree-vectorize", "-g", "-std=c11"])
+        .args([
+            "-O1",
+            "-fno-tree-vectorize",
+            "-g",
+            "-std=gnu11",
+            "-Wall",
+            "-Werror",
+        ])
         .args(extra_flags)
         .arg(&source)
         .arg("-o")
