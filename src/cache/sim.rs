@@ -128,8 +128,8 @@ fn slot_of(line: u64, mask: usize) -> usize {
 /// An open-addressing (linear probing) map from line number to one `u32` per level sharing
 /// it (all 3C-classified levels with the same line size share one table, so a line that
 /// misses down the hierarchy is probed once). No deletion: every line a level ever sees
-/// stays (the compulsory-miss record); lines leaving a shadow cache get their value set to
-/// `NIL`. Slots move only when the table grows, which bumps `generation`.
+/// stays (the compulsory-miss record), with the shadow node it was last given (`UNSEEN` in
+/// the columns of levels that never saw it).
 #[derive(Debug, Clone)]
 struct LineTable {
     /// Slot s is `words` u64s from `s × words`: the key, then the `u32` values two per word —
@@ -138,7 +138,8 @@ struct LineTable {
     words: usize,
     mask: usize,
     len: usize,
-    generation: u64,
+    /// How many times the table grew (tests check growth was exercised).
+    grown: u32,
     /// The last probe: consecutive levels asking for the same line get it for free.
     cached: (u64, usize),
 }
@@ -155,7 +156,7 @@ impl LineTable {
             words,
             mask: slots - 1,
             len: 0,
-            generation: 0,
+            grown: 0,
             cached: (EMPTY, 0),
         };
         table.entries = table.empty_entries(slots);
@@ -234,31 +235,39 @@ impl LineTable {
                 self.entries[at..at + self.words].copy_from_slice(old_entry);
             }
         }
-        self.generation += 1;
+        self.grown += 1;
         self.cached = (EMPTY, 0);
     }
 }
 
 /// The 3C bookkeeping of one level: whether it ever saw a line (compulsory misses) and a
 /// fully-associative LRU shadow cache of the level's size (capacity vs conflict), kept as an
-/// intrusive doubly-linked recency list over flat arrays and indexed through the level's
-/// column of a [`LineTable`]. O(1) per access, at most one table probe.
+/// intrusive doubly-linked recency list over a flat array of nodes and indexed through the
+/// level's column of a [`LineTable`]. O(1) per access, at most one table probe.
+///
+/// The table remembers the node a line was last given, and never forgets it: when a node is
+/// recycled for another line, the old line's entry goes stale, which the node's own `line`
+/// field exposes (`nodes[value].line != line`). So evictions write nothing to the table and
+/// table growth (which moves slots) needs no fix-up.
 #[derive(Debug, Clone)]
 struct Classifier {
     /// Which of the hierarchy's tables, and which column in it.
     table: usize,
     column: usize,
     capacity: usize,
-    /// node → its table slot (to mark an evicted line `NIL` without a second probe); valid
-    /// for table generation `generation`.
-    node_slot: Vec<u32>,
-    generation: u64,
-    /// node → [previous, next] in recency order (one array: one host cache line per node).
-    links: Vec<[u32; 2]>,
+    /// Shadow nodes: the line held and the recency-list links (one host cache line per node).
+    nodes: Vec<ShadowNode>,
     head: u32,
     tail: u32,
     /// The most recent line: repeated touches of it change nothing and skip the table.
     last: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ShadowNode {
+    line: u64,
+    prev: u32,
+    next: u32,
 }
 
 /// What the shadow says about one line access.
@@ -273,9 +282,7 @@ impl Classifier {
             table,
             column,
             capacity,
-            node_slot: Vec::new(),
-            generation: 0,
-            links: Vec::new(),
+            nodes: Vec::new(),
             head: NIL,
             tail: NIL,
             last: EMPTY,
@@ -292,29 +299,28 @@ impl Classifier {
         }
         self.last = line;
         let slot = table.find_or_insert(line);
-        if table.generation != self.generation {
-            self.repoint_nodes(table);
-        }
         let value = table.value(slot, self.column);
-        if value < UNSEEN {
+        if value != UNSEEN && self.nodes[value as usize].line == line {
             self.move_to_front(value);
             return ShadowOutcome {
                 fully_associative_hit: true,
                 first_touch: false,
             };
         }
-        let node = if self.node_slot.len() < self.capacity {
-            self.node_slot.push(0);
-            self.links.push([NIL, NIL]);
-            (self.node_slot.len() - 1) as u32
+        let node = if self.nodes.len() < self.capacity {
+            self.nodes.push(ShadowNode {
+                line,
+                prev: NIL,
+                next: NIL,
+            });
+            (self.nodes.len() - 1) as u32
         } else {
             let victim = self.tail;
             self.unlink(victim);
-            table.set_value(self.node_slot[victim as usize] as usize, self.column, NIL);
+            self.nodes[victim as usize].line = line;
             victim
         };
         table.set_value(slot, self.column, node);
-        self.node_slot[node as usize] = slot as u32;
         self.push_front(node);
         ShadowOutcome {
             fully_associative_hit: false,
@@ -322,34 +328,26 @@ impl Classifier {
         }
     }
 
-    /// After the table grew, every node's slot moved.
-    fn repoint_nodes(&mut self, table: &LineTable) {
-        for slot in 0..table.slots() {
-            let node = table.value(slot, self.column);
-            if node < UNSEEN {
-                self.node_slot[node as usize] = slot as u32;
-            }
-        }
-        self.generation = table.generation;
-    }
-
     fn unlink(&mut self, node: u32) {
-        let [p, n] = self.links[node as usize];
-        match p {
-            NIL => self.head = n,
-            p => self.links[p as usize][1] = n,
+        let ShadowNode { prev, next, .. } = self.nodes[node as usize];
+        match prev {
+            NIL => self.head = next,
+            p => self.nodes[p as usize].next = next,
         }
-        match n {
-            NIL => self.tail = p,
-            n => self.links[n as usize][0] = p,
+        match next {
+            NIL => self.tail = prev,
+            n => self.nodes[n as usize].prev = prev,
         }
     }
 
     fn push_front(&mut self, node: u32) {
-        self.links[node as usize] = [NIL, self.head];
-        match self.head {
+        let head = self.head;
+        let n = &mut self.nodes[node as usize];
+        n.prev = NIL;
+        n.next = head;
+        match head {
             NIL => self.tail = node,
-            h => self.links[h as usize][0] = node,
+            h => self.nodes[h as usize].prev = node,
         }
         self.head = node;
     }
@@ -1075,7 +1073,7 @@ mod tests {
             (s[1].misses(), s[1].compulsory, s[1].capacity, s[1].conflict),
             l2_expected
         );
-        assert!(h.tables[0].generation >= 2, "the table should have grown");
+        assert!(h.tables[0].grown >= 2, "the table should have grown");
     }
 
     proptest::proptest! {
