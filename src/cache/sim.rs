@@ -716,8 +716,9 @@ impl Hierarchy {
         }
     }
 
-    /// Resident line *addresses* of level `level`, per set (see [`LevelSim::resident`] for
-    /// the order within a set). For tests and teaching output.
+    /// Resident line *addresses* of level `level`, per set. Within a set: most recent first
+    /// (LRU), newest first (FIFO), way order (tree-PLRU, random). For tests and teaching
+    /// output. Panics if `level` is out of range.
     pub fn resident_lines(&self, level: usize) -> Vec<Vec<u64>> {
         let shift = self.levels[level].line_shift;
         self.levels[level]
@@ -727,7 +728,8 @@ impl Hierarchy {
             .collect()
     }
 
-    /// Whether the line holding `addr` is resident at `level`.
+    /// Whether the line holding `addr` is resident at `level`. Panics if `level` is out of
+    /// range.
     pub fn contains(&self, level: usize, addr: u64) -> bool {
         let l = &self.levels[level];
         let line = addr >> l.line_shift;
