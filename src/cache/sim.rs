@@ -1078,6 +1078,49 @@ mod tests {
         assert!(h.tables[0].grown >= 2, "the table should have grown");
     }
 
+    /// cachegrind's `cg_sim.c`, transcribed: tags are block numbers, per-set arrays kept most
+    /// recent first, a straddling reference looks up both blocks and misses if either did, and
+    /// an LL reference happens only after a D1 miss, with the whole access.
+    struct CgCache {
+        sets: Vec<Vec<u64>>,
+        ways: usize,
+        line_bits: u32,
+    }
+
+    impl CgCache {
+        fn new(size: u64, ways: usize, line: u64) -> Self {
+            let sets = (size / (ways as u64 * line)) as usize;
+            Self {
+                sets: vec![Vec::new(); sets],
+                ways,
+                line_bits: line.trailing_zeros(),
+            }
+        }
+        fn setref_is_miss(&mut self, block: u64) -> bool {
+            let n = self.sets.len() as u64;
+            let set = &mut self.sets[(block % n) as usize];
+            let hit = set.iter().position(|&t| t == block);
+            if let Some(i) = hit {
+                set.remove(i);
+            }
+            set.insert(0, block);
+            set.truncate(self.ways);
+            hit.is_none()
+        }
+        fn ref_is_miss(&mut self, addr: u64, size: u64) -> bool {
+            let block1 = addr >> self.line_bits;
+            let block2 = (addr + size - 1) >> self.line_bits;
+            if block1 == block2 {
+                self.setref_is_miss(block1)
+            } else {
+                // "always do both, as state is updated as side effect"
+                let m1 = self.setref_is_miss(block1);
+                let m2 = self.setref_is_miss(block2);
+                m1 || m2
+            }
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn lru_and_3c_match_brute_force(
@@ -1093,6 +1136,49 @@ mod tests {
             let s = h.stats()[0];
             let expected = reference(&trace, sets, ways);
             proptest::prop_assert_eq!((s.misses(), s.compulsory, s.capacity, s.conflict), expected);
+        }
+
+        /// D1 + LL counts equal cachegrind's algorithm on random accesses, straddles included,
+        /// with and without the 3C classification switched on.
+        #[test]
+        fn two_levels_match_cachegrinds_algorithm(
+            trace in proptest::collection::vec((0u64..2048, 1u64..=16, proptest::bool::ANY), 0..400),
+            classify in proptest::bool::ANY,
+        ) {
+            let mut h = Hierarchy::new(
+                &[level("L1d", 128, 2, 16), level("L2", 512, 4, 16)],
+                Policy::Lru,
+                classify,
+            )
+            .unwrap();
+            let mut d1 = CgCache::new(128, 2, 16);
+            let mut ll = CgCache::new(512, 4, 16);
+            let mut expected = [[0u64; 4]; 2]; // [loads, stores, load misses, store misses]
+            for &(addr, size, store) in &trace {
+                if store { h.store(addr, size as u32) } else { h.load(addr, size as u32) }
+                let kind = usize::from(store);
+                expected[0][kind] += 1;
+                if d1.ref_is_miss(addr, size) {
+                    expected[0][2 + kind] += 1;
+                    expected[1][kind] += 1;
+                    if ll.ref_is_miss(addr, size) {
+                        expected[1][2 + kind] += 1;
+                    }
+                }
+            }
+            let s = h.stats();
+            for (level, stats) in s.iter().enumerate() {
+                proptest::prop_assert_eq!(
+                    [stats.loads, stats.stores, stats.load_misses, stats.store_misses],
+                    expected[level]
+                );
+                if classify {
+                    proptest::prop_assert_eq!(
+                        stats.compulsory + stats.capacity + stats.conflict,
+                        stats.misses()
+                    );
+                }
+            }
         }
     }
 }
