@@ -118,9 +118,12 @@ const UNSEEN: u32 = u32::MAX - 1;
 /// (with a fold: strided window numbers are multiples of a power of two, whose low product
 /// bits would otherwise all be zero) so distant windows land at unrelated offsets. The table
 /// is at most half full, so one window's lines never fill it.
+///
+/// `window_bits` is log2 of the slot count (stored, not recomputed: baseline x86-64 has no
+/// popcnt instruction).
 #[inline]
-fn slot_of(line: u64, mask: usize) -> usize {
-    let window = line >> mask.count_ones();
+fn slot_of(line: u64, mask: usize, window_bits: u32) -> usize {
+    let window = line >> window_bits;
     let h = window.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     (line.wrapping_add(h ^ (h >> 29)) as usize) & mask
 }
@@ -137,6 +140,8 @@ struct LineTable {
     entries: Vec<u64>,
     words: usize,
     mask: usize,
+    /// log2 of the slot count.
+    window_bits: u32,
     len: usize,
     /// How many times the table grew (tests check growth was exercised).
     grown: u32,
@@ -155,6 +160,7 @@ impl LineTable {
             entries: Vec::new(),
             words,
             mask: slots - 1,
+            window_bits: slots.trailing_zeros(),
             len: 0,
             grown: 0,
             cached: (EMPTY, 0),
@@ -189,7 +195,7 @@ impl LineTable {
         if (self.len + 1) * 2 > self.slots() {
             self.grow();
         }
-        let mut slot = slot_of(line, self.mask);
+        let mut slot = slot_of(line, self.mask, self.window_bits);
         loop {
             let key = self.key(slot);
             if key == line {
@@ -224,10 +230,11 @@ impl LineTable {
         let slots = self.slots() * 2;
         self.entries = self.empty_entries(slots);
         self.mask = slots - 1;
+        self.window_bits = slots.trailing_zeros();
         for old_entry in old.chunks_exact(self.words) {
             let key = old_entry[0];
             if key != EMPTY {
-                let mut slot = slot_of(key, self.mask);
+                let mut slot = slot_of(key, self.mask, self.window_bits);
                 while self.key(slot) != EMPTY {
                     slot = (slot + 1) & self.mask;
                 }
@@ -508,14 +515,27 @@ impl LevelSim {
         let ways = self.ways;
         let tags = &mut self.tags[base..base + ways];
         match &mut self.replacement {
-            Replacement::Lru | Replacement::Fifo => {
+            Replacement::Lru => {
                 if tags[0] == line {
                     return true;
                 }
-                if let Some(pos) = tags.iter().position(|&t| t == line) {
-                    if matches!(self.replacement, Replacement::Lru) {
-                        shift_in(&mut tags[..=pos], line);
+                // One pass: shift each tag one way back until the line itself is met (a hit,
+                // now moved to the front) or falls off the end (a miss; the carry is the victim).
+                let mut carry = line;
+                for tag in tags.iter_mut() {
+                    let previous = std::mem::replace(tag, carry);
+                    if previous == line {
+                        return true;
                     }
+                    carry = previous;
+                }
+                if carry != EMPTY {
+                    self.stats.evictions += 1;
+                }
+                false
+            }
+            Replacement::Fifo => {
+                if tags.contains(&line) {
                     return true;
                 }
                 if shift_in(tags, line) != EMPTY {
