@@ -1,6 +1,8 @@
 //! Cache geometry, the set-associative simulator and the analytic set/GCD model.
 #![forbid(unsafe_code)]
 
+pub mod infer;
+
 /// A consumer of memory accesses: the simulator implements it, kernels feed it.
 ///
 /// Addresses are byte addresses in the simulated address space; `len` is the access size in

@@ -2,3 +2,4 @@
 //! runner that turns kernel instances into records. It never plots.
 
 pub mod buffer;
+pub mod probe;
