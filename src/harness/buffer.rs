@@ -42,7 +42,11 @@ impl AlignedBuffer {
             .map_err(|_| BufferError::TooLarge { elements: len })?;
         // Huge pages must be requested before the first write: zeroing touches every page, and
         // pages already faulted in as 4 KiB stay 4 KiB (until khugepaged, much later).
-        let raw = if huge_pages { alloc_advised_zeroed(layout) } else { alloc_zeroed_aligned(layout) };
+        let raw = if huge_pages {
+            alloc_advised_zeroed(layout)
+        } else {
+            alloc_zeroed_aligned(layout)
+        };
         let ptr = NonNull::new(raw.cast::<f64>()).ok_or(BufferError::AllocationFailed { bytes })?;
         let mut buffer = Self { ptr, len, layout };
         buffer.first_touch();

@@ -91,7 +91,11 @@ pub struct Chase {
 impl Chase {
     /// Builds a chase visiting the element indices `order` cyclically (`order` must be
     /// distinct indices below `elements`).
-    pub fn from_order(elements: usize, order: &[usize], huge_pages: bool) -> Result<Self, ProbeError> {
+    pub fn from_order(
+        elements: usize,
+        order: &[usize],
+        huge_pages: bool,
+    ) -> Result<Self, ProbeError> {
         if order.is_empty() || order.iter().any(|&e| e >= elements) {
             return Err(ProbeError::BadParameter(format!(
                 "chase of {} nodes over {elements} elements",
@@ -103,14 +107,25 @@ impl Chase {
             let to = order[(i + 1) % order.len()];
             buffer[from] = f64::from_bits(to as u64);
         }
-        Ok(Self { buffer, start: order[0], nodes: order.len() })
+        Ok(Self {
+            buffer,
+            start: order[0],
+            nodes: order.len(),
+        })
     }
 
     /// Builds a chase over every `spacing`-byte node of a `bytes` working set, in one random
     /// cycle: the node at slot i points to the slot `cycle[i]`.
-    pub fn random_cycle(bytes: usize, spacing: usize, huge_pages: bool, rng: &mut SplitMix64) -> Result<Self, ProbeError> {
+    pub fn random_cycle(
+        bytes: usize,
+        spacing: usize,
+        huge_pages: bool,
+        rng: &mut SplitMix64,
+    ) -> Result<Self, ProbeError> {
         if spacing < ELEMENT_BYTES || spacing % ELEMENT_BYTES != 0 || bytes < spacing {
-            return Err(ProbeError::BadParameter(format!("{bytes} B working set at {spacing} B spacing")));
+            return Err(ProbeError::BadParameter(format!(
+                "{bytes} B working set at {spacing} B spacing"
+            )));
         }
         let nodes = bytes / spacing;
         let per_node = spacing / ELEMENT_BYTES;
@@ -119,7 +134,11 @@ impl Chase {
         for (slot, &next) in cycle.iter().enumerate() {
             buffer[slot * per_node] = f64::from_bits(next as u64 * per_node as u64);
         }
-        Ok(Self { buffer, start: 0, nodes })
+        Ok(Self {
+            buffer,
+            start: 0,
+            nodes,
+        })
     }
 
     /// Like [`Chase::random_cycle`], but the cycle visits the working set chunk by chunk
@@ -127,8 +146,18 @@ impl Chase {
     /// enough pages to stay in the L1 data TLB, so TLB misses are paid once per chunk and the
     /// latency curve shows the caches, not the TLB; the order is still one fixed cycle over the
     /// whole set, so a set larger than a cache still misses it on every visit.
-    pub fn chunked_cycle(bytes: usize, spacing: usize, chunk: usize, huge_pages: bool, rng: &mut SplitMix64) -> Result<Self, ProbeError> {
-        if spacing < ELEMENT_BYTES || spacing % ELEMENT_BYTES != 0 || bytes < spacing || chunk < spacing {
+    pub fn chunked_cycle(
+        bytes: usize,
+        spacing: usize,
+        chunk: usize,
+        huge_pages: bool,
+        rng: &mut SplitMix64,
+    ) -> Result<Self, ProbeError> {
+        if spacing < ELEMENT_BYTES
+            || spacing % ELEMENT_BYTES != 0
+            || bytes < spacing
+            || chunk < spacing
+        {
             return Err(ProbeError::BadParameter(format!(
                 "{bytes} B working set at {spacing} B spacing, {chunk} B chunks"
             )));
@@ -141,7 +170,11 @@ impl Chase {
         for c in single_cycle_order(chunks, rng) {
             let first = c * per_chunk;
             let count = per_chunk.min(nodes - first);
-            order.extend(single_cycle_order(count, rng).into_iter().map(|i| (first + i) * per_node));
+            order.extend(
+                single_cycle_order(count, rng)
+                    .into_iter()
+                    .map(|i| (first + i) * per_node),
+            );
         }
         Self::from_order(nodes * per_node, &order, huge_pages)
     }
@@ -159,7 +192,8 @@ impl Chase {
         self.buffer.len() * ELEMENT_BYTES
     }
 
-    /// Follows `steps` links; returns where it stopped (so the work cannot be optimised away).
+    /// Follows `steps` links; returns where it stopped.
+    #[cfg(test)]
     fn follow(&self, steps: usize) -> usize {
         let nodes: &[f64] = &self.buffer;
         let mut at = self.start;
@@ -169,13 +203,39 @@ impl Chase {
         at
     }
 
-    /// Warms the caches with `warm_steps` links, then times `steps` links: ns per access.
+    /// Warms the caches with `warm_steps` links, then times `steps` links: ns per access (the
+    /// median of [`WINDOWS`] windows, see [`windowed_ns`]).
     pub fn time_ns(&self, warm_steps: usize, steps: usize) -> f64 {
-        black_box(self.follow(warm_steps));
-        let started = Instant::now();
-        black_box(self.follow(steps));
-        started.elapsed().as_nanos() as f64 / steps.max(1) as f64
+        let mut at = self.start;
+        let nodes: &[f64] = &self.buffer;
+        let mut follow = |steps: usize| {
+            for _ in 0..steps {
+                at = nodes[at].to_bits() as usize;
+            }
+            black_box(at);
+        };
+        follow(warm_steps);
+        windowed_ns(steps, follow)
     }
+}
+
+/// Windows per timed sample.
+pub const WINDOWS: usize = 16;
+
+/// Times `steps` accesses of `follow` as [`WINDOWS`] consecutive windows and returns the
+/// median window's ns per access. A preemption costs more than its own length here: whoever
+/// ran meanwhile evicted the working set, and the chase pays to refill it. Those windows are
+/// outliers the median drops, where one long timing would absorb them.
+fn windowed_ns(steps: usize, mut follow: impl FnMut(usize)) -> f64 {
+    let per_window = (steps / WINDOWS).max(1);
+    let mut windows = [0.0f64; WINDOWS];
+    for window in &mut windows {
+        let started = Instant::now();
+        follow(per_window);
+        *window = started.elapsed().as_nanos() as f64 / per_window as f64;
+    }
+    windows.sort_by(f64::total_cmp);
+    (windows[WINDOWS / 2 - 1] + windows[WINDOWS / 2]) / 2.0
 }
 
 /// How hard each probe works and when it must stop.
@@ -189,25 +249,39 @@ pub struct ProbeBudget {
 
 impl ProbeBudget {
     pub fn new(repeats: usize, time: Duration) -> Self {
-        Self { repeats: repeats.max(1), deadline: Instant::now() + time }
+        Self {
+            repeats: repeats.max(1),
+            deadline: Instant::now() + time,
+        }
     }
 }
 
 /// Runs `rounds` interleaved rounds of `measure(point_index)` over `count` points and reduces
 /// each point's samples to a [`Point`] (x from `xs`). Within a round the order alternates
 /// direction, so slow drifts do not line up with x.
-fn interleaved(xs: &[f64], budget: ProbeBudget, mut measure: impl FnMut(usize) -> f64) -> Vec<Point> {
+fn interleaved(
+    xs: &[f64],
+    budget: ProbeBudget,
+    mut measure: impl FnMut(usize) -> f64,
+) -> Vec<Point> {
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); xs.len()];
     for round in 0..budget.repeats {
         if round > 0 && Instant::now() >= budget.deadline {
             break;
         }
-        let indices: Vec<usize> = if round % 2 == 0 { (0..xs.len()).collect() } else { (0..xs.len()).rev().collect() };
+        let indices: Vec<usize> = if round % 2 == 0 {
+            (0..xs.len()).collect()
+        } else {
+            (0..xs.len()).rev().collect()
+        };
         for i in indices {
             samples[i].push(measure(i));
         }
     }
-    xs.iter().zip(samples).map(|(&x, s)| Point::from_samples(x, &s)).collect()
+    xs.iter()
+        .zip(samples)
+        .map(|(&x, s)| Point::from_samples(x, &s))
+        .collect()
 }
 
 /// Latency of a random-order chase over working sets of the given sizes (bytes).
@@ -227,7 +301,10 @@ impl CapacityProbe {
             .iter()
             .map(|&bytes| Chase::chunked_cycle(bytes, NODE_BYTES, chunk, true, &mut rng))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { chases, sizes: sizes.to_vec() })
+        Ok(Self {
+            chases,
+            sizes: sizes.to_vec(),
+        })
     }
 
     /// The chases (for the huge-page report).
@@ -235,14 +312,13 @@ impl CapacityProbe {
         &self.chases
     }
 
-    /// Each sample warms with one full cycle (capped: big sets miss anyway) then times at least
-    /// `min_steps` accesses.
-    pub fn run(&self, budget: ProbeBudget, min_steps: usize) -> Vec<Point> {
+    /// Each sample warms with one full cycle (capped at 2²⁰ nodes, 64 MiB: sets that large
+    /// miss anyway unless the LLC is larger still) then times `steps` accesses.
+    pub fn run(&self, budget: ProbeBudget, steps: usize) -> Vec<Point> {
         let xs: Vec<f64> = self.sizes.iter().map(|&s| s as f64).collect();
         interleaved(&xs, budget, |i| {
             let chase = &self.chases[i];
-            let warm = chase.nodes().min(1 << 20);
-            chase.time_ns(warm, min_steps.max(chase.nodes().min(1 << 18)))
+            chase.time_ns(chase.nodes().min(1 << 20), steps)
         })
     }
 }
@@ -263,7 +339,9 @@ impl LinePairProbe {
     pub fn new(strides: &[usize], region: usize, seed: u64) -> Result<Self, ProbeError> {
         let blocks = region / LINE_PAIR_BLOCK;
         if blocks < 2 {
-            return Err(ProbeError::BadParameter(format!("line-pair region {region} B")));
+            return Err(ProbeError::BadParameter(format!(
+                "line-pair region {region} B"
+            )));
         }
         let elements = blocks * LINE_PAIR_BLOCK / ELEMENT_BYTES;
         let mut rng = SplitMix64::new(seed);
@@ -284,7 +362,10 @@ impl LinePairProbe {
             }
             chases.push(Chase::from_order(elements, &order, true)?);
         }
-        Ok(Self { chases, strides: strides.to_vec() })
+        Ok(Self {
+            chases,
+            strides: strides.to_vec(),
+        })
     }
 
     pub fn run(&self, budget: ProbeBudget, steps: usize) -> Vec<Point> {
@@ -306,8 +387,13 @@ pub struct SlotChases {
 
 impl SlotChases {
     fn new(elements: usize, orders: Vec<Vec<usize>>, huge_pages: bool) -> Result<Self, ProbeError> {
-        if orders.iter().any(|o| o.is_empty() || o.iter().any(|&e| e >= elements)) {
-            return Err(ProbeError::BadParameter(format!("slot chase outside its {elements} elements")));
+        if orders
+            .iter()
+            .any(|o| o.is_empty() || o.iter().any(|&e| e >= elements))
+        {
+            return Err(ProbeError::BadParameter(format!(
+                "slot chase outside its {elements} elements"
+            )));
         }
         let buffer = AlignedBuffer::zeroed(elements, huge_pages)?;
         Ok(Self { buffer, orders })
@@ -320,17 +406,15 @@ impl SlotChases {
             self.buffer[from] = f64::from_bits(order[(n + 1) % order.len()] as u64);
         }
         let nodes: &[f64] = &self.buffer;
-        let follow = |steps: usize| {
-            let mut at = order[0];
+        let mut at = order[0];
+        let mut follow = |steps: usize| {
             for _ in 0..steps {
                 at = nodes[at].to_bits() as usize;
             }
-            at
+            black_box(at);
         };
-        black_box(follow(2 * order.len() + 64));
-        let started = Instant::now();
-        black_box(follow(steps));
-        started.elapsed().as_nanos() as f64 / steps.max(1) as f64
+        follow(2 * order.len() + 64);
+        windowed_ns(steps, follow)
     }
 
     /// The buffer's start address and length in bytes (for the huge-page check).
@@ -363,16 +447,30 @@ impl ConflictProbe {
     /// `stride` in bytes (a multiple of 8). Huge pages keep the slots inside as few pages as
     /// possible, so the data TLB stays out of the way where the kernel grants them (the control
     /// tells if it did not).
-    pub fn new(stride: usize, max_slots: usize, huge_pages: bool, seed: u64) -> Result<Self, ProbeError> {
+    pub fn new(
+        stride: usize,
+        max_slots: usize,
+        huge_pages: bool,
+        seed: u64,
+    ) -> Result<Self, ProbeError> {
         if stride == 0 || stride % ELEMENT_BYTES != 0 || max_slots == 0 {
-            return Err(ProbeError::BadParameter(format!("conflict stride {stride} B, {max_slots} slots")));
+            return Err(ProbeError::BadParameter(format!(
+                "conflict stride {stride} B, {max_slots} slots"
+            )));
         }
         let elements = (stride * max_slots).div_ceil(ELEMENT_BYTES) + 1;
         let mut rng = SplitMix64::new(seed);
         let orders = (1..=max_slots)
-            .map(|k| single_cycle_order(k, &mut rng).into_iter().map(|j| j * stride / ELEMENT_BYTES).collect())
+            .map(|k| {
+                single_cycle_order(k, &mut rng)
+                    .into_iter()
+                    .map(|j| j * stride / ELEMENT_BYTES)
+                    .collect()
+            })
             .collect();
-        Ok(Self { slots: SlotChases::new(elements, orders, huge_pages)? })
+        Ok(Self {
+            slots: SlotChases::new(elements, orders, huge_pages)?,
+        })
     }
 
     pub fn max_slots(&self) -> usize {
@@ -409,7 +507,11 @@ pub fn run_conflict_pair(
     let mut both_xs = xs.clone();
     both_xs.extend(xs.iter().copied());
     let points = interleaved(&both_xs, budget, |i| {
-        if i < slots { probe.slots.time(i, steps) } else { control.slots.time(i - slots, steps) }
+        if i < slots {
+            probe.slots.time(i, steps)
+        } else {
+            control.slots.time(i - slots, steps)
+        }
     });
     let (p, c) = points.split_at(slots);
     (p.to_vec(), c.to_vec())
@@ -428,9 +530,20 @@ impl TlbProbe {
     /// With `packed`, the same K lines (same L1 sets) are instead packed into consecutive lines,
     /// K·line bytes over a few pages: the control. A latency jump the spread layout shows and
     /// the packed one does not comes from the number of pages, i.e. the TLB.
-    pub fn new(page_counts: &[usize], line: usize, sets_span: usize, packed: bool, seed: u64) -> Result<Self, ProbeError> {
+    pub fn new(
+        page_counts: &[usize],
+        line: usize,
+        sets_span: usize,
+        packed: bool,
+        seed: u64,
+    ) -> Result<Self, ProbeError> {
         let max_pages = page_counts.iter().copied().max().unwrap_or(0);
-        if max_pages == 0 || line == 0 || line % ELEMENT_BYTES != 0 || sets_span < line || sets_span > SMALL_PAGE_BYTES {
+        if max_pages == 0
+            || line == 0
+            || line % ELEMENT_BYTES != 0
+            || sets_span < line
+            || sets_span > SMALL_PAGE_BYTES
+        {
             return Err(ProbeError::BadParameter(format!(
                 "TLB probe: {max_pages} pages, line {line} B, set span {sets_span} B"
             )));
@@ -444,14 +557,21 @@ impl TlbProbe {
                 single_cycle_order(k, &mut rng)
                     .into_iter()
                     .map(|j| {
-                        let byte = if packed { j * line } else { j * SMALL_PAGE_BYTES + (j % lines_per_span) * line };
+                        let byte = if packed {
+                            j * line
+                        } else {
+                            j * SMALL_PAGE_BYTES + (j % lines_per_span) * line
+                        };
                         byte / ELEMENT_BYTES
                     })
                     .collect()
             })
             .collect();
         // Small pages for both: the spread layout needs one page per slot.
-        Ok(Self { slots: SlotChases::new(elements, orders, false)?, pages: page_counts.to_vec() })
+        Ok(Self {
+            slots: SlotChases::new(elements, orders, false)?,
+            pages: page_counts.to_vec(),
+        })
     }
 
     pub fn span(&self) -> (usize, usize) {
@@ -460,26 +580,36 @@ impl TlbProbe {
 }
 
 /// Measures the page-spread TLB probe and its packed control together, interleaved.
-pub fn run_tlb_pair(small: &mut TlbProbe, huge: &mut TlbProbe, budget: ProbeBudget, steps: usize) -> (Vec<Point>, Vec<Point>) {
+pub fn run_tlb_pair(
+    small: &mut TlbProbe,
+    huge: &mut TlbProbe,
+    budget: ProbeBudget,
+    steps: usize,
+) -> (Vec<Point>, Vec<Point>) {
     let n = small.pages.len().min(huge.pages.len());
     let mut xs: Vec<f64> = small.pages[..n].iter().map(|&k| k as f64).collect();
     xs.extend(huge.pages[..n].iter().map(|&k| k as f64));
-    let points = interleaved(&xs, budget, |i| if i < n { small.slots.time(i, steps) } else { huge.slots.time(i - n, steps) });
+    let points = interleaved(&xs, budget, |i| {
+        if i < n {
+            small.slots.time(i, steps)
+        } else {
+            huge.slots.time(i - n, steps)
+        }
+    });
     let (s, h) = points.split_at(n);
     (s.to_vec(), h.to_vec())
 }
 
-/// Bytes of `[address, address + len)` backed by transparent huge pages, from
-/// `/proc/self/smaps` (`AnonHugePages` of the mappings that overlap it). `None` when smaps is
-/// unreadable (not Linux, restricted /proc).
-pub fn huge_page_bytes(address: usize, len: usize) -> Option<usize> {
+/// Bytes backed by transparent huge pages in the mappings that overlap any of the `(address,
+/// len)` ranges, from `/proc/self/smaps` (`AnonHugePages`, each mapping counted once; a mapping
+/// may hold more than the ranges). `None` when smaps is unreadable (not Linux, restricted /proc).
+pub fn huge_page_bytes(ranges: &[(usize, usize)]) -> Option<usize> {
     let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-    Some(huge_bytes_in_smaps(&smaps, address, len))
+    Some(huge_bytes_in_smaps(&smaps, ranges))
 }
 
 /// The parsing half of [`huge_page_bytes`] (pure, tested).
-pub fn huge_bytes_in_smaps(smaps: &str, address: usize, len: usize) -> usize {
-    let end = address.saturating_add(len);
+pub fn huge_bytes_in_smaps(smaps: &str, ranges: &[(usize, usize)]) -> usize {
     let mut inside = false;
     let mut total = 0usize;
     for line in smaps.lines() {
@@ -488,7 +618,9 @@ pub fn huge_bytes_in_smaps(smaps: &str, address: usize, len: usize) -> usize {
         if let Some((lo, hi)) = first.split_once('-')
             && let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
         {
-            inside = lo < end && hi > address;
+            inside = ranges
+                .iter()
+                .any(|&(address, len)| lo < address.saturating_add(len) && hi > address);
             continue;
         }
         if inside && first == "AnonHugePages:" {
@@ -538,7 +670,10 @@ mod tests {
         for k in 1..=5 {
             let walk = probe.slots.linked_walk(k - 1);
             assert_eq!(walk.len(), k);
-            assert!(walk.iter().all(|&e| (e * ELEMENT_BYTES) % 4096 == 0), "slots sit on the stride");
+            assert!(
+                walk.iter().all(|&e| (e * ELEMENT_BYTES) % 4096 == 0),
+                "slots sit on the stride"
+            );
         }
     }
 
@@ -546,8 +681,10 @@ mod tests {
     fn tlb_slots_use_distinct_pages_and_staggered_lines() {
         let mut probe = TlbProbe::new(&[8], 64, 4096, false, 1).unwrap();
         let walk = probe.slots.linked_walk(0);
-        let pages: std::collections::BTreeSet<usize> = walk.iter().map(|e| e * ELEMENT_BYTES / 4096).collect();
-        let offsets: std::collections::BTreeSet<usize> = walk.iter().map(|e| e * ELEMENT_BYTES % 4096).collect();
+        let pages: std::collections::BTreeSet<usize> =
+            walk.iter().map(|e| e * ELEMENT_BYTES / 4096).collect();
+        let offsets: std::collections::BTreeSet<usize> =
+            walk.iter().map(|e| e * ELEMENT_BYTES % 4096).collect();
         assert_eq!(pages.len(), 8);
         assert_eq!(offsets.len(), 8);
     }
@@ -561,9 +698,21 @@ AnonHugePages:      2048 kB
 7f0000400000-7f0000800000 rw-p 00000000 00:00 0
 AnonHugePages:      4096 kB
 ";
-        assert_eq!(huge_bytes_in_smaps(smaps, 0x7f00_0000_0000, 0x1000), 2048 * 1024);
-        assert_eq!(huge_bytes_in_smaps(smaps, 0x7f00_0000_0000, 0x80_0000), 6144 * 1024);
-        assert_eq!(huge_bytes_in_smaps(smaps, 0x1000, 0x1000), 0);
+        assert_eq!(
+            huge_bytes_in_smaps(smaps, &[(0x7f00_0000_0000, 0x1000)]),
+            2048 * 1024
+        );
+        assert_eq!(
+            huge_bytes_in_smaps(smaps, &[(0x7f00_0000_0000, 0x80_0000)]),
+            6144 * 1024
+        );
+        let twice = [(0x7f00_0000_0000, 0x1000), (0x7f00_0000_2000, 0x1000)];
+        assert_eq!(
+            huge_bytes_in_smaps(smaps, &twice),
+            2048 * 1024,
+            "a mapping counts once"
+        );
+        assert_eq!(huge_bytes_in_smaps(smaps, &[(0x1000, 0x1000)]), 0);
     }
 
     #[test]
