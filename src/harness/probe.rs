@@ -122,7 +122,7 @@ impl Chase {
         huge_pages: bool,
         rng: &mut SplitMix64,
     ) -> Result<Self, ProbeError> {
-        if spacing < ELEMENT_BYTES || spacing % ELEMENT_BYTES != 0 || bytes < spacing {
+        if spacing < ELEMENT_BYTES || !spacing.is_multiple_of(ELEMENT_BYTES) || bytes < spacing {
             return Err(ProbeError::BadParameter(format!(
                 "{bytes} B working set at {spacing} B spacing"
             )));
@@ -154,7 +154,7 @@ impl Chase {
         rng: &mut SplitMix64,
     ) -> Result<Self, ProbeError> {
         if spacing < ELEMENT_BYTES
-            || spacing % ELEMENT_BYTES != 0
+            || !spacing.is_multiple_of(ELEMENT_BYTES)
             || bytes < spacing
             || chunk < spacing
         {
@@ -347,7 +347,7 @@ impl LinePairProbe {
         let mut rng = SplitMix64::new(seed);
         let mut chases = Vec::new();
         for &s in strides {
-            if s == 0 || s % ELEMENT_BYTES != 0 || s >= LINE_PAIR_BLOCK {
+            if s == 0 || !s.is_multiple_of(ELEMENT_BYTES) || s >= LINE_PAIR_BLOCK {
                 return Err(ProbeError::BadParameter(format!("line-pair stride {s} B")));
             }
             let cycle = single_cycle(blocks, &mut rng);
@@ -453,7 +453,7 @@ impl ConflictProbe {
         huge_pages: bool,
         seed: u64,
     ) -> Result<Self, ProbeError> {
-        if stride == 0 || stride % ELEMENT_BYTES != 0 || max_slots == 0 {
+        if stride == 0 || !stride.is_multiple_of(ELEMENT_BYTES) || max_slots == 0 {
             return Err(ProbeError::BadParameter(format!(
                 "conflict stride {stride} B, {max_slots} slots"
             )));
@@ -540,7 +540,7 @@ impl TlbProbe {
         let max_pages = page_counts.iter().copied().max().unwrap_or(0);
         if max_pages == 0
             || line == 0
-            || line % ELEMENT_BYTES != 0
+            || !line.is_multiple_of(ELEMENT_BYTES)
             || sets_span < line
             || sets_span > SMALL_PAGE_BYTES
         {
@@ -671,7 +671,7 @@ mod tests {
             let walk = probe.slots.linked_walk(k - 1);
             assert_eq!(walk.len(), k);
             assert!(
-                walk.iter().all(|&e| (e * ELEMENT_BYTES) % 4096 == 0),
+                walk.iter().all(|&e| (e * ELEMENT_BYTES).is_multiple_of(4096)),
                 "slots sit on the stride"
             );
         }
