@@ -5,15 +5,15 @@
 //! interprets them with [`crate::cache::infer`], and prints each parameter beside what sysfs
 //! reports, with a verdict, a confidence and the points behind it. Every number is *timed*.
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use crate::cache::geometry::{CacheKind, CacheLevel, Geometry};
 use crate::cache::infer::{
-    self, CapacityAnalysis, CapacitySettings, ConflictCurves, INFER_SCHEMA, InferCurves,
-    InferReport, Jump, Parameter, Point, StrideObservation, StrideVerdict, Verdict, WaysSetsFit,
+    self, CapacitySettings, ConflictCurves, INFER_SCHEMA, InferCurves, InferReport, Jump,
+    Parameter, Point, StrideObservation, StrideVerdict, Verdict, WaysSetsFit,
 };
 use crate::harness::probe::{
     self, CapacityProbe, ConflictProbe, LINE_PAIR_BLOCK, LinePairProbe, ProbeBudget,
@@ -102,7 +102,22 @@ pub fn infer_geometry(budget_s: f64, show_progress: bool) -> anyhow::Result<Infe
                 .join(" ")
         ));
     }
-    let sysfs = read_sysfs(Path::new("/sys/devices/system/cpu/cpu0/cache"));
+    let geometry = Geometry::detect();
+    conditions.extend(
+        geometry
+            .notes
+            .iter()
+            .map(|n| format!("system geometry: {n}")),
+    );
+    for level in &geometry.levels {
+        conditions.extend(
+            level
+                .warnings
+                .iter()
+                .map(|w| format!("system geometry, {}: {w}", level.name)),
+        );
+    }
+    let sysfs = reported_levels(&geometry);
 
     // 1. Working-set capacity.
     let sizes = sweep_sizes(if budget_s < 20.0 {
@@ -148,7 +163,7 @@ pub fn infer_geometry(budget_s: f64, show_progress: bool) -> anyhow::Result<Infe
     conditions.push(format!("capacity sweep: {rounds} rounds"));
 
     // 2. Line size: pairs inside the L2 plateau.
-    let region = line_pair_region(&analysis, &levels);
+    let region = line_pair_region(&levels);
     progress.say(&format!(
         "line size: pairs A→A+s over {}",
         human_bytes(region as f64)
@@ -316,7 +331,7 @@ fn sweep_sizes(to: usize) -> Vec<usize> {
 
 /// The pair-probe region: four times the L1 edge, but at most half the L2 edge (inside the L2
 /// plateau); 128 KiB when the curve gave no edges.
-fn line_pair_region(_analysis: &CapacityAnalysis, levels: &infer::LevelEdges) -> usize {
+fn line_pair_region(levels: &infer::LevelEdges) -> usize {
     let region = match (&levels.l1, &levels.l2) {
         (Some(l1), Some(l2)) => (4.0 * l1.capacity_bytes).min(l2.capacity_bytes / 2.0),
         (Some(l1), None) => 4.0 * l1.capacity_bytes,
@@ -463,6 +478,10 @@ fn l1_parameters(
             f.runner_up.map_or(String::new(), |(w, s, score)| format!("; runner-up {w} ways × {s} sets scores {score:.1}"))
         ));
     }
+    let sets_evidence = vec![
+        "the same conflict probe as the ways (strides listed there)".to_string(),
+        evidence.last().cloned().unwrap_or_default(),
+    ];
     let confidence = fit.map_or(0.0, |f| f.confidence * round_share(same, round_fits.len()));
     let ways = fit.map(|f| f.ways as f64);
     let sets = fit.map(|f| f.sets as f64);
@@ -526,7 +545,7 @@ fn l1_parameters(
             "L1d ways",
             "ways",
             ways,
-            reported.and_then(|c| c.ways.map(|w| w as f64)),
+            reported.map(|c| c.ways as f64),
             evidence.clone(),
             confidence,
         ),
@@ -535,8 +554,8 @@ fn l1_parameters(
             "L1d sets",
             "sets",
             sets,
-            reported.and_then(|c| c.sets.map(|s| s as f64)),
-            evidence,
+            reported.map(|c| c.sets as f64),
+            sets_evidence,
             confidence,
         ),
     ]
@@ -727,82 +746,32 @@ fn tlb_parameter(spread: &[Point], packed: &[Point], tlb: Option<infer::TlbEstim
     }
 }
 
-/// One cache level as sysfs describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CacheLevel {
-    pub size: u64,
-    pub ways: Option<u64>,
-    pub sets: Option<u64>,
-    pub line: u64,
-}
-
-/// What sysfs reports for cpu0 (each level absent when sysfs is).
+/// What the system reports (sysfs, cross-checked with CPUID by [`Geometry::detect`]) for the
+/// levels `infer` measures; each absent when the system does not say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SysfsCaches {
+pub struct Reported {
     pub l1d: Option<CacheLevel>,
     pub l2: Option<CacheLevel>,
-    /// The highest-level data/unified cache above the L2.
+    /// The highest data/unified level above the L2.
     pub llc: Option<CacheLevel>,
 }
 
-/// A small reader of `/sys/devices/system/cpu/cpu0/cache/index*/` (a later cleanup may use
-/// the cache module's geometry instead). Missing or unreadable entries are simply absent.
-pub fn read_sysfs(dir: &Path) -> SysfsCaches {
-    let mut caches = SysfsCaches::default();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return caches;
-    };
-    let mut best_llc_level = 2;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if !entry.file_name().to_string_lossy().starts_with("index") {
-            continue;
-        }
-        let read = |name: &str| {
-            std::fs::read_to_string(path.join(name))
-                .ok()
-                .map(|s| s.trim().to_string())
-        };
-        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
-        else {
-            continue;
-        };
-        let (Ok(level), Some(size)) = (level.parse::<u32>(), parse_size(&size)) else {
-            continue;
-        };
-        if kind == "Instruction" {
-            continue;
-        }
-        let number = |name: &str| read(name).and_then(|s| s.parse::<u64>().ok());
-        let cache = CacheLevel {
-            size,
-            ways: number("ways_of_associativity"),
-            sets: number("number_of_sets"),
-            line: number("coherency_line_size").unwrap_or(0),
-        };
-        match level {
-            1 => caches.l1d = Some(cache),
-            2 => caches.l2 = Some(cache),
-            l if l > best_llc_level => {
-                best_llc_level = l;
-                caches.llc = Some(cache);
-            }
-            _ => {}
-        }
+/// Picks the L1d, the L2 and the last level above the L2 out of a geometry.
+pub fn reported_levels(geometry: &Geometry) -> Reported {
+    let data = geometry.data_levels();
+    let at = |level: u8| data.iter().find(|l| l.level == level).cloned();
+    Reported {
+        l1d: data
+            .iter()
+            .find(|l| l.level == 1 && l.kind == CacheKind::Data)
+            .cloned(),
+        l2: at(2),
+        llc: data
+            .iter()
+            .filter(|l| l.level > 2)
+            .max_by_key(|l| l.level)
+            .cloned(),
     }
-    caches
-}
-
-/// Parses sysfs sizes like "32K", "1024K", "32768K", "480M", "4096".
-pub fn parse_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let (digits, multiplier) = match text.chars().last()? {
-        'K' | 'k' => (&text[..text.len() - 1], 1u64 << 10),
-        'M' | 'm' => (&text[..text.len() - 1], 1 << 20),
-        'G' | 'g' => (&text[..text.len() - 1], 1 << 30),
-        _ => (text, 1),
-    };
-    digits.parse::<u64>().ok()?.checked_mul(multiplier)
 }
 
 /// "32 KiB", "1.5 MiB", "64 B".
@@ -881,51 +850,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sysfs_sizes_parse() {
-        for (text, bytes) in [
-            ("32K", 32 << 10),
-            ("1024K", 1 << 20),
-            ("480M", 480 << 20),
-            ("4096", 4096),
-        ] {
-            assert_eq!(parse_size(text), Some(bytes), "{text}");
-        }
-        assert_eq!(parse_size("abc"), None);
-        assert_eq!(parse_size(""), None);
-    }
-
-    #[test]
-    fn sysfs_reader_takes_data_levels_and_the_highest_as_llc() {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |index: &str, files: &[(&str, &str)]| {
-            let d = dir.path().join(index);
-            std::fs::create_dir_all(&d).unwrap();
-            for (name, value) in files {
-                std::fs::write(d.join(name), format!("{value}\n")).unwrap();
-            }
-        };
-        let level = |l: &'static str, t: &'static str, size: &'static str| {
-            vec![
-                ("level", l),
-                ("type", t),
-                ("size", size),
-                ("ways_of_associativity", "12"),
-                ("number_of_sets", "64"),
-                ("coherency_line_size", "64"),
-            ]
-        };
-        write("index0", &level("1", "Data", "48K"));
-        write("index1", &level("1", "Instruction", "32K"));
-        write("index2", &level("2", "Unified", "2048K"));
-        write("index3", &level("3", "Unified", "480M"));
-        let caches = read_sysfs(dir.path());
-        assert_eq!(caches.l1d.as_ref().map(|c| c.size), Some(48 << 10));
-        assert_eq!(caches.l2.as_ref().map(|c| c.size), Some(2 << 20));
-        assert_eq!(caches.llc.as_ref().map(|c| c.size), Some(480 << 20));
+    fn reported_levels_pick_l1d_l2_and_the_last_level() {
+        let zen4 = reported_levels(&Geometry::preset("amd-zen4").unwrap());
         assert_eq!(
-            read_sysfs(&dir.path().join("missing")),
-            SysfsCaches::default()
+            zen4.l1d.map(|l| (l.size, l.ways, l.sets)),
+            Some((32 << 10, 8, 64))
         );
+        assert_eq!(zen4.l2.map(|l| l.size), Some(1 << 20));
+        assert_eq!(zen4.llc.map(|l| l.size), Some(32 << 20));
+        let design_vm = reported_levels(&Geometry::preset("design-vm").unwrap());
+        assert!(
+            design_vm.llc.is_none(),
+            "no L3 listed: nothing to compare the LLC with"
+        );
+        assert_eq!(reported_levels(&Geometry::default()), Reported::default());
     }
 
     #[test]

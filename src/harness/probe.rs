@@ -671,7 +671,8 @@ mod tests {
             let walk = probe.slots.linked_walk(k - 1);
             assert_eq!(walk.len(), k);
             assert!(
-                walk.iter().all(|&e| (e * ELEMENT_BYTES).is_multiple_of(4096)),
+                walk.iter()
+                    .all(|&e| (e * ELEMENT_BYTES).is_multiple_of(4096)),
                 "slots sit on the stride"
             );
         }
