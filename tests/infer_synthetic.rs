@@ -283,3 +283,27 @@ fn tlb_reach_needs_a_flat_packed_control() {
     let flat = noisy_curve(&xs, |_| 1.36, 0.02, 24);
     assert!(tlb_reach(&flat, &packed, 4096).is_none());
 }
+
+#[test]
+fn a_flat_stretch_whose_rounds_disagree_is_a_transition_not_a_level() {
+    // Medians that happen to line up for three points, but the rounds scatter (a set that is
+    // partly resident): not a cache level. The same stretch with repeatable rounds is one.
+    let point = |x: f64, ns: f64, spread: f64| {
+        let samples = [ns * (1.0 - spread), ns, ns, ns * (1.0 + spread)];
+        let mut p = Point::from_samples(x, &samples);
+        p.spread = spread;
+        p
+    };
+    let build = |middle_spread: f64| -> Vec<Point> {
+        let mut curve: Vec<Point> = (0..10)
+            .map(|i| point(4096.0 * (i + 1) as f64, 4.1, 0.01))
+            .collect();
+        curve.extend((10..13).map(|i| point(4096.0 * (i + 1) as f64, 5.8, middle_spread)));
+        curve.extend((13..23).map(|i| point(4096.0 * (i + 1) as f64, 130.0, 0.01)));
+        curve
+    };
+    let scattered = capacity_edges(&build(0.9), CapacitySettings::default());
+    assert_eq!(scattered.edges.len(), 1, "{:?}", scattered.plateaus);
+    let repeatable = capacity_edges(&build(0.01), CapacitySettings::default());
+    assert_eq!(repeatable.edges.len(), 2, "{:?}", repeatable.plateaus);
+}

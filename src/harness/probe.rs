@@ -8,20 +8,25 @@
 //! no conversion sits on the critical path and no unsafe code is needed.
 //!
 //! The probes (a later cleanup may merge them with the catalogue's `conflict`/`chase` kernels):
-//! - [`CapacityProbe`]: one random single cycle (Sattolo) over the 64 B nodes of a working set of
-//!   W bytes, on transparent huge pages — latency vs W shows one plateau per cache level.
-//! - [`LinePairProbe`]: pairs of loads `A → A+s` where A walks 1 KiB blocks of a 4 MiB region in
-//!   random order; the second load is free while `s` is below the line and a miss at or above it.
+//! - [`CapacityProbe`]: one random single cycle over the 64 B nodes of a working set of W bytes,
+//!   visited chunk by chunk (64 KiB chunks in random order, nodes in random order inside) so TLB
+//!   misses are amortised; huge pages requested — latency vs W shows one plateau per level.
+//! - [`LinePairProbe`]: pairs of loads `A → A+s` where A walks 2 KiB blocks of a region inside
+//!   the L2 in random order; the second load is free while `s` is below the line, a miss from it.
 //! - [`ConflictProbe`]: K slots `j·S` visited in a random cycle — when they all fall into one L1
-//!   set, latency jumps once K exceeds the ways. A control at stride `S + line` spreads the same
-//!   K slots over K different sets, so a jump it shares is not an L1 set conflict.
+//!   set, latency jumps once K exceeds the ways. The control at stride `S + line` (one line
+//!   rather than one element, so the control's slots land in K different sets for every way
+//!   count — at `S + 8 B` eight slots share a line's set and a 4-way L1 would jump anyway)
+//!   keeps everything else equal, so a jump it shares is not an L1 set conflict.
 //! - [`TlbProbe`]: one line in each of K distinct 4 KiB pages, staggered over the L1 sets so the
-//!   cache never conflicts — latency jumps once K exceeds the L1 data TLB. The same layout on
-//!   huge pages is the control (the jump must vanish there).
+//!   cache never conflicts — latency jumps once K exceeds the L1 data TLB. The control packs the
+//!   same number of lines into consecutive lines (few pages): the jump must vanish there. (Huge
+//!   pages are no control under a hypervisor that backs the guest with small pages: the TLB
+//!   then caches small translations whatever the guest maps — measured so on the dev VM.)
 //!
 //! Each point is measured `repeats` times, the rounds interleaved over all points (so a burst of
 //! load from another process spreads over many points instead of bending one), and reduced to
-//! the median ns/access.
+//! the median ns/access; each sample is itself the median of [`WINDOWS`] timed windows.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
