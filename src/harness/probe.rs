@@ -209,7 +209,7 @@ impl Chase {
     }
 
     /// Warms the caches with `warm_steps` links, then times `steps` links: ns per access (the
-    /// median of [`WINDOWS`] windows, see [`windowed_ns`]).
+    /// median of [`WINDOWS`] windows: a preempted window is dropped, not averaged in).
     pub fn time_ns(&self, warm_steps: usize, steps: usize) -> f64 {
         let mut at = self.start;
         let nodes: &[f64] = &self.buffer;
