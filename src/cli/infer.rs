@@ -469,6 +469,21 @@ fn l1_parameters(
             .filter(|r| **r == Some((f.ways, f.sets)))
             .count()
     });
+    // The classic reading, as a cross-check of the model fit: the smallest stride at which the
+    // fewest slots fit is sets × line, and that number of slots is the ways.
+    let conflicts = || {
+        conflict
+            .iter()
+            .filter(|c| c.observation.verdict() == StrideVerdict::SetConflict)
+    };
+    if let Some(fewest) = conflicts().filter_map(|c| c.observation.probe.fits()).min()
+        && let Some(first) = conflicts().find(|c| c.observation.probe.fits() == Some(fewest))
+    {
+        evidence.push(format!(
+            "smallest stride where the fewest slots ({fewest}) fit: {} B = sets × line",
+            first.stride_bytes
+        ));
+    }
     if let Some(f) = fit {
         evidence.push(format!(
             "model ways·sets/gcd(stride/line, sets) explains {:.0} % of {} strides; the same (ways, sets) in {same} of {} single rounds{}",
