@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod gate;
+pub mod infer;
+pub mod info;
 pub mod layout;
 pub mod run;
 
@@ -26,6 +28,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Performance regression gate: compare a run of the gate suite with a baseline.
     Gate(gate::GateArgs),
+    /// Describe this machine: CPU, caches (source, warnings), pages, pinning, perf events.
+    Info(info::InfoArgs),
+    /// Infer the cache geometry (line, L1d size/ways/sets, L2, LLC, L1 DTLB reach) from timing alone.
+    Infer(infer::InferArgs),
 }
 
 /// Runs the chosen subcommand. Errors returned here are printed by `main` and exit with 2.
@@ -34,6 +40,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Layout(args)) => layout::run(args),
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Gate(args)) => gate::run(args),
+        Some(Command::Info(args)) => info::run(args),
+        Some(Command::Infer(args)) => infer::run(args),
         None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
     }
 }
