@@ -118,7 +118,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         ..RunOptions::default()
     };
     let stop = stop_flag()?;
-    let bar = if args.quiet || !std::io::stderr().is_terminal() {
+    // Without a terminal (CI logs) a plain line per finished point replaces the bar.
+    let plain_log = !args.quiet && !std::io::stderr().is_terminal();
+    let bar = if args.quiet || plain_log {
         ProgressBar::hidden()
     } else {
         let bar = ProgressBar::with_draw_target(
@@ -132,9 +134,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         bar.enable_steady_tick(Duration::from_millis(200));
         bar
     };
+    let mut point_started = std::time::Instant::now();
+    let mut current = String::new();
     let mut on_progress = |event: Progress<'_>| match event {
-        Progress::Started { label, .. } => bar.set_message(label.to_string()),
-        Progress::Finished { .. } => bar.inc(1),
+        Progress::Started { label, .. } => {
+            point_started = std::time::Instant::now();
+            current = label.to_string();
+            bar.set_message(current.clone());
+        }
+        Progress::Finished { index, total, .. } => {
+            bar.inc(1);
+            if plain_log {
+                eprintln!(
+                    "[{}/{total}] {current} ({:.2} s)",
+                    index + 1,
+                    point_started.elapsed().as_secs_f64()
+                );
+            }
+        }
     };
     let doc = run_suite(&plan, &options, &stop, &mut on_progress)?;
     bar.finish_and_clear();
@@ -209,7 +226,7 @@ fn print_summary(doc: &ResultsDocument, quiet: bool) {
         return;
     }
     println!(
-        "{:<44} {:>3} {:>12} {:>8} {:>10} {:>8} {:>7} {:>10} {:>6}",
+        "{:<60} {:>3} {:>12} {:>8} {:>10} {:>8} {:>7} {:>10} {:>6}",
         "point (timed unless marked)",
         "thr",
         "ns/run",
@@ -230,8 +247,8 @@ fn print_summary(doc: &ResultsDocument, quiet: bool) {
             })
             .collect();
         let mut label = format!("{} {}", r.kernel, params.join(" "));
-        if label.len() > 44 {
-            label.truncate(43);
+        if label.chars().count() > 60 {
+            label = label.chars().take(59).collect();
             label.push('…');
         }
         let t = r.timing.as_ref();
@@ -251,7 +268,7 @@ fn print_summary(doc: &ResultsDocument, quiet: bool) {
             ChecksumOutcome::NotRun => "-",
         };
         println!(
-            "{:<44} {:>3} {:>12} {:>8} {:>10} {:>8} {:>7} {:>10} {:>6}",
+            "{:<60} {:>3} {:>12} {:>8} {:>10} {:>8} {:>7} {:>10} {:>6}",
             label,
             r.threads,
             cell(t.map(|t| t.ns_per_run.median), 0),
