@@ -37,7 +37,10 @@ fn the_quick_suite_covers_every_family_and_sweeps_threads() {
     }
     let cpus = stridelab::harness::pin::cpu_count();
     let max_threads = plan.points.iter().map(|p| p.threads).max().unwrap();
-    assert_eq!(max_threads, cpus, "bandwidth vs threads sweeps up to every CPU");
+    assert_eq!(
+        max_threads, cpus,
+        "bandwidth vs threads sweeps up to every CPU"
+    );
     // Conflict probes always come with their ±1 controls.
     let strides: BTreeSet<u64> = plan
         .points
@@ -50,7 +53,10 @@ fn the_quick_suite_covers_every_family_and_sweeps_threads() {
         .collect();
     for s in &strides {
         if s.is_power_of_two() {
-            assert!(strides.contains(&(s - 1)) && strides.contains(&(s + 1)), "{s}");
+            assert!(
+                strides.contains(&(s - 1)) && strides.contains(&(s + 1)),
+                "{s}"
+            );
         }
     }
 }
