@@ -11,7 +11,7 @@ use thiserror::Error;
 use crate::cache::geometry::CacheLevel;
 use crate::harness::buffer::anon_huge_pages_bytes;
 use crate::harness::pin::{PinError, PinnedPool};
-use crate::harness::runner::{MethodOptions, measure_point};
+use crate::harness::runner::{MethodOptions, PointKind, measure_point};
 use crate::harness::simulate::{detected_levels, simulate_instance};
 use crate::harness::suite::{Plan, PlannedPoint};
 use crate::kernels::spec::{Family, Instance, KernelError, ParamValue, PrepareOptions};
@@ -38,7 +38,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         Self {
             method: MethodOptions::default(),
-            simulation_access_cap: 1 << 22,
+            simulation_access_cap: 1 << 20,
             simulate: true,
             manifest: serde_json::Value::Null,
             cache_levels: detected_levels(),
@@ -88,12 +88,14 @@ pub fn point_label(point: &PlannedPoint) -> String {
     )
 }
 
-/// Kernels whose figure is a bandwidth, normalised by the same-run copy/read reference.
-pub fn is_bandwidth_family(family: Family) -> bool {
-    matches!(
-        family,
-        Family::Traverse | Family::Transpose | Family::Blocked
-    )
+/// What a family's figure is: bandwidth kernels are normalised by the same-run copy/read
+/// reference; probes, strides, views and chases are reported per access.
+pub fn point_kind(family: Family) -> PointKind {
+    match family {
+        Family::Traverse | Family::Transpose | Family::Blocked => PointKind::Bandwidth,
+        Family::Reference => PointKind::Reference,
+        _ => PointKind::Latency,
+    }
 }
 
 fn method_settings(options: &RunOptions) -> MethodSettings {
@@ -198,7 +200,7 @@ fn measure_one(
     let measured = measure_point(
         pool,
         &prepare,
-        is_bandwidth_family(spec.family),
+        point_kind(spec.family),
         &options.method,
         stop,
     );

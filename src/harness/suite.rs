@@ -42,23 +42,22 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum SuiteError {
+    // Sources are part of the message (not `#[source]`) so error chains do not repeat them.
     #[error("cannot read suite file `{path}`: {source}")]
     Io {
         path: String,
-        #[source]
         source: std::io::Error,
     },
     #[error("suite `{origin}`: {message}")]
     Parse { origin: String, message: String },
-    #[error("suite `{origin}`, line {line}: kernel `{kernel}`: {source}")]
+    #[error("{}kernel `{kernel}`: {source}", where_(origin, *line))]
     Kernel {
         origin: String,
         line: usize,
         kernel: String,
-        #[source]
         source: Box<KernelError>,
     },
-    #[error("suite `{origin}`, line {line}: {message}")]
+    #[error("{}{message}", where_(origin, *line))]
     Invalid {
         origin: String,
         line: usize,
@@ -68,6 +67,15 @@ pub enum SuiteError {
         "unknown suite `{0}`: use quick, full, gate or a path to a TOML file (a path must exist)"
     )]
     Unknown(String),
+}
+
+/// `suite `x`, line 3: ` — or nothing for `--kernel` suites, which have no file.
+fn where_(origin: &str, line: usize) -> String {
+    if origin == "command-line" {
+        String::new()
+    } else {
+        format!("suite `{origin}`, line {line}: ")
+    }
 }
 
 /// A parameter value in a suite file: one value or a list (a grid axis).
