@@ -19,7 +19,7 @@
 use std::sync::LazyLock;
 
 use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params};
-use crate::kernels::{latency, reference, stride, traverse};
+use crate::kernels::{blocked, conflict, latency, reference, stride, transpose, traverse, view};
 
 /// Buffer lengths (in f64 elements) an instance needs for resolved parameters; checks the
 /// kernel's cross-parameter rules on the way.
@@ -31,11 +31,16 @@ pub(crate) struct Entry {
     pub plan: PlanFn,
 }
 
-fn entries() -> [&'static Entry; 6] {
+fn entries() -> [&'static Entry; 11] {
     [
         &traverse::ROW_SUM,
         &traverse::COL_SUM,
         &stride::STRIDE_SUM,
+        &conflict::CONFLICT,
+        &view::VIEW_SUM,
+        &transpose::TRANSPOSE,
+        &blocked::TILED_SUM,
+        &blocked::TO_TILES,
         &reference::COPY,
         &reference::READ,
         &latency::CHASE,
@@ -315,6 +320,14 @@ mod tests {
         assert_eq!((int(&p, "rows"), int(&p, "cols"), int(&p, "ld")), (3, 5, 5));
         let p = resolve("row-sum", &[("cols", "5"), ("", "3"), ("ld", "8")]).unwrap();
         assert_eq!((int(&p, "rows"), int(&p, "cols"), int(&p, "ld")), (3, 5, 8));
+        let p = resolve(
+            "transpose",
+            &[("", "4"), ("", "6"), ("", "blocked"), ("", "2")],
+        )
+        .unwrap();
+        assert_eq!(int(&p, "ld"), 6);
+        assert_eq!(int(&p, "B"), 2);
+        assert_eq!(p["variant"], ParamValue::Text("blocked".into()));
         let p = resolve("read", &[("bytes", "32K")]).unwrap();
         assert_eq!(int(&p, "bytes"), 32768);
     }
@@ -407,6 +420,20 @@ mod tests {
             ("stride-sum", &[("", "1001"), ("", "7")]),
             ("copy", &[("bytes", "1K")]),
             ("chase", &[("bytes", "4K")]),
+            (
+                "conflict",
+                &[("stride", "512"), ("count", "13"), ("mode", "lat")],
+            ),
+            (
+                "conflict",
+                &[("stride", "513"), ("count", "13"), ("reps", "3")],
+            ),
+            (
+                "transpose",
+                &[("", "5"), ("", "7"), ("", "blocked"), ("", "3")],
+            ),
+            ("tiled-sum", &[("n", "7"), ("B", "3"), ("order", "col")]),
+            ("to-tiles", &[("n", "7"), ("B", "3")]),
         ];
         for (kernel, list) in small {
             let spec = find(kernel).unwrap();

@@ -4,13 +4,17 @@
 //! [`access::RealMem`], simulation [`access::SimMem`], so the two cannot drift apart.
 
 pub mod access;
+pub mod blocked;
 pub mod catalogue;
 pub mod common;
+pub mod conflict;
 pub mod copy;
 pub mod latency;
 pub mod reference;
 pub mod spec;
 pub mod stride;
+pub mod transpose;
 pub mod traverse;
+pub mod view;
 
 pub use catalogue::{catalogue, find, resolve_params};
