@@ -240,8 +240,8 @@ fn transposes() {
 
 #[test]
 fn tiled_sums_and_to_tiles() {
-    for (n, b) in [(8, 4), (7, 3), (2, 5)] {
-        let t: usize = n.div_ceil(b);
+    for (n, b) in [(8usize, 4usize), (7, 3), (2, 5)] {
+        let t = n.div_ceil(b);
         let at = |i: usize, j: usize| ((i / b) * t + j / b) * b * b + (i % b) * b + j % b;
         let (ns, bs) = (n.to_string(), b.to_string());
         let rows = (0..n).flat_map(|i| (0..n).map(move |j| (i, j)));
