@@ -24,7 +24,7 @@ use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
 use crate::kernels::catalogue::Entry;
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, sampled_sum,
-    size_param, sum_run, text_param,
+    size_param, text_param,
 };
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
@@ -153,14 +153,14 @@ pub fn tiled_sum<M: Mem>(m: &mut M, tiling: Tiling, column: bool) -> f64 {
         for j in 0..tiling.n {
             for tile_i in 0..t {
                 let start = (tile_i * t + j / b) * b * b + j % b;
-                sum_run(m, 0, start, b as isize, tiling.extent(tile_i), &mut acc);
+                m.sum_run(0, start, b as isize, tiling.extent(tile_i), &mut acc);
             }
         }
     } else {
         for i in 0..tiling.n {
             for tile_j in 0..t {
                 let start = ((i / b) * t + tile_j) * b * b + (i % b) * b;
-                sum_run(m, 0, start, 1, tiling.extent(tile_j), &mut acc);
+                m.sum_run(0, start, 1, tiling.extent(tile_j), &mut acc);
             }
         }
     }

@@ -6,9 +6,7 @@ use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{MAX_BUFFER_ELEMENTS, Mem};
 use crate::kernels::spec::{KernelError, ParamValue, Params, PrepareOptions};
 
-/// Independent accumulators of every summing kernel: enough to keep two FP add pipes with a
-/// 3–4 cycle latency busy, so sums are limited by memory, not by one dependent chain.
-pub const ACCUMULATORS: usize = 8;
+pub use crate::kernels::access::ACCUMULATORS;
 
 /// The value initialised at storage index `index`: a small positive integer (1..=251), so
 /// every sum is exact in f64 whatever the summation order, and neighbouring cells differ.
@@ -24,36 +22,6 @@ pub fn filled_buffer(len: usize, options: PrepareOptions) -> Result<AlignedBuffe
         *cell = cell_value(index);
     }
     Ok(buffer)
-}
-
-/// Reads `count` elements of `buffer` at `start, start+step, start+2·step, …` in that order;
-/// the k-th element of the run is added to accumulator `k mod ACCUMULATORS`.
-///
-/// This is the accumulator interleaving of every summing kernel: the address order is exactly
-/// the run's order; only which accumulator receives an element depends on its position in the
-/// run. `step` may be negative (flipped views).
-#[inline(always)]
-pub fn sum_run<M: Mem>(
-    m: &mut M,
-    buffer: usize,
-    start: usize,
-    step: isize,
-    count: usize,
-    acc: &mut [f64; ACCUMULATORS],
-) {
-    let step = step as usize; // wrapping arithmetic below makes negative steps work
-    let mut position = start;
-    let mut done = 0;
-    while done + ACCUMULATORS <= count {
-        for (lane, slot) in acc.iter_mut().enumerate() {
-            *slot += m.load(buffer, position.wrapping_add(lane.wrapping_mul(step)));
-        }
-        position = position.wrapping_add(ACCUMULATORS.wrapping_mul(step));
-        done += ACCUMULATORS;
-    }
-    for (lane, slot) in acc.iter_mut().take(count - done).enumerate() {
-        *slot += m.load(buffer, position.wrapping_add(lane.wrapping_mul(step)));
-    }
 }
 
 /// The accumulators' total (exact: every partial sum is an integer below 2^53).
@@ -232,7 +200,6 @@ impl Matrix {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::access::RealMem;
 
     #[test]
     fn splitmix64_matches_the_reference_sequence() {
@@ -259,28 +226,6 @@ mod tests {
             }
         }
         assert_ne!(cyclic_permutation(100, 1), cyclic_permutation(100, 2));
-    }
-
-    #[test]
-    fn sum_run_visits_in_order_and_interleaves_accumulators() {
-        for (start, step, count) in [(0, 1, 0), (0, 1, 5), (3, 2, 17), (40, -3, 13), (0, 1, 8)] {
-            let mut data: Vec<f64> = (0..64).map(|i| (1u64 << (i % 50)) as f64).collect();
-            let mut acc = [0.0; ACCUMULATORS];
-            sum_run(
-                &mut RealMem::new([&mut data]),
-                0,
-                start,
-                step,
-                count,
-                &mut acc,
-            );
-            let mut expected = [0.0; ACCUMULATORS];
-            for k in 0..count {
-                let index = (start as isize + k as isize * step) as usize;
-                expected[k % ACCUMULATORS] += data[index];
-            }
-            assert_eq!(acc, expected, "start {start} step {step} count {count}");
-        }
     }
 
     #[test]

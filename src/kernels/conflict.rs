@@ -19,7 +19,7 @@ use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::catalogue::Entry;
 use crate::kernels::common::{
     ACCUMULATORS, cell_to_link, cell_value, checked_elements, cyclic_permutation, fold, int_param,
-    invalid, link_to_cell, size_param, sum_run, text_param,
+    invalid, link_to_cell, size_param, text_param,
 };
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
@@ -147,7 +147,7 @@ fn plan(params: &Params) -> Result<Vec<usize>, KernelError> {
 pub fn conflict_throughput<M: Mem>(m: &mut M, stride: usize, count: usize, reps: usize) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     for _ in 0..reps {
-        sum_run(m, 0, 0, stride as isize, count, &mut acc);
+        m.sum_run(0, 0, stride as isize, count, &mut acc);
     }
     fold(&acc)
 }

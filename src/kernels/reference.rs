@@ -12,7 +12,7 @@ use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::catalogue::Entry;
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, invalid,
-    sampled_sum, size_param, sum_run,
+    sampled_sum, size_param,
 };
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
@@ -79,7 +79,7 @@ fn plan_copy(params: &Params) -> Result<Vec<usize>, KernelError> {
 #[inline(always)]
 pub fn read_sum<M: Mem>(m: &mut M, len: usize) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
-    sum_run(m, 0, 0, 1, len, &mut acc);
+    m.sum_run(0, 0, 1, len, &mut acc);
     fold(&acc)
 }
 

@@ -10,7 +10,7 @@ use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::catalogue::Entry;
 use crate::kernels::common::{
-    ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, size_param, sum_run,
+    ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, size_param,
 };
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
@@ -78,7 +78,7 @@ fn reads(len: usize, stride: usize) -> usize {
 #[inline(always)]
 pub fn stride_sum<M: Mem>(m: &mut M, len: usize, stride: usize) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
-    sum_run(m, 0, 0, stride as isize, reads(len, stride), &mut acc);
+    m.sum_run(0, 0, stride as isize, reads(len, stride), &mut acc);
     fold(&acc)
 }
 

@@ -96,11 +96,11 @@ fn plan(params: &Params) -> Result<Vec<usize>, KernelError> {
 const SRC: usize = 0;
 const DST: usize = 1;
 
-/// Reads src (i, j) and writes it to dst (j, i).
+/// Moves src row i, columns `cols_from..cols_from + count`, to dst (j, i) in j order.
 #[inline(always)]
-fn move_element<M: Mem>(m: &mut M, matrix: Matrix, i: usize, j: usize) {
-    let value = m.load(SRC, i * matrix.ld + j);
-    m.store(DST, j * matrix.rows + i, value);
+fn move_row_part<M: Mem>(m: &mut M, matrix: Matrix, i: usize, cols_from: usize, count: usize) {
+    let (src_start, dst_start) = (i * matrix.ld + cols_from, cols_from * matrix.rows + i);
+    m.move_run(SRC, src_start, 1, DST, dst_start, matrix.rows, count);
 }
 
 /// The `transpose` orders; returns the sampled checksum of dst.
@@ -110,25 +110,20 @@ pub fn transpose<M: Mem>(m: &mut M, matrix: Matrix, variant: Variant) -> f64 {
     match variant {
         Variant::NaiveRead => {
             for i in 0..rows {
-                for j in 0..cols {
-                    move_element(m, matrix, i, j);
-                }
+                move_row_part(m, matrix, i, 0, cols);
             }
         }
         Variant::NaiveWrite => {
             for j in 0..cols {
-                for i in 0..rows {
-                    move_element(m, matrix, i, j);
-                }
+                m.move_run(SRC, j, ld, DST, j * rows, 1, rows);
             }
         }
         Variant::Blocked { block } => {
             for tile_i in (0..rows).step_by(block) {
                 for tile_j in (0..cols).step_by(block) {
+                    let width = block.min(cols - tile_j);
                     for i in tile_i..rows.min(tile_i + block) {
-                        for j in tile_j..cols.min(tile_j + block) {
-                            move_element(m, matrix, i, j);
-                        }
+                        move_row_part(m, matrix, i, tile_j, width);
                     }
                 }
             }

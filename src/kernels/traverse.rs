@@ -2,7 +2,7 @@
 //! `row-sum` (for i, for j: read A[i·ld + j]) and `col-sum` (for j, for i: read A[i·ld + j]).
 //!
 //! Accumulators: within each row (row-sum) or column (col-sum) the k-th element read goes to
-//! accumulator `k mod 8` ([`sum_run`]); the address order is exactly the loop nest above.
+//! accumulator `k mod 8` ([`Mem::sum_run`]); the address order is exactly the loop nest above.
 //!
 //! `row-sum deopt=1` is a deliberately de-optimised variant kept as the regression gate's
 //! fixture: after every row with `i mod 4 = 3` that row is read a second time (25% more loads
@@ -13,7 +13,7 @@ use crate::cache::AccessSink;
 use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::catalogue::Entry;
-use crate::kernels::common::{ACCUMULATORS, Matrix, filled_buffer, fold, int_param, sum_run};
+use crate::kernels::common::{ACCUMULATORS, Matrix, filled_buffer, fold, int_param};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
@@ -164,9 +164,9 @@ fn is_reread_row(i: usize) -> bool {
 pub fn row_sum<M: Mem>(m: &mut M, matrix: Matrix, deopt: bool) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     for i in 0..matrix.rows {
-        sum_run(m, 0, i * matrix.ld, 1, matrix.cols, &mut acc);
+        m.sum_run(0, i * matrix.ld, 1, matrix.cols, &mut acc);
         if deopt && is_reread_row(i) {
-            sum_run(m, 0, i * matrix.ld, 1, matrix.cols, &mut acc);
+            m.sum_run(0, i * matrix.ld, 1, matrix.cols, &mut acc);
         }
     }
     fold(&acc)
@@ -177,7 +177,7 @@ pub fn row_sum<M: Mem>(m: &mut M, matrix: Matrix, deopt: bool) -> f64 {
 pub fn col_sum<M: Mem>(m: &mut M, matrix: Matrix) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     for j in 0..matrix.cols {
-        sum_run(m, 0, j, matrix.ld as isize, matrix.rows, &mut acc);
+        m.sum_run(0, j, matrix.ld as isize, matrix.rows, &mut acc);
     }
     fold(&acc)
 }

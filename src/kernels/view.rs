@@ -11,7 +11,7 @@ use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem, for_each_view_index};
 use crate::kernels::catalogue::Entry;
 use crate::kernels::common::{
-    ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, sum_run, text_param,
+    ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, text_param,
 };
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
@@ -113,10 +113,10 @@ pub fn view_sum<M: Mem>(m: &mut M, view: &ViewGeometry) -> f64 {
     match (view.shape.split_last(), view.strides.split_last()) {
         (Some((&inner, outer_shape)), Some((&inner_stride, outer_strides))) => {
             for_each_view_index(outer_shape, outer_strides, view.offset, |start| {
-                sum_run(m, 0, start, inner_stride, inner, &mut acc);
+                m.sum_run(0, start, inner_stride, inner, &mut acc);
             });
         }
-        _ => sum_run(m, 0, view.offset, 1, 1, &mut acc),
+        _ => m.sum_run(0, view.offset, 1, 1, &mut acc),
     }
     fold(&acc)
 }
