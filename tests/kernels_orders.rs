@@ -303,4 +303,9 @@ fn view_walks_in_logical_c_order() {
     }
     let got = record(prepare_view(view, PrepareOptions::default()).unwrap());
     assert_same("view-sum", got, want);
+
+    // Through the layout language: the anti-diagonal of a 4×4 matrix.
+    let expr = "arange(16).view(4,4).flip(1).diagonal()";
+    let want = [3, 6, 9, 12].map(|i| Load(0, i)).to_vec();
+    assert_same("view-sum expr", stream("view-sum", &[("expr", expr)]), want);
 }

@@ -434,6 +434,7 @@ mod tests {
             ),
             ("tiled-sum", &[("n", "7"), ("B", "3"), ("order", "col")]),
             ("to-tiles", &[("n", "7"), ("B", "3")]),
+            ("view-sum", &[("", "arange(64).view(8,8).diagonal()")]),
         ];
         for (kernel, list) in small {
             let spec = find(kernel).unwrap();

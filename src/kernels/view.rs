@@ -16,6 +16,7 @@ use crate::kernels::common::{
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::layout::expr::evaluate_layout;
 
 const PARAMS: [ParamSpec; 1] = [ParamSpec {
     name: "expr",
@@ -91,13 +92,20 @@ impl ViewGeometry {
     }
 }
 
-/// The view of a layout expression (needs the layout language, `crate::layout::expr`).
+/// The view of a layout expression, over a storage of the expression's length (the layout
+/// model validated it; [`ViewGeometry::validate`] checks again, cheaply, before allocating).
 fn geometry(params: &Params) -> Result<ViewGeometry, KernelError> {
     let expr = text_param("view-sum", params, "expr")?;
-    Err(invalid(
-        "expr",
-        format!("cannot evaluate `{expr}`: the layout language is not built yet"),
-    ))
+    let (layout, storage_len) =
+        evaluate_layout(expr).map_err(|err| invalid("expr", format!("`{expr}`: {err}")))?;
+    let view = ViewGeometry {
+        shape: layout.shape().to_vec(),
+        strides: layout.strides().to_vec(),
+        offset: layout.offset(),
+        storage_len,
+    };
+    view.validate()?;
+    Ok(view)
 }
 
 fn plan(params: &Params) -> Result<Vec<usize>, KernelError> {
