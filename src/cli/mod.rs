@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod layout;
+pub mod sim;
 
 /// stridelab: what strided memory access does to CPU caches.
 #[derive(Debug, Parser)]
@@ -20,12 +21,15 @@ pub struct Cli {
 pub enum Command {
     /// Explain a strided view: shape, strides, offset, contiguity, the storage cells it touches.
     Layout(layout::LayoutArgs),
+    /// Simulate a kernel's address stream through a cache hierarchy (counts, 3C, GCD model).
+    Sim(sim::SimArgs),
 }
 
 /// Runs the chosen subcommand. Errors returned here are printed by `main` and exit with 2.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Layout(args)) => layout::run(args),
+        Some(Command::Sim(args)) => sim::run(args),
         None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
     }
 }

@@ -21,7 +21,7 @@
 use crate::cache::AccessSink;
 use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
-use crate::kernels::catalogue::Entry;
+use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, sampled_sum,
     size_param, text_param,
@@ -76,6 +76,7 @@ pub(crate) static TILED_SUM: Entry = Entry {
         prepare: prepare_tiled_sum,
     },
     plan: plan_tiled_sum,
+    pattern: tiled_sum_pattern,
 };
 
 pub(crate) static TO_TILES: Entry = Entry {
@@ -90,6 +91,7 @@ pub(crate) static TO_TILES: Entry = Entry {
         prepare: prepare_to_tiles,
     },
     plan: plan_to_tiles,
+    pattern: to_tiles_pattern,
 };
 
 /// An n×n matrix in B×B tiles.
@@ -335,4 +337,28 @@ impl Instance for ToTiles {
             self.tiling,
         );
     }
+}
+
+fn tiled_sum_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let tiling = Tiling::from_params("tiled-sum", params)?;
+    let b = tiling.block;
+    Ok(Some(
+        if text_param("tiled-sum", params, "order")? == "col" {
+            StridePattern::elements(0, b as isize, b.min(tiling.n), "a column inside one tile")
+        } else {
+            let tiles = tiling.tiles_per_side();
+            StridePattern::elements(0, (b * b) as isize, tiles, "one row's tile segments")
+        },
+    ))
+}
+
+fn to_tiles_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let tiling = Tiling::from_params("to-tiles", params)?;
+    let (n, b) = (tiling.n, tiling.block);
+    Ok(Some(StridePattern::elements(
+        0,
+        n as isize,
+        b.min(n),
+        "one tile's source rows",
+    )))
 }

@@ -25,10 +25,53 @@ use crate::kernels::{blocked, conflict, latency, reference, stride, transpose, t
 /// kernel's cross-parameter rules on the way.
 pub(crate) type PlanFn = fn(&Params) -> Result<Vec<usize>, KernelError>;
 
-/// A catalogue entry: the public spec plus the buffer plan used to validate parameters.
+/// The kernel's characteristic strided pattern for resolved parameters (see [`StridePattern`]).
+pub(crate) type PatternFn = fn(&Params) -> Result<Option<StridePattern>, KernelError>;
+
+/// A catalogue entry: the public spec plus the buffer plan used to validate parameters and the
+/// strided pattern the analytic model is asked about.
 pub(crate) struct Entry {
     pub spec: KernelSpec,
     pub plan: PlanFn,
+    pub pattern: PatternFn,
+}
+
+/// The access pattern that decides how a kernel uses the cache sets: `count` accesses
+/// `stride_bytes` apart in buffer `buffer`, which the kernel repeats (one column of `col-sum`,
+/// the K slots of `conflict`, …). The analytic set/GCD model predicts from it how many sets
+/// the kernel really uses; `None` for kernels without one (the random pointer chase).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StridePattern {
+    pub buffer: usize,
+    pub stride_bytes: i64,
+    pub count: u64,
+    /// What the pattern is, in words ("one column: 512 elements 4096 B apart").
+    pub description: String,
+}
+
+impl StridePattern {
+    /// `count` elements `stride` elements apart in `buffer`, described as `what`.
+    pub(crate) fn elements(buffer: usize, stride: isize, count: usize, what: &str) -> Self {
+        let stride_bytes = stride as i64 * 8;
+        Self {
+            buffer,
+            stride_bytes,
+            count: count as u64,
+            description: format!("{what}: {count} elements {stride_bytes} B apart"),
+        }
+    }
+}
+
+/// The strided pattern of `spec` for resolved parameters.
+pub fn stride_pattern(
+    spec: &KernelSpec,
+    params: &Params,
+) -> Result<Option<StridePattern>, KernelError> {
+    let entry = entries()
+        .into_iter()
+        .find(|entry| entry.spec.name == spec.name)
+        .ok_or_else(|| KernelError::UnknownKernel(spec.name.to_string()))?;
+    (entry.pattern)(params)
 }
 
 fn entries() -> [&'static Entry; 11] {

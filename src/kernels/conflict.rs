@@ -16,7 +16,7 @@
 use crate::cache::AccessSink;
 use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
-use crate::kernels::catalogue::Entry;
+use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
     ACCUMULATORS, cell_to_link, cell_value, checked_elements, cyclic_permutation, fold, int_param,
     invalid, link_to_cell, size_param, text_param,
@@ -84,6 +84,7 @@ pub(crate) static CONFLICT: Entry = Entry {
         prepare,
     },
     plan,
+    pattern,
 };
 
 /// Loads per run at most (keeps every checksum an exact integer in f64).
@@ -225,4 +226,10 @@ impl Instance for Conflict {
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
         probe(&mut SimMem::new([&mut self.x], sink), self.probe);
     }
+}
+
+fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let probe = Probe::from_params(params)?;
+    let slots = StridePattern::elements(0, probe.stride as isize, probe.count, "the K slots");
+    Ok(Some(slots))
 }

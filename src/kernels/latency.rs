@@ -11,7 +11,7 @@
 use crate::cache::AccessSink;
 use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
-use crate::kernels::catalogue::Entry;
+use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
     cell_to_link, checked_elements, cyclic_permutation, int_param, invalid, link_to_cell,
     size_param,
@@ -60,6 +60,7 @@ pub(crate) static CHASE: Entry = Entry {
         prepare,
     },
     plan,
+    pattern,
 };
 
 /// Number of slots and the elements between them.
@@ -135,4 +136,10 @@ impl Instance for Chase {
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
         chase(&mut SimMem::new([&mut self.x], sink), self.slots);
     }
+}
+
+/// A random cycle has no stride for the set model.
+fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    geometry(params)?;
+    Ok(None)
 }

@@ -17,4 +17,4 @@ pub mod transpose;
 pub mod traverse;
 pub mod view;
 
-pub use catalogue::{catalogue, find, resolve_params};
+pub use catalogue::{StridePattern, catalogue, find, resolve_params, stride_pattern};

@@ -9,7 +9,7 @@
 use crate::cache::AccessSink;
 use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
-use crate::kernels::catalogue::Entry;
+use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, invalid,
     sampled_sum, size_param,
@@ -39,6 +39,7 @@ pub(crate) static READ: Entry = Entry {
         prepare: prepare_read,
     },
     plan: plan_read,
+    pattern: read_pattern,
 };
 
 pub(crate) static COPY: Entry = Entry {
@@ -53,6 +54,7 @@ pub(crate) static COPY: Entry = Entry {
         prepare: prepare_copy,
     },
     plan: plan_copy,
+    pattern: copy_pattern,
 };
 
 fn elements(kernel: &str, params: &Params) -> Result<usize, KernelError> {
@@ -167,4 +169,14 @@ impl Instance for Copy {
         let len = self.src.len();
         copy(&mut SimMem::new([&mut self.src, &mut self.dst], sink), len);
     }
+}
+
+fn read_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let n = elements("read", params)?;
+    Ok(Some(StridePattern::elements(0, 1, n, "the buffer")))
+}
+
+fn copy_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let n = elements("copy", params)?;
+    Ok(Some(StridePattern::elements(0, 1, n, "the source")))
 }

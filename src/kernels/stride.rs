@@ -8,7 +8,7 @@
 use crate::cache::AccessSink;
 use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
-use crate::kernels::catalogue::Entry;
+use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
     ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, size_param,
 };
@@ -50,6 +50,7 @@ pub(crate) static STRIDE_SUM: Entry = Entry {
         prepare,
     },
     plan,
+    pattern,
 };
 
 fn shape(params: &Params) -> Result<(usize, usize), KernelError> {
@@ -122,4 +123,10 @@ impl Instance for StrideSum {
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
         stride_sum(&mut SimMem::new([&mut self.x], sink), self.len, self.stride);
     }
+}
+
+fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let (len, stride) = shape(params)?;
+    let walk = StridePattern::elements(0, stride as isize, reads(len, stride), "the walk");
+    Ok(Some(walk))
 }

@@ -17,7 +17,7 @@
 use crate::cache::AccessSink;
 use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
-use crate::kernels::catalogue::Entry;
+use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
     Matrix, cell_value, check_indices, checked_elements, filled_buffer, sampled_sum, size_param,
     text_param,
@@ -62,6 +62,7 @@ pub(crate) static TRANSPOSE: Entry = Entry {
         prepare,
     },
     plan,
+    pattern,
 };
 
 /// The loop order of a transpose.
@@ -192,4 +193,19 @@ impl Instance for Transpose {
         let mut m = SimMem::new([&mut self.src, &mut self.dst], sink);
         transpose(&mut m, self.matrix, self.variant);
     }
+}
+
+/// The strided side of each variant.
+fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let m = Matrix::from_params("transpose", params)?;
+    let (rows, ld) = (m.rows as isize, m.ld as isize);
+    Ok(Some(match variant(params)? {
+        Variant::NaiveRead => StridePattern::elements(DST, rows, m.cols, "one dst column"),
+        Variant::NaiveWrite | Variant::Fast => {
+            StridePattern::elements(SRC, ld, m.rows, "one src column")
+        }
+        Variant::Blocked { block } => {
+            StridePattern::elements(DST, rows, block.min(m.cols), "one tile's dst column")
+        }
+    }))
 }

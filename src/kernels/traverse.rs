@@ -12,7 +12,7 @@
 use crate::cache::AccessSink;
 use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
-use crate::kernels::catalogue::Entry;
+use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{ACCUMULATORS, Matrix, filled_buffer, fold, int_param};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
@@ -73,6 +73,7 @@ pub(crate) static ROW_SUM: Entry = Entry {
         prepare: prepare_row_sum,
     },
     plan,
+    pattern: row_pattern,
 };
 
 pub(crate) static COL_SUM: Entry = Entry {
@@ -89,6 +90,7 @@ pub(crate) static COL_SUM: Entry = Entry {
         prepare: prepare_col_sum,
     },
     plan,
+    pattern: col_pattern,
 };
 
 fn plan(params: &Params) -> Result<Vec<usize>, KernelError> {
@@ -217,4 +219,19 @@ impl Instance for Traverse {
             self.matrix,
         );
     }
+}
+
+fn row_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let m = Matrix::from_params("row-sum", params)?;
+    Ok(Some(StridePattern::elements(0, 1, m.cols, "one row")))
+}
+
+fn col_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let m = Matrix::from_params("col-sum", params)?;
+    Ok(Some(StridePattern::elements(
+        0,
+        m.ld as isize,
+        m.rows,
+        "one column",
+    )))
 }

@@ -9,7 +9,7 @@
 use crate::cache::AccessSink;
 use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem, for_each_view_index};
-use crate::kernels::catalogue::Entry;
+use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
     ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, text_param,
 };
@@ -39,6 +39,7 @@ pub(crate) static VIEW_SUM: Entry = Entry {
         prepare,
     },
     plan,
+    pattern,
 };
 
 /// A strided view over a storage of `storage_len` elements (strides in elements).
@@ -185,4 +186,18 @@ impl Instance for ViewSum {
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
         view_sum(&mut SimMem::new([&mut self.storage], sink), &self.view);
     }
+}
+
+/// The innermost dimension: the run the walk repeats.
+fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let view = geometry(params)?;
+    Ok(match (view.shape.last(), view.strides.last()) {
+        (Some(&count), Some(&stride)) => Some(StridePattern::elements(
+            0,
+            stride,
+            count,
+            "the innermost dimension",
+        )),
+        _ => None,
+    })
 }
