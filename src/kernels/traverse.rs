@@ -72,7 +72,7 @@ pub(crate) static ROW_SUM: Entry = Entry {
                       Padding (ld > cols) is skipped at the end of each row.",
         prepare: prepare_row_sum,
     },
-    plan,
+    plan: |params| plan("row-sum", params),
     pattern: row_pattern,
 };
 
@@ -89,12 +89,12 @@ pub(crate) static COL_SUM: Entry = Entry {
                       every set. Compare 2^k and 2^k+1.",
         prepare: prepare_col_sum,
     },
-    plan,
+    plan: |params| plan("col-sum", params),
     pattern: col_pattern,
 };
 
-fn plan(params: &Params) -> Result<Vec<usize>, KernelError> {
-    Ok(vec![Matrix::from_params("row-sum", params)?.storage_len()?])
+fn plan(kernel: &str, params: &Params) -> Result<Vec<usize>, KernelError> {
+    Ok(vec![Matrix::from_params(kernel, params)?.storage_len()?])
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
