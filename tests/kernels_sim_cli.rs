@@ -125,6 +125,10 @@ fn copies_report_stores_and_chases_have_no_stride_model() {
     ]);
     assert_eq!(u(&out["levels"][0]["stores"]), 64 * 64);
     assert!(u(&out["levels"][0]["store_misses"]) > 0);
+    let expr = "arange(64).view(8,8).diagonal(offset=1)";
+    let out = sim_json(&["view-sum", expr, "--cache", "L1d=32K,8,64"]);
+    assert_eq!(out["params"]["expr"], expr);
+    assert_eq!(u(&out["accesses"]), 7);
     let out = sim_json(&["chase", "bytes=64K", "--cache", "L1d=32K,8,64"]);
     assert_eq!(out["pattern"], Value::Null);
     assert_eq!(u(&out["accesses"]), 1024);

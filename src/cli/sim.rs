@@ -103,8 +103,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         .params
         .iter()
         .map(|arg| match arg.split_once('=') {
-            Some((key, value)) => (key.trim().to_string(), value.to_string()),
-            None => (String::new(), arg.clone()),
+            // `diagonal(offset=1)` inside a positional expression is not a key.
+            Some((key, value)) if is_param_name(key) => (key.to_string(), value.to_string()),
+            _ => (String::new(), arg.clone()),
         })
         .collect();
     let params = resolve_params(spec, &kernel_args)?;
@@ -153,6 +154,10 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         print!("{}", human(&output, &levels));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn is_param_name(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn levels(args: &SimArgs) -> anyhow::Result<Vec<CacheLevel>> {

@@ -115,6 +115,8 @@ fn plan_of(spec: &KernelSpec) -> Result<PlanFn, KernelError> {
 }
 
 /// Turns user arguments into validated parameters (see the module doc for the rules).
+///
+/// `args` are `(key, value)` pairs in the order given; an empty key marks a positional value.
 pub fn resolve_params(spec: &KernelSpec, args: &[(String, String)]) -> Result<Params, KernelError> {
     let given = assign_arguments(spec, args)?;
     let mut params = Params::new();
