@@ -446,6 +446,27 @@ mod tests {
     }
 
     #[test]
+    fn stride_patterns_name_the_strided_side() {
+        let pattern = |kernel: &str, list: &[(&str, &str)]| {
+            let spec = find(kernel).unwrap();
+            let params = resolve_params(spec, &args(list)).unwrap();
+            stride_pattern(spec, &params)
+                .unwrap()
+                .map(|p| (p.buffer, p.stride_bytes, p.count))
+        };
+        let matrix = [("rows", "4"), ("cols", "6"), ("ld", "7")];
+        assert_eq!(pattern("col-sum", &matrix), Some((0, 56, 4)));
+        assert_eq!(pattern("row-sum", &matrix), Some((0, 8, 6)));
+        let naive_read = [matrix.as_slice(), &[("variant", "naive-read")]].concat();
+        assert_eq!(pattern("transpose", &naive_read), Some((1, 32, 6)));
+        let conflict = [("stride", "512"), ("count", "16")];
+        assert_eq!(pattern("conflict", &conflict), Some((0, 4096, 16)));
+        let flipped = [("expr", "arange(12).view(3,4).flip(1)")];
+        assert_eq!(pattern("view-sum", &flipped), Some((0, -8, 4)));
+        assert_eq!(pattern("chase", &[("bytes", "4K")]), None);
+    }
+
+    #[test]
     fn integer_suffixes() {
         assert_eq!(parse_int("12"), Some(12));
         assert_eq!(parse_int("4k"), Some(4096));
