@@ -4,3 +4,4 @@
 pub mod buffer;
 pub mod counters;
 pub mod machine;
+pub mod probe;

@@ -181,7 +181,7 @@ impl<T: Copy> Tensor<T> {
         infer_shape(shape, self.layout.numel())?;
         match self.layout.view(shape) {
             Ok(layout) => Ok(self.with_layout(layout)),
-            Err(LayoutError::ViewIncompatible { .. }) => self.copy_to_contiguous()?.view(shape),
+            Err(LayoutError::ViewIncompatible(_)) => self.copy_to_contiguous()?.view(shape),
             Err(other) => Err(other),
         }
     }
