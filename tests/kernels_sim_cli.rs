@@ -163,7 +163,7 @@ fn bad_input_exits_2_with_the_rule() {
         ),
         (
             &["sim", "col-sum", "4", "4", "--preset", "nope"],
-            "unknown preset",
+            "known presets",
         ),
         (&["sim", "view-sum", "expr=arange(4).view(3)"], "expr"),
     ];

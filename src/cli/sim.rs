@@ -5,21 +5,19 @@
 //!
 //! Every count printed is **simulated** (cachegrind semantics); nothing is timed or measured.
 //! Levels: the detected geometry, or — when any `--preset` or `--cache` is given — exactly
-//! those: the preset's data levels first, then each `--cache` in the order given (one with the
-//! name of a level already listed replaces it in place). Buffer k of the kernel is placed at
+//! those ([`CacheArgs`]: presets' data levels first, then each `--cache` in the order given;
+//! one with the name of a level already listed replaces it in place). Buffer k of the kernel is placed at
 //! (k+1)·2^32. Cold start unless `--warm` (one unrecorded run first).
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use serde::Serialize;
 
-use crate::cache::geometry::{
-    CacheLevel, Geometry, LevelSpec, format_size, parse_cache_override, resolve_levels,
-};
+use crate::cache::geometry::{CacheLevel, Geometry, format_size};
 use crate::cache::model::{LevelPrediction, predict};
 use crate::cache::sim::{Hierarchy, LevelStats, Policy};
+use crate::cli::info::CacheArgs;
 use crate::kernels::access::sim_address;
 use crate::kernels::spec::{Params, PrepareOptions};
 use crate::kernels::{StridePattern, find, resolve_params, stride_pattern};
@@ -42,12 +40,8 @@ pub struct SimArgs {
     pub kernel: String,
     /// Kernel parameters: key=value, or plain values in the kernel's parameter order.
     pub params: Vec<String>,
-    /// A cache level NAME=SIZE,WAYS,LINE (e.g. L1d=48K,12,64); repeat for more levels.
-    #[arg(long = "cache", value_name = "NAME=SIZE,WAYS,LINE")]
-    pub caches: Vec<String>,
-    /// A named machine preset (e.g. amd-zen4, design-vm).
-    #[arg(long)]
-    pub preset: Option<String>,
+    #[command(flatten)]
+    pub cache: CacheArgs,
     /// Replacement policy of every level.
     #[arg(long, value_enum, default_value = "lru")]
     pub policy: PolicyArg,
@@ -161,19 +155,12 @@ fn is_param_name(text: &str) -> bool {
 }
 
 fn levels(args: &SimArgs) -> anyhow::Result<Vec<CacheLevel>> {
-    let mut specs = Vec::new();
-    if let Some(preset) = &args.preset {
-        specs.push(LevelSpec::Preset(preset.clone()));
-    }
-    for text in &args.caches {
-        specs.push(LevelSpec::Cache(parse_cache_override(text)?));
-    }
-    let detected = if specs.is_empty() {
-        Geometry::detect()
-    } else {
+    let detected = if args.cache.is_given() {
         Geometry::default()
+    } else {
+        Geometry::detect()
     };
-    resolve_levels(&detected, &specs).context("choosing the cache levels to simulate")
+    args.cache.resolve(&detected)
 }
 
 fn level_output(
