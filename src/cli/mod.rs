@@ -11,6 +11,7 @@ pub mod infer;
 pub mod info;
 pub mod layout;
 pub mod run;
+pub mod sim;
 
 /// stridelab: what strided memory access does to CPU caches.
 #[derive(Debug, Parser)]
@@ -28,6 +29,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Performance regression gate: compare a run of the gate suite with a baseline.
     Gate(gate::GateArgs),
+    /// Simulate a kernel's address stream through a cache hierarchy (counts, 3C, GCD model).
+    Sim(sim::SimArgs),
     /// Describe this machine: CPU, caches (source, warnings), pages, pinning, perf events.
     Info(info::InfoArgs),
     /// Infer the cache geometry (line, L1d size/ways/sets, L2, LLC, L1 DTLB reach) from timing alone.
@@ -40,6 +43,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Layout(args)) => layout::run(args),
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Gate(args)) => gate::run(args),
+        Some(Command::Sim(args)) => sim::run(args),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
         None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
