@@ -630,9 +630,6 @@ fn timing_row(
             r.verdict = Verdict::Improvement;
         }
     }
-    if matches!(bn, Normaliser::Interleaved { .. }) {
-        r.note = Some("reference median held fixed (its samples are not recorded)".into());
-    }
     r
 }
 
@@ -738,7 +735,8 @@ impl GateVerdict {
             "Baseline `{baseline_label}`. Deterministic track: simulated misses per level on {} \
              (tolerance {}). Timing track: time as a ratio to a same-run copy/read reference; \
              a regression only when the whole {:.0}% bootstrap CI ({} resamples, seed {}) of \
-             the change lies beyond ±{}.\n",
+             the change lies beyond ±{} (an interleaved reference enters with its median: the \
+             runner records no reference samples).\n",
             self.geometry,
             if self.sim_tolerance == 0.0 {
                 "0: exact match".to_string()
