@@ -23,19 +23,21 @@ if [[ -z "${STRIDELAB:-}" ]]; then
     cargo build --release --quiet --bin stridelab || exit 2
     STRIDELAB=target/release/stridelab
 fi
-summary=()
-if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then
-    summary=(--summary "$GITHUB_STEP_SUMMARY")
-fi
 
 run_gate() { # $1 = attempt number, rest = extra options
     local attempt="$1"
     shift
     "$STRIDELAB" gate --baseline "$baseline" --quiet \
         --json "$out/verdict-$attempt.json" --output "$out/results-$attempt.json" \
-        --summary "$out/summary-$attempt.md" "${summary[@]}" "$@"
+        --summary "$out/summary-$attempt.md" "$@"
+    local rc=$?
+    if [[ -n "${GITHUB_STEP_SUMMARY:-}" && -f "$out/summary-$attempt.md" ]]; then
+        cat "$out/summary-$attempt.md" >>"$GITHUB_STEP_SUMMARY"
+    fi
+    return "$rc"
 }
 
+rm -f "$out"/verdict-*.json "$out"/summary-*.md
 run_gate 1 "$@"
 rc=$?
 case "$rc" in
