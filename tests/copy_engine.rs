@@ -161,13 +161,15 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
     .unwrap();
     prop_assert_eq!(&dst, &expected, "parallel f64");
 
-    for (panel, stream, prefetch_steps, kernels) in [
-        (8, true, 1, KernelSet::Best),
-        (16, false, 2, KernelSet::Avx2),
-        (24, true, 0, KernelSet::Portable),
+    for (panel, tile_rows, stream, prefetch_steps, kernels) in [
+        (8, 8, true, 1, KernelSet::Best),
+        (16, 24, false, 2, KernelSet::Avx2),
+        (24, 16, true, 0, KernelSet::Portable),
+        (32, 64, true, 8, KernelSet::Best),
     ] {
         let tuning = Tuning {
             panel,
+            tile_rows,
             stream,
             prefetch_steps,
             kernels,

@@ -110,6 +110,7 @@ pub fn copy_into_contiguous_tuned<T: Copy + Send + Sync + 'static>(
     }
     let tuning = Tuning {
         panel: tuning.panel.max(8) / 8 * 8,
+        tile_rows: tuning.tile_rows.max(8) / 8 * 8,
         ..tuning
     };
     copy_planned(src, &Plan::new(shape, strides), offset, dst, tuning, pool);
@@ -192,6 +193,11 @@ fn copy_planned<T: Copy + 'static>(
     tuning: Tuning,
     pool: Option<&rayon::ThreadPool>,
 ) {
+    let mut plan = plan.clone();
+    if tuning.stream {
+        plan.order_outer_by_source();
+    }
+    let plan = &plan;
     let items = plan.outer_count() * plan.panels(tuning.panel);
     if !is_plain_eight_byte::<T>() {
         // Other element types are correct but not tuned: one thread, safe code.
@@ -261,6 +267,7 @@ impl RawCopy<'_> {
         let mut p = items.start % panels;
         let stream = self.tuning.stream;
         debug_assert!(self.src_len > 0);
+        let mut stage = Stage::new(panel, self.tuning.tile_rows);
         for _ in items {
             let src = self.src.wrapping_offset(cursor.src);
             let dst = self.dst.wrapping_offset(cursor.dst);
@@ -291,6 +298,7 @@ impl RawCopy<'_> {
                             ldd,
                             rows,
                             width,
+                            &mut stage,
                         )
                     };
                 }
@@ -335,12 +343,53 @@ unsafe fn copy_run(
     }
 }
 
+/// The staging buffer of a transpose panel: one row per destination row of the panel, each
+/// holding 8 carried elements followed by a tile of `tile_rows` elements; 64-byte aligned.
+struct Stage {
+    storage: Vec<f64>,
+    start: usize,
+    row_len: usize,
+}
+
+impl Stage {
+    fn new(panel: usize, tile_rows: usize) -> Stage {
+        let row_len = tile_rows + 8;
+        let storage = vec![0.0f64; panel * row_len + 8];
+        let start = storage
+            .as_ptr()
+            .align_offset(simd::LINE_BYTES)
+            .min(storage.len());
+        Stage {
+            storage,
+            start,
+            row_len,
+        }
+    }
+
+    fn tile_rows(&self) -> usize {
+        self.row_len - 8
+    }
+
+    /// Start of the aligned rows (row `c` at `c·row_len`).
+    fn rows(&mut self) -> *mut f64 {
+        self.storage.as_mut_ptr().wrapping_add(self.start)
+    }
+}
+
 /// `dst[c·ldd + r] = src[r·lds + c]` for `r < rows`, `c < width`: one column panel of a
-/// transpose, swept down the rows 8 at a time so each step reads 8 source rows of the panel
-/// and writes `width` destination rows 8 elements further.
+/// transpose (the panel's `width` columns are `width` destination rows).
+///
+/// The panel is swept down the rows one tile of `stage.tile_rows()` rows at a time. 8×8
+/// micro-kernels transpose the tile into the stage (L1-resident, so the destination's set
+/// mapping — a power-of-two leading dimension piles every row into one set — never matters),
+/// then each staged row goes to its destination row as one contiguous run. Runs end on the
+/// destination's line boundaries: the elements past the last boundary are carried to the front
+/// of the stage row and written with the next tile, so with `stream` every line but the row's
+/// first and last is written whole by non-temporal stores, whatever the leading dimension.
 ///
 /// # Safety
-/// Every `src + r·lds + c` readable, every `dst + c·ldd + r` writable, the two disjoint.
+/// Every `src + r·lds + c` readable, every `dst + c·ldd + r` writable, the two disjoint; the
+/// stage has at least `width` rows.
 #[allow(clippy::too_many_arguments)]
 unsafe fn transpose_panel(
     isa: Isa,
@@ -352,47 +401,82 @@ unsafe fn transpose_panel(
     ldd: isize,
     rows: usize,
     width: usize,
+    stage: &mut Stage,
 ) {
-    // Streaming stores need every 8-element store line-aligned.
-    let stream = stream && (dst as usize).is_multiple_of(simd::LINE_BYTES) && ldd % 8 == 0;
     let full_rows = rows / 8 * 8;
     let full_cols = width / 8 * 8;
+    let tile_rows = stage.tile_rows();
+    let row_len = stage.row_len;
+    let staged = stage.rows();
     let ahead = prefetch_steps as isize * 8;
-    for r in (0..full_rows).step_by(8) {
-        let src_step = src.wrapping_offset(r as isize * lds);
-        let dst_step = dst.wrapping_add(r);
-        for c in (0..full_cols).step_by(8) {
-            if ahead > 0 {
-                for k in 0..8 {
-                    simd::prefetch(src_step.wrapping_offset((ahead + k) * lds + c as isize));
+    let mut r0 = 0;
+    while r0 < full_rows {
+        let len = tile_rows.min(full_rows - r0);
+        for r in (r0..r0 + len).step_by(8) {
+            let src_step = src.wrapping_offset(r as isize * lds);
+            for c in (0..full_cols).step_by(8) {
+                if ahead > 0 {
+                    for k in 0..8 {
+                        simd::prefetch(src_step.wrapping_offset((ahead + k) * lds + c as isize));
+                    }
+                }
+                // SAFETY: source rows r..r+8, columns c..c+8 lie in the panel; stage rows
+                // c..c+8 hold columns 8+(r-r0) .. +8 (r - r0 + 8 <= tile_rows).
+                unsafe {
+                    simd::transpose8x8(
+                        isa,
+                        false,
+                        src_step.add(c),
+                        lds,
+                        staged.add(c * row_len + 8 + (r - r0)),
+                        row_len as isize,
+                    )
+                };
+            }
+        }
+        let last = r0 + len == full_rows;
+        for c in 0..full_cols {
+            let row = dst.wrapping_offset(c as isize * ldd);
+            // Elements before row[0]'s next line boundary.
+            let m = (row as usize / size_of::<f64>()) % 8;
+            let start = if r0 == 0 { 0 } else { r0 - m };
+            let end = if last { r0 + len } else { r0 + len - m };
+            // Element e of the row is staged at column 8 + e - r0 (>= 1 since e >= r0 - 7).
+            let from = staged.wrapping_add(c * row_len + 8 + start - r0);
+            // SAFETY: start <= end <= r0 + len <= rows: destination elements of row c; the
+            // stage columns 8+start-r0 .. 8+end-r0 lie inside stage row c.
+            unsafe {
+                if stream {
+                    simd::stream_run(isa, from, row.add(start), end - start);
+                } else {
+                    std::ptr::copy_nonoverlapping(from, row.add(start), end - start);
                 }
             }
-            // SAFETY: rows r..r+8 and columns c..c+8 lie inside the caller's ranges; with
-            // `stream`, dst + (c+k)·ldd + r is line-aligned (dst aligned, ldd and r multiples of 8).
-            unsafe {
-                simd::transpose8x8(
-                    isa,
-                    stream,
-                    src_step.add(c),
-                    lds,
-                    dst_step.offset(c as isize * ldd),
-                    ldd,
-                )
-            };
+            if !last {
+                // SAFETY: the last 8 staged columns move to the front of the same stage row.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        staged.add(c * row_len + len),
+                        staged.add(c * row_len),
+                        8,
+                    )
+                };
+            }
         }
-        // SAFETY: the panel's last columns, rows r..r+8.
-        unsafe {
-            simd::transpose_scalar(
-                src_step.add(full_cols),
-                lds,
-                dst_step.offset(full_cols as isize * ldd),
-                ldd,
-                8,
-                width - full_cols,
-            )
-        };
+        r0 += len;
     }
-    // SAFETY: the last rows of the panel, all its columns.
+    // SAFETY: the panel's last columns, rows 0..full_rows.
+    unsafe {
+        simd::transpose_scalar(
+            src.wrapping_add(full_cols),
+            lds,
+            dst.wrapping_offset(full_cols as isize * ldd),
+            ldd,
+            full_rows,
+            width - full_cols,
+        )
+    };
+    // SAFETY: the panel's last rows, all its columns.
     unsafe {
         simd::transpose_scalar(
             src.wrapping_offset(full_rows as isize * lds),

@@ -102,6 +102,18 @@ impl Plan {
         }
     }
 
+    /// Reorders the outer loops of a run copy so the source is read in address order (largest
+    /// source stride outermost). With non-temporal stores the destination only needs whole
+    /// lines, not order, while reads are latency-bound unless the prefetchers see a stream:
+    /// to-tiles then reads each source row front to back and writes tile rows as whole runs.
+    pub(crate) fn order_outer_by_source(&mut self) {
+        if matches!(self.inner, Inner::Run { src_stride: 1, .. }) {
+            self.outer
+                .sort_by_key(|d| std::cmp::Reverse(d.src_stride.unsigned_abs()));
+            self.outer = coalesce(std::mem::take(&mut self.outer));
+        }
+    }
+
     /// Number of combinations of the outer indices.
     pub(crate) fn outer_count(&self) -> usize {
         self.outer.iter().map(|d| d.len).product()
@@ -181,6 +193,8 @@ impl Cursor {
 pub struct Tuning {
     /// Transpose panel width in columns: the number of destination rows written side by side.
     pub panel: usize,
+    /// Transpose tile height: source rows staged per panel before they are written out.
+    pub tile_rows: usize,
     /// Write the destination with non-temporal stores.
     pub stream: bool,
     /// How many 8-row steps ahead to prefetch the source (0 = no software prefetch).
@@ -265,16 +279,19 @@ fn parse_size(text: &str) -> Option<usize> {
 impl Tuning {
     /// The tuning for a copy that writes `dst_bytes`, from the cache geometry:
     ///
-    /// - panel: a transpose step keeps 8 source rows × `panel` elements and `panel` destination
-    ///   rows × 2 lines (a misaligned row straddles two) in L1; `panel = L1 / 512` keeps that
-    ///   to about 3/8 of L1 (64 on a 32 KiB L1), clamped to 16..=256.
-    /// - stream: non-temporal stores once the destination alone exceeds half the last-level
-    ///   cache, where a regular store would first read the line and then evict useful data.
+    /// - panel × tile: the staging buffer (`panel` rows of `tile_rows + 8` elements) plus the
+    ///   8 source rows a micro-kernel step reads should sit in L1: `panel = L1 / 512` (64 on a
+    ///   32 KiB L1, clamped to 16..=256) with 64-row tiles; among the configurations swept on
+    ///   our (noisy, shared) VM this was in the best group, with panel 256 × tile 32.
+    /// - stream: non-temporal stores once the destination exceeds an eighth of the last-level
+    ///   cache (4 MiB of 32 MiB): on our VMs a non-temporal copy beats `memcpy` from 8 MiB up,
+    ///   since a regular store first reads the line it writes.
     pub fn for_copy(dst_bytes: usize) -> Tuning {
         let geometry = Geometry::get();
         Tuning {
             panel: (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8,
-            stream: dst_bytes > geometry.llc_bytes / 2,
+            tile_rows: 64,
+            stream: dst_bytes > geometry.llc_bytes / 8,
             prefetch_steps: 0,
             kernels: KernelSet::Best,
         }
@@ -349,6 +366,22 @@ mod tests {
                 len: 1,
                 src_stride: 0
             }
+        );
+    }
+
+    #[test]
+    fn to_tiles_runs_read_the_source_in_order_when_asked() {
+        // Row-major 8×8 into 4×4 tiles: view (2, 2, 4, 4) with strides (32, 4, 8, 1).
+        let mut plan = Plan::new(&[2, 2, 4, 4], &[32, 4, 8, 1]);
+        assert_eq!(
+            plan.outer,
+            vec![dim(2, 32, 32), dim(2, 4, 16), dim(4, 8, 4)]
+        );
+        plan.order_outer_by_source();
+        // Tile row I, row i within it, tile column J: the source in address order.
+        assert_eq!(
+            plan.outer,
+            vec![dim(2, 32, 32), dim(4, 8, 4), dim(2, 4, 16)]
         );
     }
 

@@ -54,11 +54,14 @@ pub(crate) fn stream_copy_f64(src: &[f64], dst: &mut [f64]) {
     debug_assert_eq!(src.len(), dst.len());
     let len = src.len().min(dst.len());
     // SAFETY: both slices hold `len` elements and a `&mut` slice never overlaps a `&` slice.
-    unsafe { stream_run(Isa::detect(), src.as_ptr(), dst.as_mut_ptr(), len) }
+    unsafe { stream_run(Isa::detect(), src.as_ptr(), dst.as_mut_ptr(), len) };
+    store_fence();
 }
 
 /// Copies `len` contiguous 8-byte elements from `src` to `dst`, with non-temporal stores for the
 /// destination's whole cache lines and regular stores for the partial lines at either end.
+/// The caller issues [`store_fence`] once after its last run (a fence per run would wait for
+/// every run's write-combining buffers to drain).
 ///
 /// # Safety
 /// `src..src+len` must be valid for reads and `dst..dst+len` valid for writes, both aligned
@@ -111,7 +114,6 @@ unsafe fn stream_lines_avx512(src: *const f64, dst: *mut f64, lines: usize) {
             arch::_mm512_stream_pd(dst.add(line * 8), v);
         }
     }
-    arch::_mm_sfence();
 }
 
 /// # Safety
@@ -128,7 +130,6 @@ unsafe fn stream_lines_avx(src: *const f64, dst: *mut f64, lines: usize) {
             arch::_mm256_stream_pd(dst.add(line * 8 + 4), hi);
         }
     }
-    arch::_mm_sfence();
 }
 
 /// Orders earlier non-temporal stores before later stores (a no-op without them).
@@ -213,6 +214,30 @@ unsafe fn transpose8x8_avx512<const STREAM: bool>(
     dst: *mut f64,
     ldd: isize,
 ) {
+    // SAFETY: the caller's contract covers the 8×8 source block.
+    let columns = unsafe { load_columns_avx512(src, lds) };
+    for (c, column) in columns.into_iter().enumerate() {
+        let out = dst.wrapping_offset(c as isize * ldd);
+        // SAFETY: dst + c·ldd .. +8 is writable; with STREAM it is 64-byte aligned.
+        unsafe {
+            if STREAM {
+                arch::_mm512_stream_pd(out, column);
+            } else {
+                arch::_mm512_storeu_pd(out, column);
+            }
+        }
+    }
+}
+
+/// Loads the 8×8 block `src[r·lds + c]` and returns its columns: element `r` of register `c`
+/// is `src[r·lds + c]`.
+///
+/// # Safety
+/// `src + r·lds + c` readable for `r, c < 8`; the CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn load_columns_avx512(src: *const f64, lds: isize) -> [arch::__m512d; 8] {
     use arch::*;
     // SAFETY: rows 0..8 of src at stride lds are readable (caller's contract).
     let r: [__m512d; 8] =
@@ -238,7 +263,7 @@ unsafe fn transpose8x8_avx512<const STREAM: bool>(
     let u6 = _mm512_permutex2var_pd(t4, odd, t6);
     let u7 = _mm512_permutex2var_pd(t5, odd, t7);
     // Stage 3: join rows 0-3 and 4-7 of each column.
-    let columns = [
+    [
         _mm512_shuffle_f64x2::<0b01_00_01_00>(u0, u4),
         _mm512_shuffle_f64x2::<0b01_00_01_00>(u1, u5),
         _mm512_shuffle_f64x2::<0b01_00_01_00>(u2, u6),
@@ -247,18 +272,7 @@ unsafe fn transpose8x8_avx512<const STREAM: bool>(
         _mm512_shuffle_f64x2::<0b11_10_11_10>(u1, u5),
         _mm512_shuffle_f64x2::<0b11_10_11_10>(u2, u6),
         _mm512_shuffle_f64x2::<0b11_10_11_10>(u3, u7),
-    ];
-    for (c, column) in columns.into_iter().enumerate() {
-        let out = dst.wrapping_offset(c as isize * ldd);
-        // SAFETY: dst + c·ldd .. +8 is writable; with STREAM it is 64-byte aligned.
-        unsafe {
-            if STREAM {
-                _mm512_stream_pd(out, column);
-            } else {
-                _mm512_storeu_pd(out, column);
-            }
-        }
-    }
+    ]
 }
 
 /// # Safety
@@ -304,14 +318,15 @@ unsafe fn transpose4x4_avx(src: *const f64, lds: isize, dst: *mut f64, ldd: isiz
     }
 }
 
-/// Hints the CPU to fetch the line holding `ptr` into L1 (a hint: never faults).
+/// Hints the CPU to fetch the line holding `ptr` into L2 (a hint: never faults); L2 rather
+/// than L1 because the staged tile already fills L1 and L1 tracks few misses at once.
 #[inline(always)]
 pub(crate) fn prefetch(ptr: *const f64) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetch instructions do not access memory architecturally and never fault, even
     // for addresses outside any allocation.
     unsafe {
-        arch::_mm_prefetch::<{ arch::_MM_HINT_T0 }>(ptr.cast())
+        arch::_mm_prefetch::<{ arch::_MM_HINT_T1 }>(ptr.cast())
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = ptr;
