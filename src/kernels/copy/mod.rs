@@ -366,6 +366,11 @@ impl Stage {
         }
     }
 
+    /// Scratch for 8 carried elements per panel column (the streaming kernel's carry).
+    fn carry(&mut self, width: usize) -> &mut [f64] {
+        &mut self.storage[..8 * width]
+    }
+
     fn tile_rows(&self) -> usize {
         self.row_len - 8
     }
@@ -406,6 +411,23 @@ unsafe fn transpose_panel(
     let full_rows = rows / 8 * 8;
     let full_cols = width / 8 * 8;
     let tile_rows = stage.tile_rows();
+    #[cfg(target_arch = "x86_64")]
+    if stream && isa == Isa::Avx512 {
+        // SAFETY: the caller's ranges; the stage's carry columns hold 8·width elements;
+        // Isa::Avx512 only exists when the CPU has AVX-512F.
+        return unsafe {
+            simd::transpose_panel_stream_avx512(
+                src,
+                lds,
+                dst,
+                ldd,
+                rows,
+                width,
+                prefetch_steps,
+                stage.carry(width),
+            )
+        };
+    }
     let row_len = stage.row_len;
     let staged = stage.rows();
     let ahead = prefetch_steps as isize * 8;

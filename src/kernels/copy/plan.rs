@@ -279,20 +279,30 @@ fn parse_size(text: &str) -> Option<usize> {
 impl Tuning {
     /// The tuning for a copy that writes `dst_bytes`, from the cache geometry:
     ///
-    /// - panel × tile: the staging buffer (`panel` rows of `tile_rows + 8` elements) plus the
-    ///   8 source rows a micro-kernel step reads should sit in L1: `panel = L1 / 512` (64 on a
-    ///   32 KiB L1, clamped to 16..=256) with 64-row tiles; among the configurations swept on
-    ///   our (noisy, shared) VM this was in the best group, with panel 256 × tile 32.
     /// - stream: non-temporal stores once the destination exceeds an eighth of the last-level
     ///   cache (4 MiB of 32 MiB): on our VMs a non-temporal copy beats `memcpy` from 8 MiB up,
     ///   since a regular store first reads the line it writes.
+    /// - panel: with streaming stores the destination needs no cache, so the panel is wide
+    ///   (256 columns = 2 KiB of each source row, long enough for the L2 stream prefetcher);
+    ///   without, the staging buffer (`panel` rows of `tile_rows + 8` elements) and the 8 source
+    ///   rows a micro-kernel reads should sit in L1: `panel = L1 / 512` (64 on 32 KiB).
+    /// - prefetch: 8 steps (64 source rows) ahead, into L2 — one tile ahead.
+    ///
+    /// These were chosen from interleaved sweeps on our shared 2-vCPU VM (`cargo bench --bench
+    /// copy_engine` with `COPY_ENGINE_SWEEP=1`); they are derived from sizes, never measured
+    /// at run time.
     pub fn for_copy(dst_bytes: usize) -> Tuning {
         let geometry = Geometry::get();
+        let stream = dst_bytes > geometry.llc_bytes / 8;
         Tuning {
-            panel: (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8,
+            panel: if stream {
+                256
+            } else {
+                (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8
+            },
             tile_rows: 64,
-            stream: dst_bytes > geometry.llc_bytes / 8,
-            prefetch_steps: 0,
+            stream,
+            prefetch_steps: 8,
             kernels: KernelSet::Best,
         }
     }

@@ -275,6 +275,127 @@ unsafe fn load_columns_avx512(src: *const f64, lds: isize) -> [arch::__m512d; 8]
     ]
 }
 
+/// A column panel of a transpose written straight to the destination with non-temporal stores
+/// of whole, line-aligned lines, whatever the destination's alignment and leading dimension:
+/// `dst[c·ldd + r] = src[r·lds + c]` for `r < rows`, `c < width`.
+///
+/// The panel is swept down the rows 8 at a time. Destination row `c` starts `m_c` elements
+/// into a cache line, so the 8 elements a step produces for it straddle two lines; the previous
+/// step's 8 elements are kept in `carry` and one variable permute joins the two into the line
+/// that just became complete. The row's first and last partial lines use masked regular stores.
+/// When every row is aligned (`m_c = 0`) this is a plain 8×8 transpose with streaming stores.
+///
+/// # Safety
+/// Every `src + r·lds + c` readable, every `dst + c·ldd + r` writable, the two disjoint;
+/// `carry.len() >= 8·width`; the CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn transpose_panel_stream_avx512(
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    rows: usize,
+    width: usize,
+    prefetch_steps: usize,
+    carry: &mut [f64],
+) {
+    use arch::*;
+    let full_rows = rows / 8 * 8;
+    let full_cols = width / 8 * 8;
+    assert!(
+        carry.len() >= 8 * width,
+        "carry holds 8 elements per panel column"
+    );
+    let carry = carry.as_mut_ptr();
+    let iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    let ahead = prefetch_steps as isize * 8;
+    let misalignment =
+        |c: usize| (dst.wrapping_offset(c as isize * ldd) as usize / size_of::<f64>()) % 8;
+    let aligned = misalignment(0) == 0 && ldd % 8 == 0;
+    if full_rows > 0 {
+        for r0 in (0..full_rows).step_by(8) {
+            let src_step = src.wrapping_offset(r0 as isize * lds);
+            for c0 in (0..full_cols).step_by(8) {
+                if ahead > 0 {
+                    for k in 0..8 {
+                        prefetch(src_step.wrapping_offset((ahead + k) * lds + c0 as isize));
+                    }
+                }
+                // SAFETY: rows r0..r0+8, columns c0..c0+8 are inside the panel.
+                let columns = unsafe { load_columns_avx512(src_step.add(c0), lds) };
+                for (j, current) in columns.into_iter().enumerate() {
+                    let c = c0 + j;
+                    let row = dst.wrapping_offset(c as isize * ldd);
+                    if aligned {
+                        // SAFETY: elements r0..r0+8 of row c exist and start a line.
+                        unsafe { _mm512_stream_pd(row.add(r0), current) };
+                        continue;
+                    }
+                    let m = misalignment(c);
+                    let saved = carry.wrapping_add(8 * c);
+                    if r0 == 0 {
+                        // SAFETY: elements 0..8-m of the row exist (8 <= rows).
+                        unsafe { _mm512_mask_storeu_pd(row, 0xFF >> m, current) };
+                    } else {
+                        // SAFETY: saved holds 8 elements (carry.len() >= 8·width).
+                        let previous = unsafe { _mm512_loadu_pd(saved) };
+                        let shift = _mm512_set1_epi64(8 - m as i64);
+                        let line = _mm512_permutex2var_pd(
+                            previous,
+                            _mm512_add_epi64(iota, shift),
+                            current,
+                        );
+                        // SAFETY: elements r0-m..r0-m+8 of the row exist (r0 >= 8 > m) and
+                        // start on a line boundary by the choice of m.
+                        unsafe { _mm512_stream_pd(row.add(r0 - m), line) };
+                    }
+                    // SAFETY: as for the load above.
+                    unsafe { _mm512_storeu_pd(saved, current) };
+                }
+            }
+        }
+        if !aligned {
+            for c in 0..full_cols {
+                let m = misalignment(c);
+                let row = dst.wrapping_offset(c as isize * ldd);
+                // SAFETY: the row's last m elements before full_rows (>= 8) are still unwritten
+                // and sit in the carry; the mask selects exactly them.
+                unsafe {
+                    _mm512_mask_storeu_pd(
+                        row.add(full_rows - 8),
+                        (0xFFu16 << (8 - m)) as u8,
+                        _mm512_loadu_pd(carry.add(8 * c)),
+                    )
+                };
+            }
+        }
+        // SAFETY: the panel's last columns, rows 0..full_rows.
+        unsafe {
+            transpose_scalar(
+                src.add(full_cols),
+                lds,
+                dst.offset(full_cols as isize * ldd),
+                ldd,
+                full_rows,
+                width - full_cols,
+            )
+        };
+    }
+    // SAFETY: the panel's last rows, all its columns.
+    unsafe {
+        transpose_scalar(
+            src.wrapping_offset(full_rows as isize * lds),
+            lds,
+            dst.wrapping_add(full_rows),
+            ldd,
+            rows - full_rows,
+            width,
+        )
+    };
+}
+
 /// # Safety
 /// As [`transpose8x8`], and the CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
