@@ -2,7 +2,7 @@
 //! non-temporal copy of the same bytes, reported as the median over repetitions of
 //! engine time ÷ best reference time (so 1.00 = as fast as the best copy in the same run).
 //!
-//! Run: `cargo bench --bench copy_engine` (a Markdown table on stdout, about two minutes).
+//! Run: `cargo bench --bench copy_engine` (Markdown tables on stdout, about a minute).
 //! `COPY_ENGINE_SWEEP=1` adds a sweep of the tuning knobs; `COPY_ENGINE_QUICK=1` runs only the
 //! 1-thread transposes.
 
@@ -18,6 +18,8 @@ use stridelab::kernels::copy::{
 /// A copy under test: source storage, view, destination.
 struct Case {
     name: String,
+    /// `Some(n)` for the N×N transposes of the summary table.
+    square_transpose: Option<usize>,
     shape: Vec<usize>,
     strides: Vec<isize>,
 }
@@ -26,6 +28,7 @@ impl Case {
     fn transpose(n: usize) -> Case {
         Case {
             name: format!("transpose {n}×{n}"),
+            square_transpose: Some(n),
             shape: vec![n, n],
             strides: vec![1, n as isize],
         }
@@ -35,6 +38,7 @@ impl Case {
         let n = 64isize;
         Case {
             name: "(64,64,64,64) perm (3,1,2,0)".into(),
+            square_transpose: None,
             shape: vec![64; 4],
             strides: vec![1, n * n, n, n * n * n],
         }
@@ -44,6 +48,7 @@ impl Case {
         let (n_i, b_i) = (n as isize, b as isize);
         Case {
             name: format!("to-tiles n={n} B={b}"),
+            square_transpose: None,
             shape: vec![n / b, n / b, b, b],
             strides: vec![b_i * n_i, b_i, n_i, 1],
         }
@@ -141,7 +146,7 @@ fn buffers(case: &Case) -> (AlignedBuffer, AlignedBuffer) {
 }
 
 fn reps_for(elements: usize) -> usize {
-    if elements >= 1 << 25 { 5 } else { 9 }
+    if elements >= 1 << 25 { 9 } else { 15 }
 }
 
 fn pinned_pool(threads: usize) -> rayon::ThreadPool {
@@ -183,6 +188,8 @@ fn main() {
     if !quick {
         cases.extend(shapes_4d);
     }
+    // Ratios of the N×N transposes, for the issue-style summary: (1 thread, 2 threads).
+    let mut summary: Vec<(usize, f64, Option<f64>)> = Vec::new();
     for case in &cases {
         let (src, mut dst) = buffers(case);
         let reps = reps_for(case.elements());
@@ -190,18 +197,23 @@ fn main() {
             copy_into_contiguous(s, &case.shape, &case.strides, 0, d).expect("valid view")
         });
         println!("{}", row(&format!("{} | 1", case.name), &one));
+        let mut two_ratio = None;
         if !quick {
             let two = measure(&src, &mut dst, reps, Some(&pool), |s, d| {
                 copy_into_contiguous_par(s, &case.shape, &case.strides, 0, d, &pool)
                     .expect("valid view")
             });
             println!("{}", row(&format!("{} | 2", case.name), &two));
+            two_ratio = Some(two.ratio);
+        }
+        if let Some(n) = case.square_transpose {
+            summary.push((n, one.ratio, two_ratio));
         }
         if sweep {
             let base = Tuning::for_copy(case.elements() * 8);
-            for (panel, tile_rows) in [(16, 64), (32, 32), (32, 64), (64, 32), (32, 128)] {
+            for (panel, tile_rows) in [(64, 64), (128, 64), (256, 64), (64, 32)] {
                 for stream in [false, true] {
-                    for prefetch_steps in [0, 8] {
+                    for prefetch_steps in [0, 4, 8] {
                         let tuning = Tuning {
                             panel,
                             tile_rows,
@@ -235,5 +247,22 @@ fn main() {
                 }
             }
         }
+    }
+
+    println!("\nN×N f64 transpose, fraction of the same-run best copy (timed, medians):\n");
+    let header: Vec<String> = summary.iter().map(|(n, _, _)| n.to_string()).collect();
+    println!("| N | {} |", header.join(" | "));
+    println!("|---|{}", "---|".repeat(summary.len()));
+    let one: Vec<String> = summary.iter().map(|(_, r, _)| format!("{r:.2}")).collect();
+    println!("| stridelab copy engine, 1 thread | {} |", one.join(" | "));
+    if !quick {
+        let two: Vec<String> = summary
+            .iter()
+            .map(|(_, _, r)| r.map_or("–".into(), |r| format!("{r:.2}")))
+            .collect();
+        println!(
+            "| stridelab copy engine, 2 threads (vs 2-thread copies) | {} |",
+            two.join(" | ")
+        );
     }
 }
