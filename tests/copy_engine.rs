@@ -161,16 +161,18 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
     .unwrap();
     prop_assert_eq!(&dst, &expected, "parallel f64");
 
-    for (panel, tile_rows, stream, prefetch_steps, kernels) in [
-        (8, 8, true, 1, KernelSet::Best),
-        (16, 24, false, 2, KernelSet::Avx2),
-        (24, 16, true, 0, KernelSet::Portable),
-        (32, 64, true, 8, KernelSet::Best),
+    for (panel, tile_rows, stream, staged, prefetch_steps, kernels) in [
+        (8, 8, true, false, 1, KernelSet::Best),
+        (16, 24, false, false, 2, KernelSet::Avx2),
+        (24, 16, true, true, 0, KernelSet::Portable),
+        (32, 64, true, true, 8, KernelSet::Best),
+        (16, 16, true, true, 8, KernelSet::Avx2),
     ] {
         let tuning = Tuning {
             panel,
             tile_rows,
             stream,
+            staged,
             prefetch_steps,
             kernels,
         };
@@ -287,6 +289,54 @@ fn small_transposes_at_every_size_and_misalignment() {
                         "{rows}x{cols} at {r},{c}"
                     );
                 }
+            }
+        }
+    }
+}
+
+/// Permutations that swap the first and last dims of a 4-D array: the merged middle dims form
+/// a batch the streaming kernel sweeps inside each row step (aligned and misaligned
+/// destinations, batches longer than one work item, sequential and parallel).
+#[test]
+fn batched_permutations_match_the_definition() {
+    for dims in [
+        [8usize, 40, 8, 8],
+        [16, 3, 5, 24],
+        [9, 7, 33, 10],
+        [64, 2, 2, 64],
+    ] {
+        let [a, b, c, d] = dims.map(|n| n as isize);
+        let view = View {
+            shape: vec![dims[3], dims[1], dims[2], dims[0]],
+            strides: vec![1, c * d, d, b * c * d],
+            offset: 0,
+            storage_len: (a * b * c * d) as usize,
+        };
+        let count = view.storage_len;
+        let src = storage(count, |i| i as f64);
+        let expected = naive_copy(&src, &view);
+        for shift in [0usize, 3] {
+            let mut backing =
+                stridelab::harness::buffer::AlignedBuffer::zeroed(count + shift, false)
+                    .expect("buffer");
+            let dst = &mut backing[shift..];
+            for parallel in [None, Some(pool())] {
+                let tuning = Tuning {
+                    stream: true,
+                    ..Tuning::for_copy(0)
+                };
+                dst.fill(-1.0);
+                copy_into_contiguous_tuned(
+                    &src,
+                    &view.shape,
+                    &view.strides,
+                    0,
+                    dst,
+                    tuning,
+                    parallel,
+                )
+                .unwrap();
+                assert_eq!(dst, &expected[..], "{dims:?} shift {shift}");
             }
         }
     }

@@ -27,7 +27,7 @@ use std::ops::Range;
 
 use thiserror::Error;
 
-use plan::{Cursor, Inner, Plan};
+use plan::{BATCH_CHUNK, Cursor, Inner, Plan};
 #[doc(hidden)]
 pub use plan::{KernelSet, Tuning};
 use simd::Isa;
@@ -198,7 +198,7 @@ fn copy_planned<T: Copy + 'static>(
         plan.order_outer_by_source();
     }
     let plan = &plan;
-    let items = plan.outer_count() * plan.panels(tuning.panel);
+    let items = plan.outer_count() * plan.panels(tuning.panel) * plan.batch_chunks();
     if !is_plain_eight_byte::<T>() {
         // Other element types are correct but not tuned: one thread, safe code.
         copy_items_generic(src, plan, offset, dst, tuning.panel, 0..items);
@@ -262,12 +262,18 @@ impl RawCopy<'_> {
     /// disjoint elements.
     unsafe fn copy_items(&self, items: Range<usize>) {
         let panel = self.tuning.panel;
-        let panels = self.plan.panels(panel);
-        let mut cursor = Cursor::at(&self.plan.outer, items.start / panels, self.offset as isize);
-        let mut p = items.start % panels;
+        let chunks = self.plan.batch_chunks();
+        let per_outer = self.plan.panels(panel) * chunks;
+        let mut cursor = Cursor::at(
+            &self.plan.outer,
+            items.start / per_outer,
+            self.offset as isize,
+        );
+        let mut within = items.start % per_outer;
         let stream = self.tuning.stream;
         debug_assert!(self.src_len > 0);
         let mut stage = Stage::new(panel, self.tuning.tile_rows);
+        let batch = self.plan.batch;
         for _ in items {
             let src = self.src.wrapping_offset(cursor.src);
             let dst = self.dst.wrapping_offset(cursor.dst);
@@ -283,29 +289,34 @@ impl RawCopy<'_> {
                     lds,
                     ldd,
                 } => {
-                    let c0 = p * panel;
+                    let c0 = within / chunks * panel;
                     let width = panel.min(cols - c0);
-                    // SAFETY: by invariant 3 every src + r·lds + c (r < rows, c < cols) is in
-                    // bounds; the panel's columns c0..c0+width are this item's own elements.
+                    let first = within % chunks * BATCH_CHUNK;
+                    let count = BATCH_CHUNK.min(batch.len - first);
+                    let shift = |stride: isize| first as isize * stride;
+                    // SAFETY: by invariant 3 every src + b·batch_src + r·lds + c (b < batch,
+                    // r < rows, c < cols) is in bounds; the batch chunk's panel columns
+                    // c0..c0+width are this item's own destination elements.
                     unsafe {
                         transpose_panel(
                             self.isa,
-                            stream,
-                            self.tuning.prefetch_steps,
-                            src.wrapping_add(c0),
+                            self.tuning,
+                            src.wrapping_offset(shift(batch.src_stride))
+                                .wrapping_add(c0),
                             lds,
-                            dst.wrapping_offset(c0 as isize * ldd),
+                            dst.wrapping_offset(shift(batch.dst_stride) + c0 as isize * ldd),
                             ldd,
                             rows,
                             width,
+                            (count, batch.src_stride, batch.dst_stride),
                             &mut stage,
                         )
                     };
                 }
             }
-            p += 1;
-            if p == panels {
-                p = 0;
+            within += 1;
+            if within == per_outer {
+                within = 0;
                 cursor.advance(&self.plan.outer);
             }
         }
@@ -381,6 +392,63 @@ impl Stage {
     }
 }
 
+/// [`transpose_panel_one`] for `batch.0` consecutive panels, panel `b` shifted by
+/// `b·batch.1` in the source and `b·batch.2` in the destination.
+///
+/// # Safety
+/// The ranges of [`transpose_panel_one`] for every panel of the batch, all destination
+/// ranges disjoint from each other and from the source.
+#[allow(clippy::too_many_arguments)]
+unsafe fn transpose_panel(
+    isa: Isa,
+    tuning: Tuning,
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    rows: usize,
+    width: usize,
+    batch: (usize, isize, isize),
+    stage: &mut Stage,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if tuning.stream && !tuning.staged && isa == Isa::Avx512 {
+        // SAFETY: the caller's ranges; the stage's carry columns hold 8·width elements;
+        // Isa::Avx512 only exists when the CPU has AVX-512F.
+        return unsafe {
+            simd::transpose_panel_stream_avx512(
+                src,
+                lds,
+                dst,
+                ldd,
+                rows,
+                width,
+                batch,
+                tuning.prefetch_steps,
+                stage.carry(width),
+            )
+        };
+    }
+    let (count, batch_src, batch_dst) = batch;
+    for b in 0..count as isize {
+        // SAFETY: panel b's ranges, as the caller guarantees.
+        unsafe {
+            transpose_panel_one(
+                isa,
+                tuning.stream,
+                tuning.prefetch_steps,
+                src.wrapping_offset(b * batch_src),
+                lds,
+                dst.wrapping_offset(b * batch_dst),
+                ldd,
+                rows,
+                width,
+                stage,
+            )
+        };
+    }
+}
+
 /// `dst[c·ldd + r] = src[r·lds + c]` for `r < rows`, `c < width`: one column panel of a
 /// transpose (the panel's `width` columns are `width` destination rows).
 ///
@@ -396,7 +464,7 @@ impl Stage {
 /// Every `src + r·lds + c` readable, every `dst + c·ldd + r` writable, the two disjoint; the
 /// stage has at least `width` rows.
 #[allow(clippy::too_many_arguments)]
-unsafe fn transpose_panel(
+unsafe fn transpose_panel_one(
     isa: Isa,
     stream: bool,
     prefetch_steps: usize,
@@ -411,23 +479,6 @@ unsafe fn transpose_panel(
     let full_rows = rows / 8 * 8;
     let full_cols = width / 8 * 8;
     let tile_rows = stage.tile_rows();
-    #[cfg(target_arch = "x86_64")]
-    if stream && isa == Isa::Avx512 {
-        // SAFETY: the caller's ranges; the stage's carry columns hold 8·width elements;
-        // Isa::Avx512 only exists when the CPU has AVX-512F.
-        return unsafe {
-            simd::transpose_panel_stream_avx512(
-                src,
-                lds,
-                dst,
-                ldd,
-                rows,
-                width,
-                prefetch_steps,
-                stage.carry(width),
-            )
-        };
-    }
     let row_len = stage.row_len;
     let staged = stage.rows();
     let ahead = prefetch_steps as isize * 8;
@@ -520,9 +571,10 @@ fn copy_items_generic<T: Copy>(
     panel: usize,
     items: Range<usize>,
 ) {
-    let panels = plan.panels(panel);
-    let mut cursor = Cursor::at(&plan.outer, items.start / panels, offset as isize);
-    let mut p = items.start % panels;
+    let chunks = plan.batch_chunks();
+    let per_outer = plan.panels(panel) * chunks;
+    let mut cursor = Cursor::at(&plan.outer, items.start / per_outer, offset as isize);
+    let mut within = items.start % per_outer;
     // Invariant 3 makes every computed index non-negative and in bounds.
     let at = |pos: isize| pos as usize;
     for _ in items {
@@ -543,20 +595,26 @@ fn copy_items_generic<T: Copy>(
                 lds,
                 ldd,
             } => {
+                let p = within / chunks;
+                let first = within % chunks * BATCH_CHUNK;
                 let columns = p * panel..cols.min((p + 1) * panel);
-                for r0 in (0..rows).step_by(8) {
-                    for c in columns.clone() {
-                        for r in r0..rows.min(r0 + 8) {
-                            dst[at(cursor.dst + c as isize * ldd + r as isize)] =
-                                src[at(cursor.src + r as isize * lds + c as isize)];
+                for b in first..plan.batch.len.min(first + BATCH_CHUNK) {
+                    let src_b = cursor.src + b as isize * plan.batch.src_stride;
+                    let dst_b = cursor.dst + b as isize * plan.batch.dst_stride;
+                    for r0 in (0..rows).step_by(8) {
+                        for c in columns.clone() {
+                            for r in r0..rows.min(r0 + 8) {
+                                dst[at(dst_b + c as isize * ldd + r as isize)] =
+                                    src[at(src_b + r as isize * lds + c as isize)];
+                            }
                         }
                     }
                 }
             }
         }
-        p += 1;
-        if p == panels {
-            p = 0;
+        within += 1;
+        if within == per_outer {
+            within = 0;
             cursor.advance(&plan.outer);
         }
     }

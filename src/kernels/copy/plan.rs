@@ -27,12 +27,29 @@ pub(crate) enum Inner {
     },
 }
 
-/// The loop nest of a copy: `outer` loops (outermost first), then `inner`.
+/// The loop nest of a copy: `outer` loops (outermost first), then `batch`, then `inner`.
+///
+/// `batch` is a loop a transpose's source rows continue across (its source stride is the
+/// transpose's column count), e.g. the merged middle dims of a (64,64,64,64) permutation
+/// (3,1,2,0). Sweeping it inside each row step turns 512-byte row pieces into long source
+/// streams. It has length 1 when there is no such loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Plan {
     pub outer: Vec<Dim>,
+    pub batch: Dim,
     pub inner: Inner,
 }
+
+/// Batch indices per work item: long enough for source streams (256 × a 64-column transpose
+/// reads 128 KiB of each row), short enough to give threads several items each.
+pub(crate) const BATCH_CHUNK: usize = 256;
+
+/// The loop of length 1: no batch.
+const NO_BATCH: Dim = Dim {
+    len: 1,
+    src_stride: 0,
+    dst_stride: 0,
+};
 
 /// Below this many elements on either side, a transpose tile is mostly edge: copy runs instead.
 const MIN_TRANSPOSE_SIDE: usize = 8;
@@ -70,6 +87,7 @@ impl Plan {
         let Some(last) = dims.pop() else {
             return Plan {
                 outer: dims,
+                batch: NO_BATCH,
                 inner: Inner::Run {
                     len: 1,
                     src_stride: 0,
@@ -82,8 +100,13 @@ impl Plan {
         match partner {
             Some(k) if last.src_stride != 1 && last.len >= MIN_TRANSPOSE_SIDE => {
                 let fast = dims.remove(k);
+                let batch = match dims.last() {
+                    Some(d) if d.src_stride == fast.len as isize => dims.pop().unwrap_or(NO_BATCH),
+                    _ => NO_BATCH,
+                };
                 Plan {
                     outer: dims,
+                    batch,
                     inner: Inner::Transpose {
                         rows: last.len,
                         cols: fast.len,
@@ -94,6 +117,7 @@ impl Plan {
             }
             _ => Plan {
                 outer: dims,
+                batch: NO_BATCH,
                 inner: Inner::Run {
                     len: last.len,
                     src_stride: last.src_stride,
@@ -119,12 +143,17 @@ impl Plan {
         self.outer.iter().map(|d| d.len).product()
     }
 
-    /// Work items per outer combination: column panels of a transpose, else one run.
+    /// Column panels per outer combination: of a transpose, else one run.
     pub(crate) fn panels(&self, panel: usize) -> usize {
         match self.inner {
             Inner::Transpose { cols, .. } => cols.div_ceil(panel),
             Inner::Run { .. } => 1,
         }
+    }
+
+    /// Chunks of [`BATCH_CHUNK`] batch indices per panel.
+    pub(crate) fn batch_chunks(&self) -> usize {
+        self.batch.len.div_ceil(BATCH_CHUNK)
     }
 }
 
@@ -197,6 +226,9 @@ pub struct Tuning {
     pub tile_rows: usize,
     /// Write the destination with non-temporal stores.
     pub stream: bool,
+    /// With `stream`: stage transpose tiles in a buffer and write each destination row's tile
+    /// as one run (true), or stream each 8×8 block's lines straight out (false).
+    pub staged: bool,
     /// How many 8-row steps ahead to prefetch the source (0 = no software prefetch).
     pub prefetch_steps: usize,
     /// The best instruction set the micro-kernels may use (tests force the lesser ones).
@@ -302,6 +334,7 @@ impl Tuning {
             },
             tile_rows: 64,
             stream,
+            staged: false,
             prefetch_steps: 8,
             kernels: KernelSet::Best,
         }
@@ -354,7 +387,8 @@ mod tests {
         // (64,64,64,64) row-major, permuted (3,1,2,0).
         let n = 64isize;
         let plan = Plan::new(&[64, 64, 64, 64], &[1, n * n, n, n * n * n]);
-        assert_eq!(plan.outer, vec![dim(4096, 64, 64)]);
+        assert_eq!(plan.outer, vec![]);
+        assert_eq!(plan.batch, dim(4096, 64, 64));
         assert_eq!(
             plan.inner,
             Inner::Transpose {

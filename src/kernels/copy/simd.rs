@@ -275,6 +275,92 @@ unsafe fn load_columns_avx512(src: *const f64, lds: isize) -> [arch::__m512d; 8]
     ]
 }
 
+/// [`transpose_panel_stream_one_avx512`] over `batch` consecutive panels, panel `b` at
+/// `src + b·batch_src`, `dst + b·batch_dst`. When every destination row is line-aligned the
+/// batch is swept inside each 8-row step, so a source whose rows continue across the batch
+/// (`batch_src` = the column count) is read as 8 long streams.
+///
+/// # Safety
+/// For every `b < batch`: the ranges of [`transpose_panel_stream_one_avx512`] at the shifted
+/// pointers, all destination ranges disjoint from each other and from the source.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn transpose_panel_stream_avx512(
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    rows: usize,
+    width: usize,
+    (batch, batch_src, batch_dst): (usize, isize, isize),
+    prefetch_steps: usize,
+    carry: &mut [f64],
+) {
+    let aligned = (dst as usize).is_multiple_of(LINE_BYTES) && ldd % 8 == 0 && batch_dst % 8 == 0;
+    if batch > 1 && aligned {
+        let full_rows = rows / 8 * 8;
+        let full_cols = width / 8 * 8;
+        for r0 in (0..full_rows).step_by(8) {
+            for b in 0..batch as isize {
+                let src_step = src.wrapping_offset(r0 as isize * lds + b * batch_src);
+                let dst_step = dst.wrapping_offset(b * batch_dst + r0 as isize);
+                for c0 in (0..full_cols).step_by(8) {
+                    // SAFETY: rows r0..r0+8, columns c0..c0+8 of panel b are in range.
+                    let columns = unsafe { load_columns_avx512(src_step.add(c0), lds) };
+                    for (j, column) in columns.into_iter().enumerate() {
+                        let out = dst_step.wrapping_offset((c0 + j) as isize * ldd);
+                        // SAFETY: elements r0..r0+8 of destination row c0+j of panel b exist
+                        // and start a line (everything aligned, r0 a multiple of 8).
+                        unsafe { arch::_mm512_stream_pd(out, column) };
+                    }
+                }
+            }
+        }
+        for b in 0..batch as isize {
+            let (src_b, dst_b) = (
+                src.wrapping_offset(b * batch_src),
+                dst.wrapping_offset(b * batch_dst),
+            );
+            // SAFETY: the last columns and rows of panel b, inside its ranges.
+            unsafe {
+                transpose_scalar(
+                    src_b.wrapping_add(full_cols),
+                    lds,
+                    dst_b.wrapping_offset(full_cols as isize * ldd),
+                    ldd,
+                    full_rows,
+                    width - full_cols,
+                );
+                transpose_scalar(
+                    src_b.wrapping_offset(full_rows as isize * lds),
+                    lds,
+                    dst_b.wrapping_add(full_rows),
+                    ldd,
+                    rows - full_rows,
+                    width,
+                );
+            }
+        }
+        return;
+    }
+    for b in 0..batch as isize {
+        // SAFETY: panel b's ranges, as the caller guarantees.
+        unsafe {
+            transpose_panel_stream_one_avx512(
+                src.wrapping_offset(b * batch_src),
+                lds,
+                dst.wrapping_offset(b * batch_dst),
+                ldd,
+                rows,
+                width,
+                prefetch_steps,
+                carry,
+            )
+        };
+    }
+}
+
 /// A column panel of a transpose written straight to the destination with non-temporal stores
 /// of whole, line-aligned lines, whatever the destination's alignment and leading dimension:
 /// `dst[c·ldd + r] = src[r·lds + c]` for `r < rows`, `c < width`.
@@ -291,7 +377,7 @@ unsafe fn load_columns_avx512(src: *const f64, lds: isize) -> [arch::__m512d; 8]
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn transpose_panel_stream_avx512(
+unsafe fn transpose_panel_stream_one_avx512(
     src: *const f64,
     lds: isize,
     dst: *mut f64,
@@ -317,8 +403,9 @@ pub(crate) unsafe fn transpose_panel_stream_avx512(
     if full_rows > 0 {
         for r0 in (0..full_rows).step_by(8) {
             let src_step = src.wrapping_offset(r0 as isize * lds);
+            let prefetching = ahead > 0 && r0 as isize + ahead + 8 <= full_rows as isize;
             for c0 in (0..full_cols).step_by(8) {
-                if ahead > 0 {
+                if prefetching {
                     for k in 0..8 {
                         prefetch(src_step.wrapping_offset((ahead + k) * lds + c0 as isize));
                     }
