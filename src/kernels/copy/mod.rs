@@ -2,21 +2,28 @@
 //!
 //! Every copy the lab makes goes through [`copy_into_contiguous`]: the layout model's
 //! `contiguous()`/`reshape` copies, the `transpose fast` kernel and `to-tiles`.
-//! [`copy_into_contiguous_par`] is the same copy on a rayon pool. The [`reference`] module holds
+//! [`copy_into_contiguous_par`] is the same copy on a rayon pool. The [`reference`](mod@reference) module holds
 //! the plain, non-temporal and read-only streams every bandwidth figure is normalised by.
 //!
 //! How a copy runs:
-//! 1. [`validate`] checks, once and with 128-bit arithmetic, that every reachable source index
+//! 1. `validate` checks, once and with 128-bit arithmetic, that every reachable source index
 //!    lies inside `src` and that `dst` has the view's element count; an error is returned
-//!    before any memory is touched.
-//! 2. [`plan::Plan`] drops size-1 dims, coalesces dims that are contiguous with each other and
-//!    picks the inner kernel: a run along the destination-fast dim, or a 2-D transpose tile
-//!    between the source-fast and destination-fast dims.
-//! 3. [`plan::Tuning`] is derived analytically from the cache sizes in sysfs (no plan step).
+//!    before any memory is touched. Everything after relies on these invariants.
+//! 2. The plan drops size-1 dims, coalesces dims that are contiguous with each other and
+//!    picks the inner kernel: a run along the destination-fast dim, or a 2-D transpose between
+//!    the source-fast and destination-fast dims (plus a batch dim when the source rows
+//!    continue across one, as in 4-D first/last-dim swaps).
+//! 3. [`Tuning`] is derived analytically from the cache sizes in sysfs (no plan step):
+//!    destinations larger than an eighth of the last-level cache are written with
+//!    non-temporal stores; run copies then read the source in address order.
 //! 4. 8-byte plain-data elements (`f64`, `u64`, `i64`) go through the SIMD micro-kernels in
-//!    [`simd`] (an in-register 8×8 transpose, non-temporal stores when the destination exceeds
-//!    the last-level cache); every other element type goes through the same loop nest in safe,
-//!    element-by-element code.
+//!    `simd`: an in-register 8×8 transpose (AVX-512, AVX2 as four 4×4, or scalar), either
+//!    streamed straight to the destination in whole lines — a carried tail per row makes that
+//!    work for any leading dimension, e.g. 4097 — or, without streaming, staged through an
+//!    L1-sized buffer so power-of-two leading dimensions cannot pile into one cache set.
+//!    Every other element type runs the same loop nest in safe, element-by-element code.
+//! 5. Work items (outer index × column panel × batch chunk) write disjoint destination
+//!    elements; the parallel variant hands contiguous ranges of them to the pool's threads.
 
 mod plan;
 pub mod reference;
@@ -67,8 +74,10 @@ pub fn copy_into_contiguous<T: Copy + 'static>(
     Ok(())
 }
 
-/// [`copy_into_contiguous`] on the threads of `pool` (the caller pins them if it wants):
-/// the work is split into contiguous ranges of transpose panels (or runs) across the pool.
+/// [`copy_into_contiguous`] on the threads of `pool`, which the caller builds (and pins, if it
+/// wants pinned threads): the copy runs inside `pool.scope`, split into a few contiguous ranges
+/// of work items (transpose panels × batch chunks, or runs) per thread. Element types other
+/// than `f64`/`u64`/`i64` are copied on the calling thread.
 pub fn copy_into_contiguous_par<T: Copy + Send + Sync + 'static>(
     src: &[T],
     shape: &[usize],
@@ -424,6 +433,7 @@ unsafe fn transpose_panel(
                 rows,
                 width,
                 batch,
+                tuning.tile_rows,
                 tuning.prefetch_steps,
                 stage.carry(width),
             )

@@ -222,7 +222,8 @@ impl Cursor {
 pub struct Tuning {
     /// Transpose panel width in columns: the number of destination rows written side by side.
     pub panel: usize,
-    /// Transpose tile height: source rows staged per panel before they are written out.
+    /// Transpose tile height: source rows staged per panel before they are written out, or,
+    /// when streaming directly, rows swept per column block (lines per destination-row run × 8).
     pub tile_rows: usize,
     /// Write the destination with non-temporal stores.
     pub stream: bool,
@@ -318,11 +319,14 @@ impl Tuning {
     ///   (256 columns = 2 KiB of each source row, long enough for the L2 stream prefetcher);
     ///   without, the staging buffer (`panel` rows of `tile_rows + 8` elements) and the 8 source
     ///   rows a micro-kernel reads should sit in L1: `panel = L1 / 512` (64 on 32 KiB).
-    /// - prefetch: 8 steps (64 source rows) ahead, into L2 — one tile ahead.
+    /// - tile rows: 64 for the staging buffer; 32 when streaming, so each destination row gets
+    ///   4 consecutive lines at a time (scattered single-line streaming stores ran at ~60% of
+    ///   sequential ones on our VM; 4-8 line runs at ~100%).
+    /// - prefetch: 8 steps (64 source rows) ahead, into L2.
     ///
     /// These were chosen from interleaved sweeps on our shared 2-vCPU VM (`cargo bench --bench
-    /// copy_engine` with `COPY_ENGINE_SWEEP=1`); they are derived from sizes, never measured
-    /// at run time.
+    /// copy_engine` with `COPY_ENGINE_SWEEP=1`), where differences below ~20% drowned in noise;
+    /// they are derived from sizes, never measured at run time.
     pub fn for_copy(dst_bytes: usize) -> Tuning {
         let geometry = Geometry::get();
         let stream = dst_bytes > geometry.llc_bytes / 8;
@@ -332,7 +336,7 @@ impl Tuning {
             } else {
                 (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8
             },
-            tile_rows: 64,
+            tile_rows: if stream { 32 } else { 64 },
             stream,
             staged: false,
             prefetch_steps: 8,

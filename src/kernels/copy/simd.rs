@@ -294,6 +294,7 @@ pub(crate) unsafe fn transpose_panel_stream_avx512(
     rows: usize,
     width: usize,
     (batch, batch_src, batch_dst): (usize, isize, isize),
+    run_rows: usize,
     prefetch_steps: usize,
     carry: &mut [f64],
 ) {
@@ -354,6 +355,7 @@ pub(crate) unsafe fn transpose_panel_stream_avx512(
                 ldd,
                 rows,
                 width,
+                run_rows,
                 prefetch_steps,
                 carry,
             )
@@ -365,11 +367,12 @@ pub(crate) unsafe fn transpose_panel_stream_avx512(
 /// of whole, line-aligned lines, whatever the destination's alignment and leading dimension:
 /// `dst[c·ldd + r] = src[r·lds + c]` for `r < rows`, `c < width`.
 ///
-/// The panel is swept down the rows 8 at a time. Destination row `c` starts `m_c` elements
-/// into a cache line, so the 8 elements a step produces for it straddle two lines; the previous
-/// step's 8 elements are kept in `carry` and one variable permute joins the two into the line
-/// that just became complete. The row's first and last partial lines use masked regular stores.
-/// When every row is aligned (`m_c = 0`) this is a plain 8×8 transpose with streaming stores.
+/// The panel is swept down the rows in tiles of `run_rows` rows, each tile column block by
+/// column block, 8 rows at a time. Destination row `c` starts `m_c` elements into a cache
+/// line, so the 8 elements a step produces for it straddle two lines; the previous step's 8
+/// elements are kept in `carry` and one variable permute joins the two into the line that just
+/// became complete. The row's first and last partial lines use masked regular stores. When
+/// every row is aligned (`m_c = 0`) this is a plain 8×8 transpose with streaming stores.
 ///
 /// # Safety
 /// Every `src + r·lds + c` readable, every `dst + c·ldd + r` writable, the two disjoint;
@@ -384,6 +387,7 @@ unsafe fn transpose_panel_stream_one_avx512(
     ldd: isize,
     rows: usize,
     width: usize,
+    run_rows: usize,
     prefetch_steps: usize,
     carry: &mut [f64],
 ) {
@@ -401,10 +405,21 @@ unsafe fn transpose_panel_stream_one_avx512(
         |c: usize| (dst.wrapping_offset(c as isize * ldd) as usize / size_of::<f64>()) % 8;
     let aligned = misalignment(0) == 0 && ldd % 8 == 0;
     if full_rows > 0 {
-        for r0 in (0..full_rows).step_by(8) {
+        // Tiles of `run_rows` rows, walked column block by column block: each destination
+        // row then receives run_rows/8 consecutive lines at once, which the memory controller
+        // takes much better than single lines scattered over every row of the panel.
+        let run_rows = run_rows.max(8) / 8 * 8;
+        let steps = (0..full_rows).step_by(run_rows).flat_map(|tile| {
+            (0..full_cols).step_by(8).flat_map(move |c0| {
+                (tile..(tile + run_rows).min(full_rows))
+                    .step_by(8)
+                    .map(move |r0| (r0, c0))
+            })
+        });
+        for (r0, c0) in steps {
             let src_step = src.wrapping_offset(r0 as isize * lds);
             let prefetching = ahead > 0 && r0 as isize + ahead + 8 <= full_rows as isize;
-            for c0 in (0..full_cols).step_by(8) {
+            {
                 if prefetching {
                     for k in 0..8 {
                         prefetch(src_step.wrapping_offset((ahead + k) * lds + c0 as isize));
