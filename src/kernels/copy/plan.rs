@@ -319,9 +319,10 @@ impl Tuning {
     ///   (256 columns = 2 KiB of each source row, long enough for the L2 stream prefetcher);
     ///   without, the staging buffer (`panel` rows of `tile_rows + 8` elements) and the 8 source
     ///   rows a micro-kernel reads should sit in L1: `panel = L1 / 512` (64 on 32 KiB).
-    /// - tile rows: 64 for the staging buffer; 32 when streaming, so each destination row gets
-    ///   4 consecutive lines at a time (scattered single-line streaming stores ran at ~60% of
-    ///   sequential ones on our VM; 4-8 line runs at ~100%).
+    /// - tile rows: 64 for the staging buffer; 8 when streaming (one line per destination row
+    ///   per visit). Alone, scattered single-line streaming stores ran at ~60% of sequential
+    ///   ones on our VM and 4-line runs at ~100%, but in the whole kernel 32-row runs (which
+    ///   read 32 source rows at once) showed no gain over the noise, so the simpler walk stays.
     /// - prefetch: 8 steps (64 source rows) ahead, into L2.
     ///
     /// These were chosen from interleaved sweeps on our shared 2-vCPU VM (`cargo bench --bench
@@ -336,7 +337,7 @@ impl Tuning {
             } else {
                 (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8
             },
-            tile_rows: if stream { 32 } else { 64 },
+            tile_rows: if stream { 8 } else { 64 },
             stream,
             staged: false,
             prefetch_steps: 8,
