@@ -281,7 +281,12 @@ impl RawCopy<'_> {
         let mut within = items.start % per_outer;
         let stream = self.tuning.stream;
         debug_assert!(self.src_len > 0);
-        let mut stage = Stage::new(panel, self.tuning.tile_rows);
+        // Only transposes use the stage; runs get an empty one (small copies stay cheap).
+        let stage_rows = match self.plan.inner {
+            Inner::Transpose { .. } => panel,
+            Inner::Run { .. } => 0,
+        };
+        let mut stage = Stage::new(stage_rows, self.tuning.tile_rows);
         let batch = self.plan.batch;
         for _ in items {
             let src = self.src.wrapping_offset(cursor.src);
