@@ -211,13 +211,24 @@ fn main() {
         }
         if sweep {
             let base = Tuning::for_copy(case.elements() * 8);
-            for (panel, tile_rows) in [(64, 64), (128, 64), (256, 64), (64, 32)] {
-                for stream in [false, true] {
-                    for prefetch_steps in [0, 4, 8] {
+            // (panel, tile rows, stream, staged): staged buffers, direct streaming, and both
+            // with wide and narrow panels.
+            let shapes = [
+                (64, 64, false, true),
+                (64, 64, true, true),
+                (256, 64, true, true),
+                (64, 8, true, false),
+                (256, 8, true, false),
+                (256, 32, true, false),
+            ];
+            for (panel, tile_rows, stream, staged) in shapes {
+                {
+                    for prefetch_steps in [0, 8] {
                         let tuning = Tuning {
                             panel,
                             tile_rows,
                             stream,
+                            staged,
                             prefetch_steps,
                             ..base
                         };
@@ -237,7 +248,7 @@ fn main() {
                             "{}",
                             row(
                                 &format!(
-                                    "{} panel={panel} tile={tile_rows} stream={stream} prefetch={prefetch_steps} | 1",
+                                    "{} panel={panel} tile={tile_rows} stream={stream} staged={staged} prefetch={prefetch_steps} | 1",
                                     case.name
                                 ),
                                 &m
