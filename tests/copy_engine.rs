@@ -167,6 +167,8 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
         (24, 16, true, true, 0, KernelSet::Portable),
         (32, 64, true, true, 8, KernelSet::Best),
         (16, 16, true, true, 8, KernelSet::Avx2),
+        (256, 16, true, true, 8, KernelSet::Best),
+        (256, 8, true, false, 8, KernelSet::Best),
     ] {
         let tuning = Tuning {
             panel,

@@ -283,7 +283,7 @@ impl RawCopy<'_> {
         debug_assert!(self.src_len > 0);
         // Only transposes use the stage; runs get an empty one (small copies stay cheap).
         let stage_rows = match self.plan.inner {
-            Inner::Transpose { .. } => panel,
+            Inner::Transpose { .. } => panel.min(STAGE_COLUMNS),
             Inner::Run { .. } => 0,
         };
         let mut stage = Stage::new(stage_rows, self.tuning.tile_rows);
@@ -368,12 +368,18 @@ unsafe fn copy_run(
     }
 }
 
+/// The widest staged panel: 64 destination rows × (64 + 8) elements is about an L1 (36 KiB
+/// on a 32 KiB L1 — the source lines a step reads are used once and may be evicted first).
+const STAGE_COLUMNS: usize = 64;
+
 /// The staging buffer of a transpose panel: one row per destination row of the panel, each
 /// holding 8 carried elements followed by a tile of `tile_rows` elements; 64-byte aligned.
 struct Stage {
     storage: Vec<f64>,
     start: usize,
     row_len: usize,
+    /// Rows of the stage: the widest panel it takes.
+    columns: usize,
 }
 
 impl Stage {
@@ -388,12 +394,8 @@ impl Stage {
             storage,
             start,
             row_len,
+            columns: panel,
         }
-    }
-
-    /// Scratch for 8 carried elements per panel column (the streaming kernel's carry).
-    fn carry(&mut self, width: usize) -> &mut [f64] {
-        &mut self.storage[..8 * width]
     }
 
     fn tile_rows(&self) -> usize {
@@ -425,42 +427,49 @@ unsafe fn transpose_panel(
     batch: (usize, isize, isize),
     stage: &mut Stage,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if tuning.stream && !tuning.staged && isa == Isa::Avx512 {
-        // SAFETY: the caller's ranges; the stage's carry columns hold 8·width elements;
-        // Isa::Avx512 only exists when the CPU has AVX-512F.
-        return unsafe {
-            simd::transpose_panel_stream_avx512(
-                src,
-                lds,
-                dst,
-                ldd,
-                rows,
-                width,
-                batch,
-                tuning.tile_rows,
-                tuning.prefetch_steps,
-                stage.carry(width),
-            )
-        };
-    }
     let (count, batch_src, batch_dst) = batch;
+    #[cfg(target_arch = "x86_64")]
+    {
+        let aligned = (dst as usize).is_multiple_of(simd::LINE_BYTES)
+            && ldd % 8 == 0
+            && (count == 1 || batch_dst % 8 == 0);
+        if tuning.stream && isa == Isa::Avx512 && aligned && (!tuning.staged || count > 1) {
+            // SAFETY: the caller's ranges; the destination is line-aligned (checked above);
+            // Isa::Avx512 only exists when the CPU has AVX-512F.
+            return unsafe {
+                simd::transpose_panel_stream_avx512(
+                    src,
+                    lds,
+                    dst,
+                    ldd,
+                    rows,
+                    width,
+                    batch,
+                    tuning.prefetch_steps,
+                )
+            };
+        }
+    }
+    // Staged panels are cut to the stage's width (a direct panel may be wider).
+    let stage_columns = stage.columns.max(8);
     for b in 0..count as isize {
-        // SAFETY: panel b's ranges, as the caller guarantees.
-        unsafe {
-            transpose_panel_one(
-                isa,
-                tuning.stream,
-                tuning.prefetch_steps,
-                src.wrapping_offset(b * batch_src),
-                lds,
-                dst.wrapping_offset(b * batch_dst),
-                ldd,
-                rows,
-                width,
-                stage,
-            )
-        };
+        for first in (0..width).step_by(stage_columns) {
+            // SAFETY: columns first.. of panel b: a part of the caller's ranges.
+            unsafe {
+                transpose_panel_one(
+                    isa,
+                    tuning.stream,
+                    tuning.prefetch_steps,
+                    src.wrapping_offset(b * batch_src).wrapping_add(first),
+                    lds,
+                    dst.wrapping_offset(b * batch_dst + first as isize * ldd),
+                    ldd,
+                    rows,
+                    stage_columns.min(width - first),
+                    stage,
+                )
+            };
+        }
     }
 }
 

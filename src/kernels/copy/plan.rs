@@ -222,13 +222,13 @@ impl Cursor {
 pub struct Tuning {
     /// Transpose panel width in columns: the number of destination rows written side by side.
     pub panel: usize,
-    /// Transpose tile height: source rows staged per panel before they are written out, or,
-    /// when streaming directly, rows swept per column block (lines per destination-row run × 8).
+    /// Transpose tile height: source rows staged per panel before they are written out.
     pub tile_rows: usize,
     /// Write the destination with non-temporal stores.
     pub stream: bool,
     /// With `stream`: stage transpose tiles in a buffer and write each destination row's tile
-    /// as one run (true), or stream each 8×8 block's lines straight out (false).
+    /// as one run (true), or stream each 8×8 block's lines straight out (false; needs
+    /// line-aligned destination rows, else the tiles are staged anyway).
     pub staged: bool,
     /// How many 8-row steps ahead to prefetch the source (0 = no software prefetch).
     pub prefetch_steps: usize,
@@ -315,31 +315,35 @@ impl Tuning {
     /// - stream: non-temporal stores once the destination exceeds an eighth of the last-level
     ///   cache (4 MiB of 32 MiB): on our VMs a non-temporal copy beats `memcpy` from 8 MiB up,
     ///   since a regular store first reads the line it writes.
-    /// - panel: with streaming stores the destination needs no cache, so the panel is wide
-    ///   (256 columns = 2 KiB of each source row, long enough for the L2 stream prefetcher);
-    ///   without, the staging buffer (`panel` rows of `tile_rows + 8` elements) and the 8 source
-    ///   rows a micro-kernel reads should sit in L1: `panel = L1 / 512` (64 on 32 KiB).
-    /// - tile rows: 64 for the staging buffer; 8 when streaming (one line per destination row
-    ///   per visit). Alone, scattered single-line streaming stores ran at ~60% of sequential
-    ///   ones on our VM and 4-line runs at ~100%, but in the whole kernel 32-row runs (which
-    ///   read 32 source rows at once) showed no gain over the noise, so the simpler walk stays.
-    /// - prefetch: 8 steps (64 source rows) ahead, into L2.
+    /// - staged: with streaming stores, transposes whose destination fits in the last-level
+    ///   cache stage tiles through an L1 buffer and write each destination row 8 lines at a
+    ///   time; larger ones stream each 8×8 block's lines straight out. (Alone, single lines
+    ///   scattered over 256 rows streamed at ~60% of sequential streaming on our VM, 8-line
+    ///   runs at ~100%; in the whole kernel staging won at 8 MiB, direct at 32-128 MiB.)
+    ///   Misaligned destination rows (e.g. leading dimension 4097) are always staged, and
+    ///   batched transposes always stream directly.
+    /// - panel × tile rows: the staging buffer (`panel` rows of `tile_rows + 8` elements) and
+    ///   the 8 source rows a micro-kernel reads should sit in L1: `panel = L1 / 512` (64 on a
+    ///   32 KiB L1) with 64-row tiles. Streaming directly, the panel is wide (256 columns =
+    ///   2 KiB of each source row, long enough for the L2 stream prefetcher).
+    /// - prefetch: 8 steps (64 source rows, one staged tile) ahead, into L2.
     ///
-    /// These were chosen from interleaved sweeps on our shared 2-vCPU VM (`cargo bench --bench
-    /// copy_engine` with `COPY_ENGINE_SWEEP=1`), where differences below ~20% drowned in noise;
-    /// they are derived from sizes, never measured at run time.
+    /// These were chosen from interleaved A/B runs on our shared 2-vCPU VM (see `cargo bench
+    /// --bench copy_engine` with `COPY_ENGINE_SWEEP=1`), where differences below ~20% drowned
+    /// in noise; they are derived from sizes, never measured at run time.
     pub fn for_copy(dst_bytes: usize) -> Tuning {
         let geometry = Geometry::get();
         let stream = dst_bytes > geometry.llc_bytes / 8;
+        let staged = !stream || dst_bytes < geometry.llc_bytes;
         Tuning {
-            panel: if stream {
-                256
-            } else {
+            panel: if staged {
                 (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8
+            } else {
+                256
             },
-            tile_rows: if stream { 8 } else { 64 },
+            tile_rows: 64,
             stream,
-            staged: false,
+            staged,
             prefetch_steps: 8,
             kernels: KernelSet::Best,
         }

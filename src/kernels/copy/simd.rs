@@ -275,14 +275,20 @@ unsafe fn load_columns_avx512(src: *const f64, lds: isize) -> [arch::__m512d; 8]
     ]
 }
 
-/// [`transpose_panel_stream_one_avx512`] over `batch` consecutive panels, panel `b` at
-/// `src + b·batch_src`, `dst + b·batch_dst`. When every destination row is line-aligned the
-/// batch is swept inside each 8-row step, so a source whose rows continue across the batch
-/// (`batch_src` = the column count) is read as 8 long streams.
+/// A batch of column panels of a transpose streamed straight to a line-aligned destination:
+/// `dst[b·batch_dst + c·ldd + r] = src[b·batch_src + r·lds + c]` for `b < batch`, `r < rows`,
+/// `c < width`, every 8×8 block's columns written as whole lines with non-temporal stores.
+///
+/// The walk is 8 rows at a time, the batch inside each row step, so a source whose rows
+/// continue across the batch (`batch_src` = the column count, as in a 4-D first/last-dim swap)
+/// is read as 8 long streams; with `batch == 1` it is a column panel swept down its rows.
+/// Source rows `prefetch_steps`·8 ahead are prefetched into L2.
 ///
 /// # Safety
-/// For every `b < batch`: the ranges of [`transpose_panel_stream_one_avx512`] at the shifted
-/// pointers, all destination ranges disjoint from each other and from the source.
+/// For every `b < batch`, `r < rows`, `c < width`: `src + b·batch_src + r·lds + c` readable,
+/// `dst + b·batch_dst + c·ldd + r` writable, all destination elements distinct and disjoint
+/// from the source; `dst`, `ldd` and `batch_dst` line-aligned (`dst` on 64 bytes, the strides
+/// multiples of 8); the CPU must support AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[allow(clippy::too_many_arguments)]
@@ -294,208 +300,63 @@ pub(crate) unsafe fn transpose_panel_stream_avx512(
     rows: usize,
     width: usize,
     (batch, batch_src, batch_dst): (usize, isize, isize),
-    run_rows: usize,
     prefetch_steps: usize,
-    carry: &mut [f64],
 ) {
-    let aligned = (dst as usize).is_multiple_of(LINE_BYTES) && ldd % 8 == 0 && batch_dst % 8 == 0;
-    if batch > 1 && aligned {
-        let full_rows = rows / 8 * 8;
-        let full_cols = width / 8 * 8;
-        for r0 in (0..full_rows).step_by(8) {
-            for b in 0..batch as isize {
-                let src_step = src.wrapping_offset(r0 as isize * lds + b * batch_src);
-                let dst_step = dst.wrapping_offset(b * batch_dst + r0 as isize);
-                for c0 in (0..full_cols).step_by(8) {
-                    // SAFETY: rows r0..r0+8, columns c0..c0+8 of panel b are in range.
-                    let columns = unsafe { load_columns_avx512(src_step.add(c0), lds) };
-                    for (j, column) in columns.into_iter().enumerate() {
-                        let out = dst_step.wrapping_offset((c0 + j) as isize * ldd);
-                        // SAFETY: elements r0..r0+8 of destination row c0+j of panel b exist
-                        // and start a line (everything aligned, r0 a multiple of 8).
-                        unsafe { arch::_mm512_stream_pd(out, column) };
-                    }
-                }
-            }
-        }
-        for b in 0..batch as isize {
-            let (src_b, dst_b) = (
-                src.wrapping_offset(b * batch_src),
-                dst.wrapping_offset(b * batch_dst),
-            );
-            // SAFETY: the last columns and rows of panel b, inside its ranges.
-            unsafe {
-                transpose_scalar(
-                    src_b.wrapping_add(full_cols),
-                    lds,
-                    dst_b.wrapping_offset(full_cols as isize * ldd),
-                    ldd,
-                    full_rows,
-                    width - full_cols,
-                );
-                transpose_scalar(
-                    src_b.wrapping_offset(full_rows as isize * lds),
-                    lds,
-                    dst_b.wrapping_add(full_rows),
-                    ldd,
-                    rows - full_rows,
-                    width,
-                );
-            }
-        }
-        return;
-    }
-    for b in 0..batch as isize {
-        // SAFETY: panel b's ranges, as the caller guarantees.
-        unsafe {
-            transpose_panel_stream_one_avx512(
-                src.wrapping_offset(b * batch_src),
-                lds,
-                dst.wrapping_offset(b * batch_dst),
-                ldd,
-                rows,
-                width,
-                run_rows,
-                prefetch_steps,
-                carry,
-            )
-        };
-    }
-}
-
-/// A column panel of a transpose written straight to the destination with non-temporal stores
-/// of whole, line-aligned lines, whatever the destination's alignment and leading dimension:
-/// `dst[c·ldd + r] = src[r·lds + c]` for `r < rows`, `c < width`.
-///
-/// The panel is swept down the rows in tiles of `run_rows` rows, each tile column block by
-/// column block, 8 rows at a time. Destination row `c` starts `m_c` elements into a cache
-/// line, so the 8 elements a step produces for it straddle two lines; the previous step's 8
-/// elements are kept in `carry` and one variable permute joins the two into the line that just
-/// became complete. The row's first and last partial lines use masked regular stores. When
-/// every row is aligned (`m_c = 0`) this is a plain 8×8 transpose with streaming stores.
-///
-/// # Safety
-/// Every `src + r·lds + c` readable, every `dst + c·ldd + r` writable, the two disjoint;
-/// `carry.len() >= 8·width`; the CPU must support AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn transpose_panel_stream_one_avx512(
-    src: *const f64,
-    lds: isize,
-    dst: *mut f64,
-    ldd: isize,
-    rows: usize,
-    width: usize,
-    run_rows: usize,
-    prefetch_steps: usize,
-    carry: &mut [f64],
-) {
-    use arch::*;
+    debug_assert!(
+        (dst as usize).is_multiple_of(LINE_BYTES)
+            && ldd % 8 == 0
+            && (batch == 1 || batch_dst % 8 == 0)
+    );
     let full_rows = rows / 8 * 8;
     let full_cols = width / 8 * 8;
-    assert!(
-        carry.len() >= 8 * width,
-        "carry holds 8 elements per panel column"
-    );
-    let carry = carry.as_mut_ptr();
-    let iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     let ahead = prefetch_steps as isize * 8;
-    let misalignment =
-        |c: usize| (dst.wrapping_offset(c as isize * ldd) as usize / size_of::<f64>()) % 8;
-    let aligned = misalignment(0) == 0 && ldd % 8 == 0;
-    if full_rows > 0 {
-        // Tiles of `run_rows` rows, walked column block by column block: each destination
-        // row then receives run_rows/8 consecutive lines at once, which the memory controller
-        // takes much better than single lines scattered over every row of the panel.
-        let run_rows = run_rows.max(8) / 8 * 8;
-        let steps = (0..full_rows).step_by(run_rows).flat_map(|tile| {
-            (0..full_cols).step_by(8).flat_map(move |c0| {
-                (tile..(tile + run_rows).min(full_rows))
-                    .step_by(8)
-                    .map(move |r0| (r0, c0))
-            })
-        });
-        for (r0, c0) in steps {
-            let src_step = src.wrapping_offset(r0 as isize * lds);
-            let prefetching = ahead > 0 && r0 as isize + ahead + 8 <= full_rows as isize;
-            {
+    for r0 in (0..full_rows).step_by(8) {
+        let prefetching = ahead > 0 && r0 as isize + ahead + 8 <= full_rows as isize;
+        for b in 0..batch as isize {
+            let src_step = src.wrapping_offset(r0 as isize * lds + b * batch_src);
+            let dst_step = dst.wrapping_offset(b * batch_dst + r0 as isize);
+            for c0 in (0..full_cols).step_by(8) {
                 if prefetching {
                     for k in 0..8 {
                         prefetch(src_step.wrapping_offset((ahead + k) * lds + c0 as isize));
                     }
                 }
-                // SAFETY: rows r0..r0+8, columns c0..c0+8 are inside the panel.
+                // SAFETY: rows r0..r0+8, columns c0..c0+8 of panel b are in range.
                 let columns = unsafe { load_columns_avx512(src_step.add(c0), lds) };
-                for (j, current) in columns.into_iter().enumerate() {
-                    let c = c0 + j;
-                    let row = dst.wrapping_offset(c as isize * ldd);
-                    if aligned {
-                        // SAFETY: elements r0..r0+8 of row c exist and start a line.
-                        unsafe { _mm512_stream_pd(row.add(r0), current) };
-                        continue;
-                    }
-                    let m = misalignment(c);
-                    let saved = carry.wrapping_add(8 * c);
-                    if r0 == 0 {
-                        // SAFETY: elements 0..8-m of the row exist (8 <= rows).
-                        unsafe { _mm512_mask_storeu_pd(row, 0xFF >> m, current) };
-                    } else {
-                        // SAFETY: saved holds 8 elements (carry.len() >= 8·width).
-                        let previous = unsafe { _mm512_loadu_pd(saved) };
-                        let shift = _mm512_set1_epi64(8 - m as i64);
-                        let line = _mm512_permutex2var_pd(
-                            previous,
-                            _mm512_add_epi64(iota, shift),
-                            current,
-                        );
-                        // SAFETY: elements r0-m..r0-m+8 of the row exist (r0 >= 8 > m) and
-                        // start on a line boundary by the choice of m.
-                        unsafe { _mm512_stream_pd(row.add(r0 - m), line) };
-                    }
-                    // SAFETY: as for the load above.
-                    unsafe { _mm512_storeu_pd(saved, current) };
+                for (j, column) in columns.into_iter().enumerate() {
+                    let out = dst_step.wrapping_offset((c0 + j) as isize * ldd);
+                    // SAFETY: elements r0..r0+8 of destination row c0+j of panel b exist and
+                    // start a line (everything line-aligned, r0 a multiple of 8).
+                    unsafe { arch::_mm512_stream_pd(out, column) };
                 }
             }
         }
-        if !aligned {
-            for c in 0..full_cols {
-                let m = misalignment(c);
-                let row = dst.wrapping_offset(c as isize * ldd);
-                // SAFETY: the row's last m elements before full_rows (>= 8) are still unwritten
-                // and sit in the carry; the mask selects exactly them.
-                unsafe {
-                    _mm512_mask_storeu_pd(
-                        row.add(full_rows - 8),
-                        (0xFFu16 << (8 - m)) as u8,
-                        _mm512_loadu_pd(carry.add(8 * c)),
-                    )
-                };
-            }
-        }
-        // SAFETY: the panel's last columns, rows 0..full_rows.
+    }
+    for b in 0..batch as isize {
+        let (src_b, dst_b) = (
+            src.wrapping_offset(b * batch_src),
+            dst.wrapping_offset(b * batch_dst),
+        );
+        // SAFETY: the last columns and rows of panel b, inside its ranges.
         unsafe {
             transpose_scalar(
-                src.add(full_cols),
+                src_b.wrapping_add(full_cols),
                 lds,
-                dst.offset(full_cols as isize * ldd),
+                dst_b.wrapping_offset(full_cols as isize * ldd),
                 ldd,
                 full_rows,
                 width - full_cols,
-            )
-        };
+            );
+            transpose_scalar(
+                src_b.wrapping_offset(full_rows as isize * lds),
+                lds,
+                dst_b.wrapping_add(full_rows),
+                ldd,
+                rows - full_rows,
+                width,
+            );
+        }
     }
-    // SAFETY: the panel's last rows, all its columns.
-    unsafe {
-        transpose_scalar(
-            src.wrapping_offset(full_rows as isize * lds),
-            lds,
-            dst.wrapping_add(full_rows),
-            ldd,
-            rows - full_rows,
-            width,
-        )
-    };
 }
 
 /// # Safety
