@@ -1,5 +1,13 @@
 //! Cache geometry, the set-associative simulator and the analytic set/GCD model.
+//!
+//! - [`geometry`]: what each level looks like and where that came from (sysfs, CPUID,
+//!   `--cache` overrides, presets of real machines), with plausibility warnings.
+//! - [`sim`]: a hierarchy of set-associative levels with cachegrind's semantics, four
+//!   replacement policies and a compulsory/capacity/conflict split; it is an [`AccessSink`].
+//! - [`model`]: how many sets a stride touches (`S / gcd(s/L, S)`) and when conflicts start.
 #![forbid(unsafe_code)]
+
+pub mod infer;
 
 /// A consumer of memory accesses: the simulator implements it, kernels feed it.
 ///
@@ -8,4 +16,15 @@
 pub trait AccessSink {
     fn load(&mut self, addr: u64, len: u32);
     fn store(&mut self, addr: u64, len: u32);
+
+    /// A read-modify-write of one location by one instruction (x86 `add [mem], reg`).
+    /// cachegrind merges such a read and write into one "modify" event and counts it as a
+    /// single data read, so the default does the same.
+    fn modify(&mut self, addr: u64, len: u32) {
+        self.load(addr, len);
+    }
 }
+
+pub mod geometry;
+pub mod model;
+pub mod sim;

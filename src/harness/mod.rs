@@ -2,3 +2,6 @@
 //! runner that turns kernel instances into records. It never plots.
 
 pub mod buffer;
+pub mod counters;
+pub mod machine;
+pub mod probe;

@@ -1,0 +1,1204 @@
+//! The set-associative cache simulator: a hierarchy of levels fed through [`AccessSink`],
+//! with cachegrind's semantics and an optional 3C (compulsory / capacity / conflict) split.
+//!
+//! Semantics (chosen to match valgrind's cachegrind, `cg_sim.c`, so the two can be compared):
+//!
+//! 1. Each level is `sets × ways × line`; a line's set is `line number mod sets` (sets need not
+//!    be a power of two). Tags are whole line numbers.
+//! 2. Write-allocate: a store that misses brings the line in, exactly like a load.
+//! 3. An access counts once per level it reaches. If it straddles lines, every line is looked up
+//!    (replacement state updated for each) and the access is one miss if any line missed.
+//! 4. A miss at one level sends the *whole* access to the next level (cachegrind looks up both
+//!    lines of a straddling access in LL even if only one missed in D1).
+//! 5. No back-invalidation (levels are neither inclusive nor exclusive by construction) and
+//!    write-backs of dirty lines are not counted as accesses.
+//! 6. A read-modify-write instruction is one load ([`AccessSink::modify`]).
+//!
+//! 3C classification of a miss at a level (Hill's definitions):
+//! compulsory = the first time this level ever sees the line; capacity = not compulsory, and a
+//! fully-associative LRU cache with the same number of lines would also have missed;
+//! conflict = the rest (a fully-associative cache would have hit). A straddling access that
+//! misses is classified by its worst line (compulsory before capacity before conflict), so
+//! `compulsory + capacity + conflict == misses` always holds.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::cache::AccessSink;
+use crate::cache::geometry::CacheLevel;
+
+/// Replacement policy, the same for every level of a hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    /// True least-recently-used (cachegrind's policy).
+    #[default]
+    Lru,
+    /// Binary-tree pseudo-LRU (what many real L1s use); needs a power-of-two number of ways.
+    TreePlru,
+    /// First in, first out: hits do not change the order.
+    Fifo,
+    /// A uniformly random way, from a seeded generator (reproducible).
+    Random { seed: u64 },
+}
+
+/// Why a hierarchy cannot be built.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SimError {
+    #[error("a hierarchy needs at least one cache level")]
+    NoLevels,
+    #[error("{name}: tree pseudo-LRU needs a power-of-two number of ways (≤ 64), not {ways}")]
+    PlruWays { name: String, ways: u32 },
+    #[error("{name}: {sets} sets × {ways} ways, or the line size, is not usable")]
+    BadGeometry { name: String, sets: u32, ways: u32 },
+}
+
+/// Counts for one level since construction or the last [`Hierarchy::reset_stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LevelStats {
+    pub loads: u64,
+    pub stores: u64,
+    pub load_misses: u64,
+    pub store_misses: u64,
+    /// Valid lines replaced (dirty or not; write-backs are not simulated).
+    pub evictions: u64,
+    /// Zero unless the hierarchy classifies misses (3C).
+    pub compulsory: u64,
+    pub capacity: u64,
+    pub conflict: u64,
+}
+
+impl LevelStats {
+    pub fn accesses(&self) -> u64 {
+        self.loads + self.stores
+    }
+
+    pub fn misses(&self) -> u64 {
+        self.load_misses + self.store_misses
+    }
+
+    /// Misses per access (0 when there were no accesses).
+    pub fn miss_ratio(&self) -> f64 {
+        let accesses = self.accesses();
+        if accesses == 0 {
+            0.0
+        } else {
+            self.misses() as f64 / accesses as f64
+        }
+    }
+}
+
+/// One level's name and counts, as a record embeds them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LevelReport {
+    pub name: String,
+    pub stats: LevelStats,
+}
+
+/// Why a missing line missed; ordered so the worst reason of a straddling access wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum MissKind {
+    Conflict,
+    Capacity,
+    Compulsory,
+}
+
+const EMPTY: u64 = u64::MAX;
+/// Shadow node index meaning "none".
+const NIL: u32 = u32::MAX;
+/// Table value: this level has never seen the line.
+const UNSEEN: u32 = u32::MAX - 1;
+
+/// A table slot for `line` in a table of `mask + 1` (a power of two) slots.
+///
+/// Lines inside one table-sized window keep their order (slot = line + a per-window offset),
+/// so a regular trace probes the table in a regular, prefetchable pattern instead of at
+/// random — the table probe is the 3C classifier's main cost. The window number is mixed
+/// (with a fold: strided window numbers are multiples of a power of two, whose low product
+/// bits would otherwise all be zero) so distant windows land at unrelated offsets. The table
+/// is at most half full, so one window's lines never fill it.
+///
+/// `window_bits` is log2 of the slot count (stored, not recomputed: baseline x86-64 has no
+/// popcnt instruction).
+#[inline]
+fn slot_of(line: u64, mask: usize, window_bits: u32) -> usize {
+    let window = line >> window_bits;
+    let h = window.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (line.wrapping_add(h ^ (h >> 29)) as usize) & mask
+}
+
+/// An open-addressing (linear probing) map from line number to one `u32` per level sharing
+/// it (all 3C-classified levels with the same line size share one table, so a line that
+/// misses down the hierarchy is probed once). No deletion: every line a level ever sees
+/// stays (the compulsory-miss record), with the shadow node it was last given (`UNSEEN` in
+/// the columns of levels that never saw it).
+#[derive(Debug, Clone)]
+struct LineTable {
+    /// Slot s is `words` u64s from `s × words`: the key, then the `u32` values two per word —
+    /// interleaved so one probe touches one host cache line, not two arrays.
+    entries: Vec<u64>,
+    words: usize,
+    mask: usize,
+    /// log2 of the slot count.
+    window_bits: u32,
+    len: usize,
+    /// How many times the table grew (tests check growth was exercised).
+    grown: u32,
+    /// The last probe: consecutive levels asking for the same line get it for free.
+    cached: (u64, usize),
+}
+
+/// Two `UNSEEN` values packed into one word.
+const UNSEEN_PAIR: u64 = (UNSEEN as u64) << 32 | UNSEEN as u64;
+
+impl LineTable {
+    fn new(lines: usize, columns: usize) -> Self {
+        let slots = (lines.max(8) * 2).next_power_of_two();
+        let words = 1 + columns.div_ceil(2);
+        let mut table = Self {
+            entries: Vec::new(),
+            words,
+            mask: slots - 1,
+            window_bits: slots.trailing_zeros(),
+            len: 0,
+            grown: 0,
+            cached: (EMPTY, 0),
+        };
+        table.entries = table.empty_entries(slots);
+        table
+    }
+
+    fn empty_entries(&self, slots: usize) -> Vec<u64> {
+        let mut entries = vec![UNSEEN_PAIR; slots * self.words];
+        for slot in 0..slots {
+            entries[slot * self.words] = EMPTY;
+        }
+        entries
+    }
+
+    fn slots(&self) -> usize {
+        self.mask + 1
+    }
+
+    #[inline]
+    fn key(&self, slot: usize) -> u64 {
+        self.entries[slot * self.words]
+    }
+
+    /// The slot of `line`, inserting it (every column `UNSEEN`) if absent. May grow the table.
+    #[inline]
+    fn find_or_insert(&mut self, line: u64) -> usize {
+        if self.cached.0 == line {
+            return self.cached.1;
+        }
+        if (self.len + 1) * 2 > self.slots() {
+            self.grow();
+        }
+        let mut slot = slot_of(line, self.mask, self.window_bits);
+        loop {
+            let key = self.key(slot);
+            if key == line {
+                break;
+            }
+            if key == EMPTY {
+                self.entries[slot * self.words] = line;
+                self.len += 1;
+                break;
+            }
+            slot = (slot + 1) & self.mask;
+        }
+        self.cached = (line, slot);
+        slot
+    }
+
+    #[inline]
+    fn value(&self, slot: usize, column: usize) -> u32 {
+        let word = self.entries[slot * self.words + 1 + column / 2];
+        (word >> (32 * (column % 2))) as u32
+    }
+
+    #[inline]
+    fn set_value(&mut self, slot: usize, column: usize, value: u32) {
+        let word = &mut self.entries[slot * self.words + 1 + column / 2];
+        let shift = 32 * (column % 2);
+        *word = (*word & !(0xFFFF_FFFF << shift)) | (u64::from(value) << shift);
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.entries);
+        let slots = self.slots() * 2;
+        self.entries = self.empty_entries(slots);
+        self.mask = slots - 1;
+        self.window_bits = slots.trailing_zeros();
+        for old_entry in old.chunks_exact(self.words) {
+            let key = old_entry[0];
+            if key != EMPTY {
+                let mut slot = slot_of(key, self.mask, self.window_bits);
+                while self.key(slot) != EMPTY {
+                    slot = (slot + 1) & self.mask;
+                }
+                let at = slot * self.words;
+                self.entries[at..at + self.words].copy_from_slice(old_entry);
+            }
+        }
+        self.grown += 1;
+        self.cached = (EMPTY, 0);
+    }
+}
+
+/// The 3C bookkeeping of one level: whether it ever saw a line (compulsory misses) and a
+/// fully-associative LRU shadow cache of the level's size (capacity vs conflict), kept as an
+/// intrusive doubly-linked recency list over a flat array of nodes and indexed through the
+/// level's column of a [`LineTable`]. O(1) per access, at most one table probe.
+///
+/// The table remembers the node a line was last given, and never forgets it: when a node is
+/// recycled for another line, the old line's entry goes stale, which the node's own `line`
+/// field exposes (`nodes[value].line != line`). So evictions write nothing to the table and
+/// table growth (which moves slots) needs no fix-up.
+#[derive(Debug, Clone)]
+struct Classifier {
+    /// Which of the hierarchy's tables, and which column in it.
+    table: usize,
+    column: usize,
+    capacity: usize,
+    /// Shadow nodes: the line held and the recency-list links (one host cache line per node).
+    nodes: Vec<ShadowNode>,
+    head: u32,
+    tail: u32,
+    /// The most recent line: repeated touches of it change nothing and skip the table.
+    last: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ShadowNode {
+    line: u64,
+    prev: u32,
+    next: u32,
+}
+
+/// What the shadow says about one line access.
+struct ShadowOutcome {
+    fully_associative_hit: bool,
+    first_touch: bool,
+}
+
+impl Classifier {
+    fn new(capacity: usize, table: usize, column: usize) -> Self {
+        Self {
+            table,
+            column,
+            capacity,
+            nodes: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            last: EMPTY,
+        }
+    }
+
+    #[inline]
+    fn access(&mut self, line: u64, table: &mut LineTable) -> ShadowOutcome {
+        if line == self.last {
+            return ShadowOutcome {
+                fully_associative_hit: true,
+                first_touch: false,
+            };
+        }
+        self.last = line;
+        let slot = table.find_or_insert(line);
+        let value = table.value(slot, self.column);
+        if value != UNSEEN && self.nodes[value as usize].line == line {
+            self.move_to_front(value);
+            return ShadowOutcome {
+                fully_associative_hit: true,
+                first_touch: false,
+            };
+        }
+        let node = if self.nodes.len() < self.capacity {
+            self.nodes.push(ShadowNode {
+                line,
+                prev: NIL,
+                next: NIL,
+            });
+            (self.nodes.len() - 1) as u32
+        } else {
+            let victim = self.tail;
+            self.unlink(victim);
+            self.nodes[victim as usize].line = line;
+            victim
+        };
+        table.set_value(slot, self.column, node);
+        self.push_front(node);
+        ShadowOutcome {
+            fully_associative_hit: false,
+            first_touch: value == UNSEEN,
+        }
+    }
+
+    fn unlink(&mut self, node: u32) {
+        let ShadowNode { prev, next, .. } = self.nodes[node as usize];
+        match prev {
+            NIL => self.head = next,
+            p => self.nodes[p as usize].next = next,
+        }
+        match next {
+            NIL => self.tail = prev,
+            n => self.nodes[n as usize].prev = prev,
+        }
+    }
+
+    fn push_front(&mut self, node: u32) {
+        let head = self.head;
+        let n = &mut self.nodes[node as usize];
+        n.prev = NIL;
+        n.next = head;
+        match head {
+            NIL => self.tail = node,
+            h => self.nodes[h as usize].prev = node,
+        }
+        self.head = node;
+    }
+
+    #[inline]
+    fn move_to_front(&mut self, node: u32) {
+        if self.head != node {
+            self.unlink(node);
+            self.push_front(node);
+        }
+    }
+}
+
+/// Replacement state beyond the tag array.
+#[derive(Debug, Clone)]
+enum Replacement {
+    /// Tags within a set are kept most-recent first (cachegrind's layout): hit → move to
+    /// front, miss → shift down, insert at front, the last one falls out.
+    Lru,
+    /// Same layout as LRU, but hits do not move: the order is insertion order.
+    Fifo,
+    /// Tags stay in their way; `bits[set]` holds the tree (node k at bit k-1, root k=1; a
+    /// bit set means "the pseudo-LRU side is the right subtree").
+    TreePlru { bits: Vec<u64>, depth: u32 },
+    /// Tags stay in their way; invalid ways are filled first, then a random victim.
+    Random { state: u64 },
+}
+
+/// One simulated level.
+#[derive(Debug, Clone)]
+struct LevelSim {
+    geometry: CacheLevel,
+    sets: u64,
+    /// `sets - 1` when sets is a power of two (mask instead of a division).
+    set_mask: Option<u64>,
+    ways: usize,
+    line_shift: u32,
+    tags: Vec<u64>,
+    replacement: Replacement,
+    stats: LevelStats,
+    classifier: Option<Classifier>,
+}
+
+impl LevelSim {
+    fn new(
+        geometry: &CacheLevel,
+        policy: Policy,
+        classifier: Option<Classifier>,
+        index: usize,
+    ) -> Result<Self, SimError> {
+        let bad = || SimError::BadGeometry {
+            name: geometry.name.clone(),
+            sets: geometry.sets,
+            ways: geometry.ways,
+        };
+        if geometry.sets == 0 || geometry.ways == 0 || !geometry.line.is_power_of_two() {
+            return Err(bad());
+        }
+        let sets = u64::from(geometry.sets);
+        let ways = geometry.ways as usize;
+        let slots = usize::try_from(sets)
+            .ok()
+            .and_then(|s| s.checked_mul(ways))
+            .ok_or_else(bad)?;
+        let replacement = match policy {
+            Policy::Lru => Replacement::Lru,
+            Policy::Fifo => Replacement::Fifo,
+            Policy::TreePlru => {
+                if !geometry.ways.is_power_of_two() || geometry.ways > 64 {
+                    return Err(SimError::PlruWays {
+                        name: geometry.name.clone(),
+                        ways: geometry.ways,
+                    });
+                }
+                Replacement::TreePlru {
+                    bits: vec![0; sets as usize],
+                    depth: geometry.ways.trailing_zeros(),
+                }
+            }
+            Policy::Random { seed } => Replacement::Random {
+                // Distinct, never-zero streams per level (xorshift must not start at 0).
+                state: splitmix(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F)) | 1,
+            },
+        };
+        Ok(Self {
+            geometry: geometry.clone(),
+            sets,
+            set_mask: geometry.sets.is_power_of_two().then(|| sets - 1),
+            ways,
+            line_shift: geometry.line.trailing_zeros(),
+            tags: vec![EMPTY; slots],
+            replacement,
+            stats: LevelStats::default(),
+            classifier,
+        })
+    }
+
+    #[inline]
+    fn set_of(&self, line: u64) -> usize {
+        match self.set_mask {
+            Some(mask) => (line & mask) as usize,
+            None => (line % self.sets) as usize,
+        }
+    }
+
+    /// One access (possibly straddling); returns true on a miss. Rules 3 and 6 of the module
+    /// docs live here.
+    #[inline]
+    fn access(&mut self, addr: u64, len: u32, is_store: bool, tables: &mut [LineTable]) -> bool {
+        let first = addr >> self.line_shift;
+        let last = addr.saturating_add(u64::from(len.max(1)) - 1) >> self.line_shift;
+        let mut missed = false;
+        let mut worst: Option<MissKind> = None;
+        let mut line = first;
+        loop {
+            let hit = self.lookup(line);
+            if let Some(classifier) = &mut self.classifier {
+                let shadow = classifier.access(line, &mut tables[classifier.table]);
+                if !hit {
+                    let kind = if shadow.first_touch {
+                        MissKind::Compulsory
+                    } else if !shadow.fully_associative_hit {
+                        MissKind::Capacity
+                    } else {
+                        MissKind::Conflict
+                    };
+                    worst = worst.max(Some(kind));
+                }
+            }
+            missed |= !hit;
+            if line >= last {
+                break;
+            }
+            line += 1;
+        }
+        let stats = &mut self.stats;
+        if is_store {
+            stats.stores += 1;
+            stats.store_misses += u64::from(missed);
+        } else {
+            stats.loads += 1;
+            stats.load_misses += u64::from(missed);
+        }
+        match worst {
+            Some(MissKind::Compulsory) => stats.compulsory += 1,
+            Some(MissKind::Capacity) => stats.capacity += 1,
+            Some(MissKind::Conflict) => stats.conflict += 1,
+            None => {}
+        }
+        missed
+    }
+
+    /// Looks `line` up in its set, updating replacement state; returns true on a hit.
+    #[inline]
+    fn lookup(&mut self, line: u64) -> bool {
+        let set = self.set_of(line);
+        let base = set * self.ways;
+        let ways = self.ways;
+        let tags = &mut self.tags[base..base + ways];
+        match &mut self.replacement {
+            Replacement::Lru => {
+                if tags[0] == line {
+                    return true;
+                }
+                // One pass: shift each tag one way back until the line itself is met (a hit,
+                // now moved to the front) or falls off the end (a miss; the carry is the victim).
+                let mut carry = line;
+                for tag in tags.iter_mut() {
+                    let previous = std::mem::replace(tag, carry);
+                    if previous == line {
+                        return true;
+                    }
+                    carry = previous;
+                }
+                if carry != EMPTY {
+                    self.stats.evictions += 1;
+                }
+                false
+            }
+            Replacement::Fifo => {
+                if tags.contains(&line) {
+                    return true;
+                }
+                if shift_in(tags, line) != EMPTY {
+                    self.stats.evictions += 1;
+                }
+                false
+            }
+            Replacement::TreePlru { bits, depth } => {
+                let depth = *depth;
+                let tree = &mut bits[set];
+                let way = match tags.iter().position(|&t| t == line) {
+                    Some(way) => {
+                        plru_touch(tree, depth, way);
+                        return true;
+                    }
+                    None => match tags.iter().position(|&t| t == EMPTY) {
+                        Some(free) => free,
+                        None => {
+                            self.stats.evictions += 1;
+                            plru_victim(*tree, depth)
+                        }
+                    },
+                };
+                tags[way] = line;
+                plru_touch(tree, depth, way);
+                false
+            }
+            Replacement::Random { state } => {
+                if tags.contains(&line) {
+                    return true;
+                }
+                let way = match tags.iter().position(|&t| t == EMPTY) {
+                    Some(free) => free,
+                    None => {
+                        self.stats.evictions += 1;
+                        (xorshift(state) % ways as u64) as usize
+                    }
+                };
+                tags[way] = line;
+                false
+            }
+        }
+    }
+
+    /// Resident line numbers per set: recency order (most recent first) for LRU, insertion
+    /// order (newest first) for FIFO, way order for tree-PLRU and random.
+    fn resident(&self) -> Vec<Vec<u64>> {
+        self.tags
+            .chunks(self.ways)
+            .map(|set| set.iter().copied().filter(|&t| t != EMPTY).collect())
+            .collect()
+    }
+}
+
+/// Puts `line` at the front of `tags`, shifting the others one way back; returns the tag
+/// that fell off the end. A plain loop: for ≤ 16 ways it beats `rotate_right`'s memmove.
+#[inline]
+fn shift_in(tags: &mut [u64], line: u64) -> u64 {
+    let mut carry = line;
+    for tag in tags.iter_mut() {
+        carry = std::mem::replace(tag, carry);
+    }
+    carry
+}
+
+/// Marks `way` most recently used: every node on its path points away from it.
+#[inline]
+fn plru_touch(tree: &mut u64, depth: u32, way: usize) {
+    let mut node = 1usize;
+    for level in (0..depth).rev() {
+        let went_right = (way >> level) & 1;
+        // The pseudo-LRU side is the other subtree.
+        let lru_is_right = (went_right ^ 1) as u64;
+        *tree = (*tree & !(1 << (node - 1))) | (lru_is_right << (node - 1));
+        node = node * 2 + went_right;
+    }
+}
+
+/// Follows the bits from the root to the pseudo-least-recently-used way.
+#[inline]
+fn plru_victim(tree: u64, depth: u32) -> usize {
+    let mut node = 1usize;
+    let mut way = 0usize;
+    for _ in 0..depth {
+        let right = ((tree >> (node - 1)) & 1) as usize;
+        way = way * 2 + right;
+        node = node * 2 + right;
+    }
+    way
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+#[inline]
+fn xorshift(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    x
+}
+
+/// A cache hierarchy, innermost level first. Implements [`AccessSink`].
+#[derive(Debug, Clone)]
+pub struct Hierarchy {
+    levels: Vec<LevelSim>,
+    /// The 3C line tables, one per distinct line size (empty without 3C).
+    tables: Vec<LineTable>,
+    policy: Policy,
+    classify: bool,
+}
+
+/// The name other modules use for the simulator.
+pub type Simulator = Hierarchy;
+
+impl Hierarchy {
+    /// Builds empty (cold) caches for `levels`, innermost first, all with `policy`;
+    /// `classify_3c` turns on the compulsory/capacity/conflict split (slower).
+    pub fn new(levels: &[CacheLevel], policy: Policy, classify_3c: bool) -> Result<Self, SimError> {
+        if levels.is_empty() {
+            return Err(SimError::NoLevels);
+        }
+        // Classified levels with the same line size share a table (one column each).
+        let mut table_lines: Vec<u32> = Vec::new();
+        let mut table_columns: Vec<usize> = Vec::new();
+        let mut sims = Vec::with_capacity(levels.len());
+        for (i, level) in levels.iter().enumerate() {
+            let classifier = if classify_3c {
+                let table = match table_lines.iter().position(|&l| l == level.line) {
+                    Some(t) => t,
+                    None => {
+                        table_lines.push(level.line);
+                        table_columns.push(0);
+                        table_lines.len() - 1
+                    }
+                };
+                let column = table_columns[table];
+                table_columns[table] += 1;
+                let capacity = usize::try_from(level.lines()).unwrap_or(usize::MAX);
+                Some(Classifier::new(capacity, table, column))
+            } else {
+                None
+            };
+            sims.push(LevelSim::new(level, policy, classifier, i)?);
+        }
+        let tables = table_columns
+            .iter()
+            .map(|&columns| LineTable::new(1 << 12, columns))
+            .collect();
+        Ok(Self {
+            levels: sims,
+            tables,
+            policy,
+            classify: classify_3c,
+        })
+    }
+
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    pub fn classifies_3c(&self) -> bool {
+        self.classify
+    }
+
+    /// The simulated levels' geometry, innermost first.
+    pub fn levels(&self) -> Vec<&CacheLevel> {
+        self.levels.iter().map(|l| &l.geometry).collect()
+    }
+
+    /// Per-level counts, innermost first.
+    pub fn stats(&self) -> Vec<LevelStats> {
+        self.levels.iter().map(|l| l.stats).collect()
+    }
+
+    /// Per-level counts with the level names.
+    pub fn report(&self) -> Vec<LevelReport> {
+        self.levels
+            .iter()
+            .map(|l| LevelReport {
+                name: l.geometry.name.clone(),
+                stats: l.stats,
+            })
+            .collect()
+    }
+
+    /// Zeroes the counts but keeps cache contents (and which lines were ever seen), so a
+    /// warm-up pass can be followed by a measured one.
+    pub fn reset_stats(&mut self) {
+        for level in &mut self.levels {
+            level.stats = LevelStats::default();
+        }
+    }
+
+    /// Resident line *addresses* of level `level`, per set. Within a set: most recent first
+    /// (LRU), newest first (FIFO), way order (tree-PLRU, random). For tests and teaching
+    /// output. Panics if `level` is out of range.
+    pub fn resident_lines(&self, level: usize) -> Vec<Vec<u64>> {
+        let shift = self.levels[level].line_shift;
+        self.levels[level]
+            .resident()
+            .into_iter()
+            .map(|set| set.into_iter().map(|line| line << shift).collect())
+            .collect()
+    }
+
+    /// Whether the line holding `addr` is resident at `level`. Panics if `level` is out of
+    /// range.
+    pub fn contains(&self, level: usize, addr: u64) -> bool {
+        let l = &self.levels[level];
+        let line = addr >> l.line_shift;
+        let base = l.set_of(line) * l.ways;
+        l.tags[base..base + l.ways].contains(&line)
+    }
+
+    #[inline]
+    fn access(&mut self, addr: u64, len: u32, is_store: bool) {
+        for level in &mut self.levels {
+            if !level.access(addr, len, is_store, &mut self.tables) {
+                return;
+            }
+        }
+    }
+}
+
+impl AccessSink for Hierarchy {
+    #[inline]
+    fn load(&mut self, addr: u64, len: u32) {
+        self.access(addr, len, false);
+    }
+
+    #[inline]
+    fn store(&mut self, addr: u64, len: u32) {
+        self.access(addr, len, true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::geometry::{CacheKind, GeometrySource};
+
+    fn level(name: &str, size: u64, ways: u64, line: u64) -> CacheLevel {
+        let kind = if name == "L1d" {
+            CacheKind::Data
+        } else {
+            CacheKind::Unified
+        };
+        CacheLevel::new(name, kind, size, ways, line, GeometrySource::Override).unwrap()
+    }
+
+    /// A tiny cache: 2 sets × 2 ways × 16 B lines (64 B).
+    fn tiny(policy: Policy, classify: bool) -> Hierarchy {
+        Hierarchy::new(&[level("L1d", 64, 2, 16)], policy, classify).unwrap()
+    }
+
+    fn loads(h: &mut Hierarchy, lines: &[u64]) {
+        for &l in lines {
+            h.load(l * 16, 8);
+        }
+    }
+
+    #[test]
+    fn lru_tiny_cache_exact_contents_and_counts() {
+        let mut h = tiny(Policy::Lru, false);
+        // Lines 0,2,4 share set 0; line 1 is set 1. 0 2 0 4 → 4 evicts 2 (LRU).
+        loads(&mut h, &[0, 2, 0, 4, 1]);
+        assert_eq!(h.resident_lines(0), vec![vec![4 * 16, 0], vec![16]]);
+        let s = h.stats()[0];
+        assert_eq!((s.loads, s.load_misses, s.evictions), (5, 4, 1));
+        loads(&mut h, &[2]); // 2 was evicted: miss, evicts 0 (LRU now)
+        assert_eq!(h.resident_lines(0)[0], vec![2 * 16, 4 * 16]);
+        assert_eq!(h.stats()[0].load_misses, 5);
+    }
+
+    #[test]
+    fn fifo_ignores_hits_when_choosing_a_victim() {
+        let mut h = tiny(Policy::Fifo, false);
+        loads(&mut h, &[0, 2, 0, 4]); // 0 was inserted first: FIFO evicts 0 despite the hit
+        assert_eq!(h.resident_lines(0)[0], vec![4 * 16, 2 * 16]);
+        let s = h.stats()[0];
+        assert_eq!((s.load_misses, s.evictions), (3, 1));
+    }
+
+    #[test]
+    fn tree_plru_four_ways_exact_victims() {
+        // 1 set × 4 ways × 16 B.
+        let mut h = Hierarchy::new(&[level("L1d", 64, 4, 16)], Policy::TreePlru, false).unwrap();
+        loads(&mut h, &[0, 1, 2, 3]); // fills ways 0..3 in order
+        assert_eq!(h.resident_lines(0)[0], vec![0, 16, 32, 48]);
+        // After touching way 3 last, root points left, left node points at way 0.
+        loads(&mut h, &[4]);
+        assert_eq!(h.resident_lines(0)[0], vec![64, 16, 32, 48]);
+        // Way 0 just touched: root → right, right node (last touched way 3) → way 2.
+        loads(&mut h, &[5]);
+        assert_eq!(h.resident_lines(0)[0], vec![64, 16, 80, 48]);
+        // Touch line 1 (way 1): root → right; right node → way 3 (way 2 touched last).
+        loads(&mut h, &[1, 6]);
+        assert_eq!(h.resident_lines(0)[0], vec![64, 16, 80, 96]);
+        let s = h.stats()[0];
+        assert_eq!((s.loads, s.load_misses, s.evictions), (8, 7, 3));
+    }
+
+    #[test]
+    fn tree_plru_differs_from_lru() {
+        // 0 1 2 3 then 0 2: LRU victim is 1. PLRU after touching way 2 last: root → left,
+        // left node last touched way 0 → way 1 → line 1. Then 0 1 3: LRU victim is 2.
+        // PLRU: last touched way 3 → root → left; left node last touched way 1 → way 0 → line
+        // 0 (LRU would keep 0). They differ here.
+        let geometry = [level("L1d", 64, 4, 16)];
+        let mut plru = Hierarchy::new(&geometry, Policy::TreePlru, false).unwrap();
+        let mut lru = Hierarchy::new(&geometry, Policy::Lru, false).unwrap();
+        for h in [&mut plru, &mut lru] {
+            loads(h, &[0, 1, 2, 3, 0, 2, 4, 0, 4, 3, 5]);
+        }
+        // LRU: after 0 1 2 3 0 2 → order 2 0 3 1; 4 evicts 1 → 4 2 0 3; 0 → 0 4 2 3;
+        // 4 → 4 0 2 3; 3 → 3 4 0 2; 5 evicts 2.
+        assert_eq!(lru.resident_lines(0)[0], vec![80, 48, 64, 0]);
+        // PLRU ways: [0,1,2,3]; 4 → way 1. Touches: 0 (way 0), 4 (way 1), 3 (way 3) → root
+        // left; left node: way 1 touched after way 0 → way 0 → 5 evicts line 0.
+        assert_eq!(plru.resident_lines(0)[0], vec![80, 64, 32, 48]);
+        assert_ne!(
+            lru.contains(0, 0),
+            plru.contains(0, 0),
+            "PLRU approximates LRU"
+        );
+    }
+
+    #[test]
+    fn random_is_reproducible_and_fills_invalid_ways_first() {
+        let geometry = [level("L1d", 256, 4, 16)]; // 4 sets × 4 ways
+        let run = |seed| {
+            let mut h = Hierarchy::new(&geometry, Policy::Random { seed }, false).unwrap();
+            loads(&mut h, &[0, 4, 8, 12]);
+            assert_eq!(h.stats()[0].evictions, 0);
+            assert_eq!(h.resident_lines(0)[0], vec![0, 64, 128, 192]);
+            loads(&mut h, &(16..64).step_by(4).collect::<Vec<_>>());
+            (h.resident_lines(0), h.stats()[0])
+        };
+        let (a, sa) = run(7);
+        let (b, sb) = run(7);
+        assert_eq!((a.clone(), sa), (b, sb));
+        assert_eq!(sa.evictions, 12);
+        assert_eq!(a[0].len(), 4);
+        let (c, _) = run(8);
+        assert_ne!(a, c, "different seeds should pick different victims");
+    }
+
+    #[test]
+    fn stores_write_allocate_and_count_apart() {
+        let mut h = tiny(Policy::Lru, false);
+        h.store(0, 8);
+        h.load(8, 8); // same line: hit thanks to write-allocate
+        h.modify(0, 8); // one load
+        let s = h.stats()[0];
+        assert_eq!(
+            (s.loads, s.stores, s.load_misses, s.store_misses),
+            (2, 1, 0, 1)
+        );
+    }
+
+    #[test]
+    fn straddling_access_touches_both_lines_and_counts_once() {
+        let mut h = tiny(Policy::Lru, false);
+        h.load(12, 8); // bytes 12..20: lines 0 and 1
+        let s = h.stats()[0];
+        assert_eq!((s.loads, s.load_misses), (1, 1));
+        assert!(h.contains(0, 0) && h.contains(0, 16));
+        h.load(14, 4); // both resident: hit
+        h.load(28, 8); // line 1 hit, line 2 miss → one miss
+        let s = h.stats()[0];
+        assert_eq!((s.loads, s.load_misses), (3, 2));
+    }
+
+    #[test]
+    fn straddling_miss_sends_the_whole_access_to_the_next_level() {
+        // L1: 2 sets × 1 way × 16 B; L2: big. Line 1 resident in L1, line 0 not.
+        let mut h = Hierarchy::new(
+            &[level("L1d", 32, 1, 16), level("L2", 1024, 4, 16)],
+            Policy::Lru,
+            false,
+        )
+        .unwrap();
+        h.load(16, 4); // line 1 → L1 miss, L2 miss
+        h.load(12, 8); // lines 0 (miss) and 1 (hit) in L1 → one L1 miss; L2: 0 miss, 1 hit
+        let s = h.stats();
+        assert_eq!((s[0].loads, s[0].load_misses), (2, 2));
+        assert_eq!((s[1].loads, s[1].load_misses), (2, 2));
+        assert!(h.contains(1, 0) && h.contains(1, 16));
+    }
+
+    #[test]
+    fn misses_go_down_hits_stop() {
+        let mut h = Hierarchy::new(
+            &[level("L1d", 64, 2, 16), level("L2", 256, 4, 16)],
+            Policy::Lru,
+            false,
+        )
+        .unwrap();
+        loads(&mut h, &[0, 2, 4, 0]); // 0 evicted from L1 set 0 by 4, hits in L2
+        let s = h.stats();
+        assert_eq!((s[0].loads, s[0].load_misses), (4, 4));
+        assert_eq!((s[1].loads, s[1].load_misses), (4, 3));
+    }
+
+    #[test]
+    fn three_c_on_a_hand_computed_trace() {
+        // 2 sets × 2 ways × 16 B = 4 lines. Fully-associative shadow holds 4 lines.
+        let mut h = tiny(Policy::Lru, true);
+        // Set 0 gets 0, 2, 4 (3 lines > 2 ways) while only 3 distinct lines live: conflicts.
+        loads(&mut h, &[0, 2, 4, 0, 2, 4]);
+        let s = h.stats()[0];
+        // First three: compulsory. Then 0: evicted (set full) but FA (4 lines) holds it:
+        // conflict; same for 2 and 4.
+        assert_eq!(
+            (s.load_misses, s.compulsory, s.capacity, s.conflict),
+            (6, 3, 0, 3)
+        );
+        // Now cycle 5 distinct lines spread over both sets: 0 1 2 3 4 repeatedly. FA-LRU of 4
+        // lines misses on every access of a 5-line cycle.
+        let mut h = tiny(Policy::Lru, true);
+        for _ in 0..3 {
+            loads(&mut h, &[0, 1, 2, 3, 4]);
+        }
+        let s = h.stats()[0];
+        assert_eq!(s.compulsory, 5);
+        assert_eq!(s.load_misses, s.compulsory + s.capacity + s.conflict);
+        // Rounds 2 and 3: set 1 holds its two lines (1, 3) and hits; set 0 cycles three lines
+        // through two ways and misses on 0, 2, 4 — and the 4-line FA shadow, cycling 5 lines,
+        // misses them too: capacity, not conflict.
+        assert_eq!((s.load_misses, s.capacity, s.conflict), (11, 6, 0));
+    }
+
+    #[test]
+    fn three_c_conflict_vs_capacity_on_stride() {
+        // 4 sets × 2 ways × 16 B (8 lines). Stride of 4 lines hits set 0 only.
+        let mut h = Hierarchy::new(&[level("L1d", 128, 2, 16)], Policy::Lru, true).unwrap();
+        let trace: Vec<u64> = [0, 4, 8].repeat(4);
+        loads(&mut h, &trace);
+        let s = h.stats()[0];
+        assert_eq!((s.compulsory, s.capacity, s.conflict), (3, 0, 9));
+        // Warm reset keeps contents and the seen-set: nothing is compulsory any more.
+        h.reset_stats();
+        loads(&mut h, &[0, 4, 8]);
+        let s = h.stats()[0];
+        assert_eq!((s.load_misses, s.compulsory, s.conflict), (3, 0, 3));
+    }
+
+    #[test]
+    fn non_power_of_two_sets_index_by_modulo() {
+        // 3 sets × 1 way × 16 B.
+        let mut h = Hierarchy::new(&[level("L1d", 48, 1, 16)], Policy::Lru, false).unwrap();
+        loads(&mut h, &[0, 1, 2, 3]); // line 3 → set 0, evicts line 0
+        assert_eq!(h.resident_lines(0), vec![vec![48], vec![16], vec![32]]);
+        loads(&mut h, &[4, 5]); // sets 1, 2
+        assert_eq!(h.stats()[0].evictions, 3);
+        // A stride of 4 lines visits every set (gcd(4, 3) = 1); stride 3 only set 0.
+        let mut h = Hierarchy::new(&[level("L1d", 48, 1, 16)], Policy::Lru, false).unwrap();
+        loads(&mut h, &[0, 3, 6, 9]);
+        assert_eq!(h.resident_lines(0), vec![vec![9 * 16], vec![], vec![]]);
+    }
+
+    #[test]
+    fn plru_rejects_twelve_ways() {
+        let err =
+            Hierarchy::new(&[level("L1d", 48 << 10, 12, 64)], Policy::TreePlru, false).unwrap_err();
+        assert!(matches!(err, SimError::PlruWays { ways: 12, .. }));
+        assert_eq!(
+            Hierarchy::new(&[], Policy::Lru, false).unwrap_err(),
+            SimError::NoLevels
+        );
+    }
+
+    /// Brute-force reference: per-set recency lists and a fully-associative recency list.
+    fn reference(trace: &[(u64, bool)], sets: u64, ways: usize) -> (u64, u64, u64, u64) {
+        reference_with_misses(trace, sets, ways).0
+    }
+
+    /// As [`reference`], also returning the accesses that missed (the next level's trace).
+    #[allow(clippy::type_complexity)]
+    fn reference_with_misses(
+        trace: &[(u64, bool)],
+        sets: u64,
+        ways: usize,
+    ) -> ((u64, u64, u64, u64), Vec<(u64, bool)>) {
+        let mut missed = Vec::new();
+        let mut cache: Vec<Vec<u64>> = vec![Vec::new(); sets as usize];
+        let mut fa: Vec<u64> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let (mut misses, mut comp, mut cap, mut conf) = (0, 0, 0, 0);
+        let capacity = sets as usize * ways;
+        for &(line, _) in trace {
+            let set = &mut cache[(line % sets) as usize];
+            let hit = set.contains(&line);
+            set.retain(|&l| l != line);
+            set.insert(0, line);
+            set.truncate(ways);
+            let fa_hit = fa.contains(&line);
+            fa.retain(|&l| l != line);
+            fa.insert(0, line);
+            fa.truncate(capacity);
+            if !hit {
+                misses += 1;
+                missed.push((line, false));
+                if seen.insert(line) {
+                    comp += 1;
+                } else if !fa_hit {
+                    cap += 1;
+                } else {
+                    conf += 1;
+                }
+            }
+        }
+        ((misses, comp, cap, conf), missed)
+    }
+
+    /// Many distinct lines (the line table grows several times, moving every slot) through
+    /// two 3C levels sharing one table: every count must still equal the brute force.
+    #[test]
+    fn shared_table_growth_keeps_two_levels_exact() {
+        let mut state = 0x1234_5678_9ABC_DEF1u64;
+        let trace: Vec<(u64, bool)> = (0..80_000)
+            .map(|i| {
+                let r = xorshift(&mut state);
+                // Mostly a small hot set, sometimes one of 20 000 cold lines.
+                let line = if r.is_multiple_of(2) {
+                    (r >> 8) % 20_000
+                } else {
+                    (r >> 8) % 24
+                };
+                (line + (i % 3), false)
+            })
+            .collect();
+        let mut h = Hierarchy::new(
+            &[level("L1d", 64, 2, 16), level("L2", 256, 4, 16)],
+            Policy::Lru,
+            true,
+        )
+        .unwrap();
+        for &(line, _) in &trace {
+            h.load(line * 16, 8);
+        }
+        let (l1_expected, l1_misses) = reference_with_misses(&trace, 2, 2);
+        let l2_expected = reference(&l1_misses, 4, 4);
+        let s = h.stats();
+        assert_eq!(
+            (s[0].misses(), s[0].compulsory, s[0].capacity, s[0].conflict),
+            l1_expected
+        );
+        assert_eq!(
+            (s[1].misses(), s[1].compulsory, s[1].capacity, s[1].conflict),
+            l2_expected
+        );
+        assert!(h.tables[0].grown >= 2, "the table should have grown");
+    }
+
+    /// cachegrind's `cg_sim.c`, transcribed: tags are block numbers, per-set arrays kept most
+    /// recent first, a straddling reference looks up both blocks and misses if either did, and
+    /// an LL reference happens only after a D1 miss, with the whole access.
+    struct CgCache {
+        sets: Vec<Vec<u64>>,
+        ways: usize,
+        line_bits: u32,
+    }
+
+    impl CgCache {
+        fn new(size: u64, ways: usize, line: u64) -> Self {
+            let sets = (size / (ways as u64 * line)) as usize;
+            Self {
+                sets: vec![Vec::new(); sets],
+                ways,
+                line_bits: line.trailing_zeros(),
+            }
+        }
+        fn setref_is_miss(&mut self, block: u64) -> bool {
+            let n = self.sets.len() as u64;
+            let set = &mut self.sets[(block % n) as usize];
+            let hit = set.iter().position(|&t| t == block);
+            if let Some(i) = hit {
+                set.remove(i);
+            }
+            set.insert(0, block);
+            set.truncate(self.ways);
+            hit.is_none()
+        }
+        fn ref_is_miss(&mut self, addr: u64, size: u64) -> bool {
+            let block1 = addr >> self.line_bits;
+            let block2 = (addr + size - 1) >> self.line_bits;
+            if block1 == block2 {
+                self.setref_is_miss(block1)
+            } else {
+                // "always do both, as state is updated as side effect"
+                let m1 = self.setref_is_miss(block1);
+                let m2 = self.setref_is_miss(block2);
+                m1 || m2
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn lru_and_3c_match_brute_force(
+            trace in proptest::collection::vec((0u64..40, proptest::bool::ANY), 0..300),
+            sets in 1u64..6,
+            ways in 1usize..5,
+        ) {
+            let geometry = level("L1d", sets * ways as u64 * 16, ways as u64, 16);
+            let mut h = Hierarchy::new(&[geometry], Policy::Lru, true).unwrap();
+            for &(line, store) in &trace {
+                if store { h.store(line * 16, 4) } else { h.load(line * 16 + 4, 8) }
+            }
+            let s = h.stats()[0];
+            let expected = reference(&trace, sets, ways);
+            proptest::prop_assert_eq!((s.misses(), s.compulsory, s.capacity, s.conflict), expected);
+        }
+
+        /// D1 + LL counts equal cachegrind's algorithm on random accesses, straddles included,
+        /// with and without the 3C classification switched on.
+        #[test]
+        fn two_levels_match_cachegrinds_algorithm(
+            trace in proptest::collection::vec((0u64..2048, 1u64..=16, proptest::bool::ANY), 0..400),
+            classify in proptest::bool::ANY,
+        ) {
+            let mut h = Hierarchy::new(
+                &[level("L1d", 128, 2, 16), level("L2", 512, 4, 16)],
+                Policy::Lru,
+                classify,
+            )
+            .unwrap();
+            let mut d1 = CgCache::new(128, 2, 16);
+            let mut ll = CgCache::new(512, 4, 16);
+            let mut expected = [[0u64; 4]; 2]; // [loads, stores, load misses, store misses]
+            for &(addr, size, store) in &trace {
+                if store { h.store(addr, size as u32) } else { h.load(addr, size as u32) }
+                let kind = usize::from(store);
+                expected[0][kind] += 1;
+                if d1.ref_is_miss(addr, size) {
+                    expected[0][2 + kind] += 1;
+                    expected[1][kind] += 1;
+                    if ll.ref_is_miss(addr, size) {
+                        expected[1][2 + kind] += 1;
+                    }
+                }
+            }
+            let s = h.stats();
+            for (level, stats) in s.iter().enumerate() {
+                proptest::prop_assert_eq!(
+                    [stats.loads, stats.stores, stats.load_misses, stats.store_misses],
+                    expected[level]
+                );
+                if classify {
+                    proptest::prop_assert_eq!(
+                        stats.compulsory + stats.capacity + stats.conflict,
+                        stats.misses()
+                    );
+                }
+            }
+        }
+    }
+}
