@@ -19,6 +19,7 @@
 //! so no two buffers overlap in that address space.
 
 use crate::cache::AccessSink;
+use crate::kernels::copy::reference::{plain_copy, read_sum};
 use crate::kernels::copy::{CopyError, copy_into_contiguous};
 
 /// Independent accumulators of every summing kernel: enough to keep two FP add pipes with a
@@ -76,6 +77,16 @@ pub trait Mem {
         }
     }
 
+    /// Sums elements `0..len` of `buffer`, read in ascending order (the `read` reference). The
+    /// provided order is [`Mem::sum_run`]'s; `RealMem` uses the copy engine's reference
+    /// [`read_sum`] (16 accumulators), the same stream the harness normalises by.
+    #[inline(always)]
+    fn sum_span(&mut self, buffer: usize, len: usize) -> f64 {
+        let mut acc = [0.0; ACCUMULATORS];
+        self.sum_run(buffer, 0, 1, len, &mut acc);
+        acc.iter().sum()
+    }
+
     /// For k in 0..count: reads `src[src_start + k·src_step]`, then writes it to
     /// `dst[dst_start + k·dst_step]` (`src` and `dst` are different buffers).
     #[inline(always)]
@@ -100,8 +111,8 @@ pub trait Mem {
     /// each element in C order: load the source element, store the destination element): the
     /// fast engine may block its loops differently, which this stream does not model.
     fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize);
-    /// Copies elements `0..len` of buffer `src` to `0..len` of buffer `dst` with the platform
-    /// copy on real memory. Simulated stream: for k ascending, load src[k], store dst[k]
+    /// Copies elements `0..len` of buffer `src` to `0..len` of buffer `dst` with the copy
+    /// engine's [`plain_copy`] (the platform `memcpy`) on real memory. Simulated stream: for k ascending, load src[k], store dst[k]
     /// (the platform copy moves whole vectors, which touches the same lines in the same order).
     fn copy_span(&mut self, src: usize, dst: usize, len: usize);
 }
@@ -253,7 +264,12 @@ impl<const N: usize> Mem for RealMem<'_, N> {
 
     fn copy_span(&mut self, src: usize, dst: usize, len: usize) {
         let (source, destination) = self.pair(src, dst);
-        destination[..len].copy_from_slice(&source[..len]);
+        plain_copy(&source[..len], &mut destination[..len]);
+    }
+
+    #[inline(always)]
+    fn sum_span(&mut self, buffer: usize, len: usize) -> f64 {
+        read_sum(&self.buffers[buffer][..len])
     }
 }
 
@@ -399,6 +415,20 @@ mod tests {
         assert_eq!(real_dst, sim_dst);
         assert_eq!(recorder.0.len(), 12);
         assert_eq!(recorder.0[2], ('L', (1 << 32) + 24, 8));
+    }
+
+    #[test]
+    fn sum_span_is_an_ascending_read_on_both_accessors() {
+        for len in [0, 1, 15, 16, 17, 100] {
+            let mut data: Vec<f64> = (0..len + 3).map(|i| (i % 7) as f64).collect();
+            let real = RealMem::new([&mut data]).sum_span(0, len);
+            let mut recorder = Recorder::default();
+            let simulated = SimMem::new([&mut data], &mut recorder).sum_span(0, len);
+            assert_eq!(real, simulated);
+            assert_eq!(real, data[..len].iter().sum::<f64>());
+            let want: Vec<_> = (0..len).map(|k| ('L', sim_address(0, k), 8)).collect();
+            assert_eq!(recorder.0, want);
+        }
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The references every bandwidth figure is normalised by: `read bytes` (a multi-accumulator sum
 //! of one buffer) and `copy bytes` (the platform copy of one buffer into another).
 //!
-//! Orders: `read` reads x[k] for k ascending, the k-th element into accumulator `k mod 8`;
-//! `copy` copies src[k] to dst[k] for k ascending (one load then one store per element in the
+//! Both run on the copy engine's reference streams (`kernels::copy::reference`): `read_sum`
+//! (16 accumulators) and `plain_copy` (`memcpy`), the same ones the harness normalises by.
+//!
+//! Orders: `read` reads x[k] for k ascending; `copy` copies src[k] to dst[k] for k ascending (one load then one store per element in the
 //! simulated stream), then reads back the sampled checksum cells of dst
 //! ([`crate::kernels::common::sampled_sum`]).
 
@@ -11,8 +13,7 @@ use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
-    ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, invalid,
-    sampled_sum, size_param,
+    cell_value, check_indices, checked_elements, filled_buffer, invalid, sampled_sum, size_param,
 };
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
@@ -77,12 +78,10 @@ fn plan_copy(params: &Params) -> Result<Vec<usize>, KernelError> {
     Ok(vec![n, n])
 }
 
-/// The `read` order: x[k] for k ascending, element k into accumulator k mod 8.
+/// The `read` order: x[k] for k ascending ([`Mem::sum_span`]).
 #[inline(always)]
 pub fn read_sum<M: Mem>(m: &mut M, len: usize) -> f64 {
-    let mut acc = [0.0; ACCUMULATORS];
-    m.sum_run(0, 0, 1, len, &mut acc);
-    fold(&acc)
+    m.sum_span(0, len)
 }
 
 /// The `copy` order: buffer 0 into buffer 1, then the sampled checksum of buffer 1.

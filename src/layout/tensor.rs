@@ -23,7 +23,7 @@ pub struct Tensor<T> {
     writable: bool,
 }
 
-impl<T: Copy> Tensor<T> {
+impl<T: Copy + 'static> Tensor<T> {
     /// A C-contiguous tensor owning `values` with the given shape.
     pub fn from_vec(values: Vec<T>, shape: &[usize]) -> Result<Tensor<T>, LayoutError> {
         let layout = Layout::contiguous(shape)?;

@@ -18,7 +18,7 @@ pub const MAX_VALUE_ELEMENTS: usize = 1 << 24;
 pub const MAX_LAYOUT_ONLY_ELEMENTS: usize = 1 << 30;
 
 /// What a storage element must offer: `arange` fills storage cell `i` with `from_index(i)`.
-pub trait StorageElement: Copy + std::fmt::Debug {
+pub trait StorageElement: Copy + std::fmt::Debug + 'static {
     fn from_index(index: usize) -> Self;
 }
 
