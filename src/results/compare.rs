@@ -9,8 +9,11 @@
 //!    `sim_tolerance` (default 0: exact) is a regression (more misses) or an improvement.
 //! 2. **Timing** — each point's time as a ratio to a reference timed in the same run, so
 //!    machine speed cancels. The reference is the copy/read the runner interleaved with a
-//!    bandwidth kernel (its median; the runner records no reference samples), or else the
-//!    suite's own `read` point (`copy` for kernels that write), whose samples are resampled too.
+//!    bandwidth kernel (its median; the runner records no reference samples); points timed
+//!    without one (probes, chases, strides) are divided by the run's speed — the median over
+//!    all interleaved references of their time now ÷ then — and only a run without any
+//!    interleaved reference falls back to the suite's own `read` point (`copy` for kernels that
+//!    write), whose samples are then resampled too.
 //!    The change of that ratio against the baseline gets a seeded percentile-bootstrap CI; a
 //!    regression only when the whole CI lies above `+threshold`, an improvement only when it
 //!    lies below `-threshold`. The reference points themselves are shown, not judged.
@@ -144,6 +147,10 @@ pub struct GateVerdict {
     pub seed: u64,
     /// The simulated geometry both documents share (preset name when recorded).
     pub geometry: String,
+    /// The current run's machine speed relative to the baseline's (time now ÷ then of the
+    /// interleaved references, median) and how many references it comes from.
+    pub run_speed: Option<f64>,
+    pub run_speed_references: usize,
     pub deterministic_regressions: usize,
     pub timing_regressions: usize,
     pub unconfirmed_timing_regressions: usize,
@@ -317,6 +324,7 @@ pub fn compare(
         confirm.map(|v| v.regressed.iter().map(String::as_str).collect());
     let base_refs = References::of(baseline);
     let cur_refs = References::of(current);
+    let speed = run_speed(&matched);
     let mut rows = Vec::new();
     for (row_index, (cur, base)) in matched.iter().enumerate() {
         let Some(base) = base else {
@@ -333,7 +341,13 @@ pub fn compare(
             continue;
         }
         deterministic_rows(base, cur, options, &mut rows);
-        let mut timing = timing_row(base, cur, &base_refs, &cur_refs, options, row_index as u64);
+        let mut timing = timing_row(
+            (base, &base_refs),
+            (cur, &cur_refs),
+            speed,
+            options,
+            row_index as u64,
+        );
         if timing.verdict == Verdict::Regression
             && let Some(previous) = &confirmed
             && !previous.contains(timing.id.as_str())
@@ -365,6 +379,8 @@ pub fn compare(
         resamples: options.resamples,
         seed: options.seed,
         geometry,
+        run_speed: speed.map(|s| s.factor),
+        run_speed_references: speed.map_or(0, |s| s.references),
         deterministic_regressions,
         timing_regressions,
         unconfirmed_timing_regressions: count(Track::Timing, Verdict::Unconfirmed),
@@ -499,14 +515,54 @@ impl<'a> References<'a> {
 enum Normaliser<'a> {
     /// The runner's interleaved reference: its median time for the point's bytes.
     Interleaved { name: String, ns: f64 },
-    /// A reference point of the same run: resampled like the kernel.
+    /// A point without its own reference: the run's speed relative to the baseline's
+    /// ([`RunSpeed`]; 1 for the baseline itself).
+    RunSpeed { factor: f64 },
+    /// A reference point of the same run, resampled like the kernel (when the run has no
+    /// interleaved references at all).
     Point {
         name: &'static str,
         samples: &'a [f64],
     },
 }
 
-fn normaliser<'a>(record: &'a PointRecord, refs: &References<'a>) -> Option<Normaliser<'a>> {
+/// How fast the current run's machine was relative to the baseline's: the median, over every
+/// point with an interleaved copy/read reference in both runs, of the reference's time now ÷
+/// then. Points timed without their own reference (probes, chases, strides) are divided by it:
+/// one reference point timed once would carry all of its own noise into them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RunSpeed {
+    factor: f64,
+    references: usize,
+}
+
+fn interleaved_ns(record: &PointRecord) -> Option<f64> {
+    let timing = record.timing.as_ref()?;
+    let reference = record.reference.as_ref()?;
+    let ns = timing.ns_per_run.median * reference.ratio;
+    (ns.is_finite() && ns > 0.0).then_some(ns)
+}
+
+fn run_speed(matched: &[(&PointRecord, Option<&PointRecord>)]) -> Option<RunSpeed> {
+    let mut factors: Vec<f64> = matched
+        .iter()
+        .filter_map(|(cur, base)| Some(interleaved_ns(cur)? / interleaved_ns((*base)?)?))
+        .collect();
+    if factors.is_empty() {
+        return None;
+    }
+    factors.sort_by(f64::total_cmp);
+    Some(RunSpeed {
+        factor: median_of_sorted(&factors),
+        references: factors.len(),
+    })
+}
+
+fn normaliser<'a>(
+    record: &'a PointRecord,
+    refs: &References<'a>,
+    speed: Option<f64>,
+) -> Option<Normaliser<'a>> {
     let timing = record.timing.as_ref()?;
     if let Some(reference) = &record.reference
         && reference.ratio.is_finite()
@@ -519,6 +575,9 @@ fn normaliser<'a>(record: &'a PointRecord, refs: &References<'a>) -> Option<Norm
             ns: timing.ns_per_run.median * reference.ratio,
         });
     }
+    if let Some(factor) = speed {
+        return Some(Normaliser::RunSpeed { factor });
+    }
     let writes = record.work.is_some_and(|w| w.bytes_written > 0);
     let name = if writes { "copy" } else { "read" };
     let point = refs.by_name.get(name)?;
@@ -529,10 +588,9 @@ fn normaliser<'a>(record: &'a PointRecord, refs: &References<'a>) -> Option<Norm
 }
 
 fn timing_row(
-    base: &PointRecord,
-    cur: &PointRecord,
-    base_refs: &References<'_>,
-    cur_refs: &References<'_>,
+    (base, base_refs): (&PointRecord, &References<'_>),
+    (cur, cur_refs): (&PointRecord, &References<'_>),
+    speed: Option<RunSpeed>,
     options: &CompareOptions,
     row_index: u64,
 ) -> GateRow {
@@ -564,7 +622,10 @@ fn timing_row(
         r.note = Some("the same-run reference other points are divided by".into());
         return r;
     }
-    let (Some(bn), Some(cn)) = (normaliser(base, base_refs), normaliser(cur, cur_refs)) else {
+    let (Some(bn), Some(cn)) = (
+        normaliser(base, base_refs, speed.map(|_| 1.0)),
+        normaliser(cur, cur_refs, speed.map(|s| s.factor)),
+    ) else {
         return row(
             cur,
             Track::Timing,
@@ -582,6 +643,9 @@ fn timing_row(
         (Normaliser::Point { name: b, .. }, Normaliser::Point { name: c, .. }) if b == c => {
             format!("time ÷ {b} point (timed)")
         }
+        (Normaliser::RunSpeed { .. }, Normaliser::RunSpeed { .. }) => {
+            "ns/run ÷ run speed (timed)".to_string()
+        }
         _ => {
             return row(
                 cur,
@@ -596,7 +660,9 @@ fn timing_row(
     let (bs, cs) = (&bt.samples_ns_per_run, &ct.samples_ns_per_run);
     let valid = |s: &[f64]| !s.is_empty() && s.iter().all(|x| x.is_finite() && *x > 0.0);
     let ref_ok = |n: &Normaliser<'_>| match n {
-        Normaliser::Interleaved { ns, .. } => ns.is_finite() && *ns > 0.0,
+        Normaliser::Interleaved { ns, .. } | Normaliser::RunSpeed { factor: ns } => {
+            ns.is_finite() && *ns > 0.0
+        }
         Normaliser::Point { samples, .. } => valid(samples),
     };
     if !valid(bs) || !valid(cs) || !ref_ok(&bn) || !ref_ok(&cn) {
@@ -635,14 +701,14 @@ fn timing_row(
 
 fn reference_median(n: &Normaliser<'_>) -> f64 {
     match n {
-        Normaliser::Interleaved { ns, .. } => *ns,
+        Normaliser::Interleaved { ns, .. } | Normaliser::RunSpeed { factor: ns } => *ns,
         Normaliser::Point { samples, .. } => median(samples),
     }
 }
 
 fn resampled_reference(n: &Normaliser<'_>, rng: &mut SplitMix64) -> f64 {
     match n {
-        Normaliser::Interleaved { ns, .. } => *ns,
+        Normaliser::Interleaved { ns, .. } | Normaliser::RunSpeed { factor: ns } => *ns,
         Normaliser::Point { samples, .. } => resampled_median(samples, rng),
     }
 }
@@ -736,7 +802,8 @@ impl GateVerdict {
              (tolerance {}). Timing track: time as a ratio to a same-run copy/read reference; \
              a regression only when the whole {:.0}% bootstrap CI ({} resamples, seed {}) of \
              the change lies beyond ±{} (an interleaved reference enters with its median: the \
-             runner records no reference samples).\n",
+             runner records no reference samples); points without one are divided by the \
+             run's speed: {}.\n",
             self.geometry,
             if self.sim_tolerance == 0.0 {
                 "0: exact match".to_string()
@@ -747,6 +814,13 @@ impl GateVerdict {
             self.resamples,
             self.seed,
             percent(self.threshold),
+            match self.run_speed {
+                Some(f) => format!(
+                    "this run's references took {f:.3}× the baseline's time (median of {})",
+                    self.run_speed_references
+                ),
+                None => "no interleaved references, so the suite's read/copy point".into(),
+            },
         );
         let _ = writeln!(
             md,
@@ -909,6 +983,49 @@ mod tests {
             assert!(low <= timing.change.unwrap() && timing.change.unwrap() <= high);
             assert_eq!(v.pass, expected != Verdict::Regression);
         }
+    }
+
+    #[test]
+    fn points_without_a_reference_are_divided_by_the_runs_speed() {
+        // A bandwidth kernel with an interleaved reference and a probe without one.
+        let with_reference = |kernel: f64, reference: f64, probe: f64| {
+            let mut doc = document(&noisy(kernel, 10, 1), &noisy(50.0, 10, 2), 7);
+            let mut probe_record = doc.records[0].clone();
+            probe_record.index = 2;
+            probe_record.kernel = "chase".into();
+            probe_record.timing.as_mut().unwrap().samples_ns_per_run = noisy(probe, 10, 5);
+            let timing = doc.records[0].timing.as_mut().unwrap();
+            timing.ns_per_run.median = median(&timing.samples_ns_per_run);
+            doc.records[0].reference = Some(crate::results::ReferenceComparison {
+                reference: "read".into(),
+                bytes: 8,
+                variants: BTreeMap::new(),
+                best_variant: "plain".into(),
+                reference_gb_per_s: 1.0,
+                ratio: reference / timing.ns_per_run.median,
+            });
+            doc.records.push(probe_record);
+            doc.suite.points = 3;
+            doc
+        };
+        let base = with_reference(100.0, 80.0, 1000.0);
+        // Everything 25% slower, the references too: nothing regressed.
+        let slower_machine = with_reference(125.0, 100.0, 1250.0);
+        let v = compare(&base, &slower_machine, &CompareOptions::default(), None).unwrap();
+        assert!(v.pass, "{:#?}", v.rows);
+        assert!((v.run_speed.unwrap() - 1.25).abs() < 1e-9);
+        let probe = v
+            .rows
+            .iter()
+            .find(|r| r.kernel == "chase" && r.track == Track::Timing)
+            .unwrap();
+        assert_eq!(probe.metric, "ns/run ÷ run speed (timed)");
+        assert!(probe.change.unwrap().abs() < 0.02, "{probe:#?}");
+        // Only the probe slower: a regression of the probe alone.
+        let slower_probe = with_reference(100.0, 80.0, 1300.0);
+        let v = compare(&base, &slower_probe, &CompareOptions::default(), None).unwrap();
+        assert_eq!(v.regressed.len(), 1, "{:#?}", v.rows);
+        assert!(v.regressed[0].starts_with("chase "));
     }
 
     #[test]
