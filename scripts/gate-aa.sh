@@ -9,8 +9,9 @@
 # fails on timing only, a confirmation run (`--confirm`, the CI policy of scripts/ci-gate.sh)
 # is made too, so the script reports both the raw gate and the CI-policy rates.
 # Run it on a quiet machine: `uptime` load is printed before and after.
-# Usage: scripts/gate-aa.sh [RUNS=20] ; env GATE_BASELINE (default reports/baseline.json;
-# RECORD=1 records a fresh one into the output directory first), AA_OUT (default target/gate-aa).
+# Usage: scripts/gate-aa.sh [RUNS=20] ; env GATE_BASELINE (default reports/baseline.json),
+# RECORD=1 (re-record that baseline here first, on the same quiet machine), AA_OUT (default
+# target/gate-aa), GATE_ARGS (extra `stridelab gate` options, e.g. `--suite FILE`). Reproduces the README figures: `RECORD=1 scripts/gate-aa.sh 20`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,10 +20,10 @@ out="${AA_OUT:-target/gate-aa}"
 mkdir -p "$out"
 cargo build --release --quiet --bin stridelab || exit 2
 bin=target/release/stridelab
+read -r -a gate_args <<<"${GATE_ARGS:-}"
 baseline="${GATE_BASELINE:-reports/baseline.json}"
 if [[ "${RECORD:-0}" == 1 ]]; then
-    baseline="$out/baseline.json"
-    "$bin" gate --quiet --save-baseline "$baseline" || exit 2
+    "$bin" gate --quiet --save-baseline "$baseline" "${gate_args[@]}" || exit 2
 fi
 echo "baseline: $baseline; runs: $runs each; load before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/log.txt"
 
@@ -32,12 +33,13 @@ for i in $(seq 1 "$runs"); do
         extra=()
         [[ "$kind" == slow ]] && extra=(--fixture-slowdown)
         "$bin" gate --quiet --baseline "$baseline" --json "$out/$kind-$i.json" \
-            --output "$out/$kind-$i.results.json" "${extra[@]}" 2>"$out/$kind-$i.err"
+            --output "$out/$kind-$i.results.json" "${gate_args[@]}" "${extra[@]}" 2>"$out/$kind-$i.err"
         rc=$?
         confirm_rc=-
         if [[ "$rc" == 1 ]] && grep -q '"deterministic_regressions": 0,' "$out/$kind-$i.json"; then
             "$bin" gate --quiet --baseline "$baseline" --confirm "$out/$kind-$i.json" \
-                --json "$out/$kind-$i.confirm.json" "${extra[@]}" 2>"$out/$kind-$i.confirm.err"
+                --json "$out/$kind-$i.confirm.json" "${gate_args[@]}" "${extra[@]}" \
+                2>"$out/$kind-$i.confirm.err"
             confirm_rc=$?
         fi
         echo "$kind $i rc=$rc confirm_rc=$confirm_rc load=$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$out/log.txt"
