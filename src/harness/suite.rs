@@ -44,10 +44,7 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
 pub enum SuiteError {
     // Causes are part of the message (fields not named `source`) so error chains do not repeat them.
     #[error("cannot read suite file `{path}`: {error}")]
-    Io {
-        path: String,
-        error: std::io::Error,
-    },
+    Io { path: String, error: std::io::Error },
     #[error("suite `{origin}`: {message}")]
     Parse { origin: String, message: String },
     #[error("{}kernel `{kernel}`: {error}", where_(origin, *line))]
