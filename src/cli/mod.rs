@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod infer;
+pub mod info;
 pub mod layout;
 pub mod run;
 
@@ -23,6 +25,10 @@ pub enum Command {
     Layout(layout::LayoutArgs),
     /// Measure a suite or one kernel's parameter grid and write the results document.
     Run(run::RunArgs),
+    /// Describe this machine: CPU, caches (source, warnings), pages, pinning, perf events.
+    Info(info::InfoArgs),
+    /// Infer the cache geometry (line, L1d size/ways/sets, L2, LLC, L1 DTLB reach) from timing alone.
+    Infer(infer::InferArgs),
 }
 
 /// Runs the chosen subcommand. Errors returned here are printed by `main` and exit with 2.
@@ -30,6 +36,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Layout(args)) => layout::run(args),
         Some(Command::Run(args)) => run::run(args),
+        Some(Command::Info(args)) => info::run(args),
+        Some(Command::Infer(args)) => infer::run(args),
         None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
     }
 }
