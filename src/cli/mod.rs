@@ -10,6 +10,7 @@ pub mod infer;
 pub mod info;
 pub mod layout;
 pub mod run;
+pub mod sim;
 
 /// stridelab: what strided memory access does to CPU caches.
 #[derive(Debug, Parser)]
@@ -25,6 +26,8 @@ pub enum Command {
     Layout(layout::LayoutArgs),
     /// Measure a suite or one kernel's parameter grid and write the results document.
     Run(run::RunArgs),
+    /// Simulate a kernel's address stream through a cache hierarchy (counts, 3C, GCD model).
+    Sim(sim::SimArgs),
     /// Describe this machine: CPU, caches (source, warnings), pages, pinning, perf events.
     Info(info::InfoArgs),
     /// Infer the cache geometry (line, L1d size/ways/sets, L2, LLC, L1 DTLB reach) from timing alone.
@@ -36,6 +39,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Layout(args)) => layout::run(args),
         Some(Command::Run(args)) => run::run(args),
+        Some(Command::Sim(args)) => sim::run(args),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
         None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
