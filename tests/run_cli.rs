@@ -155,7 +155,13 @@ fn ctrl_c_keeps_the_finished_points_in_a_valid_file() {
 #[test]
 fn the_conflict_probe_is_simulated_with_conflict_misses_only_where_the_geometry_predicts() {
     let out = stridelab(&[
-        "run", "--kernel", "conflict", "stride=511,512,513", "count=16", "mode=lat", "--json",
+        "run",
+        "--kernel",
+        "conflict",
+        "stride=511,512,513",
+        "count=16",
+        "mode=lat",
+        "--json",
         "--quiet",
     ]);
     let doc = json_of(&out);
@@ -170,7 +176,11 @@ fn the_conflict_probe_is_simulated_with_conflict_misses_only_where_the_geometry_
         // All 16 slots share one set exactly when the stride is a multiple of the set span.
         let one_set = stride_bytes % (sets * line) == 0;
         let conflicts = l1["conflict"].as_u64().unwrap();
-        assert_eq!(conflicts > 0, one_set && 16 > ways, "stride {stride_bytes} B: {l1}");
+        assert_eq!(
+            conflicts > 0,
+            one_set && 16 > ways,
+            "stride {stride_bytes} B: {l1}"
+        );
         assert_eq!(l1["compulsory"], 16);
     }
 }

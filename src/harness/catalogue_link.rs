@@ -1,3 +1,4 @@
-//! The harness's one link to the kernel catalogue (lookup and parameter resolution).
+//! The harness's one link to the kernel catalogue: lookup by name, parameter resolution (with
+//! every rule the catalogue enforces, including memory) and the list for `run --list`.
 
 pub use crate::kernels::catalogue::{catalogue, find, resolve_params};

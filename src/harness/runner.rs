@@ -25,7 +25,7 @@ use crate::harness::stats::{BootstrapSettings, summarize};
 use crate::kernels::spec::{Instance, KernelError, Work};
 use crate::results::{
     ChecksumOutcome, ChecksumStatus, CounterReport, PointError, Provenance, ReferenceComparison,
-    Summary, Timing,
+    Timing,
 };
 
 /// How every point is measured.
@@ -126,7 +126,6 @@ struct Shared {
     /// Thread 0's timings per subject: ns per run, one per sample.
     samples: Mutex<Vec<Vec<f64>>>,
     runs_checked: AtomicU64,
-    last_good: Mutex<Option<f64>>,
 }
 
 /// What one worker hands back.
@@ -222,7 +221,6 @@ pub fn measure_point(
         warmup_runs: AtomicU64::new(0),
         samples: Mutex::new(Vec::new()),
         runs_checked: AtomicU64::new(0),
-        last_good: Mutex::new(None),
     };
     let work_slot: Mutex<Option<Work>> = Mutex::new(None);
 
@@ -338,10 +336,6 @@ pub fn measure_point(
                 }
             }
         }
-        if thread == 0 {
-            *shared.last_good.lock().unwrap_or_else(|p| p.into_inner()) =
-                subjects.first().map(|s| s.expected);
-        }
         WorkerResult {
             kernel: (thread == 0)
                 .then(|| subjects.into_iter().next().map(|s| s.instance))
@@ -437,7 +431,7 @@ pub fn measure_point(
 
     let work_value = work.unwrap_or_default();
     let runs_per_sample = shared.runs_per_sample[0].load(Ordering::SeqCst);
-    let (timing, summary) = match timing_of(
+    let timing = match timing_of(
         &samples[0],
         kind != PointKind::Latency,
         work_value,
@@ -463,7 +457,7 @@ pub fn measure_point(
             };
         }
     };
-    let reference = reference_of(&samples[1..], work_value, threads, method, &timing, summary);
+    let reference = reference_of(&samples[1..], work_value, threads, method, &timing);
     let counters = method.counters.then(|| {
         let runs = runs_per_sample * samples[0].len() as u64;
         let hw: Vec<GroupReading> = results
@@ -504,7 +498,7 @@ fn timing_of(
     method: &MethodOptions,
     warmup_runs: u64,
     runs_per_sample: u64,
-) -> Result<(Timing, Summary), String> {
+) -> Result<Timing, String> {
     let summary = summarize(samples, method.bootstrap).map_err(|e| e.to_string())?;
     let bytes = if report_bandwidth {
         (work.bytes_read + work.bytes_written) * threads as u64
@@ -513,24 +507,21 @@ fn timing_of(
     };
     let elements = work.elements * threads as u64;
     let bandwidth = (bytes > 0).then(|| gb_per_s(bytes, summary.median));
-    Ok((
-        Timing {
-            source: Provenance::Timed,
-            warmup_runs,
-            runs_per_sample,
-            samples_ns_per_run: samples.to_vec(),
-            ns_per_run: summary,
-            ns_per_element: summary.median / elements.max(1) as f64,
-            gb_per_s: bandwidth,
-            gb_per_s_ci: (bytes > 0).then(|| {
-                (
-                    gb_per_s(bytes, summary.ci_high),
-                    gb_per_s(bytes, summary.ci_low),
-                )
-            }),
-        },
-        summary,
-    ))
+    Ok(Timing {
+        source: Provenance::Timed,
+        warmup_runs,
+        runs_per_sample,
+        samples_ns_per_run: samples.to_vec(),
+        ns_per_run: summary,
+        ns_per_element: summary.median / elements.max(1) as f64,
+        gb_per_s: bandwidth,
+        gb_per_s_ci: (bytes > 0).then(|| {
+            (
+                gb_per_s(bytes, summary.ci_high),
+                gb_per_s(bytes, summary.ci_low),
+            )
+        }),
+    })
 }
 
 fn reference_of(
@@ -539,7 +530,6 @@ fn reference_of(
     threads: usize,
     method: &MethodOptions,
     timing: &Timing,
-    _kernel: Summary,
 ) -> Option<ReferenceComparison> {
     if reference_samples.is_empty() {
         return None;

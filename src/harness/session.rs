@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use thiserror::Error;
 
@@ -26,6 +26,8 @@ pub struct RunOptions {
     pub method: MethodOptions,
     /// Upper bound on accesses fed to the cache model per point.
     pub simulation_access_cap: u64,
+    /// Upper bound on the time the cache model may take per point.
+    pub simulation_time_budget: Duration,
     /// Skip the cache model entirely (records get no `simulated` section).
     pub simulate: bool,
     /// The machine manifest to embed (`harness::machine::MachineInfo` as JSON).
@@ -39,6 +41,7 @@ impl Default for RunOptions {
         Self {
             method: MethodOptions::default(),
             simulation_access_cap: 1 << 20,
+            simulation_time_budget: Duration::from_secs(1),
             simulate: true,
             manifest: serde_json::Value::Null,
             cache_levels: detected_levels(),
@@ -229,6 +232,7 @@ fn measure_one(
                 instance.as_mut(),
                 &options.cache_levels,
                 options.simulation_access_cap,
+                options.simulation_time_budget,
                 point.threads,
             ) {
                 Ok(s) => Some(s),

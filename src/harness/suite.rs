@@ -42,20 +42,17 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum SuiteError {
-    // Sources are part of the message (not `#[source]`) so error chains do not repeat them.
-    #[error("cannot read suite file `{path}`: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    // Causes are part of the message (fields not named `source`) so error chains do not repeat them.
+    #[error("cannot read suite file `{path}`: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("suite `{origin}`: {message}")]
     Parse { origin: String, message: String },
-    #[error("{}kernel `{kernel}`: {source}", where_(origin, *line))]
+    #[error("{}kernel `{kernel}`: {error}", where_(origin, *line))]
     Kernel {
         origin: String,
         line: usize,
         kernel: String,
-        source: Box<KernelError>,
+        error: Box<KernelError>,
     },
     #[error("{}{message}", where_(origin, *line))]
     Invalid {
@@ -266,9 +263,9 @@ impl Suite {
         if !path.exists() {
             return Err(SuiteError::Unknown(name_or_path.to_string()));
         }
-        let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| SuiteError::Io {
             path: name_or_path.to_string(),
-            source,
+            error,
         })?;
         let mut suite = Self::parse(&text, name_or_path)?;
         suite.source = format!("file:{name_or_path}");
@@ -323,7 +320,7 @@ impl Suite {
                 origin: origin.clone(),
                 line,
                 kernel: kernel_name.clone(),
-                source: Box::new(source),
+                error: Box::new(source),
             })?;
             let thread_spec = threads_override
                 .or(point.threads.as_deref())
@@ -363,7 +360,7 @@ impl Suite {
                             origin: origin.clone(),
                             line,
                             kernel: kernel_name.clone(),
-                            source: Box::new(source),
+                            error: Box::new(source),
                         })?;
                     for &t in &threads {
                         points.push(PlannedPoint {
