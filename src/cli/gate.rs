@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -32,6 +33,9 @@ use crate::results::{ChecksumOutcome, ResultsDocument, write_atomic};
 
 /// The geometry a new baseline is simulated on unless `--preset` says otherwise.
 pub const DEFAULT_PRESET: &str = "design-vm";
+
+/// Far above what the capped simulation of a gate point takes (well under a second).
+const SIMULATION_TIME_BUDGET: Duration = Duration::from_secs(600);
 
 const SAVE_HINT: &str = "record one with `stridelab gate --save-baseline reports/baseline.json`";
 
@@ -164,6 +168,9 @@ fn run_gate_suite(args: &GateArgs, preset: &str) -> anyhow::Result<ResultsDocume
         method: MethodOptions::default(),
         manifest,
         cache_levels: levels,
+        // Only the access cap may bound the simulation: a time budget would make the miss
+        // counts depend on how busy the machine is, and the deterministic track must not.
+        simulation_time_budget: SIMULATION_TIME_BUDGET,
         ..RunOptions::default()
     };
     let stop = stop_flag()?;

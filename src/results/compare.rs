@@ -453,6 +453,22 @@ fn deterministic_rows(
         ));
         return;
     };
+    let cut_by_time = |sim: &SimulatedMisses| {
+        sim.scope
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("time budget"))
+    };
+    if cut_by_time(b) || cut_by_time(c) {
+        rows.push(row(
+            cur,
+            Track::Deterministic,
+            "misses (simulated)",
+            Verdict::NotCompared,
+            Some("the simulation was cut by its time budget, so its counts are not reproducible (`stridelab gate` runs without one)".into()),
+        ));
+        return;
+    }
     for level in &b.levels {
         let metric = format!("{} misses (simulated)", level.name);
         let mut r = row(cur, Track::Deterministic, &metric, Verdict::Unchanged, None);
