@@ -7,6 +7,11 @@
 //! new one) instead of this machine's, so the deterministic track is portable; the preset is
 //! recorded in the manifest as `info.gate.preset`.
 //!
+//! Timing: every point is sampled in short (1 ms) samples, at least 30 of them, so a
+//! preemption spoils a few samples rather than all; a baseline (`--save-baseline`) is the
+//! per-point median of 3 runs (`--baseline-runs`) so one unusual run does not become the
+//! yardstick.
+//!
 //! `--fixture-slowdown` (hidden) runs every `row-sum` point as its documented de-optimised
 //! variant (`deopt=1`, ~25% more loads): the real slowdown the A/A experiment
 //! (`scripts/gate-aa.sh`) must catch.
@@ -27,9 +32,10 @@ use crate::harness::suite::{Plan, Suite};
 use crate::harness::{MethodOptions, Progress, RunOptions, run_suite};
 use crate::kernels::spec::ParamValue;
 use crate::results::compare::{
-    CompareOptions, FIXTURE_PARAM, GATE_MANIFEST_KEY, GateVerdict, compare, recorded_preset,
+    CompareOptions, FIXTURE_PARAM, GATE_MANIFEST_KEY, GateVerdict, compare, point_key,
+    recorded_preset,
 };
-use crate::results::{ChecksumOutcome, ResultsDocument, write_atomic};
+use crate::results::{ChecksumOutcome, PointRecord, ResultsDocument, write_atomic};
 
 /// The geometry a new baseline is simulated on unless `--preset` says otherwise.
 pub const DEFAULT_PRESET: &str = "design-vm";
@@ -88,7 +94,22 @@ pub struct GateArgs {
     /// Test fixture: run every row-sum point de-optimised (`deopt=1`, ~25% more loads).
     #[arg(long, hide = true)]
     pub fixture_slowdown: bool,
+    /// Target duration of one timing sample, in milliseconds.
+    #[arg(long, default_value_t = GATE_SAMPLE_MS, value_name = "MS")]
+    pub sample_ms: f64,
+    /// Minimum number of timing samples per point (more while the CI is wide).
+    #[arg(long, default_value_t = GATE_SAMPLES, value_name = "N")]
+    pub samples: usize,
+    /// With --save-baseline: run the suite this many times and keep each point's median run.
+    #[arg(long, default_value_t = 3, value_name = "K")]
+    pub baseline_runs: usize,
 }
+
+/// Short samples: on a shared machine a 5 ms sample almost always contains a preemption, a
+/// 1 ms one mostly does not, so the median stays a clean measurement under moderate load.
+pub const GATE_SAMPLE_MS: f64 = 1.0;
+/// Enough short samples for a tight bootstrap CI of the median.
+pub const GATE_SAMPLES: usize = 30;
 
 /// `10%` → 0.10; a bare number is a fraction (`0.1`) and must lie in 0..=1.
 pub fn parse_fraction(text: &str) -> Result<f64, String> {
@@ -144,6 +165,69 @@ fn apply_fixture_slowdown(plan: &mut Plan) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A point's time as the timing track sees it (relative to its interleaved reference when it
+/// has one), used only to pick the middle run.
+fn typical_time(record: &PointRecord) -> Option<f64> {
+    match &record.reference {
+        Some(r) if r.ratio > 0.0 => Some(1.0 / r.ratio),
+        _ => record.timing.as_ref().map(|t| t.ns_per_run.median),
+    }
+}
+
+/// One document from several runs of the same suite: every point is taken whole from the run
+/// in which it was the median (its samples, reference and simulation stay together), so one
+/// lucky or unlucky run does not become the yardstick every later run is judged by.
+fn median_run_baseline(runs: Vec<ResultsDocument>) -> anyhow::Result<ResultsDocument> {
+    let count = runs.len();
+    let Some(first) = runs.first() else {
+        bail!("no baseline runs");
+    };
+    let mut baseline = first.clone();
+    for (index, record) in baseline.records.iter_mut().enumerate() {
+        let key = point_key(record);
+        let mut candidates: Vec<(f64, &PointRecord)> = Vec::with_capacity(count);
+        for run in &runs {
+            let Some(other) = run.records.get(index).filter(|r| point_key(r) == key) else {
+                bail!("baseline runs disagree on point {index} (`{key}`)");
+            };
+            if let Some(time) = typical_time(other) {
+                candidates.push((time, other));
+            }
+        }
+        candidates.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((_, middle)) = candidates.get(candidates.len() / 2) {
+            *record = (*middle).clone();
+        }
+    }
+    baseline.wall_s = runs.iter().map(|r| r.wall_s).sum();
+    if let Some(gate) = baseline
+        .info
+        .get_mut(GATE_MANIFEST_KEY)
+        .and_then(|g| g.as_object_mut())
+    {
+        gate.insert("baseline_runs".into(), count.into());
+    }
+    Ok(baseline)
+}
+
+/// How the gate times points (see [`GATE_SAMPLE_MS`]).
+fn gate_method(args: &GateArgs) -> anyhow::Result<MethodOptions> {
+    if !(args.sample_ms.is_finite() && args.sample_ms > 0.0 && args.sample_ms <= 1000.0) {
+        bail!("--sample-ms must lie in (0, 1000]");
+    }
+    if args.samples == 0 || args.samples > 10_000 {
+        bail!("--samples must lie in 1..=10000");
+    }
+    let defaults = MethodOptions::default();
+    Ok(MethodOptions {
+        min_sample: Duration::from_secs_f64(args.sample_ms / 1e3),
+        samples: args.samples,
+        max_samples: (3 * args.samples).max(defaults.max_samples),
+        extra_sampling: Duration::from_millis(300),
+        ..defaults
+    })
+}
+
 /// Runs the suite with every point simulated on `preset`.
 fn run_gate_suite(args: &GateArgs, preset: &str) -> anyhow::Result<ResultsDocument> {
     let suite = Suite::load(&args.suite)?;
@@ -165,7 +249,7 @@ fn run_gate_suite(args: &GateArgs, preset: &str) -> anyhow::Result<ResultsDocume
         );
     }
     let options = RunOptions {
-        method: MethodOptions::default(),
+        method: gate_method(args)?,
         manifest,
         cache_levels: levels,
         // Only the access cap may bound the simulation: a time budget would make the miss
@@ -224,14 +308,24 @@ fn save_baseline(args: &GateArgs, path: &Path) -> anyhow::Result<ExitCode> {
             if args.fixture_slowdown {
                 bail!("--fixture-slowdown is for comparisons; a baseline records the real kernels");
             }
-            run_gate_suite(args, preset)?
+            if args.baseline_runs == 0 || args.baseline_runs > 100 {
+                bail!("--baseline-runs must lie in 1..=100");
+            }
+            let mut runs = Vec::with_capacity(args.baseline_runs);
+            for run in 1..=args.baseline_runs {
+                if !args.quiet {
+                    eprintln!("baseline run {run} of {}", args.baseline_runs);
+                }
+                runs.push(run_gate_suite(args, preset)?);
+            }
+            median_run_baseline(runs)?
         }
     };
     let failed: Vec<String> = doc
         .records
         .iter()
         .filter(|r| r.checksum.status != ChecksumOutcome::Ok || r.error.is_some())
-        .map(crate::results::compare::point_key)
+        .map(point_key)
         .collect();
     if !failed.is_empty() {
         bail!(
