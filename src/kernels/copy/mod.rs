@@ -380,6 +380,8 @@ struct Stage {
     row_len: usize,
     /// Rows of the stage: the widest panel it takes.
     columns: usize,
+    /// The previous 8×8 block's columns of a skewed streaming panel (8 elements per column).
+    carried: Vec<f64>,
 }
 
 impl Stage {
@@ -395,11 +397,20 @@ impl Stage {
             start,
             row_len,
             columns: panel,
+            carried: Vec::new(),
         }
     }
 
     fn tile_rows(&self) -> usize {
         self.row_len - 8
+    }
+
+    /// Room for the carried columns of a `width`-column skewed panel.
+    fn carry(&mut self, width: usize) -> *mut f64 {
+        if self.carried.len() < width * 8 {
+            self.carried.resize(width * 8, 0.0);
+        }
+        self.carried.as_mut_ptr()
     }
 
     /// Start of the aligned rows (row `c` at `c·row_len`).
@@ -448,6 +459,26 @@ unsafe fn transpose_panel(
                     tuning.prefetch_steps,
                 )
             };
+        }
+        if tuning.stream && isa == Isa::Avx512 && !tuning.staged {
+            let carry = stage.carry(width);
+            for b in 0..count as isize {
+                // SAFETY: panel b of the caller's ranges; the carry holds `width`·8 elements;
+                // Isa::Avx512 only exists when the CPU has AVX-512F.
+                unsafe {
+                    simd::transpose_panel_stream_skewed_avx512(
+                        src.wrapping_offset(b * batch_src),
+                        lds,
+                        dst.wrapping_offset(b * batch_dst),
+                        ldd,
+                        rows,
+                        width,
+                        tuning.prefetch_steps,
+                        carry,
+                    )
+                };
+            }
+            return;
         }
     }
     // Staged panels are cut to the stage's width (a direct panel may be wider).

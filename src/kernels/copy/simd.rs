@@ -415,3 +415,109 @@ pub(crate) fn prefetch(ptr: *const f64) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = ptr;
 }
+
+/// A column panel of a transpose streamed straight to a destination whose rows need not start
+/// on a line: `dst[c·ldd + r] = src[r·lds + c]` for `r < rows`, `c < width`, every whole line
+/// of every destination row written by one aligned non-temporal store.
+///
+/// Destination row `c` starts `m_c` elements into a line, so its lines begin at the rows
+/// `r ≡ k_c (mod 8)`, `k_c = (8 - m_c) mod 8` (8 when aligned). Each 8×8 block's column `c`
+/// (rows `r0..r0+8`) is joined with the same column of the previous block, kept in `carry`,
+/// into the line holding rows `r0+k_c-8 .. r0+k_c`: one two-source permute per line. The first
+/// and last partial line of each row are written with masked regular stores. Because `c0` is a
+/// multiple of 8, `k_c` depends only on `c mod 8`: eight permute indices serve the whole panel.
+///
+/// # Safety
+/// For every `r < rows`, `c < width`: `src + r·lds + c` readable, `dst + c·ldd + r` writable,
+/// all destination elements distinct and disjoint from the source; `carry` writable for
+/// `8·(width/8·8)` elements; the CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn transpose_panel_stream_skewed_avx512(
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    rows: usize,
+    width: usize,
+    prefetch_steps: usize,
+    carry: *mut f64,
+) {
+    use arch::*;
+    let full_rows = rows / 8 * 8;
+    let full_cols = width / 8 * 8;
+    let ahead = prefetch_steps as isize * 8;
+    // Line start of destination row j (j < 8) of every 8-column block, as k_j in 1..=8.
+    let starts: [usize; 8] = std::array::from_fn(|j| {
+        let row = dst.wrapping_offset(j as isize * ldd) as usize / size_of::<f64>();
+        8 - row % 8
+    });
+    let iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    let index: [__m512i; 8] =
+        std::array::from_fn(|j| _mm512_add_epi64(iota, _mm512_set1_epi64(starts[j] as i64)));
+    if full_rows > 0 {
+        for r0 in (0..full_rows).step_by(8) {
+            let prefetching = ahead > 0 && r0 as isize + ahead + 8 <= full_rows as isize;
+            let src_step = src.wrapping_offset(r0 as isize * lds);
+            for c0 in (0..full_cols).step_by(8) {
+                if prefetching {
+                    for k in 0..8 {
+                        prefetch(src_step.wrapping_offset((ahead + k) * lds + c0 as isize));
+                    }
+                }
+                // SAFETY: rows r0..r0+8, columns c0..c0+8 are in range.
+                let columns = unsafe { load_columns_avx512(src_step.add(c0), lds) };
+                for (j, column) in columns.into_iter().enumerate() {
+                    let c = c0 + j;
+                    let kept = carry.wrapping_add(c * 8);
+                    // Line holding rows r0+k-8 .. r0+k of destination row c.
+                    let out = dst
+                        .wrapping_offset(c as isize * ldd + r0 as isize + starts[j] as isize - 8);
+                    // SAFETY: carry slot c is the caller's; on the first step the lanes before
+                    // row 0 are masked off, later every lane is a row of this destination row
+                    // and `out` starts a line (its row index is ≡ k_c mod 8).
+                    unsafe {
+                        if r0 == 0 {
+                            let line = _mm512_permutex2var_pd(column, index[j], column);
+                            let mask = (0xFFu32 << (8 - starts[j])) as u8;
+                            _mm512_mask_storeu_pd(out, mask, line);
+                        } else {
+                            let previous = _mm512_loadu_pd(kept);
+                            let line = _mm512_permutex2var_pd(previous, index[j], column);
+                            _mm512_stream_pd(out, line);
+                        }
+                        _mm512_storeu_pd(kept, column);
+                    }
+                }
+            }
+        }
+        for c in 0..full_cols {
+            let k = starts[c % 8];
+            // Rows full_rows-8+k .. full_rows of row c are still only in the carry.
+            let mask = (0xFFu32 << k) as u8;
+            let out = dst.wrapping_offset(c as isize * ldd + full_rows as isize - 8);
+            // SAFETY: only lanes k..8, rows full_rows-8+k .. full_rows, are stored.
+            unsafe { _mm512_mask_storeu_pd(out, mask, _mm512_loadu_pd(carry.add(c * 8))) };
+        }
+    }
+    // SAFETY: the panel's last columns and rows, inside the caller's ranges.
+    unsafe {
+        transpose_scalar(
+            src.wrapping_add(full_cols),
+            lds,
+            dst.wrapping_offset(full_cols as isize * ldd),
+            ldd,
+            full_rows,
+            width - full_cols,
+        );
+        transpose_scalar(
+            src.wrapping_offset(full_rows as isize * lds),
+            lds,
+            dst.wrapping_add(full_rows),
+            ldd,
+            rows - full_rows,
+            width,
+        );
+    }
+}
