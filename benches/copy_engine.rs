@@ -225,51 +225,34 @@ fn main() {
         }
         if sweep {
             let base = Tuning::for_copy(case.elements() * 8);
-            // (panel, tile rows, stream, staged): staged buffers, direct streaming, and both
-            // with wide and narrow panels.
+            // (panel, tile rows, stream, staged, prefetch steps): staged buffers, the 8-row
+            // sweep (tile 8) and tiled streaming with narrow and wide panels.
             let shapes = [
-                (64, 64, false, true),
-                (64, 64, true, true),
-                (256, 64, true, true),
-                (64, 8, true, false),
-                (256, 8, true, false),
-                (256, 32, true, false),
+                (64, 64, true, true, 8),
+                (256, 64, true, true, 8),
+                (256, 8, true, false, 8),
+                (256, 64, true, false, 8),
+                (512, 64, true, false, 8),
+                (512, 32, true, false, 8),
             ];
-            for (panel, tile_rows, stream, staged) in shapes {
-                {
-                    for prefetch_steps in [0, 8] {
-                        let tuning = Tuning {
-                            panel,
-                            tile_rows,
-                            stream,
-                            staged,
-                            prefetch_steps,
-                            ..base
-                        };
-                        let m = measure(&src, &mut dst, reps, None, |s, d| {
-                            copy_into_contiguous_tuned(
-                                s,
-                                &case.shape,
-                                &case.strides,
-                                0,
-                                d,
-                                tuning,
-                                None,
-                            )
-                            .expect("valid view")
-                        });
-                        println!(
-                            "{}",
-                            row(
-                                &format!(
-                                    "{} panel={panel} tile={tile_rows} stream={stream} staged={staged} prefetch={prefetch_steps} | 1",
-                                    case.name
-                                ),
-                                &m
-                            )
-                        );
-                    }
-                }
+            for (panel, tile_rows, stream, staged, prefetch_steps) in shapes {
+                let tuning = Tuning {
+                    panel,
+                    tile_rows,
+                    stream,
+                    staged,
+                    prefetch_steps,
+                    ..base
+                };
+                let m = measure(&src, &mut dst, reps, None, |s, d| {
+                    copy_into_contiguous_tuned(s, &case.shape, &case.strides, 0, d, tuning, None)
+                        .expect("valid view")
+                });
+                let label = format!(
+                    "{} panel={panel} tile={tile_rows} stream={stream} staged={staged} prefetch={prefetch_steps} | 1",
+                    case.name
+                );
+                println!("{}", row(&label, &m));
             }
         }
     }

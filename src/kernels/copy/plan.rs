@@ -317,15 +317,15 @@ impl Tuning {
     ///   since a regular store first reads the line it writes.
     /// - staged: with streaming stores, transposes whose destination fits in the last-level
     ///   cache stage tiles through an L1 buffer and write each destination row 8 lines at a
-    ///   time; larger ones stream each 8×8 block's lines straight out. (Alone, single lines
-    ///   scattered over 256 rows streamed at ~60% of sequential streaming on our VM, 8-line
-    ///   runs at ~100%; in the whole kernel staging won at 8 MiB, direct at 32-128 MiB.)
-    ///   Misaligned destination rows (e.g. leading dimension 4097) are always staged, and
-    ///   batched transposes always stream directly.
-    /// - panel × tile rows: the staging buffer (`panel` rows of `tile_rows + 8` elements) and
+    ///   time; larger ones stream straight from registers. (Alone, single lines scattered over
+    ///   256 rows streamed at ~60% of sequential streaming on our VM, 8-line runs at ~100%.)
+    ///   Batched transposes with line-aligned destinations always stream directly.
+    /// - panel × tile rows: staged, the buffer (`panel` rows of `tile_rows + 8` elements) and
     ///   the 8 source rows a micro-kernel reads should sit in L1: `panel = L1 / 512` (64 on a
-    ///   32 KiB L1) with 64-row tiles. Streaming directly, the panel is wide (256 columns =
-    ///   2 KiB of each source row, long enough for the L2 stream prefetcher).
+    ///   32 KiB L1) with 64-row tiles. Streaming directly, 512-column panels (4 KiB, a page, of
+    ///   each source row per visit) are cut into 32-row tiles (128 KiB of source, in L2) swept
+    ///   column block by column block, so each destination row gets 4-line runs; panels whose
+    ///   source rows are off the line grid (e.g. 4097) are swept 8 rows at a time instead.
     /// - prefetch: 8 steps (64 source rows, one staged tile) ahead, into L2.
     ///
     /// These were chosen from interleaved A/B runs on our shared 2-vCPU VM (see `cargo bench
@@ -339,9 +339,9 @@ impl Tuning {
             panel: if staged {
                 (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8
             } else {
-                256
+                512
             },
-            tile_rows: 64,
+            tile_rows: if staged { 64 } else { 32 },
             stream,
             staged,
             prefetch_steps: 8,
