@@ -315,11 +315,11 @@ impl Tuning {
     /// - stream: non-temporal stores once the destination exceeds an eighth of the last-level
     ///   cache (4 MiB of 32 MiB): on our VMs a non-temporal copy beats `memcpy` from 8 MiB up,
     ///   since a regular store first reads the line it writes.
-    /// - staged: with streaming stores, transposes whose destination fits in the last-level
-    ///   cache stage tiles through an L1 buffer and write each destination row 8 lines at a
-    ///   time; larger ones stream straight from registers. (Alone, single lines scattered over
-    ///   256 rows streamed at ~60% of sequential streaming on our VM, 8-line runs at ~100%.)
-    ///   Batched transposes with line-aligned destinations always stream directly.
+    /// - staged: without streaming stores, transposes stage tiles through an L1 buffer (regular
+    ///   stores straight to a power-of-two leading dimension would pile into one cache set);
+    ///   with them, they stream straight from registers in tiles (below). At 8 MiB (1024²,
+    ///   source in L3) the tiles beat the staged buffer in three of three A/B runs (0.59-0.62
+    ///   vs 0.40-0.57 of the faster copy); in the DRAM-bound sizes the two were within noise.
     /// - panel × tile rows: staged, the buffer (`panel` rows of `tile_rows + 8` elements) and
     ///   the 8 source rows a micro-kernel reads should sit in L1: `panel = L1 / 512` (64 on a
     ///   32 KiB L1) with 64-row tiles. Streaming directly, 512-column panels (4 KiB, a page, of
@@ -334,7 +334,7 @@ impl Tuning {
     pub fn for_copy(dst_bytes: usize) -> Tuning {
         let geometry = Geometry::get();
         let stream = dst_bytes > geometry.llc_bytes / 8;
-        let staged = !stream || dst_bytes < geometry.llc_bytes;
+        let staged = !stream;
         Tuning {
             panel: if staged {
                 (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8
