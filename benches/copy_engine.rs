@@ -198,10 +198,8 @@ fn main() {
     let pool = pinned_pool(2);
 
     println!("Copy engine vs the best of a plain and a non-temporal copy of the same bytes");
-    println!(
-        "(timed; median of interleaved repetitions; `the faster copy` = the one with the lower"
-    );
-    println!("median time; GB/s counts bytes read + written; `plain wins` = repetitions where the");
+    println!("(timed; medians over interleaved repetitions; `best copy` = each repetition's");
+    println!("faster copy; GB/s counts bytes read + written; `plain wins` = repetitions where the");
     println!("plain copy beat the non-temporal one).\n");
     println!(
         "| copy (f64) | threads | ratio to best copy | ratio to the copy with the lower median | engine GB/s | that copy's GB/s | plain wins |"
