@@ -236,11 +236,12 @@ fn main() {
             // sweep (tile 8) and tiled streaming with narrow and wide panels.
             let shapes = [
                 (64, 64, true, true, 8),
-                (256, 64, true, true, 8),
                 (256, 8, true, false, 8),
                 (256, 64, true, false, 8),
-                (512, 64, true, false, 8),
                 (512, 32, true, false, 8),
+                (512, 64, true, false, 8),
+                (1024, 16, true, false, 8),
+                (1024, 32, true, false, 8),
             ];
             for (panel, tile_rows, stream, staged, prefetch_steps) in shapes {
                 let tuning = Tuning {
