@@ -8,4 +8,15 @@
 pub trait AccessSink {
     fn load(&mut self, addr: u64, len: u32);
     fn store(&mut self, addr: u64, len: u32);
+
+    /// A read-modify-write of one location by one instruction (x86 `add [mem], reg`).
+    /// cachegrind merges such a read and write into one "modify" event and counts it as a
+    /// single data read, so the default does the same.
+    fn modify(&mut self, addr: u64, len: u32) {
+        self.load(addr, len);
+    }
 }
+
+pub mod geometry;
+pub mod model;
+pub mod sim;

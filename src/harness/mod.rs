@@ -5,6 +5,8 @@
 //! document; [`suite::Suite`] loads the built-in suites (`quick`, `full`, `gate`) or a TOML file.
 
 pub mod buffer;
+pub mod counters;
+pub mod machine;
 mod catalogue_link;
 pub mod measure;
 pub mod pin;

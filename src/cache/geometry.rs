@@ -1,0 +1,964 @@
+//! Cache geometry: what each cache level looks like (size, ways, line, sets, sharing), where
+//! that description came from (sysfs, CPUID, a `--cache` override or a named preset), and
+//! warnings for values no real part has.
+//!
+//! Detection reads `/sys/devices/system/cpu/cpu0/cache/index*/` (under a root that tests point
+//! at a fake tree) and, on x86-64, cross-checks every level against CPUID's deterministic cache
+//! parameters (leaf 4 on Intel, 0x8000_001D on AMD), listing disagreements instead of hiding
+//! them. Sets need not be a power of two: the simulator indexes with `line address mod sets`.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// What a cache level holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheKind {
+    Data,
+    Instruction,
+    Unified,
+}
+
+impl fmt::Display for CacheKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CacheKind::Data => "data",
+            CacheKind::Instruction => "instruction",
+            CacheKind::Unified => "unified",
+        })
+    }
+}
+
+/// Where a level's description came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GeometrySource {
+    /// `/sys/devices/system/cpu/cpu0/cache/index*`.
+    Sysfs,
+    /// CPUID deterministic cache parameters (x86 only; used when sysfs is missing).
+    Cpuid,
+    /// A `--cache NAME=SIZE,WAYS,LINE` given by the user.
+    Override,
+    /// One of [`PRESET_NAMES`].
+    Preset,
+}
+
+impl fmt::Display for GeometrySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GeometrySource::Sysfs => "sysfs",
+            GeometrySource::Cpuid => "cpuid",
+            GeometrySource::Override => "override",
+            GeometrySource::Preset => "preset",
+        })
+    }
+}
+
+/// Why a geometry is invalid (a simulator cannot be built from it) or an override unparsable.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GeometryError {
+    #[error("{name}: {field} must be greater than zero")]
+    Zero { name: String, field: &'static str },
+    #[error("{name}: line size {line} B is not a power of two")]
+    LineNotPowerOfTwo { name: String, line: u64 },
+    #[error("{name}: size {size} B is not divisible by ways × line = {ways} × {line}")]
+    SizeNotDivisible {
+        name: String,
+        size: u64,
+        ways: u64,
+        line: u64,
+    },
+    #[error("{name}: value {value} is too large")]
+    TooLarge { name: String, value: u64 },
+    #[error(
+        "bad cache override `{text}`: {reason} (expected NAME=SIZE,WAYS,LINE such as L1d=48K,12,64)"
+    )]
+    BadOverride { text: String, reason: String },
+    #[error("unknown cache level name `{0}` (expected L1d, L1i, L2, L3 or L4)")]
+    UnknownLevelName(String),
+    #[error("unknown preset `{name}`; known presets: {known}")]
+    UnknownPreset { name: String, known: String },
+    #[error("cache level {0} is listed twice")]
+    DuplicateLevel(String),
+    #[error("no cache levels to simulate (detection found none and none were given)")]
+    Empty,
+}
+
+/// One cache level. `sets = size / (ways × line)` always holds for a constructed level.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheLevel {
+    /// `L1d`, `L1i`, `L2`, `L3`, ...
+    pub name: String,
+    pub level: u8,
+    pub kind: CacheKind,
+    /// Bytes.
+    pub size: u64,
+    pub ways: u32,
+    /// Line size in bytes (a power of two).
+    pub line: u32,
+    /// Number of sets; need not be a power of two.
+    pub sets: u32,
+    /// The CPUs sharing this cache as the kernel lists them (e.g. `0-1`), if known.
+    pub shared_cpus: Option<String>,
+    pub source: GeometrySource,
+    /// Implausible values and source disagreements, in words.
+    pub warnings: Vec<String>,
+}
+
+impl CacheLevel {
+    /// Builds a level, checking the rules every simulated cache must satisfy:
+    ///
+    /// 1. size, ways and line are greater than zero;
+    /// 2. the line size is a power of two;
+    /// 3. size is divisible by ways × line (so sets is a whole number);
+    /// 4. ways and sets fit in 32 bits.
+    ///
+    /// Plausibility is checked separately ([`CacheLevel::plausibility_warnings`]).
+    pub fn new(
+        name: &str,
+        kind: CacheKind,
+        size: u64,
+        ways: u64,
+        line: u64,
+        source: GeometrySource,
+    ) -> Result<Self, GeometryError> {
+        let level = level_number(name)?;
+        let err_name = || name.to_string();
+        // Rule 1.
+        for (field, value) in [("size", size), ("ways", ways), ("line size", line)] {
+            if value == 0 {
+                return Err(GeometryError::Zero {
+                    name: err_name(),
+                    field,
+                });
+            }
+        }
+        // Rule 2.
+        if !line.is_power_of_two() {
+            return Err(GeometryError::LineNotPowerOfTwo {
+                name: err_name(),
+                line,
+            });
+        }
+        // Rule 3.
+        let way_line = ways.checked_mul(line).ok_or(GeometryError::TooLarge {
+            name: err_name(),
+            value: ways,
+        })?;
+        if !size.is_multiple_of(way_line) {
+            return Err(GeometryError::SizeNotDivisible {
+                name: err_name(),
+                size,
+                ways,
+                line,
+            });
+        }
+        // Rule 4.
+        let sets = size / way_line;
+        let to_u32 = |value: u64| {
+            u32::try_from(value).map_err(|_| GeometryError::TooLarge {
+                name: err_name(),
+                value,
+            })
+        };
+        Ok(Self {
+            name: name.to_string(),
+            level,
+            kind,
+            size,
+            ways: to_u32(ways)?,
+            line: to_u32(line)?,
+            sets: to_u32(sets)?,
+            shared_cpus: None,
+            source,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// Number of lines the level holds (`sets × ways`).
+    pub fn lines(&self) -> u64 {
+        u64::from(self.sets) * u64::from(self.ways)
+    }
+
+    /// Bytes covered by one way (`sets × line`): addresses this far apart share a set.
+    pub fn set_span(&self) -> u64 {
+        u64::from(self.sets) * u64::from(self.line)
+    }
+
+    /// Number of CPUs in `shared_cpus` (a kernel cpu list such as `0-3,8-11`), if parsable.
+    pub fn shared_cpu_count(&self) -> Option<usize> {
+        self.shared_cpus.as_deref().and_then(count_cpu_list)
+    }
+
+    /// Values no shipped part has, each rule with the evidence behind it. A warning means
+    /// "do not trust this level's numbers", not "invalid": the level is still simulated.
+    ///
+    /// 1. A private cache (L1, L2) selects its set with low address bits, so its set count is a
+    ///    power of two. Shared last-level caches are sliced, and sysfs reports the total of all
+    ///    slices (e.g. 30 MiB 12-way = 40 960 sets on an i9-12900K), so they are exempt.
+    /// 2. No cache instance on a shipped x86 or Arm part exceeds 128 MiB: the largest are 96 MiB
+    ///    per CCD (AMD 3D V-Cache) and 120 MB (IBM Power10, not x86/Arm). sysfs describes one
+    ///    instance, so a larger value is a hypervisor's invention.
+    /// 3. Level-1 caches are at most 256 KiB (largest shipped L1d: 128 KiB on Apple P-cores).
+    /// 4. Line sizes outside 32..=256 B have not shipped in this century.
+    /// 5. Associativity above 64 ways is not used by any set-associative CPU cache.
+    pub fn plausibility_warnings(&self) -> Vec<String> {
+        const MAX_INSTANCE: u64 = 128 << 20;
+        const MAX_L1: u64 = 256 << 10;
+        let mut warnings = Vec::new();
+        if self.level <= 2 && !self.sets.is_power_of_two() {
+            warnings.push(format!(
+                "implausible: {} sets is not a power of two, but a private L{} indexes sets with \
+                 address bits (rule 1)",
+                self.sets, self.level
+            ));
+        }
+        if self.size > MAX_INSTANCE {
+            warnings.push(format!(
+                "implausible: {} in one cache instance; no shipped x86/Arm part has more than \
+                 96 MiB per instance (rule 2) — likely a hypervisor artefact",
+                format_size(self.size)
+            ));
+        }
+        if self.level == 1 && self.size > MAX_L1 {
+            warnings.push(format!(
+                "implausible: {} level-1 cache; the largest shipped is 128 KiB (rule 3)",
+                format_size(self.size)
+            ));
+        }
+        if !(32..=256).contains(&self.line) {
+            warnings.push(format!(
+                "implausible: {} B lines; real parts use 32–256 B (rule 4)",
+                self.line
+            ));
+        }
+        if self.ways > 64 {
+            warnings.push(format!(
+                "implausible: {} ways; no CPU cache has more than 64 (rule 5)",
+                self.ways
+            ));
+        }
+        warnings
+    }
+}
+
+impl fmt::Display for CacheLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {}-way {} sets {} B lines ({})",
+            self.name,
+            format_size(self.size),
+            self.ways,
+            self.sets,
+            self.line,
+            self.source
+        )
+    }
+}
+
+/// Formats a byte count with a binary suffix when it divides evenly (`48 KiB`, `480 MiB`).
+pub fn format_size(bytes: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// The level number implied by a name (`L1d` → 1, `L3` → 3).
+fn level_number(name: &str) -> Result<u8, GeometryError> {
+    let unknown = || GeometryError::UnknownLevelName(name.to_string());
+    let digits = name
+        .strip_prefix('L')
+        .or_else(|| name.strip_prefix('l'))
+        .ok_or_else(unknown)?;
+    let digits = digits.trim_end_matches(['d', 'D', 'i', 'I']);
+    match digits.parse::<u8>() {
+        Ok(level @ 1..=4) => Ok(level),
+        _ => Err(unknown()),
+    }
+}
+
+/// Canonical name and kind for a user-written level name (`l1D` → (`L1d`, Data)).
+fn canonical_name(name: &str) -> Result<(String, CacheKind), GeometryError> {
+    let level = level_number(name)?;
+    let lower = name.to_ascii_lowercase();
+    if level == 1 {
+        if lower.ends_with('d') {
+            Ok(("L1d".into(), CacheKind::Data))
+        } else if lower.ends_with('i') {
+            Ok(("L1i".into(), CacheKind::Instruction))
+        } else {
+            Err(GeometryError::UnknownLevelName(name.to_string()))
+        }
+    } else if lower.ends_with('d') || lower.ends_with('i') {
+        Err(GeometryError::UnknownLevelName(name.to_string()))
+    } else {
+        Ok((format!("L{level}"), CacheKind::Unified))
+    }
+}
+
+/// Parses `SIZE` with an optional K/M/G (binary) suffix, as sysfs and `--cache` write it.
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let text = text
+        .strip_suffix("iB")
+        .or_else(|| text.strip_suffix('B'))
+        .unwrap_or(text);
+    let (digits, shift) = match text.char_indices().last()? {
+        (i, 'K' | 'k') => (&text[..i], 10),
+        (i, 'M' | 'm') => (&text[..i], 20),
+        (i, 'G' | 'g') => (&text[..i], 30),
+        _ => (text, 0),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
+/// Counts the CPUs in a kernel cpu list (`0-3,8`) → 5.
+fn count_cpu_list(list: &str) -> Option<usize> {
+    let mut count = 0;
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((lo, hi)) => {
+                let (lo, hi): (usize, usize) = (lo.parse().ok()?, hi.parse().ok()?);
+                count += hi.checked_sub(lo)? + 1;
+            }
+            None => {
+                part.parse::<usize>().ok()?;
+                count += 1;
+            }
+        }
+    }
+    Some(count)
+}
+
+/// Parses one `--cache` override: `NAME=SIZE,WAYS,LINE`, e.g. `L1d=48K,12,64`.
+pub fn parse_cache_override(text: &str) -> Result<CacheLevel, GeometryError> {
+    let bad = |reason: &str| GeometryError::BadOverride {
+        text: text.to_string(),
+        reason: reason.to_string(),
+    };
+    let (name, spec) = text.split_once('=').ok_or_else(|| bad("missing `=`"))?;
+    let (name, kind) = canonical_name(name.trim())?;
+    let fields: Vec<&str> = spec.split(',').collect();
+    let [size, ways, line] = fields.as_slice() else {
+        return Err(bad("expected three comma-separated fields"));
+    };
+    let size = parse_size(size).ok_or_else(|| bad("SIZE is not a number with K/M/G suffix"))?;
+    let ways = ways
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| bad("WAYS is not a whole number"))?;
+    let line = line
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| bad("LINE is not a whole number"))?;
+    let mut level = CacheLevel::new(&name, kind, size, ways, line, GeometrySource::Override)?;
+    level.warnings = level.plausibility_warnings();
+    Ok(level)
+}
+
+/// The names [`Geometry::preset`] accepts.
+pub const PRESET_NAMES: &[&str] = &[
+    "design-vm",
+    "intel-golden-cove",
+    "amd-zen4",
+    "apple-m1-firestorm",
+];
+
+/// One entry of a `stridelab sim`/`info` cache list, in command-line order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LevelSpec {
+    /// `--cache NAME=SIZE,WAYS,LINE` (already parsed).
+    Cache(CacheLevel),
+    /// `--preset NAME`: all data/unified levels of that preset.
+    Preset(String),
+}
+
+/// A machine's cache levels, plus what detection had to say about them.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Geometry {
+    pub levels: Vec<CacheLevel>,
+    /// Disagreements between sysfs and CPUID and other detection notes.
+    pub notes: Vec<String>,
+}
+
+impl Geometry {
+    /// Detects this machine's caches: sysfs first, CPUID as cross-check (or fallback on x86).
+    pub fn detect() -> Self {
+        let mut geometry = Self::from_sysfs(Path::new("/sys/devices/system/cpu/cpu0/cache"));
+        cross_check_cpuid(&mut geometry);
+        geometry
+    }
+
+    /// Reads `index*/` directories under `root` (a real or fake `.../cpu0/cache`). Never fails:
+    /// unreadable or invalid entries become notes.
+    pub fn from_sysfs(root: &Path) -> Self {
+        let mut geometry = Self::default();
+        let mut dirs: Vec<PathBuf> = match fs::read_dir(root) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("index"))
+                })
+                .collect(),
+            Err(err) => {
+                geometry
+                    .notes
+                    .push(format!("sysfs: cannot read {}: {err}", root.display()));
+                return geometry;
+            }
+        };
+        dirs.sort_by_key(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n["index".len()..].parse::<u32>().ok())
+                .unwrap_or(u32::MAX)
+        });
+        for dir in dirs {
+            match read_sysfs_level(&dir) {
+                Ok(level) => geometry.levels.push(level),
+                Err(reason) => geometry
+                    .notes
+                    .push(format!("sysfs: {}: {reason}", dir.display())),
+            }
+        }
+        geometry.sort_levels();
+        geometry
+    }
+
+    /// A named preset of a real machine (see [`PRESET_NAMES`]).
+    pub fn preset(name: &str) -> Result<Self, GeometryError> {
+        // (name, kind, size, ways, line) per level.
+        type Row = (&'static str, CacheKind, u64, u64, u64);
+        const K: u64 = 1 << 10;
+        const M: u64 = 1 << 20;
+        use CacheKind::{Data, Instruction, Unified};
+        let rows: &[Row] = match name {
+            // The VM DESIGN.md's figures were measured on (2 vCPU KVM): L1d 48 KiB 12-way,
+            // L2 2 MiB 16-way, both with 64 B lines; its "480 MiB L3" is a VM artefact and
+            // left out. This is the regression gate's fixed geometry.
+            "design-vm" => &[
+                ("L1d", Data, 48 * K, 12, 64),
+                ("L2", Unified, 2 * M, 16, 64),
+            ],
+            // Intel Core i9-12900K P-core (Golden Cove): L1d 48 KiB 12-way, L1i 32 KiB 8-way,
+            // L2 1.25 MiB 10-way, L3 30 MiB 12-way shared (40 960 sets: 10 slices). Source:
+            // Intel 64 and IA-32 Architectures Optimization Reference Manual (Golden Cove
+            // section) and CPUID leaf 4 dumps of the i9-12900K (InstLatx64).
+            "intel-golden-cove" => &[
+                ("L1i", Instruction, 32 * K, 8, 64),
+                ("L1d", Data, 48 * K, 12, 64),
+                ("L2", Unified, 1280 * K, 10, 64),
+                ("L3", Unified, 30 * M, 12, 64),
+            ],
+            // AMD Zen 4 core (Ryzen 7000 / EPYC 9004): L1d 32 KiB 8-way, L1i 32 KiB 8-way,
+            // L2 1 MiB 8-way, L3 32 MiB 16-way per CCD. Source: AMD Software Optimization Guide
+            // for AMD Family 19h Processors (pub. 57647), section 2.
+            "amd-zen4" => &[
+                ("L1i", Instruction, 32 * K, 8, 64),
+                ("L1d", Data, 32 * K, 8, 64),
+                ("L2", Unified, M, 8, 64),
+                ("L3", Unified, 32 * M, 16, 64),
+            ],
+            // Apple M1 P-core (Firestorm): L1d 128 KiB, L1i 192 KiB, L2 12 MiB shared by the
+            // P-cluster, 128 B lines (sysctl hw.l1dcachesize, hw.l2cachesize,
+            // hw.cachelinesize on macOS). Associativity is not published: 8-way L1d and
+            // 12-way L2 are from Dougall Johnson's reverse-engineered Firestorm notes.
+            "apple-m1-firestorm" => &[
+                ("L1i", Instruction, 192 * K, 6, 128),
+                ("L1d", Data, 128 * K, 8, 128),
+                ("L2", Unified, 12 * M, 12, 128),
+            ],
+            _ => {
+                return Err(GeometryError::UnknownPreset {
+                    name: name.to_string(),
+                    known: PRESET_NAMES.join(", "),
+                });
+            }
+        };
+        let mut levels = Vec::with_capacity(rows.len());
+        for &(level_name, kind, size, ways, line) in rows {
+            let mut level =
+                CacheLevel::new(level_name, kind, size, ways, line, GeometrySource::Preset)?;
+            level.warnings = level.plausibility_warnings();
+            levels.push(level);
+        }
+        Ok(Self {
+            levels,
+            notes: vec![format!("preset {name}")],
+        })
+    }
+
+    /// The levels a data access goes through, innermost first (instruction caches dropped).
+    pub fn data_levels(&self) -> Vec<CacheLevel> {
+        self.levels
+            .iter()
+            .filter(|l| l.kind != CacheKind::Instruction)
+            .cloned()
+            .collect()
+    }
+
+    /// Looks a level up by name (`L1d`, `L2`, ...).
+    pub fn level(&self, name: &str) -> Option<&CacheLevel> {
+        self.levels.iter().find(|l| l.name == name)
+    }
+
+    fn sort_levels(&mut self) {
+        // Instruction before data at L1, like sysfs index order; otherwise by level.
+        self.levels
+            .sort_by_key(|l| (l.level, l.kind != CacheKind::Instruction));
+    }
+}
+
+/// The hierarchy `stridelab sim` (and `info --cache/--preset`) simulates.
+///
+/// With no specs: the detected data levels. With any: exactly the listed levels, in the order
+/// given — a preset contributes its data levels; a `--cache` whose name is already listed
+/// replaces that level in place (so `--preset amd-zen4 --cache L1d=48K,12,64` works),
+/// otherwise it is appended.
+pub fn resolve_levels(
+    detected: &Geometry,
+    specs: &[LevelSpec],
+) -> Result<Vec<CacheLevel>, GeometryError> {
+    if specs.is_empty() {
+        let levels = detected.data_levels();
+        return if levels.is_empty() {
+            Err(GeometryError::Empty)
+        } else {
+            Ok(levels)
+        };
+    }
+    let mut levels: Vec<CacheLevel> = Vec::new();
+    for spec in specs {
+        match spec {
+            LevelSpec::Cache(level) => match levels.iter_mut().find(|l| l.name == level.name) {
+                Some(existing) => *existing = level.clone(),
+                None => levels.push(level.clone()),
+            },
+            LevelSpec::Preset(name) => {
+                for level in Geometry::preset(name)?.data_levels() {
+                    if levels.iter().any(|l| l.name == level.name) {
+                        return Err(GeometryError::DuplicateLevel(level.name));
+                    }
+                    levels.push(level);
+                }
+            }
+        }
+    }
+    // An instruction cache is never on a data access path.
+    levels.retain(|l| l.kind != CacheKind::Instruction);
+    if levels.is_empty() {
+        return Err(GeometryError::Empty);
+    }
+    Ok(levels)
+}
+
+fn read_sysfs_level(dir: &Path) -> Result<CacheLevel, String> {
+    let read = |file: &str| -> Result<String, String> {
+        fs::read_to_string(dir.join(file))
+            .map(|s| s.trim().to_string())
+            .map_err(|err| format!("{file}: {err}"))
+    };
+    let number = |file: &str| -> Result<u64, String> {
+        let text = read(file)?;
+        text.parse::<u64>()
+            .map_err(|_| format!("{file}: `{text}` is not a number"))
+    };
+    let level = number("level")?;
+    let kind = match read("type")?.as_str() {
+        "Data" => CacheKind::Data,
+        "Instruction" => CacheKind::Instruction,
+        "Unified" => CacheKind::Unified,
+        other => return Err(format!("type: unknown cache type `{other}`")),
+    };
+    let name = match (level, kind) {
+        (1, CacheKind::Data) => "L1d".to_string(),
+        (1, CacheKind::Instruction) => "L1i".to_string(),
+        (1, CacheKind::Unified) => "L1".to_string(),
+        (n, _) => format!("L{n}"),
+    };
+    let size_text = read("size")?;
+    let size = parse_size(&size_text).ok_or(format!("size: `{size_text}` is not a size"))?;
+    let ways = number("ways_of_associativity")?;
+    let line = number("coherency_line_size")?;
+    // "L1" (unified L1) is not a name `level_number` rejects; kind is kept as read.
+    let mut cache = CacheLevel::new(&name, kind, size, ways, line, GeometrySource::Sysfs)
+        .map_err(|err| err.to_string())?;
+    cache.level = u8::try_from(level).map_err(|_| format!("level {level} out of range"))?;
+    let mut warnings = Vec::new();
+    if let Ok(reported_sets) = number("number_of_sets")
+        && reported_sets != u64::from(cache.sets)
+    {
+        warnings.push(format!(
+            "sysfs number_of_sets = {reported_sets} but size / (ways × line) = {}",
+            cache.sets
+        ));
+    }
+    cache.shared_cpus = read("shared_cpu_list").ok();
+    warnings.extend(cache.plausibility_warnings());
+    cache.warnings = warnings;
+    Ok(cache)
+}
+
+/// Compares detected levels with CPUID; on x86-64 without sysfs, CPUID becomes the source.
+#[cfg(target_arch = "x86_64")]
+fn cross_check_cpuid(geometry: &mut Geometry) {
+    let cpuid_levels = cpuid_levels();
+    if cpuid_levels.is_empty() {
+        geometry
+            .notes
+            .push("cpuid: no deterministic cache parameters leaf".into());
+        return;
+    }
+    if geometry.levels.is_empty() {
+        geometry.levels = cpuid_levels;
+        geometry
+            .notes
+            .push("sysfs had no caches; levels come from CPUID".into());
+        return;
+    }
+    let disagreements = compare_levels(&geometry.levels, &cpuid_levels);
+    for (name, message) in disagreements {
+        if let Some(level) = geometry.levels.iter_mut().find(|l| l.name == name) {
+            level.warnings.push(message.clone());
+        }
+        geometry.notes.push(format!("{name}: {message}"));
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cross_check_cpuid(_geometry: &mut Geometry) {}
+
+/// CPUID's view of the caches (leaf 4 on Intel, 0x8000_001D on AMD).
+#[cfg(target_arch = "x86_64")]
+fn cpuid_levels() -> Vec<CacheLevel> {
+    use raw_cpuid::{CacheType, CpuId};
+    let Some(params) = CpuId::new().get_cache_parameters() else {
+        return Vec::new();
+    };
+    let mut levels = Vec::new();
+    for p in params {
+        let kind = match p.cache_type() {
+            CacheType::Data => CacheKind::Data,
+            CacheType::Instruction => CacheKind::Instruction,
+            CacheType::Unified => CacheKind::Unified,
+            _ => continue,
+        };
+        let name = match (p.level(), kind) {
+            (1, CacheKind::Data) => "L1d".to_string(),
+            (1, CacheKind::Instruction) => "L1i".to_string(),
+            (n, _) => format!("L{n}"),
+        };
+        let ways = p.associativity() as u64;
+        let line = p.coherency_line_size() as u64;
+        let size = ways * p.physical_line_partitions() as u64 * line * p.sets() as u64;
+        if let Ok(level) = CacheLevel::new(&name, kind, size, ways, line, GeometrySource::Cpuid) {
+            levels.push(level);
+        }
+    }
+    levels
+}
+
+/// Pairs levels by name and describes every field on which `cpuid` disagrees with `primary`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn compare_levels(primary: &[CacheLevel], cpuid: &[CacheLevel]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for level in primary {
+        let Some(other) = cpuid.iter().find(|c| c.name == level.name) else {
+            out.push((
+                level.name.clone(),
+                "CPUID does not report this level".to_string(),
+            ));
+            continue;
+        };
+        let fields = [
+            ("size", level.size, other.size),
+            ("ways", level.ways.into(), other.ways.into()),
+            ("line", level.line.into(), other.line.into()),
+            ("sets", level.sets.into(), other.sets.into()),
+        ];
+        for (field, ours, theirs) in fields {
+            if ours != theirs {
+                out.push((
+                    level.name.clone(),
+                    format!("sysfs and CPUID disagree on {field}: {ours} vs {theirs}"),
+                ));
+            }
+        }
+    }
+    for other in cpuid {
+        if !primary.iter().any(|l| l.name == other.name) {
+            out.push((
+                other.name.clone(),
+                format!("CPUID reports {other} but sysfs does not"),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (index, level, type, size, ways, sets, line, shared_cpu_list) of one fake sysfs entry.
+    type SysfsRow<'a> = (u32, u32, &'a str, &'a str, u32, u32, u32, &'a str);
+
+    /// Writes a fake `cpu0/cache` tree.
+    pub(crate) fn fake_sysfs(rows: &[SysfsRow]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for &(index, level, kind, size, ways, sets, line, shared) in rows {
+            let d = dir.path().join(format!("index{index}"));
+            fs::create_dir(&d).unwrap();
+            for (file, value) in [
+                ("level", level.to_string()),
+                ("type", kind.to_string()),
+                ("size", size.to_string()),
+                ("ways_of_associativity", ways.to_string()),
+                ("number_of_sets", sets.to_string()),
+                ("coherency_line_size", line.to_string()),
+                ("shared_cpu_list", shared.to_string()),
+            ] {
+                fs::write(d.join(file), format!("{value}\n")).unwrap();
+            }
+        }
+        dir
+    }
+
+    /// DESIGN.md's VM: 48 KiB L1d, 2 MiB L2, and the "480 MiB 16-way 491 520-set" L3.
+    fn design_vm_tree() -> tempfile::TempDir {
+        fake_sysfs(&[
+            (0, 1, "Data", "48K", 12, 64, 64, "0"),
+            (1, 1, "Instruction", "32K", 8, 64, 64, "0"),
+            (2, 2, "Unified", "2048K", 16, 2048, 64, "0"),
+            (3, 3, "Unified", "491520K", 16, 491520, 64, "0-1"),
+        ])
+    }
+
+    #[test]
+    fn design_vm_l3_is_flagged_and_l1_l2_are_not() {
+        let tree = design_vm_tree();
+        let g = Geometry::from_sysfs(tree.path());
+        assert_eq!(g.levels.len(), 4, "{g:?}");
+        let l1 = g.level("L1d").unwrap();
+        assert_eq!((l1.size, l1.ways, l1.sets, l1.line), (48 << 10, 12, 64, 64));
+        assert!(l1.warnings.is_empty(), "{:?}", l1.warnings);
+        assert!(g.level("L2").unwrap().warnings.is_empty());
+        let l3 = g.level("L3").unwrap();
+        assert_eq!((l3.size, l3.sets), (480 << 20, 491_520));
+        assert_eq!(l3.shared_cpu_count(), Some(2));
+        assert!(
+            l3.warnings.iter().any(|w| w.contains("rule 2")),
+            "{:?}",
+            l3.warnings
+        );
+        assert_eq!(g.data_levels().len(), 3);
+    }
+
+    #[test]
+    fn this_machines_zen4_tree_is_plausible() {
+        let tree = fake_sysfs(&[
+            (0, 1, "Data", "32K", 8, 64, 64, "0"),
+            (1, 1, "Instruction", "32K", 8, 64, 64, "0"),
+            (2, 2, "Unified", "1024K", 8, 2048, 64, "0"),
+            (3, 3, "Unified", "32768K", 16, 32768, 64, "0-1"),
+        ]);
+        let g = Geometry::from_sysfs(tree.path());
+        for level in &g.levels {
+            assert!(level.warnings.is_empty(), "{level}: {:?}", level.warnings);
+            assert_eq!(level.source, GeometrySource::Sysfs);
+        }
+    }
+
+    #[test]
+    fn sliced_l3_with_non_power_of_two_sets_is_plausible() {
+        let g = Geometry::preset("intel-golden-cove").unwrap();
+        let l3 = g.level("L3").unwrap();
+        assert_eq!(l3.sets, 40_960);
+        assert!(l3.warnings.is_empty(), "{:?}", l3.warnings);
+    }
+
+    #[test]
+    fn private_l2_with_non_power_of_two_sets_is_flagged() {
+        let level = parse_cache_override("L2=1536K,16,64").unwrap();
+        assert_eq!(level.sets, 1536);
+        assert!(level.warnings.iter().any(|w| w.contains("rule 1")));
+    }
+
+    #[test]
+    fn sysfs_sets_disagreeing_with_size_is_a_warning() {
+        let tree = fake_sysfs(&[(0, 1, "Data", "32K", 8, 128, 64, "0")]);
+        let g = Geometry::from_sysfs(tree.path());
+        assert!(g.levels[0].warnings[0].contains("number_of_sets = 128"));
+    }
+
+    #[test]
+    fn missing_and_broken_sysfs_become_notes() {
+        let g = Geometry::from_sysfs(Path::new("/nonexistent/cache"));
+        assert!(g.levels.is_empty());
+        assert_eq!(g.notes.len(), 1);
+        let tree = fake_sysfs(&[(0, 1, "Data", "32K", 7, 64, 64, "0")]);
+        let g = Geometry::from_sysfs(tree.path());
+        assert!(g.levels.is_empty());
+        assert!(g.notes[0].contains("not divisible"), "{:?}", g.notes);
+    }
+
+    #[test]
+    fn overrides_parse_with_suffixes() {
+        let table = [
+            ("L1d=48K,12,64", "L1d", 48 << 10, 12, 64, 64),
+            ("l2=2M,16,64", "L2", 2 << 20, 16, 64, 2048),
+            ("L3=1G,16,64", "L3", 1 << 30, 16, 64, 1 << 20),
+            ("L1d=32768,8,64", "L1d", 32 << 10, 8, 64, 64),
+            ("L1d=48KiB,12,64", "L1d", 48 << 10, 12, 64, 64),
+        ];
+        for (text, name, size, ways, line, sets) in table {
+            let l = parse_cache_override(text).unwrap();
+            assert_eq!(
+                (l.name.as_str(), l.size, l.ways, l.line, l.sets),
+                (name, size, ways, line, sets),
+                "{text}"
+            );
+            assert_eq!(l.source, GeometrySource::Override);
+        }
+    }
+
+    #[test]
+    fn invalid_overrides_name_the_rule() {
+        type Check = fn(&GeometryError) -> bool;
+        let table: [(&str, Check); 8] = [
+            ("L1d=0,12,64", |e| {
+                matches!(e, GeometryError::Zero { field: "size", .. })
+            }),
+            ("L1d=48K,0,64", |e| {
+                matches!(e, GeometryError::Zero { field: "ways", .. })
+            }),
+            ("L1d=48K,12,48", |e| {
+                matches!(e, GeometryError::LineNotPowerOfTwo { line: 48, .. })
+            }),
+            ("L1d=48K,7,64", |e| {
+                matches!(e, GeometryError::SizeNotDivisible { .. })
+            }),
+            ("L1d=48K,12", |e| {
+                matches!(e, GeometryError::BadOverride { .. })
+            }),
+            ("L1d48K,12,64", |e| {
+                matches!(e, GeometryError::BadOverride { .. })
+            }),
+            ("L9=48K,12,64", |e| {
+                matches!(e, GeometryError::UnknownLevelName(_))
+            }),
+            ("L1=48K,12,64", |e| {
+                matches!(e, GeometryError::UnknownLevelName(_))
+            }),
+        ];
+        for (text, check) in table {
+            let err = parse_cache_override(text).unwrap_err();
+            assert!(check(&err), "{text}: {err}");
+        }
+        let msg = parse_cache_override("L1d=48K,7,64")
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("not divisible by ways × line"), "{msg}");
+    }
+
+    #[test]
+    fn presets_are_valid_and_design_vm_matches_design_md() {
+        for name in PRESET_NAMES {
+            let g = Geometry::preset(name).unwrap();
+            assert!(!g.data_levels().is_empty());
+            for l in &g.levels {
+                assert_eq!(l.source, GeometrySource::Preset);
+                assert!(l.warnings.is_empty(), "{name} {l}: {:?}", l.warnings);
+            }
+        }
+        let g = Geometry::preset("design-vm").unwrap();
+        let l1 = g.level("L1d").unwrap();
+        assert_eq!((l1.size, l1.ways, l1.sets, l1.line), (48 << 10, 12, 64, 64));
+        assert!(matches!(
+            Geometry::preset("pentium"),
+            Err(GeometryError::UnknownPreset { .. })
+        ));
+    }
+
+    #[test]
+    fn resolve_levels_uses_exactly_the_listed_levels_in_order() {
+        let tree = design_vm_tree();
+        let detected = Geometry::from_sysfs(tree.path());
+        let names = |levels: &[CacheLevel]| -> Vec<String> {
+            levels.iter().map(|l| l.name.clone()).collect()
+        };
+        assert_eq!(
+            names(&resolve_levels(&detected, &[]).unwrap()),
+            ["L1d", "L2", "L3"]
+        );
+        let l1 = parse_cache_override("L1d=32K,8,64").unwrap();
+        let only_l1 = resolve_levels(&detected, &[LevelSpec::Cache(l1.clone())]).unwrap();
+        assert_eq!(names(&only_l1), ["L1d"]);
+        assert_eq!(only_l1[0].size, 32 << 10);
+        let zen_with_big_l1 = resolve_levels(
+            &detected,
+            &[
+                LevelSpec::Preset("amd-zen4".into()),
+                LevelSpec::Cache(parse_cache_override("L1d=48K,12,64").unwrap()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(names(&zen_with_big_l1), ["L1d", "L2", "L3"]);
+        assert_eq!(zen_with_big_l1[0].ways, 12);
+        assert_eq!(zen_with_big_l1[1].source, GeometrySource::Preset);
+        assert!(matches!(
+            resolve_levels(
+                &detected,
+                &[
+                    LevelSpec::Preset("amd-zen4".into()),
+                    LevelSpec::Preset("design-vm".into())
+                ]
+            ),
+            Err(GeometryError::DuplicateLevel(_))
+        ));
+        assert_eq!(
+            resolve_levels(&Geometry::default(), &[]),
+            Err(GeometryError::Empty)
+        );
+    }
+
+    #[test]
+    fn cross_check_lists_each_disagreeing_field() {
+        let a = parse_cache_override("L1d=48K,12,64").unwrap();
+        let b = parse_cache_override("L1d=32K,8,64").unwrap();
+        let l2 = parse_cache_override("L2=1M,8,64").unwrap();
+        let out = compare_levels(&[a], &[b, l2]);
+        let text: Vec<&str> = out.iter().map(|(_, m)| m.as_str()).collect();
+        assert_eq!(text.len(), 3, "{text:?}");
+        assert!(text[0].contains("size"));
+        assert!(text[1].contains("ways"));
+        assert!(text[2].contains("sysfs does not"));
+    }
+
+    #[test]
+    fn cpu_lists_count() {
+        assert_eq!(count_cpu_list("0-1"), Some(2));
+        assert_eq!(count_cpu_list("0-3,8,10-11"), Some(7));
+        assert_eq!(count_cpu_list("x"), None);
+    }
+
+    #[test]
+    fn sizes_format() {
+        assert_eq!(format_size(48 << 10), "48 KiB");
+        assert_eq!(format_size(480 << 20), "480 MiB");
+        assert_eq!(format_size(1280 << 10), "1280 KiB");
+        assert_eq!(format_size(100), "100 B");
+    }
+}

@@ -1,0 +1,247 @@
+//! The analytic set model: how many cache sets a strided access pattern really uses, and at
+//! how many live lines it starts to conflict.
+//!
+//! K accesses at `base + i·s` (i = 0..K) touch lines `⌊(base + i·s) / L⌋`, each in set
+//! `line mod S`. When s is a multiple of the line size L, consecutive lines are s/L apart and
+//! the pattern cycles through exactly `S / gcd(s/L, S)` sets (seed 004: 64 sets, a stride of
+//! 16 lines → 64 / gcd(16, 64) = 4 sets). Once more than `ways` distinct lines map to one set,
+//! a repeated pass misses in that set even though the cache as a whole has room: conflict
+//! misses. Strides that are not a multiple of L (4104 B = 64.125 lines) are handled by
+//! enumeration, which is exact for any stride.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::cache::geometry::CacheLevel;
+
+/// Greatest common divisor (gcd(0, n) = n).
+pub fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The line touched by access `i` (addresses wrap like the machine's; a simulated address
+/// space never gets near the ends).
+fn line_of(base: u64, stride: i64, i: u64, line: u32) -> u64 {
+    base.wrapping_add((i as i64).wrapping_mul(stride) as u64) >> line.trailing_zeros()
+}
+
+/// Exact number of distinct sets touched by `count` accesses at `base + i·stride` (bytes), by
+/// enumeration. `line` must be a power of two and `sets` non-zero.
+pub fn distinct_sets(base: u64, stride: i64, count: u64, line: u32, sets: u32) -> u64 {
+    let sets_n = u64::from(sets.max(1));
+    let mut touched = vec![false; sets_n as usize];
+    let mut distinct = 0;
+    for i in 0..count {
+        let set = (line_of(base, stride, i, line) % sets_n) as usize;
+        if !touched[set] {
+            touched[set] = true;
+            distinct += 1;
+            if distinct == sets_n {
+                break;
+            }
+        }
+    }
+    distinct
+}
+
+/// The closed form `S / gcd(s/L, S)` for a stride that is a multiple of the line size (the
+/// number of sets an unbounded number of accesses cycles through); `None` otherwise.
+pub fn closed_form_sets(stride: i64, line: u32, sets: u32) -> Option<u64> {
+    let stride = stride.unsigned_abs();
+    let line = u64::from(line);
+    let sets = u64::from(sets);
+    if line == 0 || sets == 0 || !stride.is_multiple_of(line) {
+        return None;
+    }
+    Some(sets / gcd(stride / line, sets))
+}
+
+/// The smallest K (≤ `max_count`) for which K accesses at `base + i·stride` put more than
+/// `ways` distinct lines into one set — from then on a repeated pass has conflict misses.
+/// `None` if no such K exists up to `max_count`.
+pub fn conflict_onset(
+    base: u64,
+    stride: i64,
+    line: u32,
+    sets: u32,
+    ways: u32,
+    max_count: u64,
+) -> Option<u64> {
+    let sets_n = u64::from(sets.max(1));
+    let mut lines_seen: HashSet<u64> = HashSet::new();
+    let mut per_set: HashMap<u64, u32> = HashMap::new();
+    for i in 0..max_count {
+        let line_no = line_of(base, stride, i, line);
+        if lines_seen.insert(line_no) {
+            let load = per_set.entry(line_no % sets_n).or_insert(0);
+            *load += 1;
+            if *load > ways {
+                return Some(i + 1);
+            }
+        }
+    }
+    None
+}
+
+/// What the model predicts for one cache level.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LevelPrediction {
+    pub level: String,
+    pub sets: u32,
+    pub ways: u32,
+    pub line: u32,
+    /// Distinct sets the `count` accesses touch (enumerated).
+    pub distinct_sets: u64,
+    /// `S / gcd(s/L, S)` when the stride is a multiple of the line size.
+    pub closed_form_sets: Option<u64>,
+    /// Distinct lines the `count` accesses touch.
+    pub distinct_lines: u64,
+    /// Lines the touched sets can hold: `ways × distinct_sets`.
+    pub usable_lines: u64,
+    /// Accesses at which conflicts start (see [`conflict_onset`]), searched up to a bound.
+    pub conflict_onset: Option<u64>,
+    /// Whether `count` accesses already conflict at this level.
+    pub conflicts: bool,
+}
+
+/// Upper bound on the accesses [`predict`] searches for a conflict onset: enough for any
+/// level's capacity plus one (the onset can never exceed `sets × ways + 1`).
+fn onset_search_bound(level: &CacheLevel) -> u64 {
+    level.lines().saturating_add(1)
+}
+
+/// Predicts, per level, how `count` accesses at `base + i·stride` spread over the sets.
+pub fn predict(levels: &[CacheLevel], base: u64, stride: i64, count: u64) -> Vec<LevelPrediction> {
+    levels
+        .iter()
+        .map(|level| {
+            let distinct_sets = distinct_sets(base, stride, count, level.line, level.sets);
+            let distinct_lines = (0..count)
+                .map(|i| line_of(base, stride, i, level.line))
+                .collect::<HashSet<_>>()
+                .len() as u64;
+            let onset = conflict_onset(
+                base,
+                stride,
+                level.line,
+                level.sets,
+                level.ways,
+                onset_search_bound(level),
+            );
+            LevelPrediction {
+                level: level.name.clone(),
+                sets: level.sets,
+                ways: level.ways,
+                line: level.line,
+                distinct_sets,
+                closed_form_sets: closed_form_sets(stride, level.line, level.sets),
+                distinct_lines,
+                usable_lines: distinct_sets * u64::from(level.ways),
+                conflict_onset: onset,
+                conflicts: onset.is_some_and(|k| k <= count),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::geometry::parse_cache_override;
+
+    const BASE: u64 = 1 << 32;
+
+    #[test]
+    fn seed_004_sixty_four_sets_stride_sixteen_lines_uses_four() {
+        assert_eq!(closed_form_sets(16 * 64, 64, 64), Some(4));
+        assert_eq!(distinct_sets(BASE, 16 * 64, 1000, 64, 64), 4);
+    }
+
+    #[test]
+    fn page_stride_uses_one_set_and_a_page_plus_eight_bytes_uses_all() {
+        // 64-set L1 with 64 B lines: a 4096 B stride is 64 lines → gcd(64, 64) = 64 → 1 set.
+        assert_eq!(closed_form_sets(4096, 64, 64), Some(1));
+        assert_eq!(distinct_sets(BASE, 4096, 512, 64, 64), 1);
+        // 4104 B = 64.125 lines: no closed form; enumeration drifts one set every 8 accesses.
+        assert_eq!(closed_form_sets(4104, 64, 64), None);
+        assert_eq!(distinct_sets(BASE, 4104, 512, 64, 64), 64);
+        assert_eq!(distinct_sets(BASE, 4104, 16, 64, 64), 2);
+    }
+
+    #[test]
+    fn conflict_onset_matches_the_design_probe() {
+        // DESIGN.md's L1d (48 KiB, 12 ways, 64 sets): K loads at 4096 B stay in L1 up to
+        // K = 12 and conflict from K = 13; 4104 B only once a set gets a 13th line.
+        let l1 = parse_cache_override("L1d=48K,12,64").unwrap();
+        assert_eq!(conflict_onset(BASE, 4096, 64, 64, 12, 10_000), Some(13));
+        // Set 0 gets accesses 0..8 and 512..520; its 13th line is access 516 → K = 517.
+        assert_eq!(conflict_onset(BASE, 4104, 64, 64, 12, 10_000), Some(517));
+        let p = predict(&[l1], BASE, 4096, 16);
+        assert_eq!(p[0].distinct_sets, 1);
+        assert_eq!(p[0].usable_lines, 12);
+        assert!(p[0].conflicts);
+        let l1 = parse_cache_override("L1d=48K,12,64").unwrap();
+        assert!(!predict(&[l1], BASE, 4104, 16)[0].conflicts);
+    }
+
+    #[test]
+    fn non_power_of_two_set_count() {
+        // 40 960 sets (a sliced 30 MiB 12-way L3): stride 16 lines → 40960 / gcd(16, 40960)
+        // = 2560 sets; 3 sets with a stride of 3 lines → 1 set; stride 2 lines → all 3.
+        assert_eq!(closed_form_sets(16 * 64, 64, 40_960), Some(2560));
+        assert_eq!(distinct_sets(BASE, 16 * 64, 100_000, 64, 40_960), 2560);
+        assert_eq!(closed_form_sets(3 * 64, 64, 3), Some(1));
+        assert_eq!(distinct_sets(0, 3 * 64, 50, 64, 3), 1);
+        assert_eq!(closed_form_sets(2 * 64, 64, 3), Some(3));
+        assert_eq!(distinct_sets(0, 2 * 64, 50, 64, 3), 3);
+    }
+
+    #[test]
+    fn negative_and_sub_line_strides() {
+        assert_eq!(closed_form_sets(-4096, 64, 64), Some(1));
+        assert_eq!(distinct_sets(BASE, -4096, 100, 64, 64), 1);
+        // 8 B stride: 8 accesses per line, so 64 accesses touch 8 sets.
+        assert_eq!(distinct_sets(BASE, 8, 64, 64, 64), 8);
+        assert_eq!(closed_form_sets(8, 64, 64), None);
+        assert_eq!(closed_form_sets(0, 64, 64), Some(1));
+    }
+
+    proptest::proptest! {
+        /// The model's verdict agrees with the simulator: a second LRU pass over the pattern
+        /// has conflict misses exactly when the model says some set holds more than `ways`
+        /// lines (while the pattern fits in the cache, so nothing else can miss).
+        #[test]
+        fn onset_agrees_with_the_simulator(stride in 1i64..9000, count in 1u64..200, ways in 1u64..5) {
+            use crate::cache::AccessSink;
+            use crate::cache::sim::{Hierarchy, Policy};
+            let l1 = parse_cache_override(&format!("L1d={},{ways},64", 16 * ways * 64)).unwrap();
+            let p = &predict(std::slice::from_ref(&l1), BASE, stride, count)[0];
+            proptest::prop_assume!(p.distinct_lines <= l1.lines());
+            let mut sim = Hierarchy::new(&[l1], Policy::Lru, true).unwrap();
+            for pass in 0..2 {
+                if pass == 1 {
+                    sim.reset_stats();
+                }
+                for i in 0..count {
+                    sim.load(BASE.wrapping_add((i as i64 * stride) as u64), 1);
+                }
+            }
+            let s = sim.stats()[0];
+            proptest::prop_assert_eq!(s.capacity, 0);
+            proptest::prop_assert_eq!(s.conflict > 0, p.conflicts, "{:?} {:?}", p, s);
+        }
+
+        #[test]
+        fn closed_form_equals_enumeration(lines in 0i64..300, sets in 1u32..200, base in 0u64..1_000_000) {
+            let count = u64::from(sets) * 2;
+            proptest::prop_assert_eq!(
+                closed_form_sets(lines * 64, 64, sets),
+                Some(distinct_sets(base, lines * 64, count, 64, sets))
+            );
+        }
+    }
+}

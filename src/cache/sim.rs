@@ -1,0 +1,882 @@
+//! The set-associative cache simulator: a hierarchy of levels fed through [`AccessSink`],
+//! with cachegrind's semantics and an optional 3C (compulsory / capacity / conflict) split.
+//!
+//! Semantics (chosen to match valgrind's cachegrind, `cg_sim.c`, so the two can be compared):
+//!
+//! 1. Each level is `sets × ways × line`; a line's set is `line number mod sets` (sets need not
+//!    be a power of two). Tags are whole line numbers.
+//! 2. Write-allocate: a store that misses brings the line in, exactly like a load.
+//! 3. An access counts once per level it reaches. If it straddles lines, every line is looked up
+//!    (replacement state updated for each) and the access is one miss if any line missed.
+//! 4. A miss at one level sends the *whole* access to the next level (cachegrind looks up both
+//!    lines of a straddling access in LL even if only one missed in D1).
+//! 5. No back-invalidation (levels are neither inclusive nor exclusive by construction) and
+//!    write-backs of dirty lines are not counted as accesses.
+//! 6. A read-modify-write instruction is one load ([`AccessSink::modify`]).
+//!
+//! 3C classification of a miss at a level (Hill's definitions):
+//! compulsory = the first time this level ever sees the line; capacity = not compulsory, and a
+//! fully-associative LRU cache with the same number of lines would also have missed;
+//! conflict = the rest (a fully-associative cache would have hit). A straddling access that
+//! misses is classified by its worst line (compulsory before capacity before conflict), so
+//! `compulsory + capacity + conflict == misses` always holds.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::cache::AccessSink;
+use crate::cache::geometry::CacheLevel;
+
+/// Replacement policy, the same for every level of a hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    /// True least-recently-used (cachegrind's policy).
+    #[default]
+    Lru,
+    /// Binary-tree pseudo-LRU (what many real L1s use); needs a power-of-two number of ways.
+    TreePlru,
+    /// First in, first out: hits do not change the order.
+    Fifo,
+    /// A uniformly random way, from a seeded generator (reproducible).
+    Random { seed: u64 },
+}
+
+/// Why a hierarchy cannot be built.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SimError {
+    #[error("a hierarchy needs at least one cache level")]
+    NoLevels,
+    #[error("{name}: tree pseudo-LRU needs a power-of-two number of ways (≤ 64), not {ways}")]
+    PlruWays { name: String, ways: u32 },
+    #[error("{name}: {sets} sets × {ways} ways, or the line size, is not usable")]
+    BadGeometry { name: String, sets: u32, ways: u32 },
+}
+
+/// Counts for one level since construction or the last [`Hierarchy::reset_stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LevelStats {
+    pub loads: u64,
+    pub stores: u64,
+    pub load_misses: u64,
+    pub store_misses: u64,
+    /// Valid lines replaced (dirty or not; write-backs are not simulated).
+    pub evictions: u64,
+    /// Zero unless the hierarchy classifies misses (3C).
+    pub compulsory: u64,
+    pub capacity: u64,
+    pub conflict: u64,
+}
+
+impl LevelStats {
+    pub fn accesses(&self) -> u64 {
+        self.loads + self.stores
+    }
+
+    pub fn misses(&self) -> u64 {
+        self.load_misses + self.store_misses
+    }
+
+    /// Misses per access (0 when there were no accesses).
+    pub fn miss_ratio(&self) -> f64 {
+        let accesses = self.accesses();
+        if accesses == 0 {
+            0.0
+        } else {
+            self.misses() as f64 / accesses as f64
+        }
+    }
+}
+
+/// One level's name and counts, as a record embeds them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LevelReport {
+    pub name: String,
+    pub stats: LevelStats,
+}
+
+/// Why a missing line missed; ordered so the worst reason of a straddling access wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum MissKind {
+    Conflict,
+    Capacity,
+    Compulsory,
+}
+
+const EMPTY: u64 = u64::MAX;
+
+/// A multiply-and-fold hasher for line numbers. The fold matters: strided line numbers are
+/// multiples of a power of two, and a plain multiplicative hash would leave their low bits
+/// (which pick the bucket) all zero.
+#[derive(Default, Clone, Copy)]
+struct LineHasher(u64);
+
+impl Hasher for LineHasher {
+    fn finish(&self) -> u64 {
+        let h = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^ (h >> 32)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).rotate_left(5);
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+}
+
+type LineMap<V> = HashMap<u64, V, BuildHasherDefault<LineHasher>>;
+type LineSet = HashSet<u64, BuildHasherDefault<LineHasher>>;
+
+const NIL: u32 = u32::MAX;
+
+/// A fully-associative LRU cache of `capacity` lines: a hash map from line to node plus an
+/// intrusive doubly-linked recency list in a flat array. O(1) per access.
+#[derive(Debug, Clone)]
+struct FullyAssociativeLru {
+    capacity: usize,
+    index: LineMap<u32>,
+    lines: Vec<u64>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    head: u32,
+    tail: u32,
+    /// The most recent line: repeated touches of it change nothing and skip the map.
+    last: u64,
+}
+
+impl FullyAssociativeLru {
+    fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            index: LineMap::with_capacity_and_hasher(capacity.min(1 << 20), Default::default()),
+            lines: Vec::with_capacity(capacity.min(1 << 20)),
+            prev: Vec::new(),
+            next: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            last: EMPTY,
+        }
+    }
+
+    /// Touches `line`; returns whether it was resident.
+    #[inline]
+    fn access(&mut self, line: u64) -> bool {
+        if line == self.last {
+            return true;
+        }
+        self.last = line;
+        if let Some(&node) = self.index.get(&line) {
+            self.move_to_front(node);
+            return true;
+        }
+        let node = if self.lines.len() < self.capacity {
+            let node = self.lines.len() as u32;
+            self.lines.push(line);
+            self.prev.push(NIL);
+            self.next.push(NIL);
+            node
+        } else {
+            let victim = self.tail;
+            self.unlink(victim);
+            self.index.remove(&self.lines[victim as usize]);
+            self.lines[victim as usize] = line;
+            victim
+        };
+        self.index.insert(line, node);
+        self.push_front(node);
+        false
+    }
+
+    fn unlink(&mut self, node: u32) {
+        let (p, n) = (self.prev[node as usize], self.next[node as usize]);
+        match p {
+            NIL => self.head = n,
+            p => self.next[p as usize] = n,
+        }
+        match n {
+            NIL => self.tail = p,
+            n => self.prev[n as usize] = p,
+        }
+    }
+
+    fn push_front(&mut self, node: u32) {
+        self.prev[node as usize] = NIL;
+        self.next[node as usize] = self.head;
+        match self.head {
+            NIL => self.tail = node,
+            h => self.prev[h as usize] = node,
+        }
+        self.head = node;
+    }
+
+    fn move_to_front(&mut self, node: u32) {
+        if self.head != node {
+            self.unlink(node);
+            self.push_front(node);
+        }
+    }
+}
+
+/// The 3C bookkeeping of one level.
+#[derive(Debug, Clone)]
+struct Classifier {
+    seen: LineSet,
+    shadow: FullyAssociativeLru,
+}
+
+/// Replacement state beyond the tag array.
+#[derive(Debug, Clone)]
+enum Replacement {
+    /// Tags within a set are kept most-recent first (cachegrind's layout): hit → move to
+    /// front, miss → shift down, insert at front, the last one falls out.
+    Lru,
+    /// Same layout as LRU, but hits do not move: the order is insertion order.
+    Fifo,
+    /// Tags stay in their way; `bits[set]` holds the tree (node k at bit k-1, root k=1; a
+    /// bit set means "the pseudo-LRU side is the right subtree").
+    TreePlru { bits: Vec<u64>, depth: u32 },
+    /// Tags stay in their way; invalid ways are filled first, then a random victim.
+    Random { state: u64 },
+}
+
+/// One simulated level.
+#[derive(Debug, Clone)]
+struct LevelSim {
+    geometry: CacheLevel,
+    sets: u64,
+    /// `sets - 1` when sets is a power of two (mask instead of a division).
+    set_mask: Option<u64>,
+    ways: usize,
+    line_shift: u32,
+    tags: Vec<u64>,
+    replacement: Replacement,
+    stats: LevelStats,
+    classifier: Option<Classifier>,
+}
+
+impl LevelSim {
+    fn new(
+        geometry: &CacheLevel,
+        policy: Policy,
+        classify: bool,
+        index: usize,
+    ) -> Result<Self, SimError> {
+        let bad = || SimError::BadGeometry {
+            name: geometry.name.clone(),
+            sets: geometry.sets,
+            ways: geometry.ways,
+        };
+        if geometry.sets == 0 || geometry.ways == 0 || !geometry.line.is_power_of_two() {
+            return Err(bad());
+        }
+        let sets = u64::from(geometry.sets);
+        let ways = geometry.ways as usize;
+        let slots = usize::try_from(sets)
+            .ok()
+            .and_then(|s| s.checked_mul(ways))
+            .ok_or_else(bad)?;
+        let replacement = match policy {
+            Policy::Lru => Replacement::Lru,
+            Policy::Fifo => Replacement::Fifo,
+            Policy::TreePlru => {
+                if !geometry.ways.is_power_of_two() || geometry.ways > 64 {
+                    return Err(SimError::PlruWays {
+                        name: geometry.name.clone(),
+                        ways: geometry.ways,
+                    });
+                }
+                Replacement::TreePlru {
+                    bits: vec![0; sets as usize],
+                    depth: geometry.ways.trailing_zeros(),
+                }
+            }
+            Policy::Random { seed } => Replacement::Random {
+                // Distinct, never-zero streams per level (xorshift must not start at 0).
+                state: splitmix(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F)) | 1,
+            },
+        };
+        Ok(Self {
+            geometry: geometry.clone(),
+            sets,
+            set_mask: geometry.sets.is_power_of_two().then(|| sets - 1),
+            ways,
+            line_shift: geometry.line.trailing_zeros(),
+            tags: vec![EMPTY; slots],
+            replacement,
+            stats: LevelStats::default(),
+            classifier: classify.then(|| Classifier {
+                seen: LineSet::default(),
+                shadow: FullyAssociativeLru::new(slots),
+            }),
+        })
+    }
+
+    #[inline]
+    fn set_of(&self, line: u64) -> usize {
+        match self.set_mask {
+            Some(mask) => (line & mask) as usize,
+            None => (line % self.sets) as usize,
+        }
+    }
+
+    /// One access (possibly straddling); returns true on a miss. Rules 3 and 6 of the module
+    /// docs live here.
+    #[inline]
+    fn access(&mut self, addr: u64, len: u32, is_store: bool) -> bool {
+        let first = addr >> self.line_shift;
+        let last = addr.saturating_add(u64::from(len.max(1)) - 1) >> self.line_shift;
+        let mut missed = false;
+        let mut worst: Option<MissKind> = None;
+        let mut line = first;
+        loop {
+            let hit = self.lookup(line);
+            if let Some(classifier) = &mut self.classifier {
+                let fa_hit = classifier.shadow.access(line);
+                if !hit {
+                    let kind = if classifier.seen.insert(line) {
+                        MissKind::Compulsory
+                    } else if !fa_hit {
+                        MissKind::Capacity
+                    } else {
+                        MissKind::Conflict
+                    };
+                    worst = worst.max(Some(kind));
+                }
+            }
+            missed |= !hit;
+            if line >= last {
+                break;
+            }
+            line += 1;
+        }
+        let stats = &mut self.stats;
+        if is_store {
+            stats.stores += 1;
+            stats.store_misses += u64::from(missed);
+        } else {
+            stats.loads += 1;
+            stats.load_misses += u64::from(missed);
+        }
+        match worst {
+            Some(MissKind::Compulsory) => stats.compulsory += 1,
+            Some(MissKind::Capacity) => stats.capacity += 1,
+            Some(MissKind::Conflict) => stats.conflict += 1,
+            None => {}
+        }
+        missed
+    }
+
+    /// Looks `line` up in its set, updating replacement state; returns true on a hit.
+    #[inline]
+    fn lookup(&mut self, line: u64) -> bool {
+        let set = self.set_of(line);
+        let base = set * self.ways;
+        let ways = self.ways;
+        let tags = &mut self.tags[base..base + ways];
+        match &mut self.replacement {
+            Replacement::Lru | Replacement::Fifo => {
+                if tags[0] == line {
+                    return true;
+                }
+                if let Some(pos) = tags.iter().position(|&t| t == line) {
+                    if matches!(self.replacement, Replacement::Lru) {
+                        tags[..=pos].rotate_right(1);
+                    }
+                    return true;
+                }
+                if tags[ways - 1] != EMPTY {
+                    self.stats.evictions += 1;
+                }
+                tags.rotate_right(1);
+                tags[0] = line;
+                false
+            }
+            Replacement::TreePlru { bits, depth } => {
+                let depth = *depth;
+                let tree = &mut bits[set];
+                let way = match tags.iter().position(|&t| t == line) {
+                    Some(way) => {
+                        plru_touch(tree, depth, way);
+                        return true;
+                    }
+                    None => match tags.iter().position(|&t| t == EMPTY) {
+                        Some(free) => free,
+                        None => {
+                            self.stats.evictions += 1;
+                            plru_victim(*tree, depth)
+                        }
+                    },
+                };
+                tags[way] = line;
+                plru_touch(tree, depth, way);
+                false
+            }
+            Replacement::Random { state } => {
+                if tags.contains(&line) {
+                    return true;
+                }
+                let way = match tags.iter().position(|&t| t == EMPTY) {
+                    Some(free) => free,
+                    None => {
+                        self.stats.evictions += 1;
+                        (xorshift(state) % ways as u64) as usize
+                    }
+                };
+                tags[way] = line;
+                false
+            }
+        }
+    }
+
+    /// Resident line numbers per set: recency order (most recent first) for LRU, insertion
+    /// order (newest first) for FIFO, way order for tree-PLRU and random.
+    fn resident(&self) -> Vec<Vec<u64>> {
+        self.tags
+            .chunks(self.ways)
+            .map(|set| set.iter().copied().filter(|&t| t != EMPTY).collect())
+            .collect()
+    }
+}
+
+/// Marks `way` most recently used: every node on its path points away from it.
+#[inline]
+fn plru_touch(tree: &mut u64, depth: u32, way: usize) {
+    let mut node = 1usize;
+    for level in (0..depth).rev() {
+        let went_right = (way >> level) & 1;
+        // The pseudo-LRU side is the other subtree.
+        let lru_is_right = (went_right ^ 1) as u64;
+        *tree = (*tree & !(1 << (node - 1))) | (lru_is_right << (node - 1));
+        node = node * 2 + went_right;
+    }
+}
+
+/// Follows the bits from the root to the pseudo-least-recently-used way.
+#[inline]
+fn plru_victim(tree: u64, depth: u32) -> usize {
+    let mut node = 1usize;
+    let mut way = 0usize;
+    for _ in 0..depth {
+        let right = ((tree >> (node - 1)) & 1) as usize;
+        way = way * 2 + right;
+        node = node * 2 + right;
+    }
+    way
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+#[inline]
+fn xorshift(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    x
+}
+
+/// A cache hierarchy, innermost level first. Implements [`AccessSink`].
+#[derive(Debug, Clone)]
+pub struct Hierarchy {
+    levels: Vec<LevelSim>,
+    policy: Policy,
+    classify: bool,
+}
+
+/// The name other modules use for the simulator.
+pub type Simulator = Hierarchy;
+
+impl Hierarchy {
+    /// Builds empty (cold) caches for `levels`, innermost first, all with `policy`;
+    /// `classify_3c` turns on the compulsory/capacity/conflict split (slower).
+    pub fn new(levels: &[CacheLevel], policy: Policy, classify_3c: bool) -> Result<Self, SimError> {
+        if levels.is_empty() {
+            return Err(SimError::NoLevels);
+        }
+        let levels = levels
+            .iter()
+            .enumerate()
+            .map(|(i, level)| LevelSim::new(level, policy, classify_3c, i))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            levels,
+            policy,
+            classify: classify_3c,
+        })
+    }
+
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    pub fn classifies_3c(&self) -> bool {
+        self.classify
+    }
+
+    /// The simulated levels' geometry, innermost first.
+    pub fn levels(&self) -> Vec<&CacheLevel> {
+        self.levels.iter().map(|l| &l.geometry).collect()
+    }
+
+    /// Per-level counts, innermost first.
+    pub fn stats(&self) -> Vec<LevelStats> {
+        self.levels.iter().map(|l| l.stats).collect()
+    }
+
+    /// Per-level counts with the level names.
+    pub fn report(&self) -> Vec<LevelReport> {
+        self.levels
+            .iter()
+            .map(|l| LevelReport {
+                name: l.geometry.name.clone(),
+                stats: l.stats,
+            })
+            .collect()
+    }
+
+    /// Zeroes the counts but keeps cache contents (and which lines were ever seen), so a
+    /// warm-up pass can be followed by a measured one.
+    pub fn reset_stats(&mut self) {
+        for level in &mut self.levels {
+            level.stats = LevelStats::default();
+        }
+    }
+
+    /// Resident line *addresses* of level `level`, per set (see [`LevelSim::resident`] for
+    /// the order within a set). For tests and teaching output.
+    pub fn resident_lines(&self, level: usize) -> Vec<Vec<u64>> {
+        let shift = self.levels[level].line_shift;
+        self.levels[level]
+            .resident()
+            .into_iter()
+            .map(|set| set.into_iter().map(|line| line << shift).collect())
+            .collect()
+    }
+
+    /// Whether the line holding `addr` is resident at `level`.
+    pub fn contains(&self, level: usize, addr: u64) -> bool {
+        let l = &self.levels[level];
+        let line = addr >> l.line_shift;
+        let base = l.set_of(line) * l.ways;
+        l.tags[base..base + l.ways].contains(&line)
+    }
+
+    #[inline]
+    fn access(&mut self, addr: u64, len: u32, is_store: bool) {
+        for level in &mut self.levels {
+            if !level.access(addr, len, is_store) {
+                return;
+            }
+        }
+    }
+}
+
+impl AccessSink for Hierarchy {
+    #[inline]
+    fn load(&mut self, addr: u64, len: u32) {
+        self.access(addr, len, false);
+    }
+
+    #[inline]
+    fn store(&mut self, addr: u64, len: u32) {
+        self.access(addr, len, true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::geometry::{CacheKind, GeometrySource};
+
+    fn level(name: &str, size: u64, ways: u64, line: u64) -> CacheLevel {
+        let kind = if name == "L1d" {
+            CacheKind::Data
+        } else {
+            CacheKind::Unified
+        };
+        CacheLevel::new(name, kind, size, ways, line, GeometrySource::Override).unwrap()
+    }
+
+    /// A tiny cache: 2 sets × 2 ways × 16 B lines (64 B).
+    fn tiny(policy: Policy, classify: bool) -> Hierarchy {
+        Hierarchy::new(&[level("L1d", 64, 2, 16)], policy, classify).unwrap()
+    }
+
+    fn loads(h: &mut Hierarchy, lines: &[u64]) {
+        for &l in lines {
+            h.load(l * 16, 8);
+        }
+    }
+
+    #[test]
+    fn lru_tiny_cache_exact_contents_and_counts() {
+        let mut h = tiny(Policy::Lru, false);
+        // Lines 0,2,4 share set 0; line 1 is set 1. 0 2 0 4 → 4 evicts 2 (LRU).
+        loads(&mut h, &[0, 2, 0, 4, 1]);
+        assert_eq!(h.resident_lines(0), vec![vec![4 * 16, 0], vec![16]]);
+        let s = h.stats()[0];
+        assert_eq!((s.loads, s.load_misses, s.evictions), (5, 4, 1));
+        loads(&mut h, &[2]); // 2 was evicted: miss, evicts 0 (LRU now)
+        assert_eq!(h.resident_lines(0)[0], vec![2 * 16, 4 * 16]);
+        assert_eq!(h.stats()[0].load_misses, 5);
+    }
+
+    #[test]
+    fn fifo_ignores_hits_when_choosing_a_victim() {
+        let mut h = tiny(Policy::Fifo, false);
+        loads(&mut h, &[0, 2, 0, 4]); // 0 was inserted first: FIFO evicts 0 despite the hit
+        assert_eq!(h.resident_lines(0)[0], vec![4 * 16, 2 * 16]);
+        let s = h.stats()[0];
+        assert_eq!((s.load_misses, s.evictions), (3, 1));
+    }
+
+    #[test]
+    fn tree_plru_four_ways_exact_victims() {
+        // 1 set × 4 ways × 16 B.
+        let mut h = Hierarchy::new(&[level("L1d", 64, 4, 16)], Policy::TreePlru, false).unwrap();
+        loads(&mut h, &[0, 1, 2, 3]); // fills ways 0..3 in order
+        assert_eq!(h.resident_lines(0)[0], vec![0, 16, 32, 48]);
+        // After touching way 3 last, root points left, left node points at way 0.
+        loads(&mut h, &[4]);
+        assert_eq!(h.resident_lines(0)[0], vec![64, 16, 32, 48]);
+        // Way 0 just touched: root → right, right node (last touched way 3) → way 2.
+        loads(&mut h, &[5]);
+        assert_eq!(h.resident_lines(0)[0], vec![64, 16, 80, 48]);
+        // Touch line 1 (way 1): root → right; right node → way 3 (way 2 touched last).
+        loads(&mut h, &[1, 6]);
+        assert_eq!(h.resident_lines(0)[0], vec![64, 16, 80, 96]);
+        let s = h.stats()[0];
+        assert_eq!((s.loads, s.load_misses, s.evictions), (8, 7, 3));
+    }
+
+    #[test]
+    fn tree_plru_differs_from_lru() {
+        // 0 1 2 3 then 0 2: LRU victim is 1. PLRU after touching way 2 last: root → left,
+        // left node last touched way 0 → way 1 → line 1. Then 0 1 3: LRU victim is 2.
+        // PLRU: last touched way 3 → root → left; left node last touched way 1 → way 0 → line
+        // 0 (LRU would keep 0). They differ here.
+        let geometry = [level("L1d", 64, 4, 16)];
+        let mut plru = Hierarchy::new(&geometry, Policy::TreePlru, false).unwrap();
+        let mut lru = Hierarchy::new(&geometry, Policy::Lru, false).unwrap();
+        for h in [&mut plru, &mut lru] {
+            loads(h, &[0, 1, 2, 3, 0, 2, 4, 0, 4, 3, 5]);
+        }
+        // LRU: after 0 1 2 3 0 2 → order 2 0 3 1; 4 evicts 1 → 4 2 0 3; 0 → 0 4 2 3;
+        // 4 → 4 0 2 3; 3 → 3 4 0 2; 5 evicts 2.
+        assert_eq!(lru.resident_lines(0)[0], vec![80, 48, 64, 0]);
+        // PLRU ways: [0,1,2,3]; 4 → way 1. Touches: 0 (way 0), 4 (way 1), 3 (way 3) → root
+        // left; left node: way 1 touched after way 0 → way 0 → 5 evicts line 0.
+        assert_eq!(plru.resident_lines(0)[0], vec![80, 64, 32, 48]);
+        assert_ne!(
+            lru.contains(0, 0),
+            plru.contains(0, 0),
+            "PLRU approximates LRU"
+        );
+    }
+
+    #[test]
+    fn random_is_reproducible_and_fills_invalid_ways_first() {
+        let geometry = [level("L1d", 256, 4, 16)]; // 4 sets × 4 ways
+        let run = |seed| {
+            let mut h = Hierarchy::new(&geometry, Policy::Random { seed }, false).unwrap();
+            loads(&mut h, &[0, 4, 8, 12]);
+            assert_eq!(h.stats()[0].evictions, 0);
+            assert_eq!(h.resident_lines(0)[0], vec![0, 64, 128, 192]);
+            loads(&mut h, &(16..64).step_by(4).collect::<Vec<_>>());
+            (h.resident_lines(0), h.stats()[0])
+        };
+        let (a, sa) = run(7);
+        let (b, sb) = run(7);
+        assert_eq!((a.clone(), sa), (b, sb));
+        assert_eq!(sa.evictions, 12);
+        assert_eq!(a[0].len(), 4);
+        let (c, _) = run(8);
+        assert_ne!(a, c, "different seeds should pick different victims");
+    }
+
+    #[test]
+    fn stores_write_allocate_and_count_apart() {
+        let mut h = tiny(Policy::Lru, false);
+        h.store(0, 8);
+        h.load(8, 8); // same line: hit thanks to write-allocate
+        h.modify(0, 8); // one load
+        let s = h.stats()[0];
+        assert_eq!(
+            (s.loads, s.stores, s.load_misses, s.store_misses),
+            (2, 1, 0, 1)
+        );
+    }
+
+    #[test]
+    fn straddling_access_touches_both_lines_and_counts_once() {
+        let mut h = tiny(Policy::Lru, false);
+        h.load(12, 8); // bytes 12..20: lines 0 and 1
+        let s = h.stats()[0];
+        assert_eq!((s.loads, s.load_misses), (1, 1));
+        assert!(h.contains(0, 0) && h.contains(0, 16));
+        h.load(14, 4); // both resident: hit
+        h.load(28, 8); // line 1 hit, line 2 miss → one miss
+        let s = h.stats()[0];
+        assert_eq!((s.loads, s.load_misses), (3, 2));
+    }
+
+    #[test]
+    fn straddling_miss_sends_the_whole_access_to_the_next_level() {
+        // L1: 2 sets × 1 way × 16 B; L2: big. Line 1 resident in L1, line 0 not.
+        let mut h = Hierarchy::new(
+            &[level("L1d", 32, 1, 16), level("L2", 1024, 4, 16)],
+            Policy::Lru,
+            false,
+        )
+        .unwrap();
+        h.load(16, 4); // line 1 → L1 miss, L2 miss
+        h.load(12, 8); // lines 0 (miss) and 1 (hit) in L1 → one L1 miss; L2: 0 miss, 1 hit
+        let s = h.stats();
+        assert_eq!((s[0].loads, s[0].load_misses), (2, 2));
+        assert_eq!((s[1].loads, s[1].load_misses), (2, 2));
+        assert!(h.contains(1, 0) && h.contains(1, 16));
+    }
+
+    #[test]
+    fn misses_go_down_hits_stop() {
+        let mut h = Hierarchy::new(
+            &[level("L1d", 64, 2, 16), level("L2", 256, 4, 16)],
+            Policy::Lru,
+            false,
+        )
+        .unwrap();
+        loads(&mut h, &[0, 2, 4, 0]); // 0 evicted from L1 set 0 by 4, hits in L2
+        let s = h.stats();
+        assert_eq!((s[0].loads, s[0].load_misses), (4, 4));
+        assert_eq!((s[1].loads, s[1].load_misses), (4, 3));
+    }
+
+    #[test]
+    fn three_c_on_a_hand_computed_trace() {
+        // 2 sets × 2 ways × 16 B = 4 lines. Fully-associative shadow holds 4 lines.
+        let mut h = tiny(Policy::Lru, true);
+        // Set 0 gets 0, 2, 4 (3 lines > 2 ways) while only 3 distinct lines live: conflicts.
+        loads(&mut h, &[0, 2, 4, 0, 2, 4]);
+        let s = h.stats()[0];
+        // First three: compulsory. Then 0: evicted (set full) but FA (4 lines) holds it:
+        // conflict; same for 2 and 4.
+        assert_eq!(
+            (s.load_misses, s.compulsory, s.capacity, s.conflict),
+            (6, 3, 0, 3)
+        );
+        // Now cycle 5 distinct lines spread over both sets: 0 1 2 3 4 repeatedly. FA-LRU of 4
+        // lines misses on every access of a 5-line cycle.
+        let mut h = tiny(Policy::Lru, true);
+        for _ in 0..3 {
+            loads(&mut h, &[0, 1, 2, 3, 4]);
+        }
+        let s = h.stats()[0];
+        assert_eq!(s.compulsory, 5);
+        assert_eq!(s.load_misses, s.compulsory + s.capacity + s.conflict);
+        // Rounds 2 and 3: set 1 holds its two lines (1, 3) and hits; set 0 cycles three lines
+        // through two ways and misses on 0, 2, 4 — and the 4-line FA shadow, cycling 5 lines,
+        // misses them too: capacity, not conflict.
+        assert_eq!((s.load_misses, s.capacity, s.conflict), (11, 6, 0));
+    }
+
+    #[test]
+    fn three_c_conflict_vs_capacity_on_stride() {
+        // 4 sets × 2 ways × 16 B (8 lines). Stride of 4 lines hits set 0 only.
+        let mut h = Hierarchy::new(&[level("L1d", 128, 2, 16)], Policy::Lru, true).unwrap();
+        let trace: Vec<u64> = [0, 4, 8].repeat(4);
+        loads(&mut h, &trace);
+        let s = h.stats()[0];
+        assert_eq!((s.compulsory, s.capacity, s.conflict), (3, 0, 9));
+        // Warm reset keeps contents and the seen-set: nothing is compulsory any more.
+        h.reset_stats();
+        loads(&mut h, &[0, 4, 8]);
+        let s = h.stats()[0];
+        assert_eq!((s.load_misses, s.compulsory, s.conflict), (3, 0, 3));
+    }
+
+    #[test]
+    fn non_power_of_two_sets_index_by_modulo() {
+        // 3 sets × 1 way × 16 B.
+        let mut h = Hierarchy::new(&[level("L1d", 48, 1, 16)], Policy::Lru, false).unwrap();
+        loads(&mut h, &[0, 1, 2, 3]); // line 3 → set 0, evicts line 0
+        assert_eq!(h.resident_lines(0), vec![vec![48], vec![16], vec![32]]);
+        loads(&mut h, &[4, 5]); // sets 1, 2
+        assert_eq!(h.stats()[0].evictions, 3);
+        // A stride of 4 lines visits every set (gcd(4, 3) = 1); stride 3 only set 0.
+        let mut h = Hierarchy::new(&[level("L1d", 48, 1, 16)], Policy::Lru, false).unwrap();
+        loads(&mut h, &[0, 3, 6, 9]);
+        assert_eq!(h.resident_lines(0), vec![vec![9 * 16], vec![], vec![]]);
+    }
+
+    #[test]
+    fn plru_rejects_twelve_ways() {
+        let err =
+            Hierarchy::new(&[level("L1d", 48 << 10, 12, 64)], Policy::TreePlru, false).unwrap_err();
+        assert!(matches!(err, SimError::PlruWays { ways: 12, .. }));
+        assert_eq!(
+            Hierarchy::new(&[], Policy::Lru, false).unwrap_err(),
+            SimError::NoLevels
+        );
+    }
+
+    /// Brute-force reference: per-set recency lists and a fully-associative recency list.
+    fn reference(trace: &[(u64, bool)], sets: u64, ways: usize) -> (u64, u64, u64, u64) {
+        let mut cache: Vec<Vec<u64>> = vec![Vec::new(); sets as usize];
+        let mut fa: Vec<u64> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let (mut misses, mut comp, mut cap, mut conf) = (0, 0, 0, 0);
+        let capacity = sets as usize * ways;
+        for &(line, _) in trace {
+            let set = &mut cache[(line % sets) as usize];
+            let hit = set.contains(&line);
+            set.retain(|&l| l != line);
+            set.insert(0, line);
+            set.truncate(ways);
+            let fa_hit = fa.contains(&line);
+            fa.retain(|&l| l != line);
+            fa.insert(0, line);
+            fa.truncate(capacity);
+            if !hit {
+                misses += 1;
+                if seen.insert(line) {
+                    comp += 1;
+                } else if !fa_hit {
+                    cap += 1;
+                } else {
+                    conf += 1;
+                }
+            }
+        }
+        (misses, comp, cap, conf)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn lru_and_3c_match_brute_force(
+            trace in proptest::collection::vec((0u64..40, proptest::bool::ANY), 0..300),
+            sets in 1u64..6,
+            ways in 1usize..5,
+        ) {
+            let geometry = level("L1d", sets * ways as u64 * 16, ways as u64, 16);
+            let mut h = Hierarchy::new(&[geometry], Policy::Lru, true).unwrap();
+            for &(line, store) in &trace {
+                if store { h.store(line * 16, 4) } else { h.load(line * 16 + 4, 8) }
+            }
+            let s = h.stats()[0];
+            let expected = reference(&trace, sets, ways);
+            proptest::prop_assert_eq!((s.misses(), s.compulsory, s.capacity, s.conflict), expected);
+        }
+    }
+}

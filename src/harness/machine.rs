@@ -1,0 +1,228 @@
+//! The machine manifest every results file embeds: CPU, caches (with source and warnings),
+//! page size, transparent huge pages, whether pinning works, which perf events open, and the
+//! compiler that built the binary.
+
+use std::fs;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cache::geometry::{CacheLevel, Geometry};
+use crate::harness::counters::{EventProbe, probe_events};
+
+/// The rustc that compiled this crate, if cargo exposed it (`CARGO_PKG_RUST_VERSION` is the
+/// declared MSRV, not the compiler, so it is not used). `RUSTC_VERSION` can be set by a build
+/// script or the environment at build time; without it the field records only the profile.
+const RUSTC_VERSION: Option<&str> = option_env!("STRIDELAB_RUSTC_VERSION");
+
+/// Everything a report needs to describe where numbers came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineInfo {
+    /// `model name` from /proc/cpuinfo (or CPUID's brand string), if found.
+    pub cpu_model: Option<String>,
+    pub logical_cpus: usize,
+    /// The detected levels (sysfs / CPUID), instruction caches included.
+    pub caches: Vec<CacheLevel>,
+    /// Detection notes (e.g. sysfs/CPUID disagreements).
+    pub cache_notes: Vec<String>,
+    /// The levels simulated for this run when they differ from `caches` (overrides/presets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated_caches: Option<Vec<CacheLevel>>,
+    pub page_size: u64,
+    /// The selected mode from /sys/kernel/mm/transparent_hugepage/enabled (`always`,
+    /// `madvise`, `never`), if readable.
+    pub thp_mode: Option<String>,
+    pub pinning: PinningStatus,
+    pub perf_events: Vec<EventProbe>,
+    pub build: BuildInfo,
+    pub os: String,
+    pub arch: String,
+}
+
+/// Whether threads can be pinned to a core here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PinningStatus {
+    pub works: bool,
+    /// What was tried and, on failure, what went wrong.
+    pub detail: String,
+}
+
+/// How the binary was built.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildInfo {
+    pub crate_version: String,
+    /// `debug` or `release` (from `debug_assertions`).
+    pub profile: String,
+    /// rustc version if recorded at build time (env `STRIDELAB_RUSTC_VERSION`), else None.
+    pub rustc: Option<String>,
+    /// Target features compiled in that matter for kernels (e.g. `avx2`, `avx512f`).
+    pub target_features: Vec<String>,
+}
+
+impl MachineInfo {
+    /// Collects the manifest for this machine. `simulated` is the hierarchy a run simulates
+    /// when overrides or presets replaced the detected one (None otherwise).
+    pub fn collect(simulated: Option<Vec<CacheLevel>>) -> Self {
+        Self::collect_with(Geometry::detect(), simulated)
+    }
+
+    /// As [`MachineInfo::collect`] with an already detected geometry.
+    pub fn collect_with(geometry: Geometry, simulated: Option<Vec<CacheLevel>>) -> Self {
+        Self {
+            cpu_model: cpu_model(),
+            logical_cpus: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            caches: geometry.levels,
+            cache_notes: geometry.notes,
+            simulated_caches: simulated,
+            page_size: page_size(),
+            thp_mode: thp_mode(Path::new("/sys/kernel/mm/transparent_hugepage/enabled")),
+            pinning: probe_pinning(),
+            perf_events: probe_events(),
+            build: BuildInfo::current(),
+            os: std::env::consts::OS.to_string(),
+            arch: std::env::consts::ARCH.to_string(),
+        }
+    }
+
+    /// The levels a run simulates: the overrides if any, else the detected data levels.
+    pub fn effective_data_levels(&self) -> Vec<CacheLevel> {
+        match &self.simulated_caches {
+            Some(levels) => levels.clone(),
+            None => Geometry {
+                levels: self.caches.clone(),
+                notes: Vec::new(),
+            }
+            .data_levels(),
+        }
+    }
+}
+
+impl BuildInfo {
+    pub fn current() -> Self {
+        let mut target_features = Vec::new();
+        macro_rules! feature {
+            ($name:literal) => {
+                if cfg!(target_feature = $name) {
+                    target_features.push($name.to_string());
+                }
+            };
+        }
+        feature!("sse4.2");
+        feature!("avx");
+        feature!("avx2");
+        feature!("fma");
+        feature!("avx512f");
+        feature!("neon");
+        Self {
+            crate_version: env!("CARGO_PKG_VERSION").to_string(),
+            profile: if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+            .to_string(),
+            rustc: RUSTC_VERSION.map(str::to_string),
+            target_features,
+        }
+    }
+}
+
+fn cpu_model() -> Option<String> {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").ok();
+    let from_proc = cpuinfo.as_deref().and_then(|text| {
+        text.lines()
+            .find(|l| l.starts_with("model name") || l.starts_with("Model"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    });
+    from_proc.or_else(cpuid_brand)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn cpuid_brand() -> Option<String> {
+    raw_cpuid::CpuId::new()
+        .get_processor_brand_string()
+        .map(|b| b.as_str().trim().to_string())
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpuid_brand() -> Option<String> {
+    None
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions; it returns -1 for an unknown name.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).unwrap_or(4096)
+}
+
+/// Reads the bracketed choice from a THP control file (`always [madvise] never` → `madvise`).
+fn thp_mode(path: &Path) -> Option<String> {
+    parse_thp_mode(&fs::read_to_string(path).ok()?)
+}
+
+fn parse_thp_mode(text: &str) -> Option<String> {
+    let start = text.find('[')?;
+    let end = text[start..].find(']')? + start;
+    Some(text[start + 1..end].to_string())
+}
+
+/// Pins a short-lived thread to the first available core (the caller's affinity is untouched).
+fn probe_pinning() -> PinningStatus {
+    let Some(cores) = core_affinity::get_core_ids() else {
+        return PinningStatus {
+            works: false,
+            detail: "core_affinity could not list cores".into(),
+        };
+    };
+    let Some(&first) = cores.first() else {
+        return PinningStatus {
+            works: false,
+            detail: "no cores listed".into(),
+        };
+    };
+    let count = cores.len();
+    let pinned = std::thread::scope(|s| {
+        s.spawn(move || core_affinity::set_for_current(first))
+            .join()
+            .unwrap_or(false)
+    });
+    PinningStatus {
+        works: pinned,
+        detail: if pinned {
+            format!("pinned a thread to core {} of {count}", first.id)
+        } else {
+            format!("setting affinity to core {} failed", first.id)
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thp_mode_is_the_bracketed_word() {
+        assert_eq!(
+            parse_thp_mode("always [madvise] never\n").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(
+            parse_thp_mode("[always] madvise never").as_deref(),
+            Some("always")
+        );
+        assert_eq!(parse_thp_mode("garbage"), None);
+    }
+
+    #[test]
+    fn manifest_round_trips_through_json() {
+        let info = MachineInfo::collect(None);
+        assert!(info.logical_cpus >= 1);
+        assert!(info.page_size >= 4096);
+        let json = serde_json::to_string(&info).unwrap();
+        let back: MachineInfo = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, info);
+    }
+}

@@ -1,0 +1,172 @@
+//! Typed errors of the layout model and the EXPR language.
+//!
+//! Every failure is a [`LayoutError`]; its [`ErrorKind`] is the stable machine-readable
+//! category that `stridelab layout --json` prints.
+
+use thiserror::Error;
+
+use crate::kernels::copy::CopyError;
+
+/// The category of a [`LayoutError`], stable across releases (printed as JSON `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The EXPR text is not well formed, or names an unknown method/argument.
+    Parse,
+    /// A dimension index is out of range, repeated, or not allowed for this op.
+    InvalidDim,
+    /// An index is out of range, or a view would reach outside its storage.
+    OutOfBounds,
+    /// `view` cannot express the new shape with strides over the same storage.
+    ViewIncompatible,
+    /// Shapes disagree: element counts, ranks, or non-broadcastable sizes.
+    ShapeMismatch,
+    /// A size, stride or offset computation overflowed.
+    Overflow,
+    /// An argument has an invalid value (slice step 0, negative length, two `-1`s).
+    InvalidArgument,
+    /// The storage would be too large to materialise.
+    TooLarge,
+    /// The copy engine refused a copy (a bug if it ever happens: layouts are pre-validated).
+    Copy,
+}
+
+impl ErrorKind {
+    /// The JSON spelling of the kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Parse => "parse",
+            ErrorKind::InvalidDim => "invalid_dim",
+            ErrorKind::OutOfBounds => "out_of_bounds",
+            ErrorKind::ViewIncompatible => "view_incompatible",
+            ErrorKind::ShapeMismatch => "shape_mismatch",
+            ErrorKind::Overflow => "overflow",
+            ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::TooLarge => "too_large",
+            ErrorKind::Copy => "copy",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a layout, a view operation or an expression was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum LayoutError {
+    /// Malformed EXPR text; `column` is 1-based and counts characters.
+    #[error("parse error at column {column}: {message}")]
+    Parse { column: usize, message: String },
+
+    /// A dimension argument outside `-ndim..ndim` (or `-(ndim+1)..=ndim` for insertion).
+    #[error("dimension {dim} is out of range for a {ndim}-d view (expected {low}..={high})")]
+    DimOutOfRange {
+        dim: i64,
+        ndim: usize,
+        low: i64,
+        high: i64,
+    },
+
+    /// Any other misuse of dimensions (duplicates, wrong count, same dims for diagonal...).
+    #[error("{0}")]
+    InvalidDims(String),
+
+    /// An integer index outside its dimension.
+    #[error("index {index} is out of bounds for dimension {dim} with size {size}")]
+    IndexOutOfRange { index: i64, dim: usize, size: usize },
+
+    /// A view would reach storage cells outside `0..storage_len`.
+    #[error(
+        "the view reaches storage index {reached}, outside a storage of {storage_len} elements \
+         (valid indices 0..={last})",
+        last = *storage_len as i128 - 1
+    )]
+    OutsideStorage { reached: i128, storage_len: usize },
+
+    /// Element counts, ranks or sizes disagree.
+    #[error("{0}")]
+    ShapeMismatch(String),
+
+    /// `view` is impossible without a copy.
+    #[error(
+        "cannot view shape {shape:?} with strides {strides:?} as {requested:?}: {reason}; \
+         use .reshape({requested_args}) instead, which copies when a view is impossible"
+    )]
+    ViewIncompatible {
+        shape: Vec<usize>,
+        strides: Vec<isize>,
+        requested: Vec<usize>,
+        requested_args: String,
+        reason: String,
+    },
+
+    /// A checked computation overflowed.
+    #[error("arithmetic overflow while computing {0}")]
+    Overflow(String),
+
+    /// An argument has an invalid value.
+    #[error("{0}")]
+    InvalidArgument(String),
+
+    /// A storage that the tool refuses to materialise.
+    #[error("a storage of {len} elements is larger than the limit of {max} elements")]
+    TooLarge { len: u128, max: usize },
+
+    /// The copy engine refused a copy.
+    #[error("the copy engine refused the copy: {0}")]
+    Copy(#[from] CopyError),
+
+    /// An error raised by one step of an expression, with that step's text.
+    #[error("in `{op}`: {source}")]
+    InOp {
+        op: String,
+        #[source]
+        source: Box<LayoutError>,
+    },
+}
+
+impl LayoutError {
+    /// The stable category of this error (the innermost one for [`LayoutError::InOp`]).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            LayoutError::Parse { .. } => ErrorKind::Parse,
+            LayoutError::DimOutOfRange { .. } | LayoutError::InvalidDims(_) => {
+                ErrorKind::InvalidDim
+            }
+            LayoutError::IndexOutOfRange { .. } | LayoutError::OutsideStorage { .. } => {
+                ErrorKind::OutOfBounds
+            }
+            LayoutError::ShapeMismatch(_) => ErrorKind::ShapeMismatch,
+            LayoutError::ViewIncompatible { .. } => ErrorKind::ViewIncompatible,
+            LayoutError::Overflow(_) => ErrorKind::Overflow,
+            LayoutError::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            LayoutError::TooLarge { .. } => ErrorKind::TooLarge,
+            LayoutError::Copy(_) => ErrorKind::Copy,
+            LayoutError::InOp { source, .. } => source.kind(),
+        }
+    }
+
+    /// Attaches the text of the expression step that failed.
+    pub fn in_op(self, op: impl Into<String>) -> LayoutError {
+        LayoutError::InOp {
+            op: op.into(),
+            source: Box::new(self),
+        }
+    }
+
+    /// The error without step context (the innermost error).
+    pub fn root(&self) -> &LayoutError {
+        match self {
+            LayoutError::InOp { source, .. } => source.root(),
+            other => other,
+        }
+    }
+
+    pub(crate) fn overflow(what: impl Into<String>) -> LayoutError {
+        LayoutError::Overflow(what.into())
+    }
+}
