@@ -35,7 +35,10 @@ params = { stride = [512, 513], count = 16, mode = "lat", reps = 10 }
 
 #[test]
 fn every_point_gets_a_record_with_statistics_and_progress_events() {
-    let plan = Suite::parse(SUITE, "tiny.toml").unwrap().plan(None).unwrap();
+    let plan = Suite::parse(SUITE, "tiny.toml")
+        .unwrap()
+        .plan(None)
+        .unwrap();
     assert_eq!(plan.points.len(), 4);
     let stop = AtomicBool::new(false);
     let (mut started, mut finished) = (0, 0);
@@ -63,7 +66,10 @@ fn every_point_gets_a_record_with_statistics_and_progress_events() {
 
 #[test]
 fn a_stop_request_keeps_finished_points_and_marks_the_document() {
-    let plan = Suite::parse(SUITE, "tiny.toml").unwrap().plan(None).unwrap();
+    let plan = Suite::parse(SUITE, "tiny.toml")
+        .unwrap()
+        .plan(None)
+        .unwrap();
     let stop = AtomicBool::new(false);
     let doc = run_suite(&plan, &fast_options(), &stop, &mut |event| {
         if let Progress::Finished { index: 1, .. } = event {

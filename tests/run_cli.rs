@@ -51,9 +51,19 @@ fn bad_parameters_are_rejected_before_anything_runs() {
     for args in [
         &["run", "--kernel", "row-sum", "rows=0", "cols=4", "--quiet"][..],
         &["run", "--kernel", "no-such-kernel", "--quiet"][..],
-        &["run", "--kernel", "row-sum", "rows=4", "cols=8", "ld=4", "--quiet"][..],
+        &[
+            "run", "--kernel", "row-sum", "rows=4", "cols=8", "ld=4", "--quiet",
+        ][..],
         &["run", "--suite", "no-such-suite", "--quiet"][..],
-        &["run", "--kernel", "copy", "bytes=1K", "--threads", "0", "--quiet"][..],
+        &[
+            "run",
+            "--kernel",
+            "copy",
+            "bytes=1K",
+            "--threads",
+            "0",
+            "--quiet",
+        ][..],
     ] {
         let out = stridelab(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -75,7 +85,10 @@ fn suite_file_errors_name_the_line() {
     let out = stridelab(&["run", "--suite", path.to_str().unwrap(), "--quiet"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("line 6") && stderr.contains("threds"), "{stderr}");
+    assert!(
+        stderr.contains("line 6") && stderr.contains("threds"),
+        "{stderr}"
+    );
 
     std::fs::write(
         &path,
@@ -85,7 +98,10 @@ fn suite_file_errors_name_the_line() {
     let out = stridelab(&["run", "--suite", path.to_str().unwrap(), "--quiet"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("line 4") && stderr.contains("cols"), "{stderr}");
+    assert!(
+        stderr.contains("line 4") && stderr.contains("cols"),
+        "{stderr}"
+    );
 }
 
 #[cfg(unix)]
@@ -102,7 +118,13 @@ fn ctrl_c_keeps_the_finished_points_in_a_valid_file() {
     .unwrap();
     let out_path = dir.path().join("r.json");
     let mut child = Command::new(env!("CARGO_BIN_EXE_stridelab"))
-        .args(["run", "--suite", suite.to_str().unwrap(), "--quiet", "--out"])
+        .args([
+            "run",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--quiet",
+            "--out",
+        ])
         .arg(&out_path)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod layout;
+pub mod report;
 pub mod run;
 
 /// stridelab: what strided memory access does to CPU caches.
@@ -23,6 +24,8 @@ pub enum Command {
     Layout(layout::LayoutArgs),
     /// Measure a suite or one kernel's parameter grid and write the results document.
     Run(run::RunArgs),
+    /// Render the HTML report (figures, tables) from one or more results files.
+    Report(report::ReportArgs),
 }
 
 /// Runs the chosen subcommand. Errors returned here are printed by `main` and exit with 2.
@@ -30,6 +33,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Layout(args)) => layout::run(args),
         Some(Command::Run(args)) => run::run(args),
-        None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
+        Some(Command::Report(args)) => report::run(args),
+        // The main job: measure the quick suite and write reports/latest/.
+        None => report::main_job(),
     }
 }

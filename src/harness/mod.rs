@@ -5,9 +5,9 @@
 //! document; [`suite::Suite`] loads the built-in suites (`quick`, `full`, `gate`) or a TOML file.
 
 pub mod buffer;
+mod catalogue_link;
 pub mod counters;
 pub mod machine;
-mod catalogue_link;
 pub mod measure;
 pub mod pin;
 pub mod reference;
