@@ -103,6 +103,8 @@ pub enum Scale {
 #[derive(Debug, Clone, PartialEq)]
 pub enum TickFormat {
     Number,
+    /// Whole numbers only (counts): other ticks stay blank.
+    Integer,
     /// Sizes in bytes (4 KiB, 32 MiB).
     Bytes,
     /// Ticks at 0, 1, 2, … named by these labels.
@@ -117,6 +119,9 @@ pub struct Axis {
     pub ticks: TickFormat,
     /// Force the axis to include 0 (linear scales only).
     pub from_zero: bool,
+    /// A fixed plotted range (data units), e.g. 0..1 for miss rates, so that noise near zero
+    /// is not blown up to fill the panel.
+    pub fixed: Option<(f64, f64)>,
 }
 
 impl Axis {
@@ -126,6 +131,14 @@ impl Axis {
             scale: Scale::Linear,
             ticks: TickFormat::Number,
             from_zero: true,
+            fixed: None,
+        }
+    }
+    /// A linear axis fixed to 0..1 (fractions, miss rates).
+    pub fn fraction(label: &str) -> Self {
+        Self {
+            fixed: Some((0.0, 1.05)),
+            ..Self::linear(label)
         }
     }
     pub fn log2_bytes(label: &str) -> Self {
@@ -134,6 +147,7 @@ impl Axis {
             scale: Scale::Log2,
             ticks: TickFormat::Bytes,
             from_zero: false,
+            fixed: None,
         }
     }
     pub fn log2(label: &str) -> Self {
@@ -142,6 +156,7 @@ impl Axis {
             scale: Scale::Log2,
             ticks: TickFormat::Number,
             from_zero: false,
+            fixed: None,
         }
     }
     pub fn log10(label: &str) -> Self {
@@ -150,6 +165,7 @@ impl Axis {
             scale: Scale::Log10,
             ticks: TickFormat::Number,
             from_zero: false,
+            fixed: None,
         }
     }
     pub fn categories(label: &str, names: Vec<String>) -> Self {
@@ -158,6 +174,7 @@ impl Axis {
             scale: Scale::Linear,
             ticks: TickFormat::Categories(names),
             from_zero: false,
+            fixed: None,
         }
     }
 
@@ -194,6 +211,9 @@ impl Axis {
             return String::new();
         }
         let v = self.from_plot(p);
+        if self.ticks == TickFormat::Integer && (v - v.round()).abs() > 1e-6 {
+            return String::new();
+        }
         match self.ticks {
             TickFormat::Bytes => format_bytes(v),
             _ => format_number(v),
@@ -248,6 +268,8 @@ pub fn format_number(v: f64) -> String {
 pub enum SeriesKind {
     Data,
     Model,
+    /// Legend only: a filled square (bar charts).
+    Bar,
 }
 
 /// One point, with an optional confidence interval on y.
@@ -354,17 +376,50 @@ pub struct Figure {
     pub panel_height: u32,
 }
 
-const TITLE_HEIGHT: u32 = 62;
+/// Height of the title line; each provenance line adds [`PROVENANCE_LINE`].
+const TITLE_HEIGHT: u32 = 44;
+const PROVENANCE_LINE: u32 = 18;
 const LEGEND_ROW: u32 = 20;
 
 impl Figure {
+    /// The provenance text broken into lines that fit the figure's width.
+    fn provenance_lines(&self) -> Vec<String> {
+        let width = self.panel_width * self.columns() as u32;
+        let max_chars = ((width.saturating_sub(28)) / 7).max(20) as usize;
+        let mut lines = Vec::new();
+        let mut current = String::new();
+        for word in self.provenance.split(' ') {
+            if !current.is_empty() && current.chars().count() + 1 + word.chars().count() > max_chars
+            {
+                lines.push(std::mem::take(&mut current));
+            }
+            if !current.is_empty() {
+                current.push(' ');
+            }
+            current.push_str(word);
+        }
+        if !current.is_empty() {
+            lines.push(current);
+        }
+        lines
+    }
+
+    fn head_height(&self) -> u32 {
+        TITLE_HEIGHT + PROVENANCE_LINE * self.provenance_lines().len() as u32 + 6
+    }
+
     fn columns(&self) -> usize {
         self.panels.len().clamp(1, 3)
     }
 
     fn legend_rows(&self, panel: &Panel) -> u32 {
         let names: Vec<&str> = match panel {
-            Panel::Lines(p) => p.series.iter().map(|s| s.name.as_str()).collect(),
+            Panel::Lines(p) => p
+                .series
+                .iter()
+                .map(|s| s.name.as_str())
+                .filter(|n| !n.is_empty())
+                .collect(),
             Panel::Bars(p) => p.series.iter().map(|s| s.name.as_str()).collect(),
             Panel::Heat(_) => return 1,
         };
@@ -388,7 +443,7 @@ impl Figure {
         let rows = self.panels.len().div_ceil(self.columns()).max(1) as u32;
         (
             self.panel_width * cols,
-            TITLE_HEIGHT + rows * self.cell_height(),
+            self.head_height() + rows * self.cell_height(),
         )
     }
 
@@ -418,19 +473,21 @@ impl Figure {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
         root.fill(&WHITE).map_err(e)?;
-        let (head, body) = root.split_vertically(TITLE_HEIGHT);
+        let (head, body) = root.split_vertically(self.head_height());
         head.draw_text(
             &self.title,
             &TextStyle::from((FONT, 21).into_font().style(FontStyle::Bold)).color(&BLACK),
             (14, 8),
         )
         .map_err(e)?;
-        head.draw_text(
-            &self.provenance,
-            &TextStyle::from((FONT, 14).into_font()).color(&RGBColor(80, 80, 80)),
-            (14, 38),
-        )
-        .map_err(e)?;
+        for (i, line) in self.provenance_lines().iter().enumerate() {
+            head.draw_text(
+                line,
+                &TextStyle::from((FONT, 14).into_font()).color(&RGBColor(80, 80, 80)),
+                (14, 38 + (i as u32 * PROVENANCE_LINE) as i32),
+            )
+            .map_err(e)?;
+        }
         let cols = self.columns();
         let rows = self.panels.len().div_ceil(cols).max(1);
         let cells = body.split_evenly((rows, cols));
@@ -451,7 +508,7 @@ impl Figure {
                     let entries: Vec<(String, Colour, SeriesKind)> = p
                         .series
                         .iter()
-                        .map(|s| (s.name.clone(), s.colour, SeriesKind::Data))
+                        .map(|s| (s.name.clone(), s.colour, SeriesKind::Bar))
                         .collect();
                     draw_legend(&legend, &entries, self.panel_width)?;
                 }
@@ -479,6 +536,8 @@ fn draw_legend<DB: DrawingBackend>(
     width: u32,
 ) -> Result<(), String> {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let entries: Vec<&(String, Colour, SeriesKind)> =
+        entries.iter().filter(|(n, _, _)| !n.is_empty()).collect();
     let names: Vec<&str> = entries.iter().map(|(n, _, _)| n.as_str()).collect();
     let (cols, _) = legend_grid(&names, width);
     let col_width = (width.saturating_sub(20)) / cols;
@@ -494,6 +553,13 @@ fn draw_legend<DB: DrawingBackend>(
                     .map_err(e)?;
                 area.draw(&Circle::new((x + 12, y), 3, shape.filled()))
                     .map_err(e)?;
+            }
+            SeriesKind::Bar => {
+                area.draw(&Rectangle::new(
+                    [(x + 4, y - 6), (x + 20, y + 6)],
+                    colour.rgb().filled(),
+                ))
+                .map_err(e)?;
             }
             SeriesKind::Model => {
                 area.draw(&DashedPathElement::new(
@@ -576,7 +642,13 @@ fn draw_lines<DB: DrawingBackend>(
         TickFormat::Categories(names) => (-0.5, names.len().max(1) as f64 - 0.5),
         _ => plot_range(&xs, p.x.from_zero && p.x.scale == Scale::Linear, 0.04),
     };
-    let (y0, y1) = plot_range(&ys, p.y.from_zero && p.y.scale == Scale::Linear, 0.08);
+    let (y0, y1) = match p.y.fixed {
+        Some((lo, hi)) => {
+            let top = ys.iter().copied().fold(hi, f64::max);
+            (p.y.to_plot(lo), top)
+        }
+        None => plot_range(&ys, p.y.from_zero && p.y.scale == Scale::Linear, 0.08),
+    };
     let mut chart = ChartBuilder::on(area)
         .caption(&p.title, (FONT, 16))
         .margin(12)
@@ -609,6 +681,7 @@ fn draw_lines<DB: DrawingBackend>(
         .axis_desc_style((FONT, 14))
         .light_line_style(light)
         .bold_line_style(bold)
+        .max_light_lines(2)
         .draw()
         .map_err(e)?;
 
@@ -629,12 +702,22 @@ fn draw_lines<DB: DrawingBackend>(
             .map_err(e)?;
         // Stagger labels vertically so neighbouring lines do not print on top of each other.
         let y = y1 - (y1 - y0) * (0.03 + 0.07 * (i % 3) as f64);
+        let near_right = x > x0 + (x1 - x0) * 0.8;
+        let style = if near_right {
+            note.pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Right,
+                plotters::style::text_anchor::VPos::Top,
+            ))
+        } else {
+            note.clone()
+        };
+        let label = if near_right {
+            format!("{} ", v.label)
+        } else {
+            format!(" {}", v.label)
+        };
         chart
-            .draw_series(std::iter::once(Text::new(
-                format!(" {}", v.label),
-                (x, y),
-                note.clone(),
-            )))
+            .draw_series(std::iter::once(Text::new(label, (x, y), style)))
             .map_err(e)?;
     }
     for h in &p.hlines {
@@ -676,7 +759,7 @@ fn draw_lines<DB: DrawingBackend>(
             .collect();
         let xy: Vec<(f64, f64)> = pts.iter().map(|&(x, y, _)| (x, y)).collect();
         match s.kind {
-            SeriesKind::Data => {
+            SeriesKind::Data | SeriesKind::Bar => {
                 chart
                     .draw_series(LineSeries::new(xy.clone(), line))
                     .map_err(e)?;
@@ -778,6 +861,7 @@ fn draw_bars<DB: DrawingBackend>(
         .axis_desc_style((FONT, 14))
         .light_line_style(light)
         .bold_line_style(bold)
+        .max_light_lines(2)
         .draw()
         .map_err(e)?;
     let groups = if p.stacked { 1 } else { p.series.len().max(1) };

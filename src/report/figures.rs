@@ -102,6 +102,45 @@ pub fn point_label(r: &PointRecord) -> String {
         .to_string()
 }
 
+/// A compact name for a point in a long list (figure 11): the parameters that tell points
+/// of the suite apart, defaults left out.
+pub fn short_label(r: &PointRecord) -> String {
+    let int = |k: &str| data::int(r, k).unwrap_or(0);
+    match r.kernel.as_str() {
+        "row-sum" | "col-sum" => {
+            let ld = data::int(r, "ld").filter(|&ld| ld != int("cols"));
+            format!(
+                "{} {}×{}{}",
+                r.kernel,
+                int("rows"),
+                int("cols"),
+                ld.map(|ld| format!(" ld={ld}")).unwrap_or_default()
+            )
+        }
+        "transpose" => {
+            let variant = data::text(r, "variant").unwrap_or("?");
+            format!(
+                "transpose {variant} {}×{}{}",
+                int("rows"),
+                int("cols"),
+                if variant == "blocked" {
+                    format!(" B={}", int("B"))
+                } else {
+                    String::new()
+                }
+            )
+        }
+        "view-sum" => {
+            let expr = data::text(r, "expr").unwrap_or("");
+            format!(
+                "view {}",
+                view_label(expr).0.split("  ").next().unwrap_or(expr)
+            )
+        }
+        _ => point_label(r),
+    }
+}
+
 /// Predicted misses per access at each level for a warm, repeated cyclic pass over `count`
 /// lines `stride` bytes apart under LRU: a line misses at a level iff its set there holds more
 /// lines (among those that reached the level) than the level has ways — the set/GCD model
@@ -205,17 +244,23 @@ pub fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    // The probes cluster around a few power-of-two strides with ±1 controls: one category per
+    // stride keeps 4088/4096/4104 B apart, which a log axis would draw on top of each other.
+    let position = |s: i64| strides.iter().position(|&x| x == s).unwrap_or(0) as f64;
+    let stride_names: Vec<String> = strides.iter().map(|s| format!("{s} B")).collect();
     let mut panels = Vec::new();
-    for (li, level) in levels.iter().enumerate().take(3) {
+    for (li, level) in levels.iter().enumerate().take(2) {
         let mut series = Vec::new();
-        for &k in &ks {
+        for (ki, &k) in ks.iter().enumerate() {
             let colour = k_colour(&ks, k);
+            // Equal miss rates would hide each other: shift each K a little sideways.
+            let shift = (ki as f64 - (ks.len() as f64 - 1.0) / 2.0) * 0.06;
             let mut pts: Vec<XY> = probes
                 .iter()
                 .filter(|p| p.k == k)
                 .filter_map(|p| {
                     Some(XY::new(
-                        p.stride_bytes as f64,
+                        position(p.stride_bytes) + shift,
                         misses_per_access(p.record, li)?,
                     ))
                 })
@@ -231,7 +276,7 @@ pub fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
                 .iter()
                 .map(|&s| {
                     XY::new(
-                        s as f64,
+                        position(s) + shift,
                         predicted_cyclic_misses(&levels, s, k)
                             .get(li)
                             .copied()
@@ -240,24 +285,33 @@ pub fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
                 })
                 .collect();
             series.push(Series {
-                name: format!("K={k} model"),
+                name: String::new(),
                 colour,
                 kind: SeriesKind::Model,
                 points: model_pts,
             });
         }
+        series.push(Series {
+            name: "model (dashed, colour = K)".into(),
+            colour: PALETTE[6],
+            kind: SeriesKind::Model,
+            points: Vec::new(),
+        });
         panels.push(Panel::Lines(LinePanel {
             title: format!(
                 "{}: {} sets × {} ways, {} B lines",
                 level.name, level.sets, level.ways, level.line
             ),
-            x: Axis::log2_bytes("stride (bytes, log2)"),
-            y: Axis::linear(&format!("{} misses per load", level.name)),
+            x: Axis::categories(
+                &format!(
+                    "stride (bytes); sets × line = {}",
+                    format_bytes(level.set_span() as f64)
+                ),
+                stride_names.clone(),
+            ),
+            y: Axis::fraction(&format!("{} misses per load", level.name)),
             series,
-            vlines: vec![RefLine {
-                at: level.set_span() as f64,
-                label: format!("sets × line = {}", format_bytes(level.set_span() as f64)),
-            }],
+            vlines: Vec::new(),
             hlines: Vec::new(),
         }));
     }
@@ -304,7 +358,7 @@ pub fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
             prov_sim(doc)
         ),
         panels,
-        panel_width: 470,
+        panel_width: 640,
         panel_height: 380,
     };
     let look_for = match l1 {
@@ -411,8 +465,8 @@ pub fn sets_used(doc: &ResultsDocument) -> Outcome {
         .map(|&s| RefLine {
             at: s as f64,
             label: format!(
-                "{s} set{} hold {} lines",
-                if s == 1 { "" } else { "s" },
+                "{s} set{} {} lines",
+                if s == 1 { " holds" } else { "s hold" },
                 s * ways
             ),
         })
@@ -423,15 +477,23 @@ pub fn sets_used(doc: &ResultsDocument) -> Outcome {
     let panels = vec![
         Panel::Lines(LinePanel {
             title: format!("{} misses per load (simulated)", l1.name),
-            x: Axis::log2(&x_label),
-            y: Axis::linear("misses per load"),
+            x: Axis {
+                from_zero: false,
+                ticks: super::chart::TickFormat::Integer,
+                ..Axis::linear(&x_label)
+            },
+            y: Axis::fraction("misses per load"),
             series: miss_series,
             vlines,
             hlines: Vec::new(),
         }),
         Panel::Lines(LinePanel {
             title: "time per load (timed)".into(),
-            x: Axis::log2(&x_label),
+            x: Axis {
+                from_zero: false,
+                ticks: super::chart::TickFormat::Integer,
+                ..Axis::linear(&x_label)
+            },
             y: Axis::linear("ns per load"),
             series: time_series,
             vlines: time_vlines,
@@ -534,15 +596,24 @@ pub fn conflict_heatmap(doc: &ResultsDocument) -> Outcome {
         .collect();
     let l1 = levels.first();
     let conflicting = |s: i64| l1.is_some_and(|l| s % l.set_span() as i64 == 0);
+    // A cell the set model says fits the L1 (no predicted L1 miss) but that is at least twice
+    // as slow as the typical fitting cell is slowed by something else — the data TLB when the
+    // K loads sit on K different pages.
+    let fits_l1 = |s: i64, k: u64| predicted_cyclic_misses(&levels, s, k).first() == Some(&0.0);
+    let fitting: Vec<f64> = strides
+        .iter()
+        .flat_map(|&s| ks.iter().map(move |&k| (s, k)))
+        .filter(|&(s, k)| fits_l1(s, k))
+        .filter_map(|(s, k)| value(s, k))
+        .collect();
+    let typical = data::median(&fitting);
     let mut marks = Vec::new();
     for (c, &s) in strides.iter().enumerate() {
-        let column: Vec<f64> = ks.iter().filter_map(|&k| value(s, k)).collect();
-        let Some(floor) = column.iter().copied().reduce(f64::min) else {
-            continue;
-        };
         for (r, &k) in ks.iter().enumerate() {
-            let fits_l1 = !conflicting(s) || l1.is_some_and(|l| k <= u64::from(l.ways));
-            if fits_l1 && value(s, k).is_some_and(|v| v >= 1.5 * floor) {
+            if fits_l1(s, k)
+                && let (Some(v), Some(t)) = (value(s, k), typical)
+                && v >= 2.0 * t
+            {
                 marks.push((c, r, "not L1: TLB?".to_string()));
             }
         }
@@ -594,9 +665,11 @@ pub fn conflict_heatmap(doc: &ResultsDocument) -> Outcome {
             .to_string()
     } else {
         format!(
-            "{} cell(s) are ≥ 1.5× slower than their column's fastest although the lines fit \
-             the L1 sets (marked \"not L1: TLB?\"): the data TLB, not the cache.",
-            marks.len()
+            "{} cell(s) are ≥ 2× slower than the typical cell that fits the L1 ({} ns) although \
+             the model says their lines fit the L1 sets (marked \"not L1: TLB?\"): the data TLB, \
+             not the cache.",
+            marks.len(),
+            typical.map(format_number).unwrap_or_default()
         )
     };
     Outcome::Drawn(Box::new(Built {
@@ -854,7 +927,9 @@ pub fn working_set(doc: &ResultsDocument) -> Outcome {
 /// One square-matrix traversal point.
 struct Traversal<'a> {
     order: &'a str,
+    /// Columns (the row length): 2^k or 2^k+1.
     n: u64,
+    rows: u64,
     padded_ld: Option<u64>,
     record: &'a PointRecord,
 }
@@ -867,9 +942,10 @@ fn traversals(doc: &ResultsDocument) -> Vec<Traversal<'_>> {
             let rows = data::int(r, "rows")?;
             let cols = data::int(r, "cols")?;
             let ld = data::int(r, "ld").unwrap_or(cols);
-            (rows == cols).then_some(Traversal {
+            Some(Traversal {
                 order: if r.kernel == "row-sum" { "row" } else { "col" },
-                n: rows,
+                n: cols,
+                rows,
                 padded_ld: (ld != cols).then_some(ld),
                 record: r,
             })
@@ -890,7 +966,7 @@ pub fn row_vs_column(doc: &ResultsDocument) -> Outcome {
         return omitted(
             ID,
             TITLE,
-            "no timed square `row-sum`/`col-sum` points in this results file",
+            "no timed `row-sum`/`col-sum` points in this results file",
         );
     }
     let levels = data::data_levels(doc);
@@ -964,22 +1040,24 @@ pub fn row_vs_column(doc: &ResultsDocument) -> Outcome {
         });
     }
     if let Some(l1) = levels.first() {
-        // Model: one column's `n` loads at a stride of n·8 B use distinct_sets sets; the column
-        // stays cached for the next column (its lines are reused 7 more times) iff they fit.
-        let pts: Vec<XY> = ns_values
+        // Model: one column is `rows` loads n·8 B apart; its lines are reused by the next
+        // columns (8 f64 share a line) only if they all stay in the sets they map to — else
+        // every element misses.
+        let pts: Vec<XY> = plain
             .iter()
-            .filter(|&&n| n.is_power_of_two())
-            .map(|&n| {
+            .filter(|t| t.order == "col" && t.n.is_power_of_two())
+            .map(|t| {
+                let stride = t.padded_ld.unwrap_or(t.n) as i64 * 8;
                 let fits =
-                    model::conflict_onset(SIM_BASE, n as i64 * 8, l1.line, l1.sets, l1.ways, n + 1)
-                        .is_none_or(|k| k > n);
+                    model::conflict_onset(SIM_BASE, stride, l1.line, l1.sets, l1.ways, t.rows + 1)
+                        .is_none_or(|k| k > t.rows);
                 let per_line = 8.0 / f64::from(l1.line);
-                XY::new(n as f64, if fits { per_line } else { 1.0 })
+                XY::new(t.n as f64, if fits { per_line } else { 1.0 })
             })
             .collect();
         sim.push(Series {
             name: format!(
-                "model, n = 2^k: a column fits the {} sets it uses?",
+                "model, n = 2^k: 1/8 if a column stays in its {} sets",
                 l1.name
             ),
             colour: PALETTE[6],
@@ -987,7 +1065,7 @@ pub fn row_vs_column(doc: &ResultsDocument) -> Outcome {
             points: pts,
         });
     }
-    let x = || Axis::log2("matrix side n (log2; 2^k+1 drawn at 2^k)");
+    let x = || Axis::log2("columns n (log2; 2^k+1 drawn at 2^k)");
     let panels = vec![
         Panel::Lines(LinePanel {
             title: "time per element (timed)".into(),
@@ -1028,7 +1106,7 @@ pub fn row_vs_column(doc: &ResultsDocument) -> Outcome {
             let ld = t.padded_ld.unwrap_or(t.n);
             vec![
                 t.record.kernel.clone(),
-                format!("{}×{}", t.n, t.n),
+                format!("{}×{}", t.rows, t.n),
                 ld.to_string(),
                 levels
                     .first()
@@ -1036,7 +1114,7 @@ pub fn row_vs_column(doc: &ResultsDocument) -> Outcome {
                         let stride = if t.order == "col" { ld as i64 * 8 } else { 8 };
                         format!(
                             "{} of {}",
-                            model::distinct_sets(SIM_BASE, stride, t.n, l.line, l.sets),
+                            model::distinct_sets(SIM_BASE, stride, t.rows, l.line, l.sets),
                             l.sets
                         )
                     })
@@ -1463,7 +1541,7 @@ pub fn blocked(doc: &ResultsDocument) -> Outcome {
     let b = data::int(tiled[0], "B");
     let ns_major = |o: &str| {
         trav.iter()
-            .find(|t| t.order == o && Some(t.n) == n && t.padded_ld.is_none())
+            .find(|t| t.order == o && Some(t.n) == n && Some(t.rows) == n && t.padded_ld.is_none())
             .and_then(|t| data::ns_per_element(t.record))
     };
     let series = vec![
@@ -1687,16 +1765,7 @@ pub fn three_c(doc: &ResultsDocument) -> Outcome {
     let per = |r: &PointRecord, f: fn(&crate::results::SimulatedLevel) -> u64| {
         l1(r).map(|l| f(l) as f64 / data::accesses(l) as f64)
     };
-    let categories: Vec<String> = recs
-        .iter()
-        .map(|r| match data::text(r, "expr") {
-            Some(e) => format!(
-                "view-sum {}",
-                view_label(e).0.split("  ").next().unwrap_or(e)
-            ),
-            None => point_label(r),
-        })
-        .collect();
+    let categories: Vec<String> = recs.iter().map(|r| short_label(r)).collect();
     let parts: [(&str, fn(&crate::results::SimulatedLevel) -> u64); 3] = [
         ("compulsory", |l| l.compulsory),
         ("capacity", |l| l.capacity),

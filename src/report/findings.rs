@@ -17,6 +17,9 @@ pub struct Finding {
     pub magnitude: f64,
     /// Anchor of the section with the evidence.
     pub section: &'static str,
+    /// Whether the finding is about an access pattern (stride, order, view, layout) rather
+    /// than general context such as DRAM latency; those rank first.
+    pub about_strides: bool,
 }
 
 /// Every finding the data supports, largest effect first.
@@ -33,7 +36,11 @@ pub fn findings(doc: &ResultsDocument) -> Vec<Finding> {
     .flatten()
     .filter(|f| f.magnitude.is_finite() && f.magnitude > 0.0)
     .collect();
-    out.sort_by(|a, b| b.magnitude.total_cmp(&a.magnitude));
+    out.sort_by(|a, b| {
+        b.about_strides
+            .cmp(&a.about_strides)
+            .then(b.magnitude.total_cmp(&a.magnitude))
+    });
     out
 }
 
@@ -82,36 +89,45 @@ fn conflict(doc: &ResultsDocument) -> Option<Finding> {
         ),
         magnitude: ratio,
         section: "conflict",
+        about_strides: true,
     })
 }
 
 fn row_vs_column(doc: &ResultsDocument) -> Option<Finding> {
-    let square = |kernel: &'static str, n: u64| {
-        data::of_kernel(doc, kernel).find(|r| {
-            data::int(r, "rows") == Some(n)
-                && data::int(r, "cols") == Some(n)
-                && data::int(r, "ld").is_none_or(|ld| ld == n)
+    // (rows, cols, col/row time) for every unpadded matrix summed both ways.
+    let pairs: Vec<(u64, u64, f64)> = data::of_kernel(doc, "col-sum")
+        .filter_map(|c| {
+            let rows = data::int(c, "rows")?;
+            let cols = data::int(c, "cols")?;
+            if data::int(c, "ld").is_some_and(|ld| ld != cols) {
+                return None;
+            }
+            let r = data::of_kernel(doc, "row-sum").find(|r| {
+                data::int(r, "rows") == Some(rows)
+                    && data::int(r, "cols") == Some(cols)
+                    && data::int(r, "ld").is_none_or(|ld| ld == cols)
+            })?;
+            Some((rows, cols, ns(c)? / ns(r)?))
         })
-    };
-    let ratio = |n: u64| Some(ns(square("col-sum", n)?)? / ns(square("row-sum", n)?)?);
-    let sizes: Vec<u64> = data::of_kernel(doc, "col-sum")
-        .filter_map(|r| data::int(r, "rows"))
-        .filter(|n| n.is_power_of_two())
         .collect();
-    let (n, r) = sizes
+    let &(rows, cols, r) = pairs
         .iter()
-        .filter_map(|&n| Some((n, ratio(n)?)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))?;
-    let plus = ratio(n + 1)
-        .map(|r1| format!("; at {}×{} it is {}×", n + 1, n + 1, format_number(r1)))
+        .filter(|p| p.1.is_power_of_two())
+        .max_by(|a, b| a.2.total_cmp(&b.2))?;
+    let plus = pairs
+        .iter()
+        .find(|p| p.0 == rows && p.1 == cols + 1)
+        .map(|p| format!("; at {}×{} it is {}×", p.0, p.1, format_number(p.2)))
         .unwrap_or_default();
     Some(Finding {
         text: format!(
-            "Summing a {n}×{n} f64 matrix by columns is {}× slower than by rows (timed){plus}.",
+            "Summing a {rows}×{cols} f64 matrix by columns is {}× slower than by rows \
+             (timed){plus}.",
             format_number(r)
         ),
         magnitude: r,
         section: "traverse",
+        about_strides: true,
     })
 }
 
@@ -146,6 +162,7 @@ fn transpose(doc: &ResultsDocument) -> Option<Finding> {
         ),
         magnitude: best.2 / worst.2,
         section: "transpose",
+        about_strides: true,
     })
 }
 
@@ -171,6 +188,7 @@ fn latency(doc: &ResultsDocument) -> Option<Finding> {
         ),
         magnitude: ratio,
         section: "latency",
+        about_strides: false,
     })
 }
 
@@ -192,6 +210,7 @@ fn stride(doc: &ResultsDocument) -> Option<Finding> {
         ),
         magnitude: ratio,
         section: "stride",
+        about_strides: true,
     })
 }
 
@@ -210,22 +229,24 @@ fn view(doc: &ResultsDocument) -> Option<Finding> {
             ))
         })
         .collect();
-    let (expr, ratio, base) = walks
+    let (expr, ratio, own, base) = walks
         .iter()
         .filter(|w| w.1 == Some(false))
         .filter_map(|w| {
             let control = walks.iter().find(|c| c.1 == Some(true) && c.2 == w.2)?;
-            Some((w.0.clone(), w.3 / control.3, control.3))
+            Some((w.0.clone(), w.3 / control.3, w.3, control.3))
         })
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     Some(Finding {
         text: format!(
-            "The view `{expr}` costs {}× a contiguous walk of the same element count ({} ns per \
-             element, timed).",
+            "Summing the view `{expr}` costs {} ns per element, {}× a contiguous walk of the same \
+             element count ({} ns, timed).",
+            format_number(own),
             format_number(ratio),
             format_number(base)
         ),
         magnitude: ratio,
         section: "view",
+        about_strides: true,
     })
 }

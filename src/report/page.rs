@@ -18,8 +18,8 @@ body { margin:0; font: 15px/1.5 "DejaVu Sans", system-ui, sans-serif; color:var(
 header { background:#1d2329; color:#fff; padding:22px 32px; }
 header h1 { margin:0 0 4px; font-size:26px; }
 header p { margin:0; color:#c9d3dc; }
-nav { background:#fff; border-bottom:1px solid var(--line); padding:8px 32px; position:sticky; top:0; z-index:2; }
-nav a { margin-right:16px; color:var(--accent); text-decoration:none; white-space:nowrap; }
+nav { background:#fff; border-bottom:1px solid var(--line); padding:8px 32px; position:sticky; top:0; z-index:2; display:flex; flex-wrap:wrap; gap:4px 18px; }
+nav a { color:var(--accent); text-decoration:none; white-space:nowrap; }
 main { max-width:1480px; margin:0 auto; padding:16px 32px 48px; }
 section { background:#fff; border:1px solid var(--line); border-radius:8px; padding:18px 24px; margin:20px 0; }
 h2 { margin:0 0 10px; font-size:21px; }
@@ -228,7 +228,7 @@ fn built_block(b: &Built) -> Markup {
     html! {
         h3 { (b.figure.title) }
         figure {
-            a href=(svg) { img src=(png) alt=(b.figure.title) loading="lazy"; }
+            a href=(svg) { img src=(png) alt=(b.figure.title); }
             figcaption { (b.figure.provenance) " · " a href=(svg) { "SVG" } " · " a href=(png) { "PNG" } }
         }
         div.look { strong { "What to look for: " } (b.look_for) }
