@@ -168,7 +168,7 @@ fn infer(requested: &[i64], numel: usize) -> Option<Vec<usize>> {
         .product();
     let mut shape: Vec<usize> = requested.iter().map(|&n| n.max(0) as usize).collect();
     if let Some(k) = requested.iter().position(|&n| n == -1) {
-        if known == 0 || numel % known != 0 {
+        if known == 0 || !numel.is_multiple_of(known) {
             return None;
         }
         shape[k] = numel / known;
@@ -556,7 +556,7 @@ fn random_factors(rng: &mut Rng, numel: usize) -> Vec<i64> {
     let mut rest = numel;
     let mut p = 2;
     while rest > 1 {
-        while rest % p == 0 {
+        while rest.is_multiple_of(p) {
             factors.push(p as i64);
             rest /= p;
         }
@@ -908,6 +908,98 @@ proptest! {
         let text: String = chars.into_iter().collect();
         if let Err(e) = expr::evaluate_as::<i64>(&text, 4096) {
             prop_assert!(!e.to_string().is_empty());
+        }
+    }
+}
+
+/// Random well-formed chains whose integers include extremes (±i64::MAX, ±2^62, ±2^31):
+/// every checked computation must turn into an error, never an overflow panic.
+fn random_grammar_expr(rng: &mut Rng) -> String {
+    const EXTREMES: [i64; 8] = [
+        i64::MAX,
+        -i64::MAX,
+        1 << 62,
+        -(1 << 62),
+        1 << 31,
+        -(1 << 31),
+        (1 << 32) + 1,
+        isize::MAX as i64 / 3,
+    ];
+    let int = |rng: &mut Rng| -> i64 {
+        if rng.chance(25) {
+            EXTREMES[rng.range(0, EXTREMES.len() as i64 - 1) as usize]
+        } else {
+            rng.range(-4, 6)
+        }
+    };
+    let mut text = format!("arange({})", rng.range(0, 30));
+    for _ in 0..rng.range(1, 6) {
+        let method = rng.range(0, 16);
+        // Mostly the right number of arguments, so most chains get past argument binding.
+        let arity = match method {
+            0 | 3 => 2,
+            4 => 3,
+            6 => 1,
+            5 | 11 => rng.range(0, 2),
+            _ => rng.range(0, 3),
+        };
+        let arity = if rng.chance(10) {
+            rng.range(0, 4)
+        } else {
+            arity
+        };
+        let args: Vec<String> = (0..arity).map(|_| int(rng).to_string()).collect();
+        let args = args.join(", ");
+        let step = match method {
+            0 => format!(".transpose({args})"),
+            1 => format!(".permute({args})"),
+            2 => ".T".to_string(),
+            3 => format!(".select({args})"),
+            4 => format!(".narrow({args})"),
+            5 => format!(".diagonal({args})"),
+            6 => format!(".unsqueeze({args})"),
+            7 => format!(".expand({args})"),
+            8 => format!(".flip({args})"),
+            9 => format!(".view({args})"),
+            10 => format!(".reshape({args})"),
+            11 => format!(".flatten({args})"),
+            12 => {
+                let n = rng.range(1, 3);
+                let sizes: Vec<String> = (0..n).map(|_| int(rng).to_string()).collect();
+                let strides: Vec<String> = (0..n).map(|_| int(rng).to_string()).collect();
+                format!(
+                    ".as_strided(({},), ({},), {})",
+                    sizes.join(", "),
+                    strides.join(", "),
+                    int(rng)
+                )
+            }
+            13 => format!("[{}:{}:{}]", int(rng), int(rng), int(rng)),
+            14 => format!("[{}, None, ...]", int(rng)),
+            _ => ".contiguous()".to_string(),
+        };
+        text.push_str(&step);
+    }
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 3000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn extreme_integers_never_panic(seed in any::<u64>()) {
+        let mut rng = Rng(seed);
+        let text = random_grammar_expr(&mut rng);
+        match expr::evaluate_as::<i64>(&text, 4096) {
+            Ok(e) => {
+                let storage_len = e.storage_len();
+                prop_assert!(e.layout().offsets().all(|o| o < storage_len), "{}", text);
+            }
+            Err(err) => prop_assert!(!err.to_string().is_empty()),
         }
     }
 }

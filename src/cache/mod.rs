@@ -1,5 +1,13 @@
 //! Cache geometry, the set-associative simulator and the analytic set/GCD model.
+//!
+//! - [`geometry`]: what each level looks like and where that came from (sysfs, CPUID,
+//!   `--cache` overrides, presets of real machines), with plausibility warnings.
+//! - [`sim`]: a hierarchy of set-associative levels with cachegrind's semantics, four
+//!   replacement policies and a compulsory/capacity/conflict split; it is an [`AccessSink`].
+//! - [`model`]: how many sets a stride touches (`S / gcd(s/L, S)`) and when conflicts start.
 #![forbid(unsafe_code)]
+
+pub mod infer;
 
 /// A consumer of memory accesses: the simulator implements it, kernels feed it.
 ///

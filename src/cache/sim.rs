@@ -21,9 +21,6 @@
 //! misses is classified by its worst line (compulsory before capacity before conflict), so
 //! `compulsory + capacity + conflict == misses` always holds.
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
-
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -108,126 +105,267 @@ enum MissKind {
 }
 
 const EMPTY: u64 = u64::MAX;
+/// Shadow node index meaning "none".
+const NIL: u32 = u32::MAX;
+/// Table value: this level has never seen the line.
+const UNSEEN: u32 = u32::MAX - 1;
 
-/// A multiply-and-fold hasher for line numbers. The fold matters: strided line numbers are
-/// multiples of a power of two, and a plain multiplicative hash would leave their low bits
-/// (which pick the bucket) all zero.
-#[derive(Default, Clone, Copy)]
-struct LineHasher(u64);
+/// A table slot for `line` in a table of `mask + 1` (a power of two) slots.
+///
+/// Lines inside one table-sized window keep their order (slot = line + a per-window offset),
+/// so a regular trace probes the table in a regular, prefetchable pattern instead of at
+/// random — the table probe is the 3C classifier's main cost. The window number is mixed
+/// (with a fold: strided window numbers are multiples of a power of two, whose low product
+/// bits would otherwise all be zero) so distant windows land at unrelated offsets. The table
+/// is at most half full, so one window's lines never fill it.
+///
+/// `window_bits` is log2 of the slot count (stored, not recomputed: baseline x86-64 has no
+/// popcnt instruction).
+#[inline]
+fn slot_of(line: u64, mask: usize, window_bits: u32) -> usize {
+    let window = line >> window_bits;
+    let h = window.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (line.wrapping_add(h ^ (h >> 29)) as usize) & mask
+}
 
-impl Hasher for LineHasher {
-    fn finish(&self) -> u64 {
-        let h = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        h ^ (h >> 32)
+/// An open-addressing (linear probing) map from line number to one `u32` per level sharing
+/// it (all 3C-classified levels with the same line size share one table, so a line that
+/// misses down the hierarchy is probed once). No deletion: every line a level ever sees
+/// stays (the compulsory-miss record), with the shadow node it was last given (`UNSEEN` in
+/// the columns of levels that never saw it).
+#[derive(Debug, Clone)]
+struct LineTable {
+    /// Slot s is `words` u64s from `s × words`: the key, then the `u32` values two per word —
+    /// interleaved so one probe touches one host cache line, not two arrays.
+    entries: Vec<u64>,
+    words: usize,
+    mask: usize,
+    /// log2 of the slot count.
+    window_bits: u32,
+    len: usize,
+    /// How many times the table grew (tests check growth was exercised).
+    grown: u32,
+    /// The last probe: consecutive levels asking for the same line get it for free.
+    cached: (u64, usize),
+}
+
+/// Two `UNSEEN` values packed into one word.
+const UNSEEN_PAIR: u64 = (UNSEEN as u64) << 32 | UNSEEN as u64;
+
+impl LineTable {
+    fn new(lines: usize, columns: usize) -> Self {
+        let slots = (lines.max(8) * 2).next_power_of_two();
+        let words = 1 + columns.div_ceil(2);
+        let mut table = Self {
+            entries: Vec::new(),
+            words,
+            mask: slots - 1,
+            window_bits: slots.trailing_zeros(),
+            len: 0,
+            grown: 0,
+            cached: (EMPTY, 0),
+        };
+        table.entries = table.empty_entries(slots);
+        table
     }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8 | u64::from(b)).rotate_left(5);
+
+    fn empty_entries(&self, slots: usize) -> Vec<u64> {
+        let mut entries = vec![UNSEEN_PAIR; slots * self.words];
+        for slot in 0..slots {
+            entries[slot * self.words] = EMPTY;
         }
+        entries
     }
-    fn write_u64(&mut self, value: u64) {
-        self.0 = value;
+
+    fn slots(&self) -> usize {
+        self.mask + 1
+    }
+
+    #[inline]
+    fn key(&self, slot: usize) -> u64 {
+        self.entries[slot * self.words]
+    }
+
+    /// The slot of `line`, inserting it (every column `UNSEEN`) if absent. May grow the table.
+    #[inline]
+    fn find_or_insert(&mut self, line: u64) -> usize {
+        if self.cached.0 == line {
+            return self.cached.1;
+        }
+        if (self.len + 1) * 2 > self.slots() {
+            self.grow();
+        }
+        let mut slot = slot_of(line, self.mask, self.window_bits);
+        loop {
+            let key = self.key(slot);
+            if key == line {
+                break;
+            }
+            if key == EMPTY {
+                self.entries[slot * self.words] = line;
+                self.len += 1;
+                break;
+            }
+            slot = (slot + 1) & self.mask;
+        }
+        self.cached = (line, slot);
+        slot
+    }
+
+    #[inline]
+    fn value(&self, slot: usize, column: usize) -> u32 {
+        let word = self.entries[slot * self.words + 1 + column / 2];
+        (word >> (32 * (column % 2))) as u32
+    }
+
+    #[inline]
+    fn set_value(&mut self, slot: usize, column: usize, value: u32) {
+        let word = &mut self.entries[slot * self.words + 1 + column / 2];
+        let shift = 32 * (column % 2);
+        *word = (*word & !(0xFFFF_FFFF << shift)) | (u64::from(value) << shift);
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.entries);
+        let slots = self.slots() * 2;
+        self.entries = self.empty_entries(slots);
+        self.mask = slots - 1;
+        self.window_bits = slots.trailing_zeros();
+        for old_entry in old.chunks_exact(self.words) {
+            let key = old_entry[0];
+            if key != EMPTY {
+                let mut slot = slot_of(key, self.mask, self.window_bits);
+                while self.key(slot) != EMPTY {
+                    slot = (slot + 1) & self.mask;
+                }
+                let at = slot * self.words;
+                self.entries[at..at + self.words].copy_from_slice(old_entry);
+            }
+        }
+        self.grown += 1;
+        self.cached = (EMPTY, 0);
     }
 }
 
-type LineMap<V> = HashMap<u64, V, BuildHasherDefault<LineHasher>>;
-type LineSet = HashSet<u64, BuildHasherDefault<LineHasher>>;
-
-const NIL: u32 = u32::MAX;
-
-/// A fully-associative LRU cache of `capacity` lines: a hash map from line to node plus an
-/// intrusive doubly-linked recency list in a flat array. O(1) per access.
+/// The 3C bookkeeping of one level: whether it ever saw a line (compulsory misses) and a
+/// fully-associative LRU shadow cache of the level's size (capacity vs conflict), kept as an
+/// intrusive doubly-linked recency list over a flat array of nodes and indexed through the
+/// level's column of a [`LineTable`]. O(1) per access, at most one table probe.
+///
+/// The table remembers the node a line was last given, and never forgets it: when a node is
+/// recycled for another line, the old line's entry goes stale, which the node's own `line`
+/// field exposes (`nodes[value].line != line`). So evictions write nothing to the table and
+/// table growth (which moves slots) needs no fix-up.
 #[derive(Debug, Clone)]
-struct FullyAssociativeLru {
+struct Classifier {
+    /// Which of the hierarchy's tables, and which column in it.
+    table: usize,
+    column: usize,
     capacity: usize,
-    index: LineMap<u32>,
-    lines: Vec<u64>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    /// Shadow nodes: the line held and the recency-list links (one host cache line per node).
+    nodes: Vec<ShadowNode>,
     head: u32,
     tail: u32,
-    /// The most recent line: repeated touches of it change nothing and skip the map.
+    /// The most recent line: repeated touches of it change nothing and skip the table.
     last: u64,
 }
 
-impl FullyAssociativeLru {
-    fn new(capacity: usize) -> Self {
+#[derive(Debug, Clone, Copy)]
+struct ShadowNode {
+    line: u64,
+    prev: u32,
+    next: u32,
+}
+
+/// What the shadow says about one line access.
+struct ShadowOutcome {
+    fully_associative_hit: bool,
+    first_touch: bool,
+}
+
+impl Classifier {
+    fn new(capacity: usize, table: usize, column: usize) -> Self {
         Self {
+            table,
+            column,
             capacity,
-            index: LineMap::with_capacity_and_hasher(capacity.min(1 << 20), Default::default()),
-            lines: Vec::with_capacity(capacity.min(1 << 20)),
-            prev: Vec::new(),
-            next: Vec::new(),
+            nodes: Vec::new(),
             head: NIL,
             tail: NIL,
             last: EMPTY,
         }
     }
 
-    /// Touches `line`; returns whether it was resident.
     #[inline]
-    fn access(&mut self, line: u64) -> bool {
+    fn access(&mut self, line: u64, table: &mut LineTable) -> ShadowOutcome {
         if line == self.last {
-            return true;
+            return ShadowOutcome {
+                fully_associative_hit: true,
+                first_touch: false,
+            };
         }
         self.last = line;
-        if let Some(&node) = self.index.get(&line) {
-            self.move_to_front(node);
-            return true;
+        let slot = table.find_or_insert(line);
+        let value = table.value(slot, self.column);
+        if value != UNSEEN && self.nodes[value as usize].line == line {
+            self.move_to_front(value);
+            return ShadowOutcome {
+                fully_associative_hit: true,
+                first_touch: false,
+            };
         }
-        let node = if self.lines.len() < self.capacity {
-            let node = self.lines.len() as u32;
-            self.lines.push(line);
-            self.prev.push(NIL);
-            self.next.push(NIL);
-            node
+        let node = if self.nodes.len() < self.capacity {
+            self.nodes.push(ShadowNode {
+                line,
+                prev: NIL,
+                next: NIL,
+            });
+            (self.nodes.len() - 1) as u32
         } else {
             let victim = self.tail;
             self.unlink(victim);
-            self.index.remove(&self.lines[victim as usize]);
-            self.lines[victim as usize] = line;
+            self.nodes[victim as usize].line = line;
             victim
         };
-        self.index.insert(line, node);
+        table.set_value(slot, self.column, node);
         self.push_front(node);
-        false
+        ShadowOutcome {
+            fully_associative_hit: false,
+            first_touch: value == UNSEEN,
+        }
     }
 
     fn unlink(&mut self, node: u32) {
-        let (p, n) = (self.prev[node as usize], self.next[node as usize]);
-        match p {
-            NIL => self.head = n,
-            p => self.next[p as usize] = n,
+        let ShadowNode { prev, next, .. } = self.nodes[node as usize];
+        match prev {
+            NIL => self.head = next,
+            p => self.nodes[p as usize].next = next,
         }
-        match n {
-            NIL => self.tail = p,
-            n => self.prev[n as usize] = p,
+        match next {
+            NIL => self.tail = prev,
+            n => self.nodes[n as usize].prev = prev,
         }
     }
 
     fn push_front(&mut self, node: u32) {
-        self.prev[node as usize] = NIL;
-        self.next[node as usize] = self.head;
-        match self.head {
+        let head = self.head;
+        let n = &mut self.nodes[node as usize];
+        n.prev = NIL;
+        n.next = head;
+        match head {
             NIL => self.tail = node,
-            h => self.prev[h as usize] = node,
+            h => self.nodes[h as usize].prev = node,
         }
         self.head = node;
     }
 
+    #[inline]
     fn move_to_front(&mut self, node: u32) {
         if self.head != node {
             self.unlink(node);
             self.push_front(node);
         }
     }
-}
-
-/// The 3C bookkeeping of one level.
-#[derive(Debug, Clone)]
-struct Classifier {
-    seen: LineSet,
-    shadow: FullyAssociativeLru,
 }
 
 /// Replacement state beyond the tag array.
@@ -264,7 +402,7 @@ impl LevelSim {
     fn new(
         geometry: &CacheLevel,
         policy: Policy,
-        classify: bool,
+        classifier: Option<Classifier>,
         index: usize,
     ) -> Result<Self, SimError> {
         let bad = || SimError::BadGeometry {
@@ -310,10 +448,7 @@ impl LevelSim {
             tags: vec![EMPTY; slots],
             replacement,
             stats: LevelStats::default(),
-            classifier: classify.then(|| Classifier {
-                seen: LineSet::default(),
-                shadow: FullyAssociativeLru::new(slots),
-            }),
+            classifier,
         })
     }
 
@@ -328,7 +463,7 @@ impl LevelSim {
     /// One access (possibly straddling); returns true on a miss. Rules 3 and 6 of the module
     /// docs live here.
     #[inline]
-    fn access(&mut self, addr: u64, len: u32, is_store: bool) -> bool {
+    fn access(&mut self, addr: u64, len: u32, is_store: bool, tables: &mut [LineTable]) -> bool {
         let first = addr >> self.line_shift;
         let last = addr.saturating_add(u64::from(len.max(1)) - 1) >> self.line_shift;
         let mut missed = false;
@@ -337,11 +472,11 @@ impl LevelSim {
         loop {
             let hit = self.lookup(line);
             if let Some(classifier) = &mut self.classifier {
-                let fa_hit = classifier.shadow.access(line);
+                let shadow = classifier.access(line, &mut tables[classifier.table]);
                 if !hit {
-                    let kind = if classifier.seen.insert(line) {
+                    let kind = if shadow.first_touch {
                         MissKind::Compulsory
-                    } else if !fa_hit {
+                    } else if !shadow.fully_associative_hit {
                         MissKind::Capacity
                     } else {
                         MissKind::Conflict
@@ -380,21 +515,32 @@ impl LevelSim {
         let ways = self.ways;
         let tags = &mut self.tags[base..base + ways];
         match &mut self.replacement {
-            Replacement::Lru | Replacement::Fifo => {
+            Replacement::Lru => {
                 if tags[0] == line {
                     return true;
                 }
-                if let Some(pos) = tags.iter().position(|&t| t == line) {
-                    if matches!(self.replacement, Replacement::Lru) {
-                        tags[..=pos].rotate_right(1);
+                // One pass: shift each tag one way back until the line itself is met (a hit,
+                // now moved to the front) or falls off the end (a miss; the carry is the victim).
+                let mut carry = line;
+                for tag in tags.iter_mut() {
+                    let previous = std::mem::replace(tag, carry);
+                    if previous == line {
+                        return true;
                     }
-                    return true;
+                    carry = previous;
                 }
-                if tags[ways - 1] != EMPTY {
+                if carry != EMPTY {
                     self.stats.evictions += 1;
                 }
-                tags.rotate_right(1);
-                tags[0] = line;
+                false
+            }
+            Replacement::Fifo => {
+                if tags.contains(&line) {
+                    return true;
+                }
+                if shift_in(tags, line) != EMPTY {
+                    self.stats.evictions += 1;
+                }
                 false
             }
             Replacement::TreePlru { bits, depth } => {
@@ -444,6 +590,17 @@ impl LevelSim {
     }
 }
 
+/// Puts `line` at the front of `tags`, shifting the others one way back; returns the tag
+/// that fell off the end. A plain loop: for ≤ 16 ways it beats `rotate_right`'s memmove.
+#[inline]
+fn shift_in(tags: &mut [u64], line: u64) -> u64 {
+    let mut carry = line;
+    for tag in tags.iter_mut() {
+        carry = std::mem::replace(tag, carry);
+    }
+    carry
+}
+
 /// Marks `way` most recently used: every node on its path points away from it.
 #[inline]
 fn plru_touch(tree: &mut u64, depth: u32, way: usize) {
@@ -491,6 +648,8 @@ fn xorshift(state: &mut u64) -> u64 {
 #[derive(Debug, Clone)]
 pub struct Hierarchy {
     levels: Vec<LevelSim>,
+    /// The 3C line tables, one per distinct line size (empty without 3C).
+    tables: Vec<LineTable>,
     policy: Policy,
     classify: bool,
 }
@@ -505,13 +664,36 @@ impl Hierarchy {
         if levels.is_empty() {
             return Err(SimError::NoLevels);
         }
-        let levels = levels
+        // Classified levels with the same line size share a table (one column each).
+        let mut table_lines: Vec<u32> = Vec::new();
+        let mut table_columns: Vec<usize> = Vec::new();
+        let mut sims = Vec::with_capacity(levels.len());
+        for (i, level) in levels.iter().enumerate() {
+            let classifier = if classify_3c {
+                let table = match table_lines.iter().position(|&l| l == level.line) {
+                    Some(t) => t,
+                    None => {
+                        table_lines.push(level.line);
+                        table_columns.push(0);
+                        table_lines.len() - 1
+                    }
+                };
+                let column = table_columns[table];
+                table_columns[table] += 1;
+                let capacity = usize::try_from(level.lines()).unwrap_or(usize::MAX);
+                Some(Classifier::new(capacity, table, column))
+            } else {
+                None
+            };
+            sims.push(LevelSim::new(level, policy, classifier, i)?);
+        }
+        let tables = table_columns
             .iter()
-            .enumerate()
-            .map(|(i, level)| LevelSim::new(level, policy, classify_3c, i))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|&columns| LineTable::new(1 << 12, columns))
+            .collect();
         Ok(Self {
-            levels,
+            levels: sims,
+            tables,
             policy,
             classify: classify_3c,
         })
@@ -554,8 +736,9 @@ impl Hierarchy {
         }
     }
 
-    /// Resident line *addresses* of level `level`, per set (see [`LevelSim::resident`] for
-    /// the order within a set). For tests and teaching output.
+    /// Resident line *addresses* of level `level`, per set. Within a set: most recent first
+    /// (LRU), newest first (FIFO), way order (tree-PLRU, random). For tests and teaching
+    /// output. Panics if `level` is out of range.
     pub fn resident_lines(&self, level: usize) -> Vec<Vec<u64>> {
         let shift = self.levels[level].line_shift;
         self.levels[level]
@@ -565,7 +748,8 @@ impl Hierarchy {
             .collect()
     }
 
-    /// Whether the line holding `addr` is resident at `level`.
+    /// Whether the line holding `addr` is resident at `level`. Panics if `level` is out of
+    /// range.
     pub fn contains(&self, level: usize, addr: u64) -> bool {
         let l = &self.levels[level];
         let line = addr >> l.line_shift;
@@ -576,7 +760,7 @@ impl Hierarchy {
     #[inline]
     fn access(&mut self, addr: u64, len: u32, is_store: bool) {
         for level in &mut self.levels {
-            if !level.access(addr, len, is_store) {
+            if !level.access(addr, len, is_store, &mut self.tables) {
                 return;
             }
         }
@@ -833,6 +1017,17 @@ mod tests {
 
     /// Brute-force reference: per-set recency lists and a fully-associative recency list.
     fn reference(trace: &[(u64, bool)], sets: u64, ways: usize) -> (u64, u64, u64, u64) {
+        reference_with_misses(trace, sets, ways).0
+    }
+
+    /// As [`reference`], also returning the accesses that missed (the next level's trace).
+    #[allow(clippy::type_complexity)]
+    fn reference_with_misses(
+        trace: &[(u64, bool)],
+        sets: u64,
+        ways: usize,
+    ) -> ((u64, u64, u64, u64), Vec<(u64, bool)>) {
+        let mut missed = Vec::new();
         let mut cache: Vec<Vec<u64>> = vec![Vec::new(); sets as usize];
         let mut fa: Vec<u64> = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -850,6 +1045,7 @@ mod tests {
             fa.truncate(capacity);
             if !hit {
                 misses += 1;
+                missed.push((line, false));
                 if seen.insert(line) {
                     comp += 1;
                 } else if !fa_hit {
@@ -859,7 +1055,90 @@ mod tests {
                 }
             }
         }
-        (misses, comp, cap, conf)
+        ((misses, comp, cap, conf), missed)
+    }
+
+    /// Many distinct lines (the line table grows several times, moving every slot) through
+    /// two 3C levels sharing one table: every count must still equal the brute force.
+    #[test]
+    fn shared_table_growth_keeps_two_levels_exact() {
+        let mut state = 0x1234_5678_9ABC_DEF1u64;
+        let trace: Vec<(u64, bool)> = (0..80_000)
+            .map(|i| {
+                let r = xorshift(&mut state);
+                // Mostly a small hot set, sometimes one of 20 000 cold lines.
+                let line = if r.is_multiple_of(2) {
+                    (r >> 8) % 20_000
+                } else {
+                    (r >> 8) % 24
+                };
+                (line + (i % 3), false)
+            })
+            .collect();
+        let mut h = Hierarchy::new(
+            &[level("L1d", 64, 2, 16), level("L2", 256, 4, 16)],
+            Policy::Lru,
+            true,
+        )
+        .unwrap();
+        for &(line, _) in &trace {
+            h.load(line * 16, 8);
+        }
+        let (l1_expected, l1_misses) = reference_with_misses(&trace, 2, 2);
+        let l2_expected = reference(&l1_misses, 4, 4);
+        let s = h.stats();
+        assert_eq!(
+            (s[0].misses(), s[0].compulsory, s[0].capacity, s[0].conflict),
+            l1_expected
+        );
+        assert_eq!(
+            (s[1].misses(), s[1].compulsory, s[1].capacity, s[1].conflict),
+            l2_expected
+        );
+        assert!(h.tables[0].grown >= 2, "the table should have grown");
+    }
+
+    /// cachegrind's `cg_sim.c`, transcribed: tags are block numbers, per-set arrays kept most
+    /// recent first, a straddling reference looks up both blocks and misses if either did, and
+    /// an LL reference happens only after a D1 miss, with the whole access.
+    struct CgCache {
+        sets: Vec<Vec<u64>>,
+        ways: usize,
+        line_bits: u32,
+    }
+
+    impl CgCache {
+        fn new(size: u64, ways: usize, line: u64) -> Self {
+            let sets = (size / (ways as u64 * line)) as usize;
+            Self {
+                sets: vec![Vec::new(); sets],
+                ways,
+                line_bits: line.trailing_zeros(),
+            }
+        }
+        fn setref_is_miss(&mut self, block: u64) -> bool {
+            let n = self.sets.len() as u64;
+            let set = &mut self.sets[(block % n) as usize];
+            let hit = set.iter().position(|&t| t == block);
+            if let Some(i) = hit {
+                set.remove(i);
+            }
+            set.insert(0, block);
+            set.truncate(self.ways);
+            hit.is_none()
+        }
+        fn ref_is_miss(&mut self, addr: u64, size: u64) -> bool {
+            let block1 = addr >> self.line_bits;
+            let block2 = (addr + size - 1) >> self.line_bits;
+            if block1 == block2 {
+                self.setref_is_miss(block1)
+            } else {
+                // "always do both, as state is updated as side effect"
+                let m1 = self.setref_is_miss(block1);
+                let m2 = self.setref_is_miss(block2);
+                m1 || m2
+            }
+        }
     }
 
     proptest::proptest! {
@@ -877,6 +1156,49 @@ mod tests {
             let s = h.stats()[0];
             let expected = reference(&trace, sets, ways);
             proptest::prop_assert_eq!((s.misses(), s.compulsory, s.capacity, s.conflict), expected);
+        }
+
+        /// D1 + LL counts equal cachegrind's algorithm on random accesses, straddles included,
+        /// with and without the 3C classification switched on.
+        #[test]
+        fn two_levels_match_cachegrinds_algorithm(
+            trace in proptest::collection::vec((0u64..2048, 1u64..=16, proptest::bool::ANY), 0..400),
+            classify in proptest::bool::ANY,
+        ) {
+            let mut h = Hierarchy::new(
+                &[level("L1d", 128, 2, 16), level("L2", 512, 4, 16)],
+                Policy::Lru,
+                classify,
+            )
+            .unwrap();
+            let mut d1 = CgCache::new(128, 2, 16);
+            let mut ll = CgCache::new(512, 4, 16);
+            let mut expected = [[0u64; 4]; 2]; // [loads, stores, load misses, store misses]
+            for &(addr, size, store) in &trace {
+                if store { h.store(addr, size as u32) } else { h.load(addr, size as u32) }
+                let kind = usize::from(store);
+                expected[0][kind] += 1;
+                if d1.ref_is_miss(addr, size) {
+                    expected[0][2 + kind] += 1;
+                    expected[1][kind] += 1;
+                    if ll.ref_is_miss(addr, size) {
+                        expected[1][2 + kind] += 1;
+                    }
+                }
+            }
+            let s = h.stats();
+            for (level, stats) in s.iter().enumerate() {
+                proptest::prop_assert_eq!(
+                    [stats.loads, stats.stores, stats.load_misses, stats.store_misses],
+                    expected[level]
+                );
+                if classify {
+                    proptest::prop_assert_eq!(
+                        stats.compulsory + stats.capacity + stats.conflict,
+                        stats.misses()
+                    );
+                }
+            }
         }
     }
 }

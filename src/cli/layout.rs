@@ -306,7 +306,8 @@ fn explain(evaluation: &Evaluation<i64>) -> String {
     out.push('\n');
 
     let numel = layout.numel();
-    let _ = writeln!(out, "shape     {:?}  ({numel} elements)", layout.shape());
+    let noun = if numel == 1 { "element" } else { "elements" };
+    let _ = writeln!(out, "shape     {:?}  ({numel} {noun})", layout.shape());
     let _ = writeln!(
         out,
         "strides   {:?}  (in elements: +1 on index k moves strides[k] cells)",
@@ -338,7 +339,7 @@ fn explain(evaluation: &Evaluation<i64>) -> String {
         "yes".to_string()
     } else {
         "no: several elements may share one storage cell (stride 0 or overlap), \
-         so writing through this view is refused"
+         so the view is read-only"
             .to_string()
     };
     let _ = writeln!(out, "writable  {writable}");
@@ -349,6 +350,13 @@ fn explain(evaluation: &Evaluation<i64>) -> String {
     if evaluation.storage_len() <= STRIP_MAX_CELLS && evaluation.storage_len() > 0 {
         out.push_str(&storage_strip(evaluation));
         out.push('\n');
+    } else if let Some((low, high)) = layout.reachable_range() {
+        let _ = writeln!(
+            out,
+            "storage cells: the view reads cells {low}..={high} of {} (a strip of cells is \
+             drawn for storages of at most {STRIP_MAX_CELLS})\n",
+            evaluation.storage_len()
+        );
     }
 
     if numel <= VALUES_MAX_SHOWN {

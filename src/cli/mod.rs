@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod infer;
+pub mod info;
 pub mod layout;
 pub mod report;
 pub mod run;
@@ -26,6 +28,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Render the HTML report (figures, tables) from one or more results files.
     Report(report::ReportArgs),
+    /// Describe this machine: CPU, caches (source, warnings), pages, pinning, perf events.
+    Info(info::InfoArgs),
+    /// Infer the cache geometry (line, L1d size/ways/sets, L2, LLC, L1 DTLB reach) from timing alone.
+    Infer(infer::InferArgs),
 }
 
 /// Runs the chosen subcommand. Errors returned here are printed by `main` and exit with 2.
@@ -36,5 +42,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Report(args)) => report::run(args),
         // The main job: measure the quick suite and write reports/latest/.
         None => report::main_job(),
+        Some(Command::Info(args)) => info::run(args),
+        Some(Command::Infer(args)) => infer::run(args),
+        None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
     }
 }

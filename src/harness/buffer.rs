@@ -40,11 +40,14 @@ impl AlignedBuffer {
             .ok_or(BufferError::TooLarge { elements: len })?;
         let layout = Layout::from_size_align(bytes.max(BUFFER_ALIGN), BUFFER_ALIGN)
             .map_err(|_| BufferError::TooLarge { elements: len })?;
-        let raw = alloc_zeroed_aligned(layout);
+        // Huge pages must be requested before the first write: zeroing touches every page, and
+        // pages already faulted in as 4 KiB stay 4 KiB (until khugepaged, much later).
+        let raw = if huge_pages {
+            alloc_advised_zeroed(layout)
+        } else {
+            alloc_zeroed_aligned(layout)
+        };
         let ptr = NonNull::new(raw.cast::<f64>()).ok_or(BufferError::AllocationFailed { bytes })?;
-        if huge_pages {
-            advise_huge_pages(raw, layout.size());
-        }
         let mut buffer = Self { ptr, len, layout };
         buffer.first_touch();
         Ok(buffer)
@@ -67,6 +70,18 @@ impl AlignedBuffer {
 fn alloc_zeroed_aligned(layout: Layout) -> *mut u8 {
     // SAFETY: layout has non-zero size (at least BUFFER_ALIGN bytes) and a valid alignment.
     unsafe { alloc::alloc_zeroed(layout) }
+}
+
+/// Allocates `layout` (non-zero size), asks for huge pages, then zeroes it.
+fn alloc_advised_zeroed(layout: Layout) -> *mut u8 {
+    // SAFETY: layout has non-zero size (at least BUFFER_ALIGN bytes) and a valid alignment.
+    let raw = unsafe { alloc::alloc(layout) };
+    if !raw.is_null() {
+        advise_huge_pages(raw, layout.size());
+        // SAFETY: raw is valid for layout.size() bytes of writes (just allocated, not null).
+        unsafe { std::ptr::write_bytes(raw, 0, layout.size()) };
+    }
+    raw
 }
 
 /// Asks the kernel for transparent huge pages on `[ptr, ptr+len)`; a refusal is not an error

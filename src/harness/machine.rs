@@ -10,9 +10,10 @@ use serde::{Deserialize, Serialize};
 use crate::cache::geometry::{CacheLevel, Geometry};
 use crate::harness::counters::{EventProbe, probe_events};
 
-/// The rustc that compiled this crate, if cargo exposed it (`CARGO_PKG_RUST_VERSION` is the
-/// declared MSRV, not the compiler, so it is not used). `RUSTC_VERSION` can be set by a build
-/// script or the environment at build time; without it the field records only the profile.
+/// The rustc that compiled this crate, if the build environment recorded it. Cargo does not
+/// expose the compiler version without a build script (`CARGO_PKG_RUST_VERSION` is the MSRV),
+/// and the crate has none, so a build may set `STRIDELAB_RUSTC_VERSION`; otherwise
+/// [`BuildInfo::current`] asks the `rustc` on PATH at run time and says so.
 const RUSTC_VERSION: Option<&str> = option_env!("STRIDELAB_RUSTC_VERSION");
 
 /// Everything a report needs to describe where numbers came from.
@@ -53,8 +54,11 @@ pub struct BuildInfo {
     pub crate_version: String,
     /// `debug` or `release` (from `debug_assertions`).
     pub profile: String,
-    /// rustc version if recorded at build time (env `STRIDELAB_RUSTC_VERSION`), else None.
+    /// `rustc --version` of the compiler, if known.
     pub rustc: Option<String>,
+    /// Where `rustc` came from: `build-env` (recorded at build time, exact) or
+    /// `path-at-runtime` (the rustc on PATH when this ran: usually, not surely, the builder).
+    pub rustc_source: Option<String>,
     /// Target features compiled in that matter for kernels (e.g. `avx2`, `avx512f`).
     pub target_features: Vec<String>,
 }
@@ -115,6 +119,13 @@ impl BuildInfo {
         feature!("fma");
         feature!("avx512f");
         feature!("neon");
+        let (rustc, rustc_source) = match RUSTC_VERSION {
+            Some(version) => (Some(version.to_string()), Some("build-env".to_string())),
+            None => match rustc_on_path() {
+                Some(version) => (Some(version), Some("path-at-runtime".to_string())),
+                None => (None, None),
+            },
+        };
         Self {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             profile: if cfg!(debug_assertions) {
@@ -123,10 +134,22 @@ impl BuildInfo {
                 "release"
             }
             .to_string(),
-            rustc: RUSTC_VERSION.map(str::to_string),
+            rustc,
+            rustc_source,
             target_features,
         }
     }
+}
+
+fn rustc_on_path() -> Option<String> {
+    let output = std::process::Command::new("rustc")
+        .arg("--version")
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
 fn cpu_model() -> Option<String> {

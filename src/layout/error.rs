@@ -54,6 +54,19 @@ impl std::fmt::Display for ErrorKind {
     }
 }
 
+/// The details of a `view_incompatible` error (boxed to keep [`LayoutError`] small).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewIncompatible {
+    pub shape: Vec<usize>,
+    pub strides: Vec<isize>,
+    /// The requested shape with `-1` resolved.
+    pub requested: Vec<usize>,
+    /// The requested shape as the user wrote it, for the `reshape(...)` suggestion.
+    pub requested_args: String,
+    /// Which input dims a new dim would have to merge, and why they cannot.
+    pub reason: String,
+}
+
 /// Why a layout, a view operation or an expression was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
@@ -93,16 +106,11 @@ pub enum LayoutError {
 
     /// `view` is impossible without a copy.
     #[error(
-        "cannot view shape {shape:?} with strides {strides:?} as {requested:?}: {reason}; \
-         use .reshape({requested_args}) instead, which copies when a view is impossible"
+        "cannot view shape {:?} with strides {:?} as {:?}: {}; use .reshape({}) instead, \
+         which copies when a view is impossible",
+        .0.shape, .0.strides, .0.requested, .0.reason, .0.requested_args
     )]
-    ViewIncompatible {
-        shape: Vec<usize>,
-        strides: Vec<isize>,
-        requested: Vec<usize>,
-        requested_args: String,
-        reason: String,
-    },
+    ViewIncompatible(Box<ViewIncompatible>),
 
     /// A checked computation overflowed.
     #[error("arithmetic overflow while computing {0}")]
@@ -112,9 +120,13 @@ pub enum LayoutError {
     #[error("{0}")]
     InvalidArgument(String),
 
-    /// A storage that the tool refuses to materialise.
-    #[error("a storage of {len} elements is larger than the limit of {max} elements")]
-    TooLarge { len: u128, max: usize },
+    /// A storage, copy or view that the tool refuses to materialise.
+    #[error("{what} of {len} elements is larger than the limit of {max} elements")]
+    TooLarge {
+        what: &'static str,
+        len: u128,
+        max: usize,
+    },
 
     /// The copy engine refused a copy.
     #[error("the copy engine refused the copy: {0}")]
@@ -141,7 +153,7 @@ impl LayoutError {
                 ErrorKind::OutOfBounds
             }
             LayoutError::ShapeMismatch(_) => ErrorKind::ShapeMismatch,
-            LayoutError::ViewIncompatible { .. } => ErrorKind::ViewIncompatible,
+            LayoutError::ViewIncompatible(_) => ErrorKind::ViewIncompatible,
             LayoutError::Overflow(_) => ErrorKind::Overflow,
             LayoutError::InvalidArgument(_) => ErrorKind::InvalidArgument,
             LayoutError::TooLarge { .. } => ErrorKind::TooLarge,

@@ -5,7 +5,7 @@
 //! size-1 dims never break a chunk). A view exists iff every chunk is covered exactly by a
 //! run of consecutive new dims. `reshape` (in [`super::tensor`]) copies when this fails.
 
-use super::error::LayoutError;
+use super::error::{LayoutError, ViewIncompatible};
 use super::strided::{Layout, checked_numel, contiguous_strides};
 
 /// Resolves a requested shape with at most one `-1` against an element count.
@@ -148,13 +148,13 @@ impl Layout {
         let new_shape = infer_shape(requested, self.numel())?;
         match view_strides(self.shape(), self.strides(), &new_shape)? {
             Ok(strides) => self.derive(new_shape, strides, self.offset()),
-            Err(failure) => Err(LayoutError::ViewIncompatible {
+            Err(failure) => Err(LayoutError::ViewIncompatible(Box::new(ViewIncompatible {
                 shape: self.shape().to_vec(),
                 strides: self.strides().to_vec(),
                 requested: new_shape,
                 requested_args: format_args(requested),
                 reason: failure.reason,
-            }),
+            }))),
         }
     }
 }

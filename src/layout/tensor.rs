@@ -23,7 +23,7 @@ pub struct Tensor<T> {
     writable: bool,
 }
 
-impl<T: Copy> Tensor<T> {
+impl<T: Copy + 'static> Tensor<T> {
     /// A C-contiguous tensor owning `values` with the given shape.
     pub fn from_vec(values: Vec<T>, shape: &[usize]) -> Result<Tensor<T>, LayoutError> {
         let layout = Layout::contiguous(shape)?;
@@ -181,7 +181,7 @@ impl<T: Copy> Tensor<T> {
         infer_shape(shape, self.layout.numel())?;
         match self.layout.view(shape) {
             Ok(layout) => Ok(self.with_layout(layout)),
-            Err(LayoutError::ViewIncompatible { .. }) => self.copy_to_contiguous()?.view(shape),
+            Err(LayoutError::ViewIncompatible(_)) => self.copy_to_contiguous()?.view(shape),
             Err(other) => Err(other),
         }
     }

@@ -2,11 +2,42 @@
 //!
 //! Every copy the lab makes goes through [`copy_into_contiguous`]: the layout model's
 //! `contiguous()`/`reshape` copies, the `transpose fast` kernel and `to-tiles`.
+//! [`copy_into_contiguous_par`] is the same copy on a rayon pool. The [`reference`](mod@reference) module holds
+//! the plain, non-temporal and read-only streams every bandwidth figure is normalised by.
 //!
-//! This first version is the plain element-by-element reference; the fast engine replaces its
-//! body behind the same signature.
+//! How a copy runs:
+//! 1. `validate` checks, once and with 128-bit arithmetic, that every reachable source index
+//!    lies inside `src` and that `dst` has the view's element count; an error is returned
+//!    before any memory is touched. Everything after relies on these invariants.
+//! 2. The plan drops size-1 dims, coalesces dims that are contiguous with each other and
+//!    picks the inner kernel: a run along the destination-fast dim, or a 2-D transpose between
+//!    the source-fast and destination-fast dims (plus a batch dim when the source rows
+//!    continue across one, as in 4-D first/last-dim swaps).
+//! 3. [`Tuning`] is derived analytically from the cache sizes in sysfs (no plan step):
+//!    destinations larger than an eighth of the last-level cache are written with
+//!    non-temporal stores; run copies then read the source in address order.
+//! 4. 8-byte plain-data elements (`f64`, `u64`, `i64`) go through the SIMD micro-kernels in
+//!    `simd`: an in-register 8×8 transpose (AVX-512, AVX2 as four 4×4, or scalar), either
+//!    streamed straight to the destination in whole lines — a carried tail per row makes that
+//!    work for any leading dimension, e.g. 4097 — or, without streaming, staged through an
+//!    L1-sized buffer so power-of-two leading dimensions cannot pile into one cache set.
+//!    Every other element type runs the same loop nest in safe, element-by-element code.
+//! 5. Work items (outer index × column panel × batch chunk) write disjoint destination
+//!    elements; the parallel variant hands contiguous ranges of them to the pool's threads.
+
+mod plan;
+pub mod reference;
+mod simd;
+
+use std::any::TypeId;
+use std::ops::Range;
 
 use thiserror::Error;
+
+use plan::{BATCH_CHUNK, Cursor, Inner, Plan};
+#[doc(hidden)]
+pub use plan::{KernelSet, Tuning};
+use simd::Isa;
 
 /// Why a copy was refused. The engine checks bounds once, before touching memory.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -25,13 +56,89 @@ pub enum CopyError {
 ///
 /// Strides are in elements and may be negative or zero. `dst.len()` must equal the product of
 /// `shape`. Every reachable index is checked against `src.len()` before anything is copied.
-pub fn copy_into_contiguous<T: Copy>(
+/// `f64`, `u64` and `i64` take the SIMD fast path (hence `'static`: the element type is
+/// recognised by its `TypeId`); other types are copied correctly, element by element.
+pub fn copy_into_contiguous<T: Copy + 'static>(
     src: &[T],
     shape: &[usize],
     strides: &[isize],
     offset: usize,
     dst: &mut [T],
 ) -> Result<(), CopyError> {
+    let needed = validate(src.len(), shape, strides, offset, dst.len())?;
+    if needed == 0 {
+        return Ok(());
+    }
+    let tuning = Tuning::for_copy(needed.saturating_mul(size_of::<T>()));
+    copy_planned(src, &Plan::new(shape, strides), offset, dst, tuning, None);
+    Ok(())
+}
+
+/// [`copy_into_contiguous`] on the threads of `pool`, which the caller builds (and pins, if it
+/// wants pinned threads): the copy runs inside `pool.scope`, split into a few contiguous ranges
+/// of work items (transpose panels × batch chunks, or runs) per thread. Element types other
+/// than `f64`/`u64`/`i64` are copied on the calling thread.
+pub fn copy_into_contiguous_par<T: Copy + Send + Sync + 'static>(
+    src: &[T],
+    shape: &[usize],
+    strides: &[isize],
+    offset: usize,
+    dst: &mut [T],
+    pool: &rayon::ThreadPool,
+) -> Result<(), CopyError> {
+    let needed = validate(src.len(), shape, strides, offset, dst.len())?;
+    if needed == 0 {
+        return Ok(());
+    }
+    let tuning = Tuning::for_copy(needed.saturating_mul(size_of::<T>()));
+    copy_planned(
+        src,
+        &Plan::new(shape, strides),
+        offset,
+        dst,
+        tuning,
+        Some(pool),
+    );
+    Ok(())
+}
+
+/// [`copy_into_contiguous`] with explicit tuning knobs (for benchmarks that sweep them).
+#[doc(hidden)]
+pub fn copy_into_contiguous_tuned<T: Copy + Send + Sync + 'static>(
+    src: &[T],
+    shape: &[usize],
+    strides: &[isize],
+    offset: usize,
+    dst: &mut [T],
+    tuning: Tuning,
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<(), CopyError> {
+    let needed = validate(src.len(), shape, strides, offset, dst.len())?;
+    if needed == 0 {
+        return Ok(());
+    }
+    let tuning = Tuning {
+        panel: tuning.panel.max(8) / 8 * 8,
+        tile_rows: tuning.tile_rows.max(8) / 8 * 8,
+        ..tuning
+    };
+    copy_planned(src, &Plan::new(shape, strides), offset, dst, tuning, pool);
+    Ok(())
+}
+
+/// Checks the view against both buffers and returns its element count.
+///
+/// Invariants established for the rest of the engine:
+/// 1. `shape.len() == strides.len()`;
+/// 2. the element count fits in `usize` and equals `dst_len`;
+/// 3. if the view is non-empty, `offset + Σ i_k·s_k` lies in `0..src_len` for every index.
+fn validate(
+    src_len: usize,
+    shape: &[usize],
+    strides: &[isize],
+    offset: usize,
+    dst_len: usize,
+) -> Result<usize, CopyError> {
     if shape.len() != strides.len() {
         return Err(CopyError::RankMismatch {
             shape: shape.len(),
@@ -42,47 +149,574 @@ pub fn copy_into_contiguous<T: Copy>(
         .iter()
         .try_fold(1usize, |acc, &n| acc.checked_mul(n))
         .ok_or(CopyError::Overflow)?;
-    if dst.len() != needed {
+    if dst_len != needed {
         return Err(CopyError::DestinationSize {
-            dst: dst.len(),
+            dst: dst_len,
             needed,
         });
     }
     if needed == 0 {
-        return Ok(());
+        return Ok(0);
     }
     // Reachable range: offset plus the most negative and most positive stride contributions.
+    // Each term fits in i128 (|n-1| < 2^64, |s| < 2^63); the sums are checked.
     let (mut lo, mut hi) = (offset as i128, offset as i128);
     for (&n, &s) in shape.iter().zip(strides) {
-        let span = (n as i128 - 1) * s as i128;
-        if span < 0 { lo += span } else { hi += span }
+        let span = (n as i128 - 1)
+            .checked_mul(s as i128)
+            .ok_or(CopyError::Overflow)?;
+        if span < 0 {
+            lo = lo.checked_add(span).ok_or(CopyError::Overflow)?;
+        } else {
+            hi = hi.checked_add(span).ok_or(CopyError::Overflow)?;
+        }
     }
     if lo < 0 {
         return Err(CopyError::OutOfBounds {
             index: lo,
-            len: src.len(),
+            len: src_len,
         });
     }
-    if hi >= src.len() as i128 {
+    if hi >= src_len as i128 {
         return Err(CopyError::OutOfBounds {
             index: hi,
-            len: src.len(),
+            len: src_len,
         });
     }
-    let mut index = vec![0usize; shape.len()];
-    let mut pos = offset as isize;
-    for slot in dst.iter_mut() {
-        *slot = src[pos as usize];
-        // Odometer increment, last dimension fastest.
-        for d in (0..shape.len()).rev() {
-            index[d] += 1;
-            pos += strides[d];
-            if index[d] < shape[d] {
-                break;
+    Ok(needed)
+}
+
+/// True for the element types the SIMD path moves as 8-byte values: no padding, any bit
+/// pattern valid.
+fn is_plain_eight_byte<T: 'static>() -> bool {
+    let id = TypeId::of::<T>();
+    id == TypeId::of::<f64>() || id == TypeId::of::<u64>() || id == TypeId::of::<i64>()
+}
+
+/// Runs a validated copy, sequentially or on `pool`.
+fn copy_planned<T: Copy + 'static>(
+    src: &[T],
+    plan: &Plan,
+    offset: usize,
+    dst: &mut [T],
+    tuning: Tuning,
+    pool: Option<&rayon::ThreadPool>,
+) {
+    let mut plan = plan.clone();
+    if tuning.stream {
+        plan.order_outer_by_source();
+    }
+    let plan = &plan;
+    let items = plan.outer_count() * plan.panels(tuning.panel) * plan.batch_chunks();
+    if !is_plain_eight_byte::<T>() {
+        // Other element types are correct but not tuned: one thread, safe code.
+        copy_items_generic(src, plan, offset, dst, tuning.panel, 0..items);
+        return;
+    }
+    let isa = Isa::detect().limited_to(tuning.kernels);
+    let raw = RawCopy {
+        src: src.as_ptr().cast::<f64>(),
+        src_len: src.len(),
+        dst: dst.as_mut_ptr().cast::<f64>(),
+        plan,
+        offset,
+        tuning,
+        isa,
+    };
+    match pool {
+        Some(pool) if pool.current_num_threads() > 1 && items > 1 => {
+            let threads = pool.current_num_threads();
+            // A few chunks per thread: balanced when a neighbour steals a core for a while.
+            let chunks = (threads * 4).min(items);
+            let raw = &raw;
+            pool.scope(|scope| {
+                for chunk in 0..chunks {
+                    let range = items * chunk / chunks..items * (chunk + 1) / chunks;
+                    // SAFETY: invariants 1-3 hold (validated above); the chunks' item ranges are
+                    // disjoint and items write disjoint destination elements (see copy_items).
+                    scope.spawn(move |_| unsafe { raw.copy_items(range) });
+                }
+            });
+        }
+        // SAFETY: invariants 1-3 hold (validated by the caller); one thread writes all items.
+        _ => unsafe { raw.copy_items(0..items) },
+    }
+}
+
+/// A validated copy of 8-byte elements, as raw pointers shared by the worker threads.
+struct RawCopy<'a> {
+    src: *const f64,
+    src_len: usize,
+    dst: *mut f64,
+    plan: &'a Plan,
+    offset: usize,
+    tuning: Tuning,
+    isa: Isa,
+}
+
+// SAFETY: the pointers come from a `&[T]` and a `&mut [T]` borrowed for the whole copy; threads
+// only read `src` and write disjoint parts of `dst` (see `RawCopy::copy_items`).
+unsafe impl Send for RawCopy<'_> {}
+// SAFETY: as for Send.
+unsafe impl Sync for RawCopy<'_> {}
+
+impl RawCopy<'_> {
+    /// Copies work items `items` (outer combination × transpose panel, row-major).
+    ///
+    /// # Safety
+    /// The view was validated (invariants 1-3 of [`validate`]) against `src_len` and the
+    /// destination, which nothing else accesses during the copy except other calls with
+    /// disjoint `items`: item `(o, p)` writes exactly the destination elements of outer
+    /// combination `o` whose transpose column lies in panel `p`, so disjoint items write
+    /// disjoint elements.
+    unsafe fn copy_items(&self, items: Range<usize>) {
+        let panel = self.tuning.panel;
+        let chunks = self.plan.batch_chunks();
+        let per_outer = self.plan.panels(panel) * chunks;
+        let mut cursor = Cursor::at(
+            &self.plan.outer,
+            items.start / per_outer,
+            self.offset as isize,
+        );
+        let mut within = items.start % per_outer;
+        let stream = self.tuning.stream;
+        debug_assert!(self.src_len > 0);
+        // Only transposes use the stage; runs get an empty one (small copies stay cheap).
+        let stage_rows = match self.plan.inner {
+            Inner::Transpose { .. } => panel.min(STAGE_COLUMNS),
+            Inner::Run { .. } => 0,
+        };
+        let mut stage = Stage::new(stage_rows, self.tuning.tile_rows);
+        let batch = self.plan.batch;
+        for _ in items {
+            let src = self.src.wrapping_offset(cursor.src);
+            let dst = self.dst.wrapping_offset(cursor.dst);
+            match self.plan.inner {
+                Inner::Run { len, src_stride } => {
+                    // SAFETY: by invariant 3, src + i·src_stride is in bounds for i < len; the
+                    // destination run is this outer combination's own `len` elements.
+                    unsafe { copy_run(self.isa, stream, src, src_stride, dst, len) };
+                }
+                Inner::Transpose {
+                    rows,
+                    cols,
+                    lds,
+                    ldd,
+                } => {
+                    let c0 = within / chunks * panel;
+                    let width = panel.min(cols - c0);
+                    let first = within % chunks * BATCH_CHUNK;
+                    let count = BATCH_CHUNK.min(batch.len - first);
+                    let shift = |stride: isize| first as isize * stride;
+                    // SAFETY: by invariant 3 every src + b·batch_src + r·lds + c (b < batch,
+                    // r < rows, c < cols) is in bounds; the batch chunk's panel columns
+                    // c0..c0+width are this item's own destination elements.
+                    unsafe {
+                        transpose_panel(
+                            self.isa,
+                            self.tuning,
+                            src.wrapping_offset(shift(batch.src_stride))
+                                .wrapping_add(c0),
+                            lds,
+                            dst.wrapping_offset(shift(batch.dst_stride) + c0 as isize * ldd),
+                            ldd,
+                            rows,
+                            width,
+                            (count, batch.src_stride, batch.dst_stride),
+                            &mut stage,
+                        )
+                    };
+                }
             }
-            pos -= strides[d] * shape[d] as isize;
-            index[d] = 0;
+            within += 1;
+            if within == per_outer {
+                within = 0;
+                cursor.advance(&self.plan.outer);
+            }
+        }
+        if stream {
+            simd::store_fence();
         }
     }
-    Ok(())
+}
+
+/// `dst[i] = src[i·src_stride]` for `i < len`.
+///
+/// # Safety
+/// Each `src + i·src_stride` readable, `dst..dst+len` writable, no overlap.
+unsafe fn copy_run(
+    isa: Isa,
+    stream: bool,
+    src: *const f64,
+    src_stride: isize,
+    dst: *mut f64,
+    len: usize,
+) {
+    if src_stride == 1 {
+        if stream {
+            // SAFETY: contiguous ranges of len elements, as the caller guarantees.
+            unsafe { simd::stream_run(isa, src, dst, len) };
+        } else {
+            // SAFETY: as above.
+            unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        }
+        return;
+    }
+    for i in 0..len {
+        // SAFETY: i < len, inside the caller's ranges.
+        unsafe { *dst.add(i) = *src.offset(i as isize * src_stride) };
+    }
+}
+
+/// The widest staged panel: 64 destination rows × (64 + 8) elements is about an L1 (36 KiB
+/// on a 32 KiB L1 — the source lines a step reads are used once and may be evicted first).
+const STAGE_COLUMNS: usize = 64;
+
+/// The staging buffer of a transpose panel: one row per destination row of the panel, each
+/// holding 8 carried elements followed by a tile of `tile_rows` elements; 64-byte aligned.
+struct Stage {
+    storage: Vec<f64>,
+    start: usize,
+    row_len: usize,
+    /// Rows of the stage: the widest panel it takes.
+    columns: usize,
+}
+
+impl Stage {
+    fn new(panel: usize, tile_rows: usize) -> Stage {
+        let row_len = tile_rows + 8;
+        let storage = vec![0.0f64; panel * row_len + 8];
+        let start = storage
+            .as_ptr()
+            .align_offset(simd::LINE_BYTES)
+            .min(storage.len());
+        Stage {
+            storage,
+            start,
+            row_len,
+            columns: panel,
+        }
+    }
+
+    fn tile_rows(&self) -> usize {
+        self.row_len - 8
+    }
+
+    /// Start of the aligned rows (row `c` at `c·row_len`).
+    fn rows(&mut self) -> *mut f64 {
+        self.storage.as_mut_ptr().wrapping_add(self.start)
+    }
+}
+
+/// [`transpose_panel_one`] for `batch.0` consecutive panels, panel `b` shifted by
+/// `b·batch.1` in the source and `b·batch.2` in the destination.
+///
+/// # Safety
+/// The ranges of [`transpose_panel_one`] for every panel of the batch, all destination
+/// ranges disjoint from each other and from the source.
+#[allow(clippy::too_many_arguments)]
+unsafe fn transpose_panel(
+    isa: Isa,
+    tuning: Tuning,
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    rows: usize,
+    width: usize,
+    batch: (usize, isize, isize),
+    stage: &mut Stage,
+) {
+    let (count, batch_src, batch_dst) = batch;
+    #[cfg(target_arch = "x86_64")]
+    {
+        let aligned = (dst as usize).is_multiple_of(simd::LINE_BYTES)
+            && ldd % 8 == 0
+            && (count == 1 || batch_dst % 8 == 0);
+        if tuning.stream && isa == Isa::Avx512 && aligned && (!tuning.staged || count > 1) {
+            // SAFETY: the caller's ranges; the destination is line-aligned (checked above);
+            // Isa::Avx512 only exists when the CPU has AVX-512F.
+            return unsafe {
+                simd::transpose_panel_stream_avx512(
+                    src,
+                    lds,
+                    dst,
+                    ldd,
+                    rows,
+                    width,
+                    batch,
+                    tuning.prefetch_steps,
+                )
+            };
+        }
+    }
+    // Staged panels are cut to the stage's width (a direct panel may be wider).
+    let stage_columns = stage.columns.max(8);
+    for b in 0..count as isize {
+        for first in (0..width).step_by(stage_columns) {
+            // SAFETY: columns first.. of panel b: a part of the caller's ranges.
+            unsafe {
+                transpose_panel_one(
+                    isa,
+                    tuning.stream,
+                    tuning.prefetch_steps,
+                    src.wrapping_offset(b * batch_src).wrapping_add(first),
+                    lds,
+                    dst.wrapping_offset(b * batch_dst + first as isize * ldd),
+                    ldd,
+                    rows,
+                    stage_columns.min(width - first),
+                    stage,
+                )
+            };
+        }
+    }
+}
+
+/// `dst[c·ldd + r] = src[r·lds + c]` for `r < rows`, `c < width`: one column panel of a
+/// transpose (the panel's `width` columns are `width` destination rows).
+///
+/// The panel is swept down the rows one tile of `stage.tile_rows()` rows at a time. 8×8
+/// micro-kernels transpose the tile into the stage (L1-resident, so the destination's set
+/// mapping — a power-of-two leading dimension piles every row into one set — never matters),
+/// then each staged row goes to its destination row as one contiguous run. Runs end on the
+/// destination's line boundaries: the elements past the last boundary are carried to the front
+/// of the stage row and written with the next tile, so with `stream` every line but the row's
+/// first and last is written whole by non-temporal stores, whatever the leading dimension.
+///
+/// # Safety
+/// Every `src + r·lds + c` readable, every `dst + c·ldd + r` writable, the two disjoint; the
+/// stage has at least `width` rows.
+#[allow(clippy::too_many_arguments)]
+unsafe fn transpose_panel_one(
+    isa: Isa,
+    stream: bool,
+    prefetch_steps: usize,
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    rows: usize,
+    width: usize,
+    stage: &mut Stage,
+) {
+    let full_rows = rows / 8 * 8;
+    let full_cols = width / 8 * 8;
+    let tile_rows = stage.tile_rows();
+    let row_len = stage.row_len;
+    let staged = stage.rows();
+    let ahead = prefetch_steps as isize * 8;
+    let mut r0 = 0;
+    while r0 < full_rows {
+        let len = tile_rows.min(full_rows - r0);
+        for r in (r0..r0 + len).step_by(8) {
+            let src_step = src.wrapping_offset(r as isize * lds);
+            for c in (0..full_cols).step_by(8) {
+                if ahead > 0 {
+                    for k in 0..8 {
+                        simd::prefetch(src_step.wrapping_offset((ahead + k) * lds + c as isize));
+                    }
+                }
+                // SAFETY: source rows r..r+8, columns c..c+8 lie in the panel; stage rows
+                // c..c+8 hold columns 8+(r-r0) .. +8 (r - r0 + 8 <= tile_rows).
+                unsafe {
+                    simd::transpose8x8(
+                        isa,
+                        false,
+                        src_step.add(c),
+                        lds,
+                        staged.add(c * row_len + 8 + (r - r0)),
+                        row_len as isize,
+                    )
+                };
+            }
+        }
+        let last = r0 + len == full_rows;
+        for c in 0..full_cols {
+            let row = dst.wrapping_offset(c as isize * ldd);
+            // Elements before row[0]'s next line boundary.
+            let m = (row as usize / size_of::<f64>()) % 8;
+            let start = if r0 == 0 { 0 } else { r0 - m };
+            let end = if last { r0 + len } else { r0 + len - m };
+            // Element e of the row is staged at column 8 + e - r0 (>= 1 since e >= r0 - 7).
+            let from = staged.wrapping_add(c * row_len + 8 + start - r0);
+            // SAFETY: start <= end <= r0 + len <= rows: destination elements of row c; the
+            // stage columns 8+start-r0 .. 8+end-r0 lie inside stage row c.
+            unsafe {
+                if stream {
+                    simd::stream_run(isa, from, row.add(start), end - start);
+                } else {
+                    std::ptr::copy_nonoverlapping(from, row.add(start), end - start);
+                }
+            }
+            if !last {
+                // SAFETY: the last 8 staged columns move to the front of the same stage row.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        staged.add(c * row_len + len),
+                        staged.add(c * row_len),
+                        8,
+                    )
+                };
+            }
+        }
+        r0 += len;
+    }
+    // SAFETY: the panel's last columns, rows 0..full_rows.
+    unsafe {
+        simd::transpose_scalar(
+            src.wrapping_add(full_cols),
+            lds,
+            dst.wrapping_offset(full_cols as isize * ldd),
+            ldd,
+            full_rows,
+            width - full_cols,
+        )
+    };
+    // SAFETY: the panel's last rows, all its columns.
+    unsafe {
+        simd::transpose_scalar(
+            src.wrapping_offset(full_rows as isize * lds),
+            lds,
+            dst.wrapping_add(full_rows),
+            ldd,
+            rows - full_rows,
+            width,
+        )
+    };
+}
+
+/// The loop nest of [`RawCopy::copy_items`] for any element type, in safe code.
+fn copy_items_generic<T: Copy>(
+    src: &[T],
+    plan: &Plan,
+    offset: usize,
+    dst: &mut [T],
+    panel: usize,
+    items: Range<usize>,
+) {
+    let chunks = plan.batch_chunks();
+    let per_outer = plan.panels(panel) * chunks;
+    let mut cursor = Cursor::at(&plan.outer, items.start / per_outer, offset as isize);
+    let mut within = items.start % per_outer;
+    // Invariant 3 makes every computed index non-negative and in bounds.
+    let at = |pos: isize| pos as usize;
+    for _ in items {
+        match plan.inner {
+            Inner::Run { len, src_stride } => {
+                let out = &mut dst[at(cursor.dst)..at(cursor.dst) + len];
+                if src_stride == 1 {
+                    out.copy_from_slice(&src[at(cursor.src)..at(cursor.src) + len]);
+                } else {
+                    for (i, slot) in out.iter_mut().enumerate() {
+                        *slot = src[at(cursor.src + i as isize * src_stride)];
+                    }
+                }
+            }
+            Inner::Transpose {
+                rows,
+                cols,
+                lds,
+                ldd,
+            } => {
+                let p = within / chunks;
+                let first = within % chunks * BATCH_CHUNK;
+                let columns = p * panel..cols.min((p + 1) * panel);
+                for b in first..plan.batch.len.min(first + BATCH_CHUNK) {
+                    let src_b = cursor.src + b as isize * plan.batch.src_stride;
+                    let dst_b = cursor.dst + b as isize * plan.batch.dst_stride;
+                    for r0 in (0..rows).step_by(8) {
+                        for c in columns.clone() {
+                            for r in r0..rows.min(r0 + 8) {
+                                dst[at(dst_b + c as isize * ldd + r as isize)] =
+                                    src[at(src_b + r as isize * lds + c as isize)];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        within += 1;
+        if within == per_outer {
+            within = 0;
+            cursor.advance(&plan.outer);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_violations_are_errors() {
+        let src = [0.0f64; 10];
+        let mut dst = [0.0f64; 4];
+        type Case<'a> = (&'a [usize], &'a [isize], usize, usize, CopyError);
+        let cases: [Case; 5] = [
+            (
+                &[2, 2],
+                &[1],
+                0,
+                4,
+                CopyError::RankMismatch {
+                    shape: 2,
+                    strides: 1,
+                },
+            ),
+            (
+                &[2, 2],
+                &[5, 1],
+                4,
+                4,
+                CopyError::OutOfBounds { index: 10, len: 10 },
+            ),
+            (
+                &[2, 2],
+                &[-5, 1],
+                4,
+                4,
+                CopyError::OutOfBounds { index: -1, len: 10 },
+            ),
+            (
+                &[3],
+                &[1],
+                0,
+                4,
+                CopyError::DestinationSize { dst: 4, needed: 3 },
+            ),
+            (&[usize::MAX, 3], &[0, 0], 0, 4, CopyError::Overflow),
+        ];
+        for (shape, strides, offset, dst_len, expected) in cases {
+            let got = copy_into_contiguous(&src, shape, strides, offset, &mut dst[..dst_len]);
+            assert_eq!(got, Err(expected), "{shape:?} {strides:?} +{offset}");
+        }
+    }
+
+    #[test]
+    fn empty_views_need_no_valid_storage() {
+        let mut dst: [f64; 0] = [];
+        assert_eq!(
+            copy_into_contiguous(&[], &[0, 5], &[99, 99], 1000, &mut dst),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_transpose_matches_the_definition() {
+        for (rows, cols) in [(8, 8), (16, 24), (13, 17), (64, 9), (100, 70)] {
+            let src: Vec<f64> = (0..rows * cols).map(|i| i as f64).collect();
+            let mut dst = vec![0.0; rows * cols];
+            copy_into_contiguous(&src, &[cols, rows], &[1, cols as isize], 0, &mut dst).unwrap();
+            for r in 0..rows {
+                for c in 0..cols {
+                    assert_eq!(
+                        dst[c * rows + r],
+                        src[r * cols + c],
+                        "{rows}x{cols} at {r},{c}"
+                    );
+                }
+            }
+        }
+    }
 }

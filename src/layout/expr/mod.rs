@@ -18,7 +18,7 @@ pub const MAX_VALUE_ELEMENTS: usize = 1 << 24;
 pub const MAX_LAYOUT_ONLY_ELEMENTS: usize = 1 << 30;
 
 /// What a storage element must offer: `arange` fills storage cell `i` with `from_index(i)`.
-pub trait StorageElement: Copy + std::fmt::Debug {
+pub trait StorageElement: Copy + std::fmt::Debug + 'static {
     fn from_index(index: usize) -> Self;
 }
 
@@ -108,6 +108,7 @@ pub fn evaluate_as<T: StorageElement>(
     let expr = parse::parse(text)?;
     if expr.arange > max_elements {
         return Err(LayoutError::TooLarge {
+            what: "a storage",
             len: expr.arange as u128,
             max: max_elements,
         });
@@ -143,6 +144,7 @@ pub fn evaluate_as<T: StorageElement>(
     }
     if std::mem::size_of::<T>() > 0 && tensor.layout().numel() > max_elements {
         return Err(LayoutError::TooLarge {
+            what: "the final view (its values are listed)",
             len: tensor.layout().numel() as u128,
             max: max_elements,
         });
@@ -314,6 +316,7 @@ fn apply<T: StorageElement>(
         let numel = tensor.layout().numel();
         if numel > max_elements {
             Err(LayoutError::TooLarge {
+                what: "a copy",
                 len: numel as u128,
                 max: max_elements,
             })

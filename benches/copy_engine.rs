@@ -1,0 +1,279 @@
+//! The copy engine's ratio table (issue 6): each copy timed interleaved with a plain and a
+//! non-temporal copy of the same bytes, reported as the median over repetitions of
+//! engine time ÷ best reference time (so 1.00 = as fast as the best copy in the same run).
+//!
+//! Run: `cargo bench --bench copy_engine` (Markdown tables on stdout, about a minute).
+//! `COPY_ENGINE_SWEEP=1` adds a sweep of the tuning knobs; `COPY_ENGINE_QUICK=1` runs only the
+//! 1-thread transposes.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use stridelab::harness::buffer::AlignedBuffer;
+use stridelab::kernels::copy::reference::{nt_copy, plain_copy};
+use stridelab::kernels::copy::{
+    Tuning, copy_into_contiguous, copy_into_contiguous_par, copy_into_contiguous_tuned,
+};
+
+/// A copy under test: source storage, view, destination.
+struct Case {
+    name: String,
+    /// `Some(n)` for the N×N transposes of the summary table.
+    square_transpose: Option<usize>,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+}
+
+impl Case {
+    fn transpose(n: usize) -> Case {
+        Case {
+            name: format!("transpose {n}×{n}"),
+            square_transpose: Some(n),
+            shape: vec![n, n],
+            strides: vec![1, n as isize],
+        }
+    }
+
+    fn permute_4d() -> Case {
+        let n = 64isize;
+        Case {
+            name: "(64,64,64,64) perm (3,1,2,0)".into(),
+            square_transpose: None,
+            shape: vec![64; 4],
+            strides: vec![1, n * n, n, n * n * n],
+        }
+    }
+
+    fn to_tiles(n: usize, b: usize) -> Case {
+        let (n_i, b_i) = (n as isize, b as isize);
+        Case {
+            name: format!("to-tiles n={n} B={b}"),
+            square_transpose: None,
+            shape: vec![n / b, n / b, b, b],
+            strides: vec![b_i * n_i, b_i, n_i, 1],
+        }
+    }
+
+    fn elements(&self) -> usize {
+        self.shape.iter().product()
+    }
+}
+
+fn time(f: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Result of one case: median ratio to the best copy, median GB/s of the engine and of the
+/// best copy (bytes = read + written).
+struct Measured {
+    ratio: f64,
+    engine_gbs: f64,
+    best_gbs: f64,
+    plain_wins: usize,
+    reps: usize,
+}
+
+/// Times `engine` interleaved with plain and non-temporal copies of the same buffers.
+fn measure(
+    src: &[f64],
+    dst: &mut [f64],
+    reps: usize,
+    pool: Option<&rayon::ThreadPool>,
+    mut engine: impl FnMut(&[f64], &mut [f64]),
+) -> Measured {
+    let bytes = 2.0 * std::mem::size_of_val(src) as f64;
+    let split_copy = |f: fn(&[f64], &mut [f64]), src: &[f64], dst: &mut [f64]| match pool {
+        None => f(src, dst),
+        Some(pool) => {
+            let threads = pool.current_num_threads();
+            let chunk = src.len().div_ceil(threads).div_ceil(8) * 8;
+            pool.scope(|scope| {
+                for (s, d) in src.chunks(chunk).zip(dst.chunks_mut(chunk)) {
+                    scope.spawn(move |_| f(s, d));
+                }
+            });
+        }
+    };
+    // Warm up: page tables, caches, frequency.
+    engine(src, dst);
+    split_copy(plain_copy, src, dst);
+    split_copy(nt_copy, src, dst);
+    let (mut ratios, mut engine_rates, mut best_rates) = (vec![], vec![], vec![]);
+    let mut plain_wins = 0;
+    for rep in 0..reps {
+        // Rotate the order so no contestant always follows the one that flushed (non-temporal)
+        // or warmed (plain) the destination.
+        let mut durations = [Duration::ZERO; 3];
+        for slot in 0..3 {
+            let which = (slot + rep) % 3;
+            durations[which] = match which {
+                0 => time(|| split_copy(plain_copy, black_box(src), black_box(&mut *dst))),
+                1 => time(|| engine(black_box(src), black_box(&mut *dst))),
+                _ => time(|| split_copy(nt_copy, black_box(src), black_box(&mut *dst))),
+            };
+        }
+        let [plain, fast, nt] = durations;
+        let best = plain.min(nt);
+        plain_wins += usize::from(plain <= nt);
+        ratios.push(best.as_secs_f64() / fast.as_secs_f64());
+        engine_rates.push(bytes / fast.as_secs_f64() / 1e9);
+        best_rates.push(bytes / best.as_secs_f64() / 1e9);
+    }
+    Measured {
+        ratio: median(ratios),
+        engine_gbs: median(engine_rates),
+        best_gbs: median(best_rates),
+        plain_wins,
+        reps,
+    }
+}
+
+fn buffers(case: &Case) -> (AlignedBuffer, AlignedBuffer) {
+    let count = case.elements();
+    let mut src = AlignedBuffer::zeroed(count, false).expect("source buffer");
+    for (i, x) in src.iter_mut().enumerate() {
+        *x = i as f64;
+    }
+    let dst = AlignedBuffer::zeroed(count, false).expect("destination buffer");
+    (src, dst)
+}
+
+fn reps_for(elements: usize) -> usize {
+    if elements >= 1 << 25 { 9 } else { 15 }
+}
+
+fn pinned_pool(threads: usize) -> rayon::ThreadPool {
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .start_handler(move |i| {
+            if let Some(&core) = cores.get(i % cores.len().max(1)) {
+                core_affinity::set_for_current(core);
+            }
+        })
+        .build()
+        .expect("a rayon pool")
+}
+
+fn row(label: &str, m: &Measured) -> String {
+    format!(
+        "| {label} | {:.2} | {:.1} | {:.1} | {}/{} |",
+        m.ratio, m.engine_gbs, m.best_gbs, m.plain_wins, m.reps
+    )
+}
+
+fn main() {
+    // Cargo passes `--bench`; this harness takes no arguments.
+    let quick = std::env::var_os("COPY_ENGINE_QUICK").is_some();
+    let sweep = std::env::var_os("COPY_ENGINE_SWEEP").is_some();
+    let sizes = [1024usize, 2048, 4096, 4097, 8192];
+    let shapes_4d = [Case::permute_4d(), Case::to_tiles(4096, 64)];
+    let pool = pinned_pool(2);
+
+    println!("Copy engine vs the best of a plain and a non-temporal copy of the same bytes");
+    println!("(timed; median of interleaved repetitions; GB/s counts bytes read + written;");
+    println!("`plain wins` = repetitions where the plain copy beat the non-temporal one).\n");
+    println!(
+        "| copy (f64) | threads | ratio to best copy | engine GB/s | best copy GB/s | plain wins |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let mut cases: Vec<Case> = sizes.iter().map(|&n| Case::transpose(n)).collect();
+    if !quick {
+        cases.extend(shapes_4d);
+    }
+    // Ratios of the N×N transposes, for the issue-style summary: (1 thread, 2 threads).
+    let mut summary: Vec<(usize, f64, Option<f64>)> = Vec::new();
+    for case in &cases {
+        let (src, mut dst) = buffers(case);
+        let reps = reps_for(case.elements());
+        let one = measure(&src, &mut dst, reps, None, |s, d| {
+            copy_into_contiguous(s, &case.shape, &case.strides, 0, d).expect("valid view")
+        });
+        println!("{}", row(&format!("{} | 1", case.name), &one));
+        let mut two_ratio = None;
+        if !quick {
+            let two = measure(&src, &mut dst, reps, Some(&pool), |s, d| {
+                copy_into_contiguous_par(s, &case.shape, &case.strides, 0, d, &pool)
+                    .expect("valid view")
+            });
+            println!("{}", row(&format!("{} | 2", case.name), &two));
+            two_ratio = Some(two.ratio);
+        }
+        if let Some(n) = case.square_transpose {
+            summary.push((n, one.ratio, two_ratio));
+        }
+        if sweep {
+            let base = Tuning::for_copy(case.elements() * 8);
+            // (panel, tile rows, stream, staged): staged buffers, direct streaming, and both
+            // with wide and narrow panels.
+            let shapes = [
+                (64, 64, false, true),
+                (64, 64, true, true),
+                (256, 64, true, true),
+                (64, 8, true, false),
+                (256, 8, true, false),
+                (256, 32, true, false),
+            ];
+            for (panel, tile_rows, stream, staged) in shapes {
+                {
+                    for prefetch_steps in [0, 8] {
+                        let tuning = Tuning {
+                            panel,
+                            tile_rows,
+                            stream,
+                            staged,
+                            prefetch_steps,
+                            ..base
+                        };
+                        let m = measure(&src, &mut dst, reps, None, |s, d| {
+                            copy_into_contiguous_tuned(
+                                s,
+                                &case.shape,
+                                &case.strides,
+                                0,
+                                d,
+                                tuning,
+                                None,
+                            )
+                            .expect("valid view")
+                        });
+                        println!(
+                            "{}",
+                            row(
+                                &format!(
+                                    "{} panel={panel} tile={tile_rows} stream={stream} staged={staged} prefetch={prefetch_steps} | 1",
+                                    case.name
+                                ),
+                                &m
+                            )
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    println!("\nN×N f64 transpose, fraction of the same-run best copy (timed, medians):\n");
+    let header: Vec<String> = summary.iter().map(|(n, _, _)| n.to_string()).collect();
+    println!("| N | {} |", header.join(" | "));
+    println!("|---|{}", "---|".repeat(summary.len()));
+    let one: Vec<String> = summary.iter().map(|(_, r, _)| format!("{r:.2}")).collect();
+    println!("| stridelab copy engine, 1 thread | {} |", one.join(" | "));
+    if !quick {
+        let two: Vec<String> = summary
+            .iter()
+            .map(|(_, _, r)| r.map_or("–".into(), |r| format!("{r:.2}")))
+            .collect();
+        println!(
+            "| stridelab copy engine, 2 threads (vs 2-thread copies) | {} |",
+            two.join(" | ")
+        );
+    }
+}

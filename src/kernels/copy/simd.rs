@@ -1,0 +1,417 @@
+//! The copy engine's micro-kernels: the only unsafe code of the engine.
+//!
+//! Each kernel works on raw pointers the engine derived from slices whose bounds it validated
+//! once (see `super::validate`); every `unsafe fn` here states the ranges it touches in its
+//! `# Safety` section. The instruction set is picked at run time ([`Isa::detect`]): AVX-512F,
+//! AVX2 (4×4 blocks), or portable scalar code.
+//!
+//! Elements are moved as opaque 8-byte values through `f64` registers: the kernels only load,
+//! shuffle and store, which preserves every bit pattern (no arithmetic, no NaN canonicalisation).
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64 as arch;
+
+use super::plan::KernelSet;
+
+/// The instruction set the kernels use on this CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Isa {
+    Avx512,
+    Avx2,
+    Portable,
+}
+
+impl Isa {
+    /// The best instruction set this CPU supports (`is_x86_feature_detected!` caches its answer).
+    pub(crate) fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return Isa::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Portable
+    }
+
+    /// This instruction set, or a lesser one if `limit` asks for it.
+    pub(crate) fn limited_to(self, limit: KernelSet) -> Self {
+        match (self, limit) {
+            (_, KernelSet::Portable) => Isa::Portable,
+            (Isa::Avx512, KernelSet::Avx2) => Isa::Avx2,
+            (isa, _) => isa,
+        }
+    }
+}
+
+/// Bytes in a cache line on every CPU the engine targets (also the size of one zmm register).
+pub(crate) const LINE_BYTES: usize = 64;
+
+/// Copies `src` to `dst` (equal lengths), streaming every fully covered destination line.
+pub(crate) fn stream_copy_f64(src: &[f64], dst: &mut [f64]) {
+    debug_assert_eq!(src.len(), dst.len());
+    let len = src.len().min(dst.len());
+    // SAFETY: both slices hold `len` elements and a `&mut` slice never overlaps a `&` slice.
+    unsafe { stream_run(Isa::detect(), src.as_ptr(), dst.as_mut_ptr(), len) };
+    store_fence();
+}
+
+/// Copies `len` contiguous 8-byte elements from `src` to `dst`, with non-temporal stores for the
+/// destination's whole cache lines and regular stores for the partial lines at either end.
+/// The caller issues [`store_fence`] once after its last run (a fence per run would wait for
+/// every run's write-combining buffers to drain).
+///
+/// # Safety
+/// `src..src+len` must be valid for reads and `dst..dst+len` valid for writes, both aligned
+/// to 8 bytes, and the two ranges must not overlap.
+pub(crate) unsafe fn stream_run(isa: Isa, src: *const f64, dst: *mut f64, len: usize) {
+    let misalignment = (dst as usize % LINE_BYTES) / size_of::<f64>();
+    let head = if misalignment == 0 {
+        0
+    } else {
+        (8 - misalignment).min(len)
+    };
+    // SAFETY: head <= len, so both ranges are inside the caller's ranges.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, head) };
+    let body = (len - head) / 8 * 8;
+    // SAFETY: dst+head is line-aligned (or head == len and body == 0); head+body <= len.
+    unsafe { stream_lines(isa, src.add(head), dst.add(head), body / 8) };
+    let done = head + body;
+    // SAFETY: done <= len.
+    unsafe { std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), len - done) };
+}
+
+/// Copies `lines` whole cache lines (8 elements each) with non-temporal stores.
+///
+/// # Safety
+/// `src..src+8·lines` valid for reads, `dst..dst+8·lines` valid for writes and 64-byte aligned
+/// (when `lines > 0`), no overlap.
+unsafe fn stream_lines(isa: Isa, src: *const f64, dst: *mut f64, lines: usize) {
+    #[cfg(target_arch = "x86_64")]
+    match isa {
+        // SAFETY: Isa::Avx512 is only produced when the CPU has AVX-512F; ranges as above.
+        Isa::Avx512 => return unsafe { stream_lines_avx512(src, dst, lines) },
+        // SAFETY: Isa::Avx2 implies AVX; ranges as above.
+        Isa::Avx2 => return unsafe { stream_lines_avx(src, dst, lines) },
+        Isa::Portable => {}
+    }
+    let _ = isa;
+    // SAFETY: as documented above.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, lines * 8) };
+}
+
+/// # Safety
+/// As [`stream_lines`], and the CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn stream_lines_avx512(src: *const f64, dst: *mut f64, lines: usize) {
+    for line in 0..lines {
+        // SAFETY: line < lines, so both 8-element accesses are in range; dst is line-aligned.
+        unsafe {
+            let v = arch::_mm512_loadu_pd(src.add(line * 8));
+            arch::_mm512_stream_pd(dst.add(line * 8), v);
+        }
+    }
+}
+
+/// # Safety
+/// As [`stream_lines`], and the CPU must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn stream_lines_avx(src: *const f64, dst: *mut f64, lines: usize) {
+    for line in 0..lines {
+        // SAFETY: both halves of the line are in range; dst+8·line is 64-byte aligned.
+        unsafe {
+            let lo = arch::_mm256_loadu_pd(src.add(line * 8));
+            let hi = arch::_mm256_loadu_pd(src.add(line * 8 + 4));
+            arch::_mm256_stream_pd(dst.add(line * 8), lo);
+            arch::_mm256_stream_pd(dst.add(line * 8 + 4), hi);
+        }
+    }
+}
+
+/// Orders earlier non-temporal stores before later stores (a no-op without them).
+pub(crate) fn store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence has no memory operands; SSE is part of the x86-64 baseline.
+    unsafe {
+        arch::_mm_sfence()
+    };
+}
+
+/// One 8×8 block of a transpose: `dst[c·ldd + r] = src[r·lds + c]` for `r, c < 8`.
+///
+/// With `stream`, the eight destination rows are written with non-temporal stores.
+///
+/// # Safety
+/// For every `r, c < 8`, `src + r·lds + c` must be valid for reads and `dst + c·ldd + r` valid
+/// for writes, the two sets must not overlap, and with `stream` every `dst + c·ldd` must be
+/// 64-byte aligned.
+#[inline(always)]
+pub(crate) unsafe fn transpose8x8(
+    isa: Isa,
+    stream: bool,
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    match isa {
+        Isa::Avx512 => {
+            // SAFETY: Isa::Avx512 only exists when the CPU has AVX-512F; ranges as documented.
+            return unsafe {
+                if stream {
+                    transpose8x8_avx512::<true>(src, lds, dst, ldd)
+                } else {
+                    transpose8x8_avx512::<false>(src, lds, dst, ldd)
+                }
+            };
+        }
+        // SAFETY: Isa::Avx2 only exists when the CPU has AVX2; ranges as documented.
+        Isa::Avx2 => return unsafe { transpose8x8_avx2(src, lds, dst, ldd) },
+        Isa::Portable => {}
+    }
+    let _ = (isa, stream);
+    // SAFETY: as documented above.
+    unsafe { transpose_scalar(src, lds, dst, ldd, 8, 8) }
+}
+
+/// `dst[c·ldd + r] = src[r·lds + c]` for `r < rows`, `c < cols`, element by element (edges of a
+/// tile, and the portable path).
+///
+/// # Safety
+/// Every `src + r·lds + c` valid for reads, every `dst + c·ldd + r` valid for writes, no overlap.
+#[inline(always)]
+pub(crate) unsafe fn transpose_scalar(
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    rows: usize,
+    cols: usize,
+) {
+    for c in 0..cols {
+        for r in 0..rows {
+            // SAFETY: r < rows and c < cols, inside the caller's documented ranges.
+            unsafe {
+                *dst.offset(c as isize * ldd + r as isize) =
+                    *src.offset(r as isize * lds + c as isize)
+            };
+        }
+    }
+}
+
+/// # Safety
+/// As [`transpose8x8`], and the CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn transpose8x8_avx512<const STREAM: bool>(
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+) {
+    // SAFETY: the caller's contract covers the 8×8 source block.
+    let columns = unsafe { load_columns_avx512(src, lds) };
+    for (c, column) in columns.into_iter().enumerate() {
+        let out = dst.wrapping_offset(c as isize * ldd);
+        // SAFETY: dst + c·ldd .. +8 is writable; with STREAM it is 64-byte aligned.
+        unsafe {
+            if STREAM {
+                arch::_mm512_stream_pd(out, column);
+            } else {
+                arch::_mm512_storeu_pd(out, column);
+            }
+        }
+    }
+}
+
+/// Loads the 8×8 block `src[r·lds + c]` and returns its columns: element `r` of register `c`
+/// is `src[r·lds + c]`.
+///
+/// # Safety
+/// `src + r·lds + c` readable for `r, c < 8`; the CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn load_columns_avx512(src: *const f64, lds: isize) -> [arch::__m512d; 8] {
+    use arch::*;
+    // SAFETY: rows 0..8 of src at stride lds are readable (caller's contract).
+    let r: [__m512d; 8] =
+        std::array::from_fn(|i| unsafe { _mm512_loadu_pd(src.offset(i as isize * lds)) });
+    // Stage 1: interleave neighbouring rows within 128-bit lanes.
+    let t0 = _mm512_unpacklo_pd(r[0], r[1]);
+    let t1 = _mm512_unpackhi_pd(r[0], r[1]);
+    let t2 = _mm512_unpacklo_pd(r[2], r[3]);
+    let t3 = _mm512_unpackhi_pd(r[2], r[3]);
+    let t4 = _mm512_unpacklo_pd(r[4], r[5]);
+    let t5 = _mm512_unpackhi_pd(r[4], r[5]);
+    let t6 = _mm512_unpacklo_pd(r[6], r[7]);
+    let t7 = _mm512_unpackhi_pd(r[6], r[7]);
+    // Stage 2: gather four rows' worth of columns (c, c+4) in each register.
+    let even = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+    let odd = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+    let u0 = _mm512_permutex2var_pd(t0, even, t2);
+    let u1 = _mm512_permutex2var_pd(t1, even, t3);
+    let u2 = _mm512_permutex2var_pd(t0, odd, t2);
+    let u3 = _mm512_permutex2var_pd(t1, odd, t3);
+    let u4 = _mm512_permutex2var_pd(t4, even, t6);
+    let u5 = _mm512_permutex2var_pd(t5, even, t7);
+    let u6 = _mm512_permutex2var_pd(t4, odd, t6);
+    let u7 = _mm512_permutex2var_pd(t5, odd, t7);
+    // Stage 3: join rows 0-3 and 4-7 of each column.
+    [
+        _mm512_shuffle_f64x2::<0b01_00_01_00>(u0, u4),
+        _mm512_shuffle_f64x2::<0b01_00_01_00>(u1, u5),
+        _mm512_shuffle_f64x2::<0b01_00_01_00>(u2, u6),
+        _mm512_shuffle_f64x2::<0b01_00_01_00>(u3, u7),
+        _mm512_shuffle_f64x2::<0b11_10_11_10>(u0, u4),
+        _mm512_shuffle_f64x2::<0b11_10_11_10>(u1, u5),
+        _mm512_shuffle_f64x2::<0b11_10_11_10>(u2, u6),
+        _mm512_shuffle_f64x2::<0b11_10_11_10>(u3, u7),
+    ]
+}
+
+/// A batch of column panels of a transpose streamed straight to a line-aligned destination:
+/// `dst[b·batch_dst + c·ldd + r] = src[b·batch_src + r·lds + c]` for `b < batch`, `r < rows`,
+/// `c < width`, every 8×8 block's columns written as whole lines with non-temporal stores.
+///
+/// The walk is 8 rows at a time, the batch inside each row step, so a source whose rows
+/// continue across the batch (`batch_src` = the column count, as in a 4-D first/last-dim swap)
+/// is read as 8 long streams; with `batch == 1` it is a column panel swept down its rows.
+/// Source rows `prefetch_steps`·8 ahead are prefetched into L2.
+///
+/// # Safety
+/// For every `b < batch`, `r < rows`, `c < width`: `src + b·batch_src + r·lds + c` readable,
+/// `dst + b·batch_dst + c·ldd + r` writable, all destination elements distinct and disjoint
+/// from the source; `dst`, `ldd` and `batch_dst` line-aligned (`dst` on 64 bytes, the strides
+/// multiples of 8); the CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn transpose_panel_stream_avx512(
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    rows: usize,
+    width: usize,
+    (batch, batch_src, batch_dst): (usize, isize, isize),
+    prefetch_steps: usize,
+) {
+    debug_assert!(
+        (dst as usize).is_multiple_of(LINE_BYTES)
+            && ldd % 8 == 0
+            && (batch == 1 || batch_dst % 8 == 0)
+    );
+    let full_rows = rows / 8 * 8;
+    let full_cols = width / 8 * 8;
+    let ahead = prefetch_steps as isize * 8;
+    for r0 in (0..full_rows).step_by(8) {
+        let prefetching = ahead > 0 && r0 as isize + ahead + 8 <= full_rows as isize;
+        for b in 0..batch as isize {
+            let src_step = src.wrapping_offset(r0 as isize * lds + b * batch_src);
+            let dst_step = dst.wrapping_offset(b * batch_dst + r0 as isize);
+            for c0 in (0..full_cols).step_by(8) {
+                if prefetching {
+                    for k in 0..8 {
+                        prefetch(src_step.wrapping_offset((ahead + k) * lds + c0 as isize));
+                    }
+                }
+                // SAFETY: rows r0..r0+8, columns c0..c0+8 of panel b are in range.
+                let columns = unsafe { load_columns_avx512(src_step.add(c0), lds) };
+                for (j, column) in columns.into_iter().enumerate() {
+                    let out = dst_step.wrapping_offset((c0 + j) as isize * ldd);
+                    // SAFETY: elements r0..r0+8 of destination row c0+j of panel b exist and
+                    // start a line (everything line-aligned, r0 a multiple of 8).
+                    unsafe { arch::_mm512_stream_pd(out, column) };
+                }
+            }
+        }
+    }
+    for b in 0..batch as isize {
+        let (src_b, dst_b) = (
+            src.wrapping_offset(b * batch_src),
+            dst.wrapping_offset(b * batch_dst),
+        );
+        // SAFETY: the last columns and rows of panel b, inside its ranges.
+        unsafe {
+            transpose_scalar(
+                src_b.wrapping_add(full_cols),
+                lds,
+                dst_b.wrapping_offset(full_cols as isize * ldd),
+                ldd,
+                full_rows,
+                width - full_cols,
+            );
+            transpose_scalar(
+                src_b.wrapping_offset(full_rows as isize * lds),
+                lds,
+                dst_b.wrapping_add(full_rows),
+                ldd,
+                rows - full_rows,
+                width,
+            );
+        }
+    }
+}
+
+/// # Safety
+/// As [`transpose8x8`], and the CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn transpose8x8_avx2(src: *const f64, lds: isize, dst: *mut f64, ldd: isize) {
+    for (rb, cb) in [(0isize, 0isize), (0, 4), (4, 0), (4, 4)] {
+        // SAFETY: a 4×4 quarter of the caller's 8×8 block.
+        unsafe {
+            transpose4x4_avx(
+                src.offset(rb * lds + cb),
+                lds,
+                dst.offset(cb * ldd + rb),
+                ldd,
+            )
+        };
+    }
+}
+
+/// # Safety
+/// `src + r·lds + c` readable and `dst + c·ldd + r` writable for `r, c < 4`; AVX available.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn transpose4x4_avx(src: *const f64, lds: isize, dst: *mut f64, ldd: isize) {
+    use arch::*;
+    // SAFETY: four rows of four elements are readable (caller's contract).
+    let r: [__m256d; 4] =
+        std::array::from_fn(|i| unsafe { _mm256_loadu_pd(src.offset(i as isize * lds)) });
+    let t0 = _mm256_unpacklo_pd(r[0], r[1]);
+    let t1 = _mm256_unpackhi_pd(r[0], r[1]);
+    let t2 = _mm256_unpacklo_pd(r[2], r[3]);
+    let t3 = _mm256_unpackhi_pd(r[2], r[3]);
+    let columns = [
+        _mm256_permute2f128_pd::<0x20>(t0, t2),
+        _mm256_permute2f128_pd::<0x20>(t1, t3),
+        _mm256_permute2f128_pd::<0x31>(t0, t2),
+        _mm256_permute2f128_pd::<0x31>(t1, t3),
+    ];
+    for (c, column) in columns.into_iter().enumerate() {
+        // SAFETY: dst + c·ldd .. +4 is writable.
+        unsafe { _mm256_storeu_pd(dst.offset(c as isize * ldd), column) };
+    }
+}
+
+/// Hints the CPU to fetch the line holding `ptr` into L2 (a hint: never faults); L2 rather
+/// than L1 because the staged tile already fills L1 and L1 tracks few misses at once.
+#[inline(always)]
+pub(crate) fn prefetch(ptr: *const f64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch instructions do not access memory architecturally and never fault, even
+    // for addresses outside any allocation.
+    unsafe {
+        arch::_mm_prefetch::<{ arch::_MM_HINT_T1 }>(ptr.cast())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}
