@@ -44,6 +44,5 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         None => report::main_job(),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
-        None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
     }
 }

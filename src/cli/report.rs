@@ -136,6 +136,7 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
     let input = ReportInput {
         path: dir.join("results.json"),
         doc,
+        infer: None,
     };
     let rendered = render(std::slice::from_ref(&input), &dir)?;
     let latest = root.join("latest");

@@ -659,10 +659,12 @@ fn draw_lines<DB: DrawingBackend>(
     let x_fmt = |v: &f64| p.x.tick_label(*v);
     let y_fmt = |v: &f64| p.y.tick_label(*v);
     let (light, bold) = mesh_style();
+    // Room for about one label per 75 px: byte labels ("512 KiB") must not run together.
+    let room = (area.dim_in_pixel().0 / 75).max(2) as usize;
     let x_labels = match &p.x.ticks {
         TickFormat::Categories(names) => names.len().max(1),
-        _ if p.x.scale != Scale::Linear => ((x1 - x0).ceil() as usize + 1).clamp(2, 16),
-        _ => 8,
+        _ if p.x.scale != Scale::Linear => ((x1 - x0).ceil() as usize + 1).clamp(2, room),
+        _ => 8.min(room),
     };
     let y_labels = if p.y.scale != Scale::Linear {
         ((y1 - y0).ceil() as usize + 1).clamp(2, 10)

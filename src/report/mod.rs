@@ -11,6 +11,7 @@ pub mod chart;
 pub mod data;
 pub mod figures;
 pub mod findings;
+pub mod infer;
 pub mod page;
 
 use std::fs;
@@ -39,6 +40,8 @@ pub enum ReportError {
     Figure { figure: String, message: String },
     #[error("no results file given")]
     NoInput,
+    #[error("`{path}` is not a `stridelab infer --json` report: {message}")]
+    Infer { path: PathBuf, message: String },
 }
 
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ReportError {
@@ -55,6 +58,8 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Repor
 pub struct ReportInput {
     pub path: PathBuf,
     pub doc: ResultsDocument,
+    /// `stridelab infer --json` output stored beside the results file, if any.
+    pub infer: Option<crate::cache::infer::InferReport>,
 }
 
 impl ReportInput {
@@ -63,6 +68,7 @@ impl ReportInput {
         Ok(Self {
             path: path.to_path_buf(),
             doc: ResultsDocument::read(path)?,
+            infer: infer::read_beside(path)?,
         })
     }
 }
@@ -148,6 +154,8 @@ pub struct MachineView<'a> {
     pub sections: Vec<Vec<Outcome>>,
     pub json_name: String,
     pub csv_name: String,
+    /// The inferred-geometry figure, when an infer report came with the results.
+    pub infer: Option<figures::Built>,
 }
 
 /// What [`render`] wrote.
@@ -260,6 +268,27 @@ fn render_into(
             }
             sections.push(outcomes);
         }
+        let infer_built = match &input.infer {
+            Some(report) => {
+                let built = infer::built(report, &suffix);
+                if !built.figure.panels.is_empty() {
+                    built.figure.render(dir)?;
+                    figure_files.push(format!("{}.png", built.figure.id));
+                    figure_files.push(format!("{}.svg", built.figure.id));
+                }
+                let text =
+                    serde_json::to_string_pretty(report).map_err(|e| ReportError::Infer {
+                        path: infer::path_beside(&input.path),
+                        message: e.to_string(),
+                    })?;
+                crate::results::write_atomic(
+                    &dir.join(format!("infer{suffix}.json")),
+                    text.as_bytes(),
+                )?;
+                Some(built)
+            }
+            None => None,
+        };
         let json_name = format!("results{suffix}.json");
         let csv_name = format!("results{suffix}.csv");
         input.doc.write_atomic(&dir.join(&json_name))?;
@@ -272,6 +301,7 @@ fn render_into(
             sections,
             json_name,
             csv_name,
+            infer: infer_built,
         });
     }
     let html = page::render_page(&views);

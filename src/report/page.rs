@@ -78,6 +78,7 @@ pub fn render_page(views: &[MachineView<'_>]) -> String {
                 nav {
                     a href="#summary" { "Summary" }
                     @for s in SECTIONS { a href={ "#" (s.anchor) } { (s.title) } }
+                    a href="#infer" { "Inferred geometry" }
                     a href="#machine" { "Machine" }
                     a href="#method" { "Method" }
                     a href="#data" { "Data" }
@@ -98,6 +99,21 @@ pub fn render_page(views: &[MachineView<'_>]) -> String {
                                     div {
                                         @if multi { div.machine-label { (v.label) } }
                                         @for outcome in &v.sections[si] { (figure_block(outcome)) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    section id="infer" {
+                        h2 { "Geometry inferred from timing" }
+                        p.explain { "stridelab infer measures the line size, cache capacities, L1 ways and sets and the data-TLB reach from timing alone (working-set plateaus, conflict probes with ±1 controls) and holds them against what sysfs/CPUID claim." }
+                        div.machines style=(columns) {
+                            @for v in views {
+                                div {
+                                    @if multi { div.machine-label { (v.label) } }
+                                    @match &v.infer {
+                                        Some(b) => (infer_block(b)),
+                                        None => p.note.omitted { "No " code { "infer.json" } " beside " code { (v.input.path.display().to_string()) } ". Run " code { "stridelab infer --json > DIR/infer.json" } " next to the results file and re-render with " code { "stridelab report --in DIR/results.json" } "." },
                                     }
                                 }
                             }
@@ -220,6 +236,16 @@ fn figure_block(outcome: &Outcome) -> Markup {
         },
         Outcome::Drawn(built) => built_block(built),
     }
+}
+
+fn infer_block(b: &Built) -> Markup {
+    if b.figure.panels.is_empty() {
+        return html! {
+            div.look { (b.look_for) }
+            @for t in &b.tables { (table(t)) }
+        };
+    }
+    built_block(b)
 }
 
 fn built_block(b: &Built) -> Markup {
