@@ -186,7 +186,7 @@ impl Axis {
         }
     }
 
-    fn from_plot(&self, p: f64) -> f64 {
+    fn value_at(&self, p: f64) -> f64 {
         match self.scale {
             Scale::Linear => p,
             Scale::Log2 => p.exp2(),
@@ -210,7 +210,7 @@ impl Axis {
         if self.scale != Scale::Linear && (p - p.round()).abs() > 1e-6 {
             return String::new();
         }
-        let v = self.from_plot(p);
+        let v = self.value_at(p);
         if self.ticks == TickFormat::Integer && (v - v.round()).abs() > 1e-6 {
             return String::new();
         }
@@ -563,7 +563,7 @@ fn draw_legend<DB: DrawingBackend>(
             }
             SeriesKind::Model => {
                 area.draw(&DashedPathElement::new(
-                    vec![(x, y), (x + 24, y)].into_iter(),
+                    vec![(x, y), (x + 24, y)],
                     5,
                     3,
                     shape,
@@ -605,6 +605,9 @@ fn plot_range(values: &[f64], from_zero: bool, pad_fraction: f64) -> (f64, f64) 
 fn mesh_style() -> (RGBColor, RGBColor) {
     (RGBColor(236, 236, 236), RGBColor(200, 200, 200))
 }
+
+/// A point in plot coordinates with its CI (plot coordinates too).
+type PlotPoint = (f64, f64, Option<(f64, f64)>);
 
 fn draw_lines<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -696,7 +699,7 @@ fn draw_lines<DB: DrawingBackend>(
         let x = p.x.to_plot(v.at);
         chart
             .draw_series(std::iter::once(DashedPathElement::new(
-                vec![(x, y0), (x, y1)].into_iter(),
+                vec![(x, y0), (x, y1)],
                 4,
                 4,
                 ref_style,
@@ -729,7 +732,7 @@ fn draw_lines<DB: DrawingBackend>(
         let y = p.y.to_plot(h.at);
         chart
             .draw_series(std::iter::once(DashedPathElement::new(
-                vec![(x0, y), (x1, y)].into_iter(),
+                vec![(x0, y), (x1, y)],
                 4,
                 4,
                 ref_style,
@@ -747,7 +750,7 @@ fn draw_lines<DB: DrawingBackend>(
     for s in &p.series {
         let colour = s.colour.rgb();
         let line = ShapeStyle::from(colour).stroke_width(2);
-        let pts: Vec<(f64, f64, Option<(f64, f64)>)> = s
+        let pts: Vec<PlotPoint> = s
             .points
             .iter()
             .filter(|pt| p.x.accepts(pt.x) && p.y.accepts(pt.y))
@@ -772,7 +775,7 @@ fn draw_lines<DB: DrawingBackend>(
             SeriesKind::Model => {
                 chart
                     .draw_series(std::iter::once(DashedPathElement::new(
-                        xy.clone().into_iter(),
+                        xy.clone(),
                         6,
                         4,
                         line,
@@ -920,7 +923,7 @@ fn draw_bars<DB: DrawingBackend>(
     for v in &p.vlines {
         chart
             .draw_series(std::iter::once(DashedPathElement::new(
-                vec![(v.at, -0.5), (v.at, n as f64 - 0.5)].into_iter(),
+                vec![(v.at, -0.5), (v.at, n as f64 - 0.5)],
                 4,
                 4,
                 ref_style,
@@ -977,7 +980,7 @@ fn draw_heat<DB: DrawingBackend>(
     let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     // Log colour scale: a 3× jump should look like one whatever the baseline.
     let norm = |v: f64| {
-        if !(hi > lo) {
+        if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
             0.5
         } else {
             (v.ln() - lo.ln()) / (hi.ln() - lo.ln())
@@ -1122,7 +1125,7 @@ mod tests {
         for (v, s) in cases {
             assert_eq!(format_bytes(*v), *s, "{v}");
         }
-        assert_eq!(format_number(3.14159), "3.14");
+        assert_eq!(format_number(4.56789), "4.57");
         assert_eq!(format_number(0.0123), "0.012");
         assert_eq!(format_number(1234.0), "1234");
         assert_eq!(format_number(f64::INFINITY), "—");

@@ -1766,7 +1766,8 @@ pub fn three_c(doc: &ResultsDocument) -> Outcome {
         l1(r).map(|l| f(l) as f64 / data::accesses(l) as f64)
     };
     let categories: Vec<String> = recs.iter().map(|r| short_label(r)).collect();
-    let parts: [(&str, fn(&crate::results::SimulatedLevel) -> u64); 3] = [
+    type Part = (&'static str, fn(&crate::results::SimulatedLevel) -> u64);
+    let parts: [Part; 3] = [
         ("compulsory", |l| l.compulsory),
         ("capacity", |l| l.capacity),
         ("conflict", |l| l.conflict),
