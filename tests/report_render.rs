@@ -210,7 +210,8 @@ fn a_missing_or_corrupt_field_is_named_and_exits_2() {
     let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
     // (edit, the field the error must name)
-    let cases: Vec<(Box<dyn Fn(&mut serde_json::Value)>, &str)> = vec![
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(Edit, &str)> = vec![
         (
             Box::new(|v| {
                 v["records"][2].as_object_mut().unwrap().remove("checksum");
