@@ -53,7 +53,7 @@ fn every_point_gets_a_record_with_statistics_and_progress_events() {
     for r in &doc.records {
         assert_eq!(r.checksum.status, ChecksumOutcome::Ok, "{r:?}");
         let t = r.timing.as_ref().expect("timing");
-        assert_eq!(t.samples_ns_per_run.len(), 10);
+        assert!(t.samples_ns_per_run.len() >= 10);
         assert!(t.ns_per_run.ci_low <= t.ns_per_run.median);
         assert!(t.ns_per_run.median <= t.ns_per_run.ci_high);
         assert_eq!(r.pinning.threads.len(), 1);

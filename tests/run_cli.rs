@@ -151,3 +151,36 @@ fn ctrl_c_keeps_the_finished_points_in_a_valid_file() {
     assert!(records.iter().all(|r| r["checksum"]["status"] == "ok"));
     assert!(out_path.with_extension("csv").exists());
 }
+
+#[test]
+fn the_conflict_probe_is_simulated_with_conflict_misses_only_where_the_geometry_predicts() {
+    let out = stridelab(&[
+        "run",
+        "--kernel",
+        "conflict",
+        "stride=511,512,513",
+        "count=16",
+        "mode=lat",
+        "--json",
+        "--quiet",
+    ]);
+    let doc = json_of(&out);
+    for r in doc["records"].as_array().unwrap() {
+        let stride_bytes = r["params"]["stride"].as_u64().unwrap() * 8;
+        let l1 = &r["simulated"]["levels"][0];
+        let (sets, line, ways) = (
+            l1["sets"].as_u64().unwrap(),
+            l1["line"].as_u64().unwrap(),
+            l1["ways"].as_u64().unwrap(),
+        );
+        // All 16 slots share one set exactly when the stride is a multiple of the set span.
+        let one_set = stride_bytes % (sets * line) == 0;
+        let conflicts = l1["conflict"].as_u64().unwrap();
+        assert_eq!(
+            conflicts > 0,
+            one_set && 16 > ways,
+            "stride {stride_bytes} B: {l1}"
+        );
+        assert_eq!(l1["compulsory"], 16);
+    }
+}

@@ -11,6 +11,7 @@ pub mod info;
 pub mod layout;
 pub mod report;
 pub mod run;
+pub mod sim;
 
 /// stridelab: what strided memory access does to CPU caches.
 #[derive(Debug, Parser)]
@@ -28,6 +29,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Render the HTML report (figures, tables) from one or more results files.
     Report(report::ReportArgs),
+    /// Simulate a kernel's address stream through a cache hierarchy (counts, 3C, GCD model).
+    Sim(sim::SimArgs),
     /// Describe this machine: CPU, caches (source, warnings), pages, pinning, perf events.
     Info(info::InfoArgs),
     /// Infer the cache geometry (line, L1d size/ways/sets, L2, LLC, L1 DTLB reach) from timing alone.
@@ -42,6 +45,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Report(args)) => report::run(args),
         // The main job: measure the quick suite and write reports/latest/.
         None => report::main_job(),
+        Some(Command::Sim(args)) => sim::run(args),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
     }

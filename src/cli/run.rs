@@ -1,6 +1,7 @@
 //! `stridelab run`: measure a suite (or one kernel's grid) on this machine and write the
 //! versioned results document (plus a CSV beside it).
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,8 +13,10 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::harness::machine::MachineInfo;
 use crate::harness::suite::{Suite, parse_thread_list};
 use crate::harness::{MethodOptions, Progress, RunOptions, catalogue, run_suite};
+use crate::kernels::spec::ParamValue;
 use crate::results::csv::to_csv;
 use crate::results::{ChecksumOutcome, ResultsDocument, RunStatus, write_atomic};
 
@@ -84,10 +87,6 @@ fn default_out(suite: &str) -> PathBuf {
     PathBuf::from(format!("reports/runs/{suite}-{stamp}.json"))
 }
 
-fn machine_manifest() -> serde_json::Value {
-    serde_json::json!({ "note": "machine manifest not collected by this build" })
-}
-
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.list {
         return Ok(list_kernels());
@@ -110,16 +109,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // Every parameter is validated here, before anything runs.
     let plan = suite.plan(threads.as_deref())?;
 
+    let machine = MachineInfo::collect(None);
     let options = RunOptions {
         method: MethodOptions {
             huge_pages: args.huge_pages,
             ..MethodOptions::default()
         },
-        manifest: machine_manifest(),
+        manifest: serde_json::to_value(&machine).context("serialising the machine manifest")?,
+        cache_levels: machine.effective_data_levels(),
         ..RunOptions::default()
     };
     let stop = stop_flag()?;
-    let bar = if args.quiet || !std::io::stderr().is_terminal() {
+    // Without a terminal (CI logs) a plain line per finished point replaces the bar.
+    let plain_log = !args.quiet && !std::io::stderr().is_terminal();
+    let bar = if args.quiet || plain_log {
         ProgressBar::hidden()
     } else {
         let bar = ProgressBar::with_draw_target(
@@ -133,9 +136,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         bar.enable_steady_tick(Duration::from_millis(200));
         bar
     };
+    let mut point_started = std::time::Instant::now();
+    let mut current = String::new();
     let mut on_progress = |event: Progress<'_>| match event {
-        Progress::Started { label, .. } => bar.set_message(label.to_string()),
-        Progress::Finished { .. } => bar.inc(1),
+        Progress::Started { label, .. } => {
+            point_started = std::time::Instant::now();
+            current = label.to_string();
+            bar.set_message(current.clone());
+        }
+        Progress::Finished { index, total, .. } => {
+            bar.inc(1);
+            if plain_log {
+                eprintln!(
+                    "[{}/{total}] {current} ({:.2} s)",
+                    index + 1,
+                    point_started.elapsed().as_secs_f64()
+                );
+            }
+        }
     };
     let doc = run_suite(&plan, &options, &stop, &mut on_progress)?;
     bar.finish_and_clear();
@@ -210,29 +228,22 @@ fn print_summary(doc: &ResultsDocument, quiet: bool) {
         return;
     }
     println!(
-        "{:<44} {:>3} {:>12} {:>8} {:>10} {:>8} {:>7} {:>10} {:>6}",
-        "point (timed unless marked)",
-        "thr",
-        "ns/run",
-        "±CI %",
-        "ns/elem",
-        "GB/s",
-        "×ref",
-        "sim L1 miss",
-        "check"
+        "{:<60} {:>3} {:>6} {:>12} {:>7} {:>9} {:>7} {:>6} {:>7}  simulated misses per level (conflict)",
+        "point", "thr", "check", "ns/run", "±CI %", "ns/elem", "GB/s", "×ref", "×first"
     );
+    let mut first_ns_per_element: BTreeMap<&str, f64> = BTreeMap::new();
     for r in &doc.records {
         let params: Vec<String> = r
             .params
             .iter()
             .map(|(k, v)| match v {
-                crate::kernels::spec::ParamValue::Int(i) => format!("{k}={i}"),
-                crate::kernels::spec::ParamValue::Text(t) => format!("{k}={t}"),
+                ParamValue::Int(i) => format!("{k}={i}"),
+                ParamValue::Text(t) => format!("{k}={t}"),
             })
             .collect();
         let mut label = format!("{} {}", r.kernel, params.join(" "));
-        if label.len() > 44 {
-            label.truncate(43);
+        if label.chars().count() > 60 {
+            label = label.chars().take(59).collect();
             label.push('…');
         }
         let t = r.timing.as_ref();
@@ -240,11 +251,23 @@ fn print_summary(doc: &ResultsDocument, quiet: bool) {
             v.map(|x| format!("{x:.prec$}"))
                 .unwrap_or_else(|| "-".into())
         };
-        let l1 = r
+        // Speed relative to the first point of the same kernel in this run (>1: faster).
+        let relative = t.map(|t| {
+            let first = *first_ns_per_element
+                .entry(r.kernel.as_str())
+                .or_insert(t.ns_per_element);
+            first / t.ns_per_element
+        });
+        let simulated = r
             .simulated
             .as_ref()
-            .and_then(|s| s.levels.first())
-            .map(|l| format!("{} ({}c)", l.misses, l.conflict))
+            .map(|s| {
+                s.levels
+                    .iter()
+                    .map(|l| format!("{} {} ({})", l.name, compact(l.misses), compact(l.conflict)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
             .unwrap_or_else(|| "-".into());
         let check = match r.checksum.status {
             ChecksumOutcome::Ok => "ok",
@@ -252,17 +275,39 @@ fn print_summary(doc: &ResultsDocument, quiet: bool) {
             ChecksumOutcome::NotRun => "-",
         };
         println!(
-            "{:<44} {:>3} {:>12} {:>8} {:>10} {:>8} {:>7} {:>10} {:>6}",
+            "{:<60} {:>3} {:>6} {:>12} {:>7} {:>9} {:>7} {:>6} {:>7}  {}",
             label,
             r.threads,
+            check,
             cell(t.map(|t| t.ns_per_run.median), 0),
             cell(t.map(|t| t.ns_per_run.relative_ci_width() * 100.0), 1),
             cell(t.map(|t| t.ns_per_element), 3),
             cell(t.and_then(|t| t.gb_per_s), 2),
             cell(r.reference.as_ref().map(|c| c.ratio), 2),
-            l1,
-            check
+            cell(relative, 2),
+            simulated
         );
     }
-    println!("sim L1 miss: simulated misses of one cold run (c = conflict misses, 3C split)");
+    println!(
+        "timed: ns/run is the median of the samples with its bootstrap 95% CI width; ×ref is GB/s \
+         over the same-run copy/read reference; ×first is the speed relative to the kernel's first \
+         point. simulated: misses of one cold run (conflict misses of the 3C split in brackets)."
+    );
+    if let Some(hw) = doc.records.iter().find_map(|r| r.counters.as_ref())
+        && !hw.hardware.available
+    {
+        println!(
+            "measured: hardware counters unavailable ({}); software counters in the results file.",
+            hw.hardware.reason.as_deref().unwrap_or("no reason given")
+        );
+    }
+}
+
+/// 1234567 → "1.23M": misses at a glance.
+fn compact(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}K", n as f64 / 1e3),
+        _ => format!("{:.2}M", n as f64 / 1e6),
+    }
 }

@@ -10,8 +10,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software};
-use perf_event::{Builder, Counter, Group};
+use crate::harness::counters::{CounterEvent, CounterGroup};
 
 use crate::results::{CounterGroupReport, CounterValue, Provenance};
 
@@ -49,136 +48,72 @@ pub enum CounterKind {
     Software,
 }
 
-/// One counter's raw reading over a measured region.
+impl CounterKind {
+    /// The events of the group.
+    pub fn events(self) -> &'static [CounterEvent] {
+        match self {
+            CounterKind::Hardware => &CounterEvent::HARDWARE,
+            CounterKind::Software => &[
+                CounterEvent::TaskClock,
+                CounterEvent::PageFaults,
+                CounterEvent::ContextSwitches,
+            ],
+        }
+    }
+}
+
+/// One counter's reading over a measured region (or several, summed).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct CounterDelta {
     /// Raw count (not scaled).
     pub raw: u64,
-    pub time_enabled: Duration,
-    pub time_running: Duration,
+    /// Count extrapolated by time_enabled / time_running (equal to `raw` unless multiplexed).
+    pub scaled: f64,
 }
 
 impl CounterDelta {
-    /// time_enabled / time_running, 1.0 when the counter was never multiplexed.
+    /// scaled / raw: 1.0 when the counter was never multiplexed.
     pub fn scaling(&self) -> f64 {
-        if self.time_running.is_zero() || self.time_running >= self.time_enabled {
+        if self.raw == 0 || !self.scaled.is_finite() {
             1.0
         } else {
-            self.time_enabled.as_secs_f64() / self.time_running.as_secs_f64()
+            (self.scaled / self.raw as f64).max(1.0)
         }
     }
-    /// The count extrapolated to the whole enabled time.
-    pub fn scaled(&self) -> f64 {
-        self.raw as f64 * self.scaling()
-    }
-    /// Sums readings from several threads (the scaling of the sum is the worst of them).
-    fn merge(&mut self, other: &CounterDelta) {
+
+    /// Adds another region's (or thread's) reading.
+    pub fn merge(&mut self, other: &CounterDelta) {
         self.raw += other.raw;
-        self.time_enabled += other.time_enabled;
-        self.time_running += other.time_running;
-    }
-}
-
-/// A perf group leader and its named members.
-type OpenGroup = (Group, Vec<(&'static str, Counter)>);
-
-/// An open perf counter group for the calling thread, or the reason it could not be opened.
-pub struct PerfGroup {
-    kind: CounterKind,
-    opened: Result<OpenGroup, String>,
-}
-
-impl std::fmt::Debug for PerfGroup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PerfGroup")
-            .field("kind", &self.kind)
-            .field("available", &self.opened.is_ok())
-            .finish()
+        self.scaled += other.scaled;
     }
 }
 
 /// Counters of one group over a region: name → delta, or why there are none.
 pub type GroupReading = Result<BTreeMap<&'static str, CounterDelta>, String>;
 
-fn l1d_read_miss() -> Cache {
-    Cache {
-        which: CacheId::L1D,
-        operation: CacheOp::READ,
-        result: CacheResult::MISS,
-    }
+/// The calling thread's counters of one group (`harness::counters`), as a [`Measurement`].
+/// Events that do not open are left out; if none opens, every reading is the reason.
+pub struct PerfGroup {
+    kind: CounterKind,
+    group: CounterGroup,
 }
 
-/// Turns an open error into the reason users see (`ENOENT: no hardware PMU` on our VMs).
-fn describe_open_error(name: &str, e: &std::io::Error) -> String {
-    let code = match e.raw_os_error() {
-        Some(libc::ENOENT) => "ENOENT: no hardware PMU (or event not supported)".to_string(),
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            format!("{e} (check /proc/sys/kernel/perf_event_paranoid)")
-        }
-        Some(libc::ENODEV) => "ENODEV: event not supported by this CPU".to_string(),
-        Some(libc::EOPNOTSUPP) => "EOPNOTSUPP: event not supported here".to_string(),
-        _ => e.to_string(),
-    };
-    format!("{name}: {code}")
+impl std::fmt::Debug for PerfGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PerfGroup")
+            .field("kind", &self.kind)
+            .field("group", &self.group)
+            .finish()
+    }
 }
 
 impl PerfGroup {
-    /// Opens the group for the calling thread (user-space counts only, so the default
-    /// `perf_event_paranoid = 2` allows it).
+    /// Opens the group's events for the calling thread.
     pub fn open(kind: CounterKind) -> Self {
-        let opened = match kind {
-            CounterKind::Hardware => Self::open_events(vec![
-                ("cycles", Box::new(|| Builder::new(Hardware::CPU_CYCLES))),
-                (
-                    "instructions",
-                    Box::new(|| Builder::new(Hardware::INSTRUCTIONS)),
-                ),
-                (
-                    "l1d_read_misses",
-                    Box::new(|| Builder::new(l1d_read_miss())),
-                ),
-                (
-                    "llc_misses",
-                    Box::new(|| Builder::new(Hardware::CACHE_MISSES)),
-                ),
-            ]),
-            CounterKind::Software => Self::open_events(vec![
-                (
-                    "task_clock_ns",
-                    Box::new(|| Builder::new(Software::TASK_CLOCK)),
-                ),
-                (
-                    "page_faults",
-                    Box::new(|| Builder::new(Software::PAGE_FAULTS)),
-                ),
-                (
-                    "context_switches",
-                    Box::new(|| Builder::new(Software::CONTEXT_SWITCHES)),
-                ),
-            ]),
-        };
-        Self { kind, opened }
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn open_events(
-        events: Vec<(&'static str, Box<dyn Fn() -> Builder<'static>>)>,
-    ) -> Result<OpenGroup, String> {
-        let mut group_builder = Group::builder();
-        group_builder.exclude_kernel(true).exclude_hv(true);
-        let mut group = group_builder
-            .build_group()
-            .map_err(|e| describe_open_error("group", &e))?;
-        let mut counters = Vec::new();
-        for (name, make) in events {
-            let mut builder = make();
-            builder.exclude_kernel(true).exclude_hv(true);
-            let counter = group
-                .add(&builder)
-                .map_err(|e| describe_open_error(name, &e))?;
-            counters.push((name, counter));
+        Self {
+            kind,
+            group: CounterGroup::open(kind.events()),
         }
-        Ok((group, counters))
     }
 
     pub fn kind(&self) -> CounterKind {
@@ -186,69 +121,67 @@ impl PerfGroup {
     }
 
     pub fn is_available(&self) -> bool {
-        self.opened.is_ok()
+        !self.group.counting().is_empty()
     }
-}
 
-/// Raw group readings at the start of a region.
-pub type GroupSnapshot = Option<BTreeMap<&'static str, CounterDelta>>;
-
-fn read_group(
-    group: &mut Group,
-    counters: &[(&'static str, Counter)],
-) -> Option<BTreeMap<&'static str, CounterDelta>> {
-    let data = group.read().ok()?;
-    let time_enabled = data.time_enabled().unwrap_or_default();
-    let time_running = data.time_running().unwrap_or_default();
-    Some(
-        counters
-            .iter()
-            .filter_map(|(name, counter)| {
-                data.get(counter).map(|entry| {
-                    (
-                        *name,
-                        CounterDelta {
-                            raw: entry.value(),
-                            time_enabled,
-                            time_running,
-                        },
-                    )
-                })
-            })
-            .collect(),
-    )
+    /// Why events are missing (`cycles: ENOENT: no hardware PMU; ...`), if any are.
+    fn missing_reason(&self) -> Option<String> {
+        let missing = self.group.unavailable();
+        (!missing.is_empty()).then(|| {
+            missing
+                .iter()
+                .map(|(event, reason)| format!("{}: {reason}", event.name()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
 }
 
 impl Measurement for PerfGroup {
-    type Intermediate = GroupSnapshot;
+    /// Whether the counters started.
+    type Intermediate = Result<(), String>;
     type Value = GroupReading;
 
-    fn start(&mut self) -> GroupSnapshot {
-        let (group, counters) = self.opened.as_mut().ok()?;
-        group.enable().ok()?;
-        read_group(group, counters)
+    fn start(&mut self) -> Result<(), String> {
+        if !self.is_available() {
+            return Err(self.missing_reason().unwrap_or_else(|| "no events".into()));
+        }
+        self.group
+            .start()
+            .map_err(|e| format!("starting counters: {e}"))
     }
 
-    fn end(&mut self, started: GroupSnapshot) -> GroupReading {
-        let (group, counters) = self.opened.as_mut().map_err(|reason| reason.clone())?;
-        let now = read_group(group, counters).ok_or("reading the counter group failed")?;
-        let _ = group.disable();
-        let before = started.ok_or("enabling the counter group failed")?;
-        Ok(now
+    fn end(&mut self, started: Result<(), String>) -> GroupReading {
+        started?;
+        self.group
+            .stop()
+            .map_err(|e| format!("stopping counters: {e}"))?;
+        let readings = self
+            .group
+            .read()
+            .map_err(|e| format!("reading counters: {e}"))?;
+        Ok(readings
             .into_iter()
-            .map(|(name, after)| {
-                let b = before.get(name).copied().unwrap_or_default();
+            .map(|r| {
                 (
-                    name,
+                    r.event.name(),
                     CounterDelta {
-                        raw: after.raw.saturating_sub(b.raw),
-                        time_enabled: after.time_enabled.saturating_sub(b.time_enabled),
-                        time_running: after.time_running.saturating_sub(b.time_running),
+                        raw: r.raw,
+                        scaled: if r.scaled.is_finite() {
+                            r.scaled
+                        } else {
+                            r.raw as f64
+                        },
                     },
                 )
             })
             .collect())
     }
+}
+
+/// Why some events of a group are missing, for a group that still counts others.
+pub fn partial_reason(group: &PerfGroup) -> Option<String> {
+    group.missing_reason()
 }
 
 /// Sums per-thread readings of one group and turns them into the record's report.
@@ -286,8 +219,8 @@ pub fn group_report(readings: &[GroupReading], runs: u64, threads: usize) -> Cou
                 (
                     name.to_string(),
                     CounterValue {
-                        per_run: delta.scaled() / runs_total,
-                        total: delta.scaled(),
+                        per_run: delta.scaled / runs_total,
+                        total: delta.scaled,
                         scaling,
                         scaled: scaling > 1.0,
                     },
@@ -302,20 +235,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scaling_extrapolates_multiplexed_counts() {
+    fn scaling_is_the_ratio_of_scaled_to_raw() {
         let d = CounterDelta {
             raw: 100,
-            time_enabled: Duration::from_millis(10),
-            time_running: Duration::from_millis(5),
+            scaled: 200.0,
         };
         assert_eq!(d.scaling(), 2.0);
-        assert_eq!(d.scaled(), 200.0);
-        let full = CounterDelta {
+        let mut sum = CounterDelta {
             raw: 7,
-            time_enabled: Duration::from_millis(3),
-            time_running: Duration::from_millis(3),
+            scaled: 7.0,
         };
-        assert_eq!(full.scaled(), 7.0);
+        assert_eq!(sum.scaling(), 1.0);
+        sum.merge(&d);
+        assert_eq!((sum.raw, sum.scaled), (107, 207.0));
     }
 
     #[test]
@@ -332,10 +264,10 @@ mod tests {
         }
         std::hint::black_box(x);
         let reading = group.end(started).unwrap();
-        assert!(reading["task_clock_ns"].raw > 0, "{reading:?}");
+        assert!(reading["task-clock"].raw > 0, "{reading:?}");
         let report = group_report(&[Ok(reading)], 1, 1);
         assert!(report.available);
-        assert!(report.values.contains_key("page_faults"));
+        assert!(report.values.contains_key("page-faults"));
     }
 
     #[test]

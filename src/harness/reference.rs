@@ -4,6 +4,7 @@
 
 use crate::cache::AccessSink;
 use crate::harness::buffer::AlignedBuffer;
+use crate::kernels::copy::reference::{nt_copy, plain_copy, read_sum};
 use crate::kernels::spec::{Instance, KernelError, Work};
 
 /// Which reference stream.
@@ -121,25 +122,6 @@ impl Instance for ReferenceInstance {
             }
         }
     }
-}
-
-// Until the copy engine's reference streams land on main, stand-ins with the same signatures.
-fn plain_copy(src: &[f64], dst: &mut [f64]) {
-    dst.copy_from_slice(src);
-}
-fn nt_copy(src: &[f64], dst: &mut [f64]) {
-    dst.copy_from_slice(src);
-}
-fn read_sum(data: &[f64]) -> f64 {
-    let mut acc = [0.0f64; 16];
-    let chunks = data.chunks_exact(16);
-    let tail = chunks.remainder();
-    for chunk in chunks {
-        for (a, &x) in acc.iter_mut().zip(chunk) {
-            *a += x;
-        }
-    }
-    acc.iter().sum::<f64>() + tail.iter().sum::<f64>()
 }
 
 /// First, middle and last element: cheap evidence that the whole copy happened.

@@ -6,8 +6,10 @@
 //! 1. every worker prepares its own instances on its own pinned CPU (first touch there);
 //! 2. warm-up: batches of doubling size until `warmup` has passed; the last batch gives the
 //!    per-run time thread 0 uses to calibrate `runs_per_sample` (a sample lasts ≥ `min_sample`);
-//! 3. `samples` rounds; in each, the kernel and then every reference run `runs_per_sample` times
-//!    on every thread between two barriers; thread 0 times the round;
+//! 3. at least `samples` rounds; in each, the kernel and then every reference run
+//!    `runs_per_sample` times on every thread between two barriers; thread 0 times each; more
+//!    rounds (up to `max_samples`, within a time budget) while the median's CI is still wider
+//!    than `target_relative_ci` — a noisy machine gets more samples, not a vaguer answer;
 //! 4. counters (hardware when they open, software always) cover only the kernel's rounds.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,7 +25,7 @@ use crate::harness::stats::{BootstrapSettings, summarize};
 use crate::kernels::spec::{Instance, KernelError, Work};
 use crate::results::{
     ChecksumOutcome, ChecksumStatus, CounterReport, PointError, Provenance, ReferenceComparison,
-    Summary, Timing,
+    Timing,
 };
 
 /// How every point is measured.
@@ -31,7 +33,13 @@ use crate::results::{
 pub struct MethodOptions {
     pub warmup: Duration,
     pub min_sample: Duration,
+    /// Minimum number of samples per point.
     pub samples: usize,
+    /// More samples are taken (up to this many) while the median's CI is wider than
+    /// `target_relative_ci`, within `extra_sampling` time (and no longer than the minimum took).
+    pub max_samples: usize,
+    pub target_relative_ci: f64,
+    pub extra_sampling: Duration,
     pub bootstrap: BootstrapSettings,
     /// Measure the copy/read references interleaved with bandwidth kernels.
     pub references: bool,
@@ -43,15 +51,29 @@ pub struct MethodOptions {
 impl Default for MethodOptions {
     fn default() -> Self {
         Self {
-            warmup: Duration::from_millis(20),
+            warmup: Duration::from_millis(10),
             min_sample: Duration::from_millis(5),
             samples: 10,
+            max_samples: 40,
+            target_relative_ci: 0.02,
+            extra_sampling: Duration::from_millis(150),
             bootstrap: BootstrapSettings::default(),
             references: true,
             counters: true,
             huge_pages: false,
         }
     }
+}
+
+/// What a point's figure is, which decides what the runner derives from its times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointKind {
+    /// A bandwidth kernel: GB/s plus the same-run ratio to the copy/read reference.
+    Bandwidth,
+    /// A reference stream itself (copy, read): GB/s, no ratio.
+    Reference,
+    /// Time per access or element (probes, strides, views, chases): no GB/s.
+    Latency,
 }
 
 /// Relative tolerance of checksum comparison: kernels sum in a fixed order, so a correct run
@@ -104,7 +126,6 @@ struct Shared {
     /// Thread 0's timings per subject: ns per run, one per sample.
     samples: Mutex<Vec<Vec<f64>>>,
     runs_checked: AtomicU64,
-    last_good: Mutex<Option<f64>>,
 }
 
 /// What one worker hands back.
@@ -128,12 +149,15 @@ fn run_checked(subject: &mut Subject, runs: u64, shared: &Shared) -> bool {
     true
 }
 
-/// Warm-up in doubling batches until `warmup` has passed; returns (runs, ns per run of the last
-/// batch), or None on a checksum mismatch.
+/// Warm-up in doubling batches until `warmup` has passed; returns (runs, fastest ns per run of
+/// a well-timed batch), or None on a checksum mismatch.
 fn warm_up(subject: &mut Subject, warmup: Duration, shared: &Shared) -> Option<(u64, f64)> {
     let started = Instant::now();
     let mut batch = 1u64;
     let mut total = 0u64;
+    // The fastest per-run time of batches long enough to time well: a preempted batch must not
+    // shrink the runs per sample below `min_sample` on a quiet machine.
+    let mut best = f64::INFINITY;
     loop {
         let mut clock = WallTime;
         let t = clock.start();
@@ -142,11 +166,25 @@ fn warm_up(subject: &mut Subject, warmup: Duration, shared: &Shared) -> Option<(
         }
         let elapsed = clock.end(t);
         total += batch;
+        let per_run = elapsed.as_nanos() as f64 / batch as f64;
+        if elapsed >= Duration::from_micros(50) || best.is_infinite() {
+            best = best.min(per_run);
+        }
         if started.elapsed() >= warmup {
-            return Some((total, elapsed.as_nanos() as f64 / batch as f64));
+            return Some((total, best));
         }
         batch = batch.saturating_mul(2);
     }
+}
+
+/// Whether the kernel's samples already pin the median down to the target CI width (a quick
+/// bootstrap; the reported CI is recomputed with the full settings).
+fn precise_enough(samples: &[f64], method: &MethodOptions) -> bool {
+    let quick = BootstrapSettings {
+        resamples: 300,
+        ..method.bootstrap
+    };
+    summarize(samples, quick).is_ok_and(|s| s.relative_ci_width() <= method.target_relative_ci)
 }
 
 /// Accumulates a region's reading into a running total.
@@ -157,10 +195,7 @@ fn accumulate(total: &mut Option<GroupReading>, reading: GroupReading) {
         (Some(Ok(_)), Err(e)) => *total = Some(Err(e)),
         (Some(Ok(sum)), Ok(values)) => {
             for (name, delta) in values {
-                let entry = sum.entry(name).or_default();
-                entry.raw += delta.raw;
-                entry.time_enabled += delta.time_enabled;
-                entry.time_running += delta.time_running;
+                sum.entry(name).or_default().merge(&delta);
             }
         }
     }
@@ -171,7 +206,7 @@ fn accumulate(total: &mut Option<GroupReading>, reading: GroupReading) {
 pub fn measure_point(
     pool: &PinnedPool,
     prepare: &(dyn Fn() -> Result<Box<dyn Instance>, KernelError> + Sync),
-    bandwidth_kernel: bool,
+    kind: PointKind,
     method: &MethodOptions,
     stop: &AtomicBool,
 ) -> PointMeasurement {
@@ -186,7 +221,6 @@ pub fn measure_point(
         warmup_runs: AtomicU64::new(0),
         samples: Mutex::new(Vec::new()),
         runs_checked: AtomicU64::new(0),
-        last_good: Mutex::new(None),
     };
     let work_slot: Mutex<Option<Work>> = Mutex::new(None);
 
@@ -208,7 +242,7 @@ pub fn measure_point(
                     *work_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(work);
                 }
                 subjects.push(Subject::new(instance));
-                if bandwidth_kernel && method.references && work.bytes_read > 0 {
+                if kind == PointKind::Bandwidth && method.references && work.bytes_read > 0 {
                     let elements = (work.bytes_read as usize).div_ceil(size_of::<f64>());
                     for &variant in ReferenceVariant::for_writing_kernel(work.bytes_written > 0) {
                         match ReferenceInstance::new(variant, elements, method.huge_pages) {
@@ -260,13 +294,21 @@ pub fn measure_point(
         // Step 3: interleaved samples.
         let mut hw_total: Option<GroupReading> = None;
         let mut sw_total: Option<GroupReading> = None;
-        'samples: for _ in 0..method.samples {
+        let sampling_started = Instant::now();
+        let mut minimum_took: Option<Duration> = None;
+        'samples: for round in 0..method.max_samples.max(method.samples) {
             for (index, subject) in subjects.iter_mut().enumerate() {
                 if thread == 0 {
                     let mismatch = shared.mismatch.lock().map(|m| m.is_some()).unwrap_or(true);
-                    shared
-                        .cancel
-                        .store(mismatch || stop.load(Ordering::SeqCst), Ordering::SeqCst);
+                    let mut cancel = mismatch || stop.load(Ordering::SeqCst);
+                    if index == 0 && round >= method.samples {
+                        let took = *minimum_took.get_or_insert_with(|| sampling_started.elapsed());
+                        let budget = method.extra_sampling.min(took);
+                        let samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
+                        cancel |= sampling_started.elapsed() >= took + budget
+                            || precise_enough(&samples[0], method);
+                    }
+                    shared.cancel.store(cancel, Ordering::SeqCst);
                 }
                 shared.barrier.wait();
                 if shared.cancel.load(Ordering::SeqCst) {
@@ -293,10 +335,6 @@ pub fn measure_point(
                     samples[index].push(elapsed.as_nanos() as f64 / runs as f64);
                 }
             }
-        }
-        if thread == 0 {
-            *shared.last_good.lock().unwrap_or_else(|p| p.into_inner()) =
-                subjects.first().map(|s| s.expected);
         }
         WorkerResult {
             kernel: (thread == 0)
@@ -368,7 +406,7 @@ pub fn measure_point(
         .unwrap_or_else(|p| p.into_inner());
     let complete = samples
         .first()
-        .is_some_and(|s| s.len() == method.samples && method.samples > 0);
+        .is_some_and(|s| s.len() >= method.samples && method.samples > 0);
     let checksum = ChecksumStatus {
         status: ChecksumOutcome::Ok,
         expected,
@@ -393,8 +431,9 @@ pub fn measure_point(
 
     let work_value = work.unwrap_or_default();
     let runs_per_sample = shared.runs_per_sample[0].load(Ordering::SeqCst);
-    let (timing, summary) = match timing_of(
+    let timing = match timing_of(
         &samples[0],
+        kind != PointKind::Latency,
         work_value,
         threads,
         method,
@@ -418,9 +457,9 @@ pub fn measure_point(
             };
         }
     };
-    let reference = reference_of(&samples[1..], work_value, threads, method, &timing, summary);
+    let reference = reference_of(&samples[1..], work_value, threads, method, &timing);
     let counters = method.counters.then(|| {
-        let runs = runs_per_sample * method.samples as u64;
+        let runs = runs_per_sample * samples[0].len() as u64;
         let hw: Vec<GroupReading> = results
             .iter_mut()
             .filter_map(|r| r.hardware.take())
@@ -453,34 +492,36 @@ fn gb_per_s(bytes: u64, ns: f64) -> f64 {
 
 fn timing_of(
     samples: &[f64],
+    report_bandwidth: bool,
     work: Work,
     threads: usize,
     method: &MethodOptions,
     warmup_runs: u64,
     runs_per_sample: u64,
-) -> Result<(Timing, Summary), String> {
+) -> Result<Timing, String> {
     let summary = summarize(samples, method.bootstrap).map_err(|e| e.to_string())?;
-    let bytes = (work.bytes_read + work.bytes_written) * threads as u64;
+    let bytes = if report_bandwidth {
+        (work.bytes_read + work.bytes_written) * threads as u64
+    } else {
+        0
+    };
     let elements = work.elements * threads as u64;
     let bandwidth = (bytes > 0).then(|| gb_per_s(bytes, summary.median));
-    Ok((
-        Timing {
-            source: Provenance::Timed,
-            warmup_runs,
-            runs_per_sample,
-            samples_ns_per_run: samples.to_vec(),
-            ns_per_run: summary,
-            ns_per_element: summary.median / elements.max(1) as f64,
-            gb_per_s: bandwidth,
-            gb_per_s_ci: (bytes > 0).then(|| {
-                (
-                    gb_per_s(bytes, summary.ci_high),
-                    gb_per_s(bytes, summary.ci_low),
-                )
-            }),
-        },
-        summary,
-    ))
+    Ok(Timing {
+        source: Provenance::Timed,
+        warmup_runs,
+        runs_per_sample,
+        samples_ns_per_run: samples.to_vec(),
+        ns_per_run: summary,
+        ns_per_element: summary.median / elements.max(1) as f64,
+        gb_per_s: bandwidth,
+        gb_per_s_ci: (bytes > 0).then(|| {
+            (
+                gb_per_s(bytes, summary.ci_high),
+                gb_per_s(bytes, summary.ci_low),
+            )
+        }),
+    })
 }
 
 fn reference_of(
@@ -489,7 +530,6 @@ fn reference_of(
     threads: usize,
     method: &MethodOptions,
     timing: &Timing,
-    _kernel: Summary,
 ) -> Option<ReferenceComparison> {
     if reference_samples.is_empty() {
         return None;
@@ -582,11 +622,17 @@ pub(crate) mod tests {
         for threads in 1..=crate::harness::pin::cpu_count().min(2) {
             let pool = PinnedPool::new(threads).unwrap();
             let stop = AtomicBool::new(false);
-            let m = measure_point(&pool, &sum_kernel(None), true, &fast_method(), &stop);
+            let m = measure_point(
+                &pool,
+                &sum_kernel(None),
+                PointKind::Bandwidth,
+                &fast_method(),
+                &stop,
+            );
             assert!(m.error.is_none(), "{:?}", m.error);
             assert_eq!(m.checksum.status, ChecksumOutcome::Ok);
             let timing = m.timing.unwrap();
-            assert_eq!(timing.samples_ns_per_run.len(), 10);
+            assert!((10..=40).contains(&timing.samples_ns_per_run.len()));
             assert!(timing.ns_per_run.min <= timing.ns_per_run.median);
             assert!(timing.gb_per_s.unwrap() > 0.0);
             let reference = m.reference.unwrap();
@@ -602,7 +648,13 @@ pub(crate) mod tests {
     fn a_wrong_checksum_is_an_error_row_without_numbers() {
         let pool = PinnedPool::new(1).unwrap();
         let stop = AtomicBool::new(false);
-        let m = measure_point(&pool, &sum_kernel(Some(3)), true, &fast_method(), &stop);
+        let m = measure_point(
+            &pool,
+            &sum_kernel(Some(3)),
+            PointKind::Bandwidth,
+            &fast_method(),
+            &stop,
+        );
         assert_eq!(m.checksum.status, ChecksumOutcome::Mismatch);
         assert_eq!(m.checksum.actual, Some(4097.0));
         assert!(m.timing.is_none());
@@ -619,7 +671,7 @@ pub(crate) mod tests {
                 message: "zero".into(),
             })
         };
-        let m = measure_point(&pool, &prepare, true, &fast_method(), &stop);
+        let m = measure_point(&pool, &prepare, PointKind::Bandwidth, &fast_method(), &stop);
         assert_eq!(m.checksum.status, ChecksumOutcome::NotRun);
         assert_eq!(m.error.unwrap().stage, "prepare");
     }
@@ -628,7 +680,13 @@ pub(crate) mod tests {
     fn a_stop_request_ends_the_point_as_interrupted() {
         let pool = PinnedPool::new(1).unwrap();
         let stop = AtomicBool::new(true);
-        let m = measure_point(&pool, &sum_kernel(None), true, &fast_method(), &stop);
+        let m = measure_point(
+            &pool,
+            &sum_kernel(None),
+            PointKind::Bandwidth,
+            &fast_method(),
+            &stop,
+        );
         assert!(m.interrupted);
         assert!(m.timing.is_none());
     }

@@ -4,14 +4,15 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use thiserror::Error;
 
+use crate::cache::geometry::CacheLevel;
 use crate::harness::buffer::anon_huge_pages_bytes;
 use crate::harness::pin::{PinError, PinnedPool};
-use crate::harness::runner::{MethodOptions, measure_point};
-use crate::harness::simulate::simulate_instance;
+use crate::harness::runner::{MethodOptions, PointKind, measure_point};
+use crate::harness::simulate::{detected_levels, simulate_instance};
 use crate::harness::suite::{Plan, PlannedPoint};
 use crate::kernels::spec::{Family, Instance, KernelError, ParamValue, PrepareOptions};
 use crate::results::{
@@ -25,19 +26,25 @@ pub struct RunOptions {
     pub method: MethodOptions,
     /// Upper bound on accesses fed to the cache model per point.
     pub simulation_access_cap: u64,
+    /// Upper bound on the time the cache model may take per point.
+    pub simulation_time_budget: Duration,
     /// Skip the cache model entirely (records get no `simulated` section).
     pub simulate: bool,
     /// The machine manifest to embed (`harness::machine::MachineInfo` as JSON).
     pub manifest: MachineManifest,
+    /// The cache levels to simulate, innermost first (the detected data levels by default).
+    pub cache_levels: Vec<CacheLevel>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
         Self {
             method: MethodOptions::default(),
-            simulation_access_cap: 1 << 22,
+            simulation_access_cap: 1 << 20,
+            simulation_time_budget: Duration::from_secs(1),
             simulate: true,
             manifest: serde_json::Value::Null,
+            cache_levels: detected_levels(),
         }
     }
 }
@@ -84,12 +91,14 @@ pub fn point_label(point: &PlannedPoint) -> String {
     )
 }
 
-/// Kernels whose figure is a bandwidth, normalised by the same-run copy/read reference.
-pub fn is_bandwidth_family(family: Family) -> bool {
-    matches!(
-        family,
-        Family::Traverse | Family::Transpose | Family::Blocked
-    )
+/// What a family's figure is: bandwidth kernels are normalised by the same-run copy/read
+/// reference; probes, strides, views and chases are reported per access.
+pub fn point_kind(family: Family) -> PointKind {
+    match family {
+        Family::Traverse | Family::Transpose | Family::Blocked => PointKind::Bandwidth,
+        Family::Reference => PointKind::Reference,
+        _ => PointKind::Latency,
+    }
 }
 
 fn method_settings(options: &RunOptions) -> MethodSettings {
@@ -194,7 +203,7 @@ fn measure_one(
     let measured = measure_point(
         pool,
         &prepare,
-        is_bandwidth_family(spec.family),
+        point_kind(spec.family),
         &options.method,
         stop,
     );
@@ -221,7 +230,9 @@ fn measure_one(
         (true, Some(mut instance)) if measured.checksum.status == ChecksumOutcome::Ok => {
             match simulate_instance(
                 instance.as_mut(),
+                &options.cache_levels,
                 options.simulation_access_cap,
+                options.simulation_time_budget,
                 point.threads,
             ) {
                 Ok(s) => Some(s),

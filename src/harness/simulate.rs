@@ -2,17 +2,31 @@
 //! stream fed to the cache model of the detected (or overridden) geometry, from a cold cache.
 //!
 //! Huge runs are simulated in part: only the first `cap` accesses of one run reach the model
-//! (the rest are counted, not simulated), and the record says so (`kind = "prefix"`).
+//! (the rest are counted, not simulated), and the record says so (`kind = "prefix"`). A time
+//! budget bounds the model's cost the same way (the note says when it ran out).
+
+use std::time::{Duration, Instant};
 
 use crate::cache::AccessSink;
+use crate::cache::geometry::{CacheLevel, Geometry};
+use crate::cache::sim::{Hierarchy, Policy};
 use crate::kernels::spec::Instance;
-use crate::results::{Provenance, SimulatedMisses, SimulationScope};
+use crate::results::{Provenance, SimulatedLevel, SimulatedMisses, SimulationScope};
 
-/// Forwards the first `cap` accesses to `inner` and counts all of them.
+/// The data-cache levels a run simulates when none are given: the detected geometry.
+pub fn detected_levels() -> Vec<CacheLevel> {
+    Geometry::detect().data_levels()
+}
+
+/// Forwards the first `cap` accesses to `inner` and counts all of them. With a deadline, the
+/// cap shrinks to what was forwarded when the deadline passes (checked every 4096 accesses), so
+/// a slow model cannot stall a run.
 pub struct CappedSink<'a> {
     inner: &'a mut dyn AccessSink,
     cap: u64,
     seen: u64,
+    deadline: Option<Instant>,
+    timed_out: bool,
 }
 
 impl<'a> CappedSink<'a> {
@@ -21,7 +35,36 @@ impl<'a> CappedSink<'a> {
             inner,
             cap,
             seen: 0,
+            deadline: None,
+            timed_out: false,
         }
+    }
+
+    /// Stops forwarding once `budget` has passed.
+    pub fn with_time_budget(mut self, budget: Duration) -> Self {
+        self.deadline = Some(Instant::now() + budget);
+        self
+    }
+
+    /// Whether the time budget cut the simulation short.
+    pub fn timed_out(&self) -> bool {
+        self.timed_out
+    }
+
+    #[inline]
+    fn admit(&mut self) -> bool {
+        if self.seen >= self.cap {
+            return false;
+        }
+        if self.seen.is_multiple_of(4096)
+            && let Some(deadline) = self.deadline
+            && Instant::now() >= deadline
+        {
+            self.cap = self.seen;
+            self.timed_out = true;
+            return false;
+        }
+        true
     }
 
     /// Accesses offered (including those past the cap).
@@ -37,13 +80,13 @@ impl<'a> CappedSink<'a> {
 
 impl AccessSink for CappedSink<'_> {
     fn load(&mut self, addr: u64, len: u32) {
-        if self.seen < self.cap {
+        if self.admit() {
             self.inner.load(addr, len);
         }
         self.seen += 1;
     }
     fn store(&mut self, addr: u64, len: u32) {
-        if self.seen < self.cap {
+        if self.admit() {
             self.inner.store(addr, len);
         }
         self.seen += 1;
@@ -52,7 +95,22 @@ impl AccessSink for CappedSink<'_> {
 
 /// The scope record for a capped simulation.
 pub fn scope_of(seen: u64, forwarded: u64, threads: usize) -> SimulationScope {
+    scope_with(seen, forwarded, threads, None)
+}
+
+fn scope_with(
+    seen: u64,
+    forwarded: u64,
+    threads: usize,
+    timed_out: Option<Duration>,
+) -> SimulationScope {
     let mut notes = Vec::new();
+    if let Some(budget) = timed_out {
+        notes.push(format!(
+            "the model's time budget ({:.1} s) ran out",
+            budget.as_secs_f64()
+        ));
+    }
     if forwarded < seen {
         notes.push(format!(
             "only the first {forwarded} of the run's {seen} accesses were simulated"
@@ -71,19 +129,90 @@ pub fn scope_of(seen: u64, forwarded: u64, threads: usize) -> SimulationScope {
     }
 }
 
-/// Simulates one cold run of `instance` (at most `cap` accesses).
+/// Simulates one cold run of `instance` (at most `cap` accesses) on `levels` (innermost first),
+/// LRU with the 3C split.
 pub fn simulate_instance(
     instance: &mut dyn Instance,
+    levels: &[CacheLevel],
     cap: u64,
+    budget: Duration,
     threads: usize,
 ) -> Result<SimulatedMisses, String> {
-    let _ = (instance, cap, threads, Provenance::Simulated);
-    Err("the cache simulator is not in this build yet".into())
+    let mut hierarchy = Hierarchy::new(levels, Policy::Lru, true).map_err(|e| e.to_string())?;
+    let (seen, forwarded, timed_out) = {
+        let mut capped = CappedSink::new(&mut hierarchy, cap).with_time_budget(budget);
+        instance.simulate(&mut capped);
+        (capped.seen(), capped.forwarded(), capped.timed_out())
+    };
+    let levels = hierarchy
+        .levels()
+        .into_iter()
+        .zip(hierarchy.stats())
+        .map(|(geometry, stats)| SimulatedLevel {
+            name: geometry.name.clone(),
+            size: geometry.size,
+            ways: u64::from(geometry.ways),
+            line: u64::from(geometry.line),
+            sets: u64::from(geometry.sets),
+            loads: stats.loads,
+            stores: stats.stores,
+            load_misses: stats.load_misses,
+            store_misses: stats.store_misses,
+            misses: stats.misses(),
+            miss_rate: stats.miss_ratio(),
+            compulsory: stats.compulsory,
+            capacity: stats.capacity,
+            conflict: stats.conflict,
+        })
+        .collect();
+    Ok(SimulatedMisses {
+        source: Provenance::Simulated,
+        scope: scope_with(seen, forwarded, threads, timed_out.then_some(budget)),
+        start: "cold".into(),
+        levels,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::geometry::{CacheKind, GeometrySource};
+    use crate::harness::runner::tests::SumInstance;
+
+    #[test]
+    fn a_sum_of_one_line_per_8_loads_misses_once_per_line_in_l1() {
+        let l1 = CacheLevel::new(
+            "L1d",
+            CacheKind::Data,
+            32 << 10,
+            8,
+            64,
+            GeometrySource::Override,
+        )
+        .unwrap();
+        let mut instance = SumInstance {
+            data: vec![1.0; 1024],
+            runs: 0,
+            corrupt_after: None,
+        };
+        let full = simulate_instance(
+            &mut instance,
+            std::slice::from_ref(&l1),
+            1 << 20,
+            Duration::from_secs(60),
+            1,
+        )
+        .unwrap();
+        assert_eq!(full.scope.kind, "full");
+        assert_eq!(full.levels[0].loads, 1024);
+        assert_eq!(full.levels[0].misses, 128);
+        assert_eq!(full.levels[0].compulsory, 128);
+        let part =
+            simulate_instance(&mut instance, &[l1], 100, Duration::from_secs(60), 2).unwrap();
+        assert_eq!(part.scope.kind, "prefix");
+        assert_eq!(part.scope.run_accesses, Some(1024));
+        assert_eq!(part.levels[0].loads, 100);
+    }
 
     #[derive(Default)]
     struct Recorder(Vec<(bool, u64)>);
@@ -110,5 +239,12 @@ mod tests {
         assert_eq!(scope.kind, "prefix");
         assert!(scope.note.unwrap().contains("first 3 of the run's 6"));
         assert_eq!(scope_of(6, 6, 1).kind, "full");
+
+        let mut recorder = Recorder::default();
+        let mut late = CappedSink::new(&mut recorder, 100).with_time_budget(Duration::ZERO);
+        late.load(0, 8);
+        late.load(1, 8);
+        assert!(late.timed_out());
+        assert_eq!((late.seen(), late.forwarded()), (2, 0));
     }
 }

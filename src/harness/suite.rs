@@ -42,23 +42,19 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum SuiteError {
-    #[error("cannot read suite file `{path}`: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    // Causes are part of the message (fields not named `source`) so error chains do not repeat them.
+    #[error("cannot read suite file `{path}`: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("suite `{origin}`: {message}")]
     Parse { origin: String, message: String },
-    #[error("suite `{origin}`, line {line}: kernel `{kernel}`: {source}")]
+    #[error("{}kernel `{kernel}`: {error}", where_(origin, *line))]
     Kernel {
         origin: String,
         line: usize,
         kernel: String,
-        #[source]
-        source: Box<KernelError>,
+        error: Box<KernelError>,
     },
-    #[error("suite `{origin}`, line {line}: {message}")]
+    #[error("{}{message}", where_(origin, *line))]
     Invalid {
         origin: String,
         line: usize,
@@ -68,6 +64,15 @@ pub enum SuiteError {
         "unknown suite `{0}`: use quick, full, gate or a path to a TOML file (a path must exist)"
     )]
     Unknown(String),
+}
+
+/// `suite `x`, line 3: ` — or nothing for `--kernel` suites, which have no file.
+fn where_(origin: &str, line: usize) -> String {
+    if origin == "command-line" {
+        String::new()
+    } else {
+        format!("suite `{origin}`, line {line}: ")
+    }
 }
 
 /// A parameter value in a suite file: one value or a list (a grid axis).
@@ -258,9 +263,9 @@ impl Suite {
         if !path.exists() {
             return Err(SuiteError::Unknown(name_or_path.to_string()));
         }
-        let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| SuiteError::Io {
             path: name_or_path.to_string(),
-            source,
+            error,
         })?;
         let mut suite = Self::parse(&text, name_or_path)?;
         suite.source = format!("file:{name_or_path}");
@@ -315,7 +320,7 @@ impl Suite {
                 origin: origin.clone(),
                 line,
                 kernel: kernel_name.clone(),
-                source: Box::new(source),
+                error: Box::new(source),
             })?;
             let thread_spec = threads_override
                 .or(point.threads.as_deref())
@@ -355,7 +360,7 @@ impl Suite {
                             origin: origin.clone(),
                             line,
                             kernel: kernel_name.clone(),
-                            source: Box::new(source),
+                            error: Box::new(source),
                         })?;
                     for &t in &threads {
                         points.push(PlannedPoint {

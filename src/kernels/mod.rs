@@ -1,4 +1,20 @@
 //! Kernel catalogue (data) and kernel families, plus the copy engine.
+//!
+//! Every kernel's access order is one generic function over [`access::Mem`]: timed runs use
+//! [`access::RealMem`], simulation [`access::SimMem`], so the two cannot drift apart.
 
+pub mod access;
+pub mod blocked;
+pub mod catalogue;
+pub mod common;
+pub mod conflict;
 pub mod copy;
+pub mod latency;
+pub mod reference;
 pub mod spec;
+pub mod stride;
+pub mod transpose;
+pub mod traverse;
+pub mod view;
+
+pub use catalogue::{StridePattern, catalogue, find, resolve_params, stride_pattern};

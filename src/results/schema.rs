@@ -351,12 +351,12 @@ pub struct PointError {
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum ResultsError {
-    #[error("cannot {action} `{path}`: {source}")]
+    // The cause is part of the message (a field not named `source`), so chains do not repeat it.
+    #[error("cannot {action} `{path}`: {error}")]
     Io {
         action: &'static str,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("`{path}` is not valid JSON (line {line}, column {column}): {message}")]
     Syntax {
@@ -407,10 +407,10 @@ impl ResultsDocument {
 
     /// Reads and validates a results file.
     pub fn read(path: &Path) -> Result<Self, ResultsError> {
-        let text = fs::read_to_string(path).map_err(|source| ResultsError::Io {
+        let text = fs::read_to_string(path).map_err(|error| ResultsError::Io {
             action: "read",
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Self::from_json(&text, path)
     }
@@ -452,10 +452,10 @@ impl ResultsDocument {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
     let io = |action: &'static str, p: &Path| {
         let p = p.to_path_buf();
-        move |source| ResultsError::Io {
+        move |error| ResultsError::Io {
             action,
             path: p,
-            source,
+            error,
         }
     };
     let dir = match path.parent() {

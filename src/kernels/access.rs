@@ -1,0 +1,511 @@
+//! The accessor every kernel's access order is written against, and its two implementations:
+//! [`RealMem`] (plain loads and stores on the instance's buffers, for timed runs) and
+//! [`SimMem`] (the same loads and stores, each also reported to an [`AccessSink`]).
+//!
+//! A kernel's order is one generic function `fn order<M: Mem>(m: &mut M, ...)`; `Instance::run`
+//! calls it with a `RealMem`, `Instance::simulate` with a `SimMem`. The simulating accessor reads
+//! and writes the real data too, so pointer chases follow the real (seeded) values.
+//!
+//! Besides single loads and stores, the accessor offers two *runs* — [`Mem::sum_run`] and
+//! [`Mem::move_run`], a strided walk of `count` elements — because per-element bounds checks
+//! kept the compiler from vectorising (the generic `row-sum` ran 2.4× slower than a hand-written
+//! loop, see `benches/kernels_generic.rs`). Their order is defined once, by the trait's provided
+//! methods in terms of `load`/`store` (what `SimMem` uses); `RealMem` overrides them with
+//! check-free slice iterators over the same elements in the same order (bounds checked once
+//! per run), and a property test shows the two agree. No unsafe code.
+//!
+//! Simulated placement: element `i` of buffer `b` is at byte address `(b+1)·2^32 + 8·i`
+//! ([`sim_address`]); every access is 8 bytes. Buffers are capped at [`MAX_BUFFER_ELEMENTS`]
+//! so no two buffers overlap in that address space.
+
+use crate::cache::AccessSink;
+use crate::kernels::copy::reference::{plain_copy, read_sum};
+use crate::kernels::copy::{CopyError, copy_into_contiguous};
+
+/// Independent accumulators of every summing kernel: enough to keep two FP add pipes with a
+/// 3–4 cycle latency busy, so sums are limited by memory, not by one dependent chain.
+pub const ACCUMULATORS: usize = 8;
+
+/// Bytes per element: every kernel works on f64.
+pub const ELEMENT_BYTES: u32 = 8;
+
+/// The largest buffer a kernel may use (2^29 f64 = 4 GiB): the distance between two buffers in
+/// the simulated address space.
+pub const MAX_BUFFER_ELEMENTS: usize = 1 << 29;
+
+/// The simulated byte address of element `index` of buffer `buffer`.
+#[inline(always)]
+pub fn sim_address(buffer: usize, index: usize) -> u64 {
+    ((buffer as u64 + 1) << 32) + index as u64 * u64::from(ELEMENT_BYTES)
+}
+
+/// A strided view to copy: element `(i0..in)` at `offset + Σ ik·sk` of the source buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyView<'a> {
+    pub shape: &'a [usize],
+    pub strides: &'a [isize],
+    pub offset: usize,
+}
+
+/// Loads and stores of f64 elements by (buffer, index): the only way kernels touch memory.
+///
+/// Indices are validated by the kernel at prepare time; an out-of-range index is a bug in the
+/// kernel and panics (it is never reachable from user input).
+pub trait Mem {
+    /// Reads element `index` of buffer `buffer`.
+    fn load(&mut self, buffer: usize, index: usize) -> f64;
+    /// Writes element `index` of buffer `buffer`.
+    fn store(&mut self, buffer: usize, index: usize, value: f64);
+
+    /// Reads `count` elements of `buffer` at `start, start+step, start+2·step, …` in that order
+    /// (`step` may be negative); the k-th element of the run is added to `acc[k mod 8]`.
+    ///
+    /// This is the accumulator interleaving of every summing kernel: the address order is the
+    /// run's order; only which accumulator receives an element depends on its place in the run.
+    #[inline(always)]
+    fn sum_run(
+        &mut self,
+        buffer: usize,
+        start: usize,
+        step: isize,
+        count: usize,
+        acc: &mut [f64; ACCUMULATORS],
+    ) {
+        for k in 0..count {
+            let index = start as isize + k as isize * step;
+            acc[k % ACCUMULATORS] += self.load(buffer, index as usize);
+        }
+    }
+
+    /// Sums elements `0..len` of `buffer`, read in ascending order (the `read` reference). The
+    /// provided order is [`Mem::sum_run`]'s; `RealMem` uses the copy engine's reference
+    /// [`read_sum`] (16 accumulators), the same stream the harness normalises by.
+    #[inline(always)]
+    fn sum_span(&mut self, buffer: usize, len: usize) -> f64 {
+        let mut acc = [0.0; ACCUMULATORS];
+        self.sum_run(buffer, 0, 1, len, &mut acc);
+        acc.iter().sum()
+    }
+
+    /// For k in 0..count: reads `src[src_start + k·src_step]`, then writes it to
+    /// `dst[dst_start + k·dst_step]` (`src` and `dst` are different buffers).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn move_run(
+        &mut self,
+        src: usize,
+        src_start: usize,
+        src_step: usize,
+        dst: usize,
+        dst_start: usize,
+        dst_step: usize,
+        count: usize,
+    ) {
+        for k in 0..count {
+            let value = self.load(src, src_start + k * src_step);
+            self.store(dst, dst_start + k * dst_step, value);
+        }
+    }
+    /// Copies `view` of buffer `src` into `dst[dst_start..]` in logical C order, through the
+    /// copy engine on real memory. The simulated stream is the engine's reference order (for
+    /// each element in C order: load the source element, store the destination element): the
+    /// fast engine may block its loops differently, which this stream does not model.
+    fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize);
+    /// Copies elements `0..len` of buffer `src` to `0..len` of buffer `dst` with the copy
+    /// engine's [`plain_copy`] (the platform `memcpy`) on real memory. Simulated stream: for k ascending, load src[k], store dst[k]
+    /// (the platform copy moves whole vectors, which touches the same lines in the same order).
+    fn copy_span(&mut self, src: usize, dst: usize, len: usize);
+}
+
+/// Plain accesses on `N` real buffers.
+pub struct RealMem<'a, const N: usize> {
+    buffers: [&'a mut [f64]; N],
+}
+
+impl<'a, const N: usize> RealMem<'a, N> {
+    pub fn new(buffers: [&'a mut [f64]; N]) -> Self {
+        Self { buffers }
+    }
+
+    /// Buffer `src` for reading and buffer `dst` for writing (they must differ).
+    fn pair(&mut self, src: usize, dst: usize) -> (&[f64], &mut [f64]) {
+        assert_ne!(src, dst, "a copy needs two distinct buffers");
+        if src < dst {
+            let (low, high) = self.buffers.split_at_mut(dst);
+            (&*low[src], &mut *high[0])
+        } else {
+            let (low, high) = self.buffers.split_at_mut(src);
+            (&*high[0], &mut *low[dst])
+        }
+    }
+}
+
+/// The last index of a run, or a panic naming the kernel bug (runs are validated at prepare).
+#[inline(always)]
+fn run_end(start: usize, step: usize, count: usize) -> usize {
+    (count - 1)
+        .checked_mul(step)
+        .and_then(|span| span.checked_add(start))
+        .expect("run validated at prepare time")
+}
+
+/// Adds the k-th value of `values` to `acc[k mod 8]`.
+#[inline(always)]
+fn accumulate<'v>(mut values: impl Iterator<Item = &'v f64>, acc: &mut [f64; ACCUMULATORS]) {
+    loop {
+        for slot in acc.iter_mut() {
+            match values.next() {
+                Some(value) => *slot += value,
+                None => return,
+            }
+        }
+    }
+}
+
+impl<const N: usize> Mem for RealMem<'_, N> {
+    #[inline(always)]
+    fn load(&mut self, buffer: usize, index: usize) -> f64 {
+        self.buffers[buffer][index]
+    }
+
+    #[inline(always)]
+    fn store(&mut self, buffer: usize, index: usize, value: f64) {
+        self.buffers[buffer][index] = value;
+    }
+
+    #[inline(always)]
+    fn sum_run(
+        &mut self,
+        buffer: usize,
+        start: usize,
+        step: isize,
+        count: usize,
+        acc: &mut [f64; ACCUMULATORS],
+    ) {
+        if count == 0 {
+            return;
+        }
+        let data = &*self.buffers[buffer];
+        let stride = step.unsigned_abs();
+        if step == 1 {
+            // Contiguous: whole chunks of 8 lanes, which the compiler vectorises.
+            let mut chunks = data[start..start + count].chunks_exact(ACCUMULATORS);
+            for chunk in &mut chunks {
+                for (slot, value) in acc.iter_mut().zip(chunk) {
+                    *slot += value;
+                }
+            }
+            for (slot, value) in acc.iter_mut().zip(chunks.remainder()) {
+                *slot += value;
+            }
+        } else if step > 0 {
+            let last = run_end(start, stride, count);
+            accumulate(data[start..=last].iter().step_by(stride), acc);
+        } else if step < 0 {
+            let first = start
+                .checked_sub((count - 1) * stride)
+                .expect("run validated at prepare time");
+            accumulate(data[first..=start].iter().rev().step_by(stride), acc);
+        } else {
+            accumulate(std::iter::repeat_n(&data[start], count), acc);
+        }
+    }
+
+    #[inline(always)]
+    fn move_run(
+        &mut self,
+        src: usize,
+        src_start: usize,
+        src_step: usize,
+        dst: usize,
+        dst_start: usize,
+        dst_step: usize,
+        count: usize,
+    ) {
+        if count == 0 {
+            return;
+        }
+        assert!(src_step > 0 && dst_step > 0, "move runs go forwards");
+        let (source, destination) = self.pair(src, dst);
+        let reads = &source[src_start..=run_end(src_start, src_step, count)];
+        let writes = &mut destination[dst_start..=run_end(dst_start, dst_step, count)];
+        // The unit-step side as a plain slice iterator: StepBy's bookkeeping is not free.
+        if src_step == 1 {
+            for (target, value) in writes.iter_mut().step_by(dst_step).zip(reads) {
+                *target = *value;
+            }
+        } else if dst_step == 1 {
+            for (target, value) in writes.iter_mut().zip(reads.iter().step_by(src_step)) {
+                *target = *value;
+            }
+        } else {
+            let pairs = writes
+                .iter_mut()
+                .step_by(dst_step)
+                .zip(reads.iter().step_by(src_step));
+            for (target, value) in pairs {
+                *target = *value;
+            }
+        }
+    }
+
+    fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {
+        let (source, destination) = self.pair(src, dst);
+        let len = view.shape.iter().product::<usize>();
+        copy_into_contiguous(
+            source,
+            view.shape,
+            view.strides,
+            view.offset,
+            &mut destination[dst_start..dst_start + len],
+        )
+        .unwrap_or_else(|err: CopyError| panic!("copy view validated at prepare time: {err}"));
+    }
+
+    fn copy_span(&mut self, src: usize, dst: usize, len: usize) {
+        let (source, destination) = self.pair(src, dst);
+        plain_copy(&source[..len], &mut destination[..len]);
+    }
+
+    #[inline(always)]
+    fn sum_span(&mut self, buffer: usize, len: usize) -> f64 {
+        read_sum(&self.buffers[buffer][..len])
+    }
+}
+
+/// The real accesses of [`RealMem`], each also reported to a sink at its simulated address.
+pub struct SimMem<'a, 's, const N: usize> {
+    real: RealMem<'a, N>,
+    sink: &'s mut dyn AccessSink,
+}
+
+impl<'a, 's, const N: usize> SimMem<'a, 's, N> {
+    pub fn new(buffers: [&'a mut [f64]; N], sink: &'s mut dyn AccessSink) -> Self {
+        Self {
+            real: RealMem::new(buffers),
+            sink,
+        }
+    }
+}
+
+impl<const N: usize> Mem for SimMem<'_, '_, N> {
+    #[inline]
+    fn load(&mut self, buffer: usize, index: usize) -> f64 {
+        let value = self.real.load(buffer, index);
+        self.sink.load(sim_address(buffer, index), ELEMENT_BYTES);
+        value
+    }
+
+    #[inline]
+    fn store(&mut self, buffer: usize, index: usize, value: f64) {
+        self.real.store(buffer, index, value);
+        self.sink.store(sim_address(buffer, index), ELEMENT_BYTES);
+    }
+
+    fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {
+        let mut target = dst_start;
+        for_each_view_index(view.shape, view.strides, view.offset, |index| {
+            let value = self.load(src, index);
+            self.store(dst, target, value);
+            target += 1;
+        });
+    }
+
+    fn copy_span(&mut self, src: usize, dst: usize, len: usize) {
+        for index in 0..len {
+            let value = self.load(src, index);
+            self.store(dst, index, value);
+        }
+    }
+}
+
+/// Calls `visit` with the storage index of every element of a view, in logical C order (last
+/// dimension fastest). The view must have been validated against its storage.
+pub fn for_each_view_index(
+    shape: &[usize],
+    strides: &[isize],
+    offset: usize,
+    mut visit: impl FnMut(usize),
+) {
+    if shape.contains(&0) {
+        return;
+    }
+    let mut counters = vec![0usize; shape.len()];
+    let mut position = offset as isize;
+    loop {
+        visit(position as usize);
+        // Odometer increment, last dimension fastest.
+        let mut dim = shape.len();
+        loop {
+            if dim == 0 {
+                return;
+            }
+            dim -= 1;
+            counters[dim] += 1;
+            position += strides[dim];
+            if counters[dim] < shape[dim] {
+                break;
+            }
+            position -= strides[dim] * shape[dim] as isize;
+            counters[dim] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Default)]
+    struct Recorder(Vec<(char, u64, u32)>);
+
+    impl AccessSink for Recorder {
+        fn load(&mut self, addr: u64, len: u32) {
+            self.0.push(('L', addr, len));
+        }
+        fn store(&mut self, addr: u64, len: u32) {
+            self.0.push(('S', addr, len));
+        }
+    }
+
+    #[test]
+    fn buffers_are_placed_4gib_apart() {
+        assert_eq!(sim_address(0, 0), 1 << 32);
+        assert_eq!(sim_address(1, 3), (2 << 32) + 24);
+        assert_eq!(
+            sim_address(0, MAX_BUFFER_ELEMENTS - 1) + 8,
+            sim_address(1, 0)
+        );
+    }
+
+    #[test]
+    fn sim_mem_reads_and_writes_real_data_and_reports_every_access() {
+        let mut a = vec![1.0, 2.0, 3.0];
+        let mut b = vec![0.0; 3];
+        let mut recorder = Recorder::default();
+        {
+            let mut m = SimMem::new([&mut a, &mut b], &mut recorder);
+            let v = m.load(0, 2);
+            m.store(1, 1, v);
+        }
+        assert_eq!(b, [0.0, 3.0, 0.0]);
+        assert_eq!(
+            recorder.0,
+            [('L', (1 << 32) + 16, 8), ('S', (2 << 32) + 8, 8)]
+        );
+    }
+
+    #[test]
+    fn copy_view_is_the_same_on_both_accessors() {
+        let shape = [3, 2];
+        let strides = [1, 3];
+        let view = CopyView {
+            shape: &shape,
+            strides: &strides,
+            offset: 0,
+        };
+        let mut src: Vec<f64> = (0..6).map(f64::from).collect();
+        let mut real_dst = vec![-1.0; 8];
+        RealMem::new([&mut src, &mut real_dst]).copy_view(0, &view, 1, 1);
+        let mut sim_dst = vec![-1.0; 8];
+        let mut recorder = Recorder::default();
+        SimMem::new([&mut src, &mut sim_dst], &mut recorder).copy_view(0, &view, 1, 1);
+        assert_eq!(real_dst, [-1.0, 0.0, 3.0, 1.0, 4.0, 2.0, 5.0, -1.0]);
+        assert_eq!(real_dst, sim_dst);
+        assert_eq!(recorder.0.len(), 12);
+        assert_eq!(recorder.0[2], ('L', (1 << 32) + 24, 8));
+    }
+
+    #[test]
+    fn sum_span_is_an_ascending_read_on_both_accessors() {
+        for len in [0, 1, 15, 16, 17, 100] {
+            let mut data: Vec<f64> = (0..len + 3).map(|i| (i % 7) as f64).collect();
+            let real = RealMem::new([&mut data]).sum_span(0, len);
+            let mut recorder = Recorder::default();
+            let simulated = SimMem::new([&mut data], &mut recorder).sum_span(0, len);
+            assert_eq!(real, simulated);
+            assert_eq!(real, data[..len].iter().sum::<f64>());
+            let want: Vec<_> = (0..len).map(|k| ('L', sim_address(0, k), 8)).collect();
+            assert_eq!(recorder.0, want);
+        }
+    }
+
+    #[test]
+    fn view_indices_follow_c_order_with_negative_strides() {
+        let mut seen = Vec::new();
+        for_each_view_index(&[2, 3], &[-3, 1], 3, |i| seen.push(i));
+        assert_eq!(seen, [3, 4, 5, 0, 1, 2]);
+        seen.clear();
+        for_each_view_index(&[], &[], 7, |i| seen.push(i));
+        assert_eq!(seen, [7]);
+        seen.clear();
+        for_each_view_index(&[4, 0], &[1, 1], 0, |i| seen.push(i));
+        assert!(seen.is_empty());
+    }
+
+    /// Data whose partial sums identify exactly which elements went to which accumulator.
+    fn distinct_data(len: usize) -> Vec<f64> {
+        (0..len)
+            .map(|i| (1u64 << (i % 50)) as f64 + i as f64)
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn real_sum_runs_equal_the_reference_order(
+            len in 1usize..300,
+            start_frac in 0.0f64..1.0,
+            step in -9isize..=9,
+            count_frac in 0.0f64..=1.0,
+        ) {
+            let start = ((len as f64 * start_frac) as usize).min(len - 1);
+            // The longest run from `start` with this step that stays inside the buffer.
+            let room = match step {
+                0 => 40,
+                s if s > 0 => (len - 1 - start) / s as usize + 1,
+                s => start / s.unsigned_abs() + 1,
+            };
+            let count = (room as f64 * count_frac) as usize;
+            let mut data = distinct_data(len);
+            let mut real = [0.5; ACCUMULATORS];
+            RealMem::new([&mut data]).sum_run(0, start, step, count, &mut real);
+            let mut reference = [0.5; ACCUMULATORS];
+            let mut recorder = Recorder::default();
+            SimMem::new([&mut data], &mut recorder).sum_run(0, start, step, count, &mut reference);
+            prop_assert_eq!(real, reference);
+            let want: Vec<_> = (0..count)
+                .map(|k| ('L', sim_address(0, (start as isize + k as isize * step) as usize), 8))
+                .collect();
+            prop_assert_eq!(recorder.0, want);
+        }
+
+        #[test]
+        fn real_move_runs_equal_the_reference_order(
+            src_step in 1usize..6,
+            dst_step in 1usize..6,
+            src_start in 0usize..20,
+            dst_start in 0usize..20,
+            count in 0usize..40,
+        ) {
+            let mut src = distinct_data(src_start + count * src_step + 1);
+            let mut real = vec![-1.0; dst_start + count * dst_step + 1];
+            let mut reference = real.clone();
+            RealMem::new([&mut src, &mut real])
+                .move_run(0, src_start, src_step, 1, dst_start, dst_step, count);
+            let mut recorder = Recorder::default();
+            SimMem::new([&mut src, &mut reference], &mut recorder)
+                .move_run(0, src_start, src_step, 1, dst_start, dst_step, count);
+            prop_assert_eq!(&real, &reference);
+            let want: Vec<_> = (0..count)
+                .flat_map(|k| {
+                    [
+                        ('L', sim_address(0, src_start + k * src_step), 8),
+                        ('S', sim_address(1, dst_start + k * dst_step), 8),
+                    ]
+                })
+                .collect();
+            prop_assert_eq!(recorder.0, want);
+        }
+    }
+}

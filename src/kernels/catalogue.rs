@@ -1,0 +1,512 @@
+//! The kernel catalogue: every kernel as data ([`KernelSpec`]), lookup by name, and the one place
+//! user-given parameters become validated [`Params`] ([`resolve_params`]).
+//!
+//! Parameter rules (in this order):
+//! 1. Arguments are `(key, value)` pairs; an empty key is a positional value. Positional values
+//!    fill the parameters in their declared order, skipping those already named; a positional
+//!    value that is not an integer skips an optional integer parameter (so
+//!    `transpose 512 512 blocked` leaves `ld` at its default).
+//! 2. An unknown name, a parameter given twice, or more positional values than parameters is an
+//!    error naming what the kernel takes.
+//! 3. Integers accept the binary suffixes K, M, G (`32K` = 32768) and must lie in the
+//!    parameter's `min..=max`; choices must be one of their words; text must not be empty.
+//! 4. A missing parameter takes its default; a default that names another parameter (`ld`
+//!    defaults to `cols`) takes that parameter's value. A missing parameter without a default
+//!    is an error.
+//! 5. The kernel's own cross-parameter rules (e.g. `ld ≥ cols`) and buffer sizes are checked,
+//!    and the buffers together must fit in half of physical memory.
+
+use std::sync::LazyLock;
+
+use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params};
+use crate::kernels::{blocked, conflict, latency, reference, stride, transpose, traverse, view};
+
+/// Buffer lengths (in f64 elements) an instance needs for resolved parameters; checks the
+/// kernel's cross-parameter rules on the way.
+pub(crate) type PlanFn = fn(&Params) -> Result<Vec<usize>, KernelError>;
+
+/// The kernel's characteristic strided pattern for resolved parameters (see [`StridePattern`]).
+pub(crate) type PatternFn = fn(&Params) -> Result<Option<StridePattern>, KernelError>;
+
+/// A catalogue entry: the public spec plus the buffer plan used to validate parameters and the
+/// strided pattern the analytic model is asked about.
+pub(crate) struct Entry {
+    pub spec: KernelSpec,
+    pub plan: PlanFn,
+    pub pattern: PatternFn,
+}
+
+/// The access pattern that decides how a kernel uses the cache sets: `count` accesses
+/// `stride_bytes` apart in buffer `buffer`, which the kernel repeats (one column of `col-sum`,
+/// the K slots of `conflict`, …). The analytic set/GCD model predicts from it how many sets
+/// the kernel really uses; `None` for kernels without one (the random pointer chase).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StridePattern {
+    pub buffer: usize,
+    pub stride_bytes: i64,
+    pub count: u64,
+    /// What the pattern is, in words ("one column: 512 elements 4096 B apart").
+    pub description: String,
+}
+
+impl StridePattern {
+    /// `count` elements `stride` elements apart in `buffer`, described as `what`.
+    pub(crate) fn elements(buffer: usize, stride: isize, count: usize, what: &str) -> Self {
+        let stride_bytes = stride as i64 * 8;
+        Self {
+            buffer,
+            stride_bytes,
+            count: count as u64,
+            description: format!("{what}: {count} elements {stride_bytes} B apart"),
+        }
+    }
+}
+
+/// The strided pattern of `spec` for resolved parameters.
+pub fn stride_pattern(
+    spec: &KernelSpec,
+    params: &Params,
+) -> Result<Option<StridePattern>, KernelError> {
+    let entry = entries()
+        .into_iter()
+        .find(|entry| entry.spec.name == spec.name)
+        .ok_or_else(|| KernelError::UnknownKernel(spec.name.to_string()))?;
+    (entry.pattern)(params)
+}
+
+fn entries() -> [&'static Entry; 11] {
+    [
+        &traverse::ROW_SUM,
+        &traverse::COL_SUM,
+        &stride::STRIDE_SUM,
+        &conflict::CONFLICT,
+        &view::VIEW_SUM,
+        &transpose::TRANSPOSE,
+        &blocked::TILED_SUM,
+        &blocked::TO_TILES,
+        &reference::COPY,
+        &reference::READ,
+        &latency::CHASE,
+    ]
+}
+
+static SPECS: LazyLock<Vec<KernelSpec>> =
+    LazyLock::new(|| entries().iter().map(|entry| entry.spec).collect());
+
+/// Every kernel of the catalogue.
+pub fn catalogue() -> &'static [KernelSpec] {
+    &SPECS
+}
+
+/// The kernel called `name`.
+pub fn find(name: &str) -> Result<&'static KernelSpec, KernelError> {
+    catalogue()
+        .iter()
+        .find(|spec| spec.name == name)
+        .ok_or_else(|| KernelError::UnknownKernel(name.to_string()))
+}
+
+fn plan_of(spec: &KernelSpec) -> Result<PlanFn, KernelError> {
+    entries()
+        .into_iter()
+        .find(|entry| entry.spec.name == spec.name)
+        .map(|entry| entry.plan)
+        .ok_or_else(|| KernelError::UnknownKernel(spec.name.to_string()))
+}
+
+/// Turns user arguments into validated parameters (see the module doc for the rules).
+///
+/// `args` are `(key, value)` pairs in the order given; an empty key marks a positional value.
+pub fn resolve_params(spec: &KernelSpec, args: &[(String, String)]) -> Result<Params, KernelError> {
+    let given = assign_arguments(spec, args)?;
+    let mut params = Params::new();
+    for (param, value) in spec.params.iter().zip(given) {
+        let resolved = match value {
+            Some(text) => parse_value(param, &text)?,
+            // Rule 4: a default naming an earlier parameter copies its resolved value.
+            None => match param.default {
+                Some(default) => match params.get(default) {
+                    Some(value) => value.clone(),
+                    None => parse_value(param, default)?,
+                },
+                None => {
+                    return Err(KernelError::MissingParam {
+                        kernel: spec.name.to_string(),
+                        param: param.name.to_string(),
+                    });
+                }
+            },
+        };
+        params.insert(param.name.to_string(), resolved);
+    }
+    // Rule 5.
+    let buffers = plan_of(spec)?(&params)?;
+    check_memory(spec, &buffers)?;
+    Ok(params)
+}
+
+/// Rules 1 and 2: the raw text given for each parameter, in declared order.
+fn assign_arguments(
+    spec: &KernelSpec,
+    args: &[(String, String)],
+) -> Result<Vec<Option<String>>, KernelError> {
+    let mut given: Vec<Option<String>> = vec![None; spec.params.len()];
+    let position_of = |name: &str| spec.params.iter().position(|p| p.name == name);
+    // Named arguments first, so positional values skip them wherever they were written.
+    for (key, value) in args.iter().filter(|(key, _)| !key.is_empty()) {
+        let index = position_of(key).ok_or_else(|| KernelError::UnknownParam {
+            kernel: spec.name.to_string(),
+            param: key.clone(),
+            known: known_names(spec),
+        })?;
+        if given[index].replace(value.clone()).is_some() {
+            return Err(given_twice(key));
+        }
+    }
+    let mut next = 0;
+    for (_, value) in args.iter().filter(|(key, _)| key.is_empty()) {
+        loop {
+            let Some(param) = spec.params.get(next) else {
+                return Err(KernelError::InvalidParam {
+                    param: value.clone(),
+                    message: format!(
+                        "too many positional values for `{}`; it takes: {}",
+                        spec.name,
+                        known_names(spec)
+                    ),
+                });
+            };
+            let skippable = matches!(param.kind, ParamKind::Int { .. })
+                && param.default.is_some()
+                && parse_int(value).is_none()
+                && next + 1 < spec.params.len();
+            if given[next].is_some() || skippable {
+                next += 1;
+                continue;
+            }
+            given[next] = Some(value.clone());
+            next += 1;
+            break;
+        }
+    }
+    Ok(given)
+}
+
+fn given_twice(name: &str) -> KernelError {
+    KernelError::InvalidParam {
+        param: name.to_string(),
+        message: "given more than once".to_string(),
+    }
+}
+
+fn known_names(spec: &KernelSpec) -> String {
+    spec.params
+        .iter()
+        .map(|p| match p.default {
+            Some(default) => format!("{}={default}", p.name),
+            None => p.name.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Rule 3 for one value.
+fn parse_value(param: &ParamSpec, text: &str) -> Result<ParamValue, KernelError> {
+    let invalid = |message: String| KernelError::InvalidParam {
+        param: param.name.to_string(),
+        message,
+    };
+    match param.kind {
+        ParamKind::Int { min, max } => {
+            let value = parse_int(text).ok_or_else(|| {
+                invalid(format!(
+                    "`{text}` is not a non-negative integer (suffixes K, M, G allowed)"
+                ))
+            })?;
+            if value < min || value > max {
+                let why = if value == 0 {
+                    " (zero leaves nothing to measure)"
+                } else {
+                    ""
+                };
+                return Err(invalid(format!(
+                    "{value} is outside the allowed range {min}..={max}{why}"
+                )));
+            }
+            Ok(ParamValue::Int(value))
+        }
+        ParamKind::Choice(words) => {
+            if words.contains(&text) {
+                Ok(ParamValue::Text(text.to_string()))
+            } else {
+                Err(invalid(format!(
+                    "`{text}` is not one of: {}",
+                    words.join(", ")
+                )))
+            }
+        }
+        ParamKind::Text => {
+            if text.trim().is_empty() {
+                Err(invalid("must not be empty".to_string()))
+            } else {
+                Ok(ParamValue::Text(text.to_string()))
+            }
+        }
+    }
+}
+
+/// A non-negative integer with an optional binary suffix K, M or G (case-insensitive).
+fn parse_int(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, multiplier) = match text.char_indices().last()? {
+        (at, 'k' | 'K') => (&text[..at], 1u64 << 10),
+        (at, 'm' | 'M') => (&text[..at], 1 << 20),
+        (at, 'g' | 'G') => (&text[..at], 1 << 30),
+        _ => (text, 1),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<u64>().ok()?.checked_mul(multiplier)
+}
+
+/// Rule 5: the buffers together must fit in half of physical memory (when it is known).
+fn check_memory(spec: &KernelSpec, buffers: &[usize]) -> Result<(), KernelError> {
+    let bytes: u64 = buffers.iter().map(|&len| len as u64 * 8).sum();
+    match physical_memory_bytes() {
+        Some(total) if bytes > total / 2 => Err(KernelError::InvalidParam {
+            param: size_param_names(spec),
+            message: format!(
+                "the buffers need {} MiB, more than half of physical memory ({} MiB)",
+                bytes >> 20,
+                total >> 20
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn size_param_names(spec: &KernelSpec) -> String {
+    spec.params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Int { .. }))
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Physical memory from /proc/meminfo (`MemTotal`), if readable.
+fn physical_memory_bytes() -> Option<u64> {
+    static TOTAL: LazyLock<Option<u64>> = LazyLock::new(|| {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    });
+    *TOTAL
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::spec::PrepareOptions;
+
+    fn args(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn resolve(kernel: &str, list: &[(&str, &str)]) -> Result<Params, KernelError> {
+        resolve_params(find(kernel).unwrap(), &args(list))
+    }
+
+    fn int(params: &Params, name: &str) -> u64 {
+        match params[name] {
+            ParamValue::Int(v) => v,
+            ref other => panic!("{name} is {other:?}"),
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_every_kernel_is_documented() {
+        let specs = catalogue();
+        for (i, spec) in specs.iter().enumerate() {
+            assert!(specs[i + 1..].iter().all(|other| other.name != spec.name));
+            assert!(
+                spec.explanation.len() > 80,
+                "{} needs an explanation",
+                spec.name
+            );
+            for param in spec.params {
+                assert!(
+                    !param.doc.is_empty(),
+                    "{}.{} needs a doc",
+                    spec.name,
+                    param.name
+                );
+                if let Some(default) = param.default {
+                    let names_param = spec.params.iter().any(|p| p.name == default);
+                    assert!(
+                        names_param || parse_value(param, default).is_ok(),
+                        "{}.{}: bad default",
+                        spec.name,
+                        param.name
+                    );
+                }
+            }
+        }
+        assert!(matches!(find("nope"), Err(KernelError::UnknownKernel(_))));
+    }
+
+    #[test]
+    fn positional_named_and_default_values() {
+        let p = resolve("row-sum", &[("", "3"), ("", "5")]).unwrap();
+        assert_eq!((int(&p, "rows"), int(&p, "cols"), int(&p, "ld")), (3, 5, 5));
+        let p = resolve("row-sum", &[("cols", "5"), ("", "3"), ("ld", "8")]).unwrap();
+        assert_eq!((int(&p, "rows"), int(&p, "cols"), int(&p, "ld")), (3, 5, 8));
+        let p = resolve(
+            "transpose",
+            &[("", "4"), ("", "6"), ("", "blocked"), ("", "2")],
+        )
+        .unwrap();
+        assert_eq!(int(&p, "ld"), 6);
+        assert_eq!(int(&p, "B"), 2);
+        assert_eq!(p["variant"], ParamValue::Text("blocked".into()));
+        let p = resolve("read", &[("bytes", "32K")]).unwrap();
+        assert_eq!(int(&p, "bytes"), 32768);
+    }
+
+    #[test]
+    fn table_of_rejected_arguments() {
+        type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+        let cases: &[Case] = &[
+            ("row-sum", &[("rows", "4")], "needs parameter `cols`"),
+            (
+                "row-sum",
+                &[("rows", "4"), ("cols", "4"), ("lda", "5")],
+                "no parameter `lda`",
+            ),
+            (
+                "row-sum",
+                &[("rows", "0"), ("cols", "4")],
+                "zero leaves nothing",
+            ),
+            (
+                "row-sum",
+                &[("rows", "4"), ("cols", "x")],
+                "not a non-negative integer",
+            ),
+            (
+                "row-sum",
+                &[("rows", "4"), ("cols", "8"), ("ld", "7")],
+                "ld",
+            ),
+            (
+                "row-sum",
+                &[("rows", "4"), ("", "4"), ("rows", "2")],
+                "more than once",
+            ),
+            (
+                "row-sum",
+                &[("", "1"), ("", "2"), ("", "3"), ("", "0"), ("", "9")],
+                "too many",
+            ),
+            (
+                "row-sum",
+                &[("rows", "1G"), ("cols", "4")],
+                "outside the allowed range",
+            ),
+            (
+                "row-sum",
+                &[("rows", "16M"), ("cols", "16M")],
+                "exceeds the limit",
+            ),
+            ("copy", &[("bytes", "12")], "multiple of 8"),
+            (
+                "stride-sum",
+                &[("len", "10"), ("stride", "11")],
+                "beyond the buffer",
+            ),
+        ];
+        for (kernel, list, needle) in cases {
+            let err = resolve(kernel, list).expect_err(needle).to_string();
+            let matched = needle.split('|').any(|n| err.contains(n));
+            assert!(matched, "{kernel} {list:?}: `{err}` lacks `{needle}`");
+        }
+    }
+
+    #[test]
+    fn buffers_beyond_half_of_physical_memory_are_rejected() {
+        let spec = find("copy").unwrap();
+        let huge = vec![crate::kernels::access::MAX_BUFFER_ELEMENTS; 256];
+        let err = check_memory(spec, &huge).unwrap_err().to_string();
+        assert!(err.contains("half of physical memory"), "{err}");
+        assert!(check_memory(spec, &[1000, 1000]).is_ok());
+    }
+
+    #[test]
+    fn stride_patterns_name_the_strided_side() {
+        let pattern = |kernel: &str, list: &[(&str, &str)]| {
+            let spec = find(kernel).unwrap();
+            let params = resolve_params(spec, &args(list)).unwrap();
+            stride_pattern(spec, &params)
+                .unwrap()
+                .map(|p| (p.buffer, p.stride_bytes, p.count))
+        };
+        let matrix = [("rows", "4"), ("cols", "6"), ("ld", "7")];
+        assert_eq!(pattern("col-sum", &matrix), Some((0, 56, 4)));
+        assert_eq!(pattern("row-sum", &matrix), Some((0, 8, 6)));
+        let naive_read = [matrix.as_slice(), &[("variant", "naive-read")]].concat();
+        assert_eq!(pattern("transpose", &naive_read), Some((1, 32, 6)));
+        let conflict = [("stride", "512"), ("count", "16")];
+        assert_eq!(pattern("conflict", &conflict), Some((0, 4096, 16)));
+        let flipped = [("expr", "arange(12).view(3,4).flip(1)")];
+        assert_eq!(pattern("view-sum", &flipped), Some((0, -8, 4)));
+        assert_eq!(pattern("chase", &[("bytes", "4K")]), None);
+    }
+
+    #[test]
+    fn integer_suffixes() {
+        assert_eq!(parse_int("12"), Some(12));
+        assert_eq!(parse_int("4k"), Some(4096));
+        assert_eq!(parse_int("2M"), Some(2 << 20));
+        assert_eq!(parse_int("1G"), Some(1 << 30));
+        for bad in ["", "K", "-1", "1.5", "1KB", "99999999999999999999G"] {
+            assert_eq!(parse_int(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_kernel_prepares_and_checks_with_small_parameters() {
+        let small: &[(&str, &[(&str, &str)])] = &[
+            ("row-sum", &[("rows", "5"), ("cols", "7")]),
+            ("col-sum", &[("rows", "5"), ("cols", "7"), ("ld", "9")]),
+            ("read", &[("bytes", "1K")]),
+            ("stride-sum", &[("", "1001"), ("", "7")]),
+            ("copy", &[("bytes", "1K")]),
+            ("chase", &[("bytes", "4K")]),
+            (
+                "conflict",
+                &[("stride", "512"), ("count", "13"), ("mode", "lat")],
+            ),
+            (
+                "conflict",
+                &[("stride", "513"), ("count", "13"), ("reps", "3")],
+            ),
+            (
+                "transpose",
+                &[("", "5"), ("", "7"), ("", "blocked"), ("", "3")],
+            ),
+            ("tiled-sum", &[("n", "7"), ("B", "3"), ("order", "col")]),
+            ("to-tiles", &[("n", "7"), ("B", "3")]),
+            ("view-sum", &[("", "arange(64).view(8,8).diagonal()")]),
+        ];
+        for (kernel, list) in small {
+            let spec = find(kernel).unwrap();
+            let params = resolve_params(spec, &args(list)).unwrap();
+            let mut instance = (spec.prepare)(&params, PrepareOptions::default()).unwrap();
+            assert_eq!(instance.run(), instance.expected_checksum(), "{kernel}");
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! `stride-sum len stride`: read x[k] for k = 0, stride, 2·stride, … < len — the classic "time
+//! per access vs step" experiment. The n-th element read goes to accumulator `n mod 8`.
+//!
+//! Up to a step of one line (8 elements) every line is still fetched, so time per access rises
+//! with the step; beyond a line each access costs a line of its own, and the curve flattens
+//! until the step defeats the prefetcher or the TLB.
+
+use crate::cache::AccessSink;
+use crate::harness::buffer::AlignedBuffer;
+use crate::kernels::access::{Mem, RealMem, SimMem};
+use crate::kernels::catalogue::{Entry, StridePattern};
+use crate::kernels::common::{
+    ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, size_param,
+};
+use crate::kernels::spec::{
+    Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
+};
+
+const PARAMS: [ParamSpec; 2] = [
+    ParamSpec {
+        name: "len",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1 << 29,
+        },
+        default: None,
+        doc: "buffer length in elements",
+    },
+    ParamSpec {
+        name: "stride",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1 << 29,
+        },
+        default: None,
+        doc: "step between reads in elements (≤ len)",
+    },
+];
+
+pub(crate) static STRIDE_SUM: Entry = Entry {
+    spec: KernelSpec {
+        name: "stride-sum",
+        family: Family::Stride,
+        params: &PARAMS,
+        explanation: "Reads every stride-th element of a buffer. Up to a step of one cache line \
+                      (8 elements) the same lines are fetched whatever the step, so the time per \
+                      access grows with it; beyond a line every access fetches a line of its \
+                      own and the cost per access levels off — until the step also defeats the \
+                      prefetcher (beyond a page) or the TLB.",
+        prepare,
+    },
+    plan,
+    pattern,
+};
+
+fn shape(params: &Params) -> Result<(usize, usize), KernelError> {
+    let len = size_param("stride-sum", params, "len")?;
+    let stride = size_param("stride-sum", params, "stride")?;
+    if stride > len {
+        return Err(invalid(
+            "stride",
+            format!("{stride} is beyond the buffer of {len} elements (only x[0] would be read)"),
+        ));
+    }
+    checked_elements("len", &[len])?;
+    Ok((len, stride))
+}
+
+fn plan(params: &Params) -> Result<Vec<usize>, KernelError> {
+    Ok(vec![shape(params)?.0])
+}
+
+/// Elements read by one run: ⌈len / stride⌉.
+fn reads(len: usize, stride: usize) -> usize {
+    len.div_ceil(stride)
+}
+
+/// The `stride-sum` order.
+#[inline(always)]
+pub fn stride_sum<M: Mem>(m: &mut M, len: usize, stride: usize) -> f64 {
+    let mut acc = [0.0; ACCUMULATORS];
+    m.sum_run(0, 0, stride as isize, reads(len, stride), &mut acc);
+    fold(&acc)
+}
+
+struct StrideSum {
+    len: usize,
+    stride: usize,
+    x: AlignedBuffer,
+    expected: f64,
+}
+
+fn prepare(params: &Params, options: PrepareOptions) -> Result<Box<dyn Instance>, KernelError> {
+    let (len, stride) = shape(params)?;
+    let x = filled_buffer(len, options)?;
+    let expected = x.iter().step_by(stride).sum();
+    Ok(Box::new(StrideSum {
+        len,
+        stride,
+        x,
+        expected,
+    }))
+}
+
+impl Instance for StrideSum {
+    fn work(&self) -> Work {
+        let n = reads(self.len, self.stride) as u64;
+        Work {
+            bytes_read: n * 8,
+            bytes_written: 0,
+            elements: n,
+        }
+    }
+
+    fn run(&mut self) -> f64 {
+        stride_sum(&mut RealMem::new([&mut self.x]), self.len, self.stride)
+    }
+
+    fn expected_checksum(&self) -> f64 {
+        self.expected
+    }
+
+    fn simulate(&mut self, sink: &mut dyn AccessSink) {
+        stride_sum(&mut SimMem::new([&mut self.x], sink), self.len, self.stride);
+    }
+}
+
+fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let (len, stride) = shape(params)?;
+    let walk = StridePattern::elements(0, stride as isize, reads(len, stride), "the walk");
+    Ok(Some(walk))
+}

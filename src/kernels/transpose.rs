@@ -1,0 +1,211 @@
+//! `transpose rows cols [ld] variant [B]`: dst (cols × rows, contiguous) = srcᵀ, src a
+//! rows × cols row-major matrix with leading dimension ld. Buffer 0 is src, buffer 1 is dst;
+//! src (i, j) lands at dst[j·rows + i].
+//!
+//! Orders (each element: read src, then write dst):
+//! - `naive-read`: for i, for j — src read contiguously, dst written with stride rows.
+//! - `naive-write`: for j, for i — dst written contiguously, src read with stride ld.
+//! - `blocked`: tiles of B×B in row-major tile order (for ti, for tj), inside a tile for i,
+//!   for j; edge tiles are cut to the matrix.
+//! - `fast`: the copy engine on the view (cols, rows) with strides (1, ld). Its simulated stream
+//!   is the engine's reference order (that of `naive-write`); the fast engine blocks its loops
+//!   differently, which the simulation does not model.
+//!
+//! Every variant then reads back the sampled checksum cells of dst
+//! ([`crate::kernels::common::sampled_sum`]).
+
+use crate::cache::AccessSink;
+use crate::harness::buffer::AlignedBuffer;
+use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
+use crate::kernels::catalogue::{Entry, StridePattern};
+use crate::kernels::common::{
+    Matrix, cell_value, check_indices, checked_elements, filled_buffer, sampled_sum, size_param,
+    text_param,
+};
+use crate::kernels::spec::{
+    Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
+};
+use crate::kernels::traverse::MATRIX_PARAMS;
+
+const PARAMS: [ParamSpec; 5] = [
+    MATRIX_PARAMS[0],
+    MATRIX_PARAMS[1],
+    MATRIX_PARAMS[2],
+    ParamSpec {
+        name: "variant",
+        kind: ParamKind::Choice(&["naive-read", "naive-write", "blocked", "fast"]),
+        default: None,
+        doc: "loop order: naive-read, naive-write, blocked (B×B tiles) or fast (copy engine)",
+    },
+    ParamSpec {
+        name: "B",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1 << 16,
+        },
+        default: Some("32"),
+        doc: "tile edge in elements (blocked only)",
+    },
+];
+
+pub(crate) static TRANSPOSE: Entry = Entry {
+    spec: KernelSpec {
+        name: "transpose",
+        family: Family::Transpose,
+        params: &PARAMS,
+        explanation: "Writes the transpose of a matrix into a contiguous destination. One side \
+                      is always strided: the naive loops read (or write) a column per row, using \
+                      one element of each line they touch, and with power-of-two sizes all of a \
+                      column's lines fall into the same cache sets. Blocking into B×B tiles keeps \
+                      both sides' lines in cache while a tile is done; the fast variant is the \
+                      lab's copy engine. Figures are fractions of the same-run copy.",
+        prepare,
+    },
+    plan,
+    pattern,
+};
+
+/// The loop order of a transpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    NaiveRead,
+    NaiveWrite,
+    Blocked { block: usize },
+    Fast,
+}
+
+fn variant(params: &Params) -> Result<Variant, KernelError> {
+    Ok(match text_param("transpose", params, "variant")? {
+        "naive-read" => Variant::NaiveRead,
+        "naive-write" => Variant::NaiveWrite,
+        "blocked" => Variant::Blocked {
+            block: size_param("transpose", params, "B")?,
+        },
+        _ => Variant::Fast,
+    })
+}
+
+fn plan(params: &Params) -> Result<Vec<usize>, KernelError> {
+    let matrix = Matrix::from_params("transpose", params)?;
+    variant(params)?;
+    Ok(vec![
+        matrix.storage_len()?,
+        checked_elements("rows", &[matrix.rows, matrix.cols])?,
+    ])
+}
+
+const SRC: usize = 0;
+const DST: usize = 1;
+
+/// Moves src row i, columns `cols_from..cols_from + count`, to dst (j, i) in j order.
+#[inline(always)]
+fn move_row_part<M: Mem>(m: &mut M, matrix: Matrix, i: usize, cols_from: usize, count: usize) {
+    let (src_start, dst_start) = (i * matrix.ld + cols_from, cols_from * matrix.rows + i);
+    m.move_run(SRC, src_start, 1, DST, dst_start, matrix.rows, count);
+}
+
+/// The `transpose` orders; returns the sampled checksum of dst.
+#[inline(always)]
+pub fn transpose<M: Mem>(m: &mut M, matrix: Matrix, variant: Variant) -> f64 {
+    let Matrix { rows, cols, ld } = matrix;
+    match variant {
+        Variant::NaiveRead => {
+            for i in 0..rows {
+                move_row_part(m, matrix, i, 0, cols);
+            }
+        }
+        Variant::NaiveWrite => {
+            for j in 0..cols {
+                m.move_run(SRC, j, ld, DST, j * rows, 1, rows);
+            }
+        }
+        Variant::Blocked { block } => {
+            for tile_i in (0..rows).step_by(block) {
+                for tile_j in (0..cols).step_by(block) {
+                    let width = block.min(cols - tile_j);
+                    for i in tile_i..rows.min(tile_i + block) {
+                        move_row_part(m, matrix, i, tile_j, width);
+                    }
+                }
+            }
+        }
+        Variant::Fast => {
+            let shape = [cols, rows];
+            let strides = [1, ld as isize];
+            let view = CopyView {
+                shape: &shape,
+                strides: &strides,
+                offset: 0,
+            };
+            m.copy_view(SRC, &view, DST, 0);
+        }
+    }
+    sampled_sum(m, DST, rows * cols)
+}
+
+struct Transpose {
+    matrix: Matrix,
+    variant: Variant,
+    src: AlignedBuffer,
+    dst: AlignedBuffer,
+    expected: f64,
+}
+
+fn prepare(params: &Params, options: PrepareOptions) -> Result<Box<dyn Instance>, KernelError> {
+    let matrix = Matrix::from_params("transpose", params)?;
+    let variant = variant(params)?;
+    let src = filled_buffer(matrix.storage_len()?, options)?;
+    let dst_len = checked_elements("rows", &[matrix.rows, matrix.cols])?;
+    let dst = AlignedBuffer::zeroed(dst_len, options.huge_pages)?;
+    // dst[k] holds src (i, j) with j = k / rows, i = k mod rows.
+    let expected = check_indices(dst_len)
+        .map(|k| cell_value((k % matrix.rows) * matrix.ld + k / matrix.rows))
+        .sum();
+    Ok(Box::new(Transpose {
+        matrix,
+        variant,
+        src,
+        dst,
+        expected,
+    }))
+}
+
+impl Instance for Transpose {
+    fn work(&self) -> Work {
+        let n = self.matrix.elements();
+        Work {
+            bytes_read: n * 8,
+            bytes_written: n * 8,
+            elements: n,
+        }
+    }
+
+    fn run(&mut self) -> f64 {
+        let mut m = RealMem::new([&mut self.src, &mut self.dst]);
+        transpose(&mut m, self.matrix, self.variant)
+    }
+
+    fn expected_checksum(&self) -> f64 {
+        self.expected
+    }
+
+    fn simulate(&mut self, sink: &mut dyn AccessSink) {
+        let mut m = SimMem::new([&mut self.src, &mut self.dst], sink);
+        transpose(&mut m, self.matrix, self.variant);
+    }
+}
+
+/// The strided side of each variant.
+fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let m = Matrix::from_params("transpose", params)?;
+    let (rows, ld) = (m.rows as isize, m.ld as isize);
+    Ok(Some(match variant(params)? {
+        Variant::NaiveRead => StridePattern::elements(DST, rows, m.cols, "one dst column"),
+        Variant::NaiveWrite | Variant::Fast => {
+            StridePattern::elements(SRC, ld, m.rows, "one src column")
+        }
+        Variant::Blocked { block } => {
+            StridePattern::elements(DST, rows, block.min(m.cols), "one tile's dst column")
+        }
+    }))
+}

@@ -1,0 +1,236 @@
+//! Row- and column-order traversals of a row-major matrix with leading dimension `ld`:
+//! `row-sum` (for i, for j: read A[i·ld + j]) and `col-sum` (for j, for i: read A[i·ld + j]).
+//!
+//! Accumulators: within each row (row-sum) or column (col-sum) the k-th element read goes to
+//! accumulator `k mod 8` ([`Mem::sum_run`]); the address order is exactly the loop nest above.
+//!
+//! `row-sum deopt=1` is a deliberately de-optimised variant kept as the regression gate's
+//! fixture: after every row with `i mod 4 = 3` that row is read a second time (25% more loads
+//! and adds per element, in the same order as a normal row; the checksum counts those rows
+//! twice; `Instance::work` does not, so GB/s and ns/element both show the slowdown). Default
+//! `deopt=0` is the real kernel.
+
+use crate::cache::AccessSink;
+use crate::harness::buffer::AlignedBuffer;
+use crate::kernels::access::{Mem, RealMem, SimMem};
+use crate::kernels::catalogue::{Entry, StridePattern};
+use crate::kernels::common::{ACCUMULATORS, Matrix, filled_buffer, fold, int_param};
+use crate::kernels::spec::{
+    Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
+};
+
+/// `rows`, `cols`, `ld` (defaults to `cols`): the matrix parameters shared with `transpose`.
+pub(crate) const MATRIX_PARAMS: [ParamSpec; 3] = [
+    ParamSpec {
+        name: "rows",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1 << 24,
+        },
+        default: None,
+        doc: "number of rows",
+    },
+    ParamSpec {
+        name: "cols",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1 << 24,
+        },
+        default: None,
+        doc: "number of columns",
+    },
+    ParamSpec {
+        name: "ld",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1 << 25,
+        },
+        default: Some("cols"),
+        doc: "leading dimension in elements (≥ cols; ld - cols is the padding)",
+    },
+];
+
+const ROW_SUM_PARAMS: [ParamSpec; 4] = [
+    MATRIX_PARAMS[0],
+    MATRIX_PARAMS[1],
+    MATRIX_PARAMS[2],
+    ParamSpec {
+        name: "deopt",
+        kind: ParamKind::Int { min: 0, max: 1 },
+        default: Some("0"),
+        doc: "1 = the regression gate's de-optimised fixture: rows with i mod 4 = 3 are read twice",
+    },
+];
+
+pub(crate) static ROW_SUM: Entry = Entry {
+    spec: KernelSpec {
+        name: "row-sum",
+        family: Family::Traverse,
+        params: &ROW_SUM_PARAMS,
+        explanation: "Sums a row-major matrix in storage order (for i, for j: A[i·ld + j]): every \
+                      cache line is used whole before the next one, and the hardware prefetcher \
+                      sees one sequential stream, so this is the fast reference for col-sum. \
+                      Padding (ld > cols) is skipped at the end of each row.",
+        prepare: prepare_row_sum,
+    },
+    plan: |params| plan("row-sum", params),
+    pattern: row_pattern,
+};
+
+pub(crate) static COL_SUM: Entry = Entry {
+    spec: KernelSpec {
+        name: "col-sum",
+        family: Family::Traverse,
+        params: &MATRIX_PARAMS,
+        explanation: "Sums the same matrix column by column (for j, for i: A[i·ld + j]): a stride \
+                      of ld·8 bytes. Each line brings 8 elements of which one is used now; the \
+                      other 7 are reused only if the line survives until the next column. With a \
+                      power-of-two ld all rows of a column fall into few cache sets and evict \
+                      each other (conflict misses); padding ld by one element spreads them over \
+                      every set. Compare 2^k and 2^k+1.",
+        prepare: prepare_col_sum,
+    },
+    plan: |params| plan("col-sum", params),
+    pattern: col_pattern,
+};
+
+fn plan(kernel: &str, params: &Params) -> Result<Vec<usize>, KernelError> {
+    Ok(vec![Matrix::from_params(kernel, params)?.storage_len()?])
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Row order; `deopt` re-reads every fourth row.
+    Row {
+        deopt: bool,
+    },
+    Col,
+}
+
+struct Traverse {
+    order: Order,
+    matrix: Matrix,
+    a: AlignedBuffer,
+    expected: f64,
+}
+
+fn prepare_row_sum(
+    params: &Params,
+    options: PrepareOptions,
+) -> Result<Box<dyn Instance>, KernelError> {
+    let deopt = int_param("row-sum", params, "deopt")? == 1;
+    prepare(Order::Row { deopt }, "row-sum", params, options)
+}
+
+fn prepare_col_sum(
+    params: &Params,
+    options: PrepareOptions,
+) -> Result<Box<dyn Instance>, KernelError> {
+    prepare(Order::Col, "col-sum", params, options)
+}
+
+fn prepare(
+    order: Order,
+    kernel: &str,
+    params: &Params,
+    options: PrepareOptions,
+) -> Result<Box<dyn Instance>, KernelError> {
+    let matrix = Matrix::from_params(kernel, params)?;
+    let a = filled_buffer(matrix.storage_len()?, options)?;
+    // Independent of the kernel's order and accumulators: a plain loop over the cells.
+    let mut expected = 0.0;
+    for i in 0..matrix.rows {
+        let times = if order == (Order::Row { deopt: true }) && is_reread_row(i) {
+            2.0
+        } else {
+            1.0
+        };
+        for j in 0..matrix.cols {
+            expected += times * a[i * matrix.ld + j];
+        }
+    }
+    Ok(Box::new(Traverse {
+        order,
+        matrix,
+        a,
+        expected,
+    }))
+}
+
+/// The rows `deopt=1` reads twice.
+fn is_reread_row(i: usize) -> bool {
+    i % 4 == 3
+}
+
+/// The `row-sum` order: for i, for j: read A[i·ld + j] (plus the fixture's re-reads).
+#[inline(always)]
+pub fn row_sum<M: Mem>(m: &mut M, matrix: Matrix, deopt: bool) -> f64 {
+    let mut acc = [0.0; ACCUMULATORS];
+    for i in 0..matrix.rows {
+        m.sum_run(0, i * matrix.ld, 1, matrix.cols, &mut acc);
+        if deopt && is_reread_row(i) {
+            m.sum_run(0, i * matrix.ld, 1, matrix.cols, &mut acc);
+        }
+    }
+    fold(&acc)
+}
+
+/// The `col-sum` order: for j, for i: read A[i·ld + j].
+#[inline(always)]
+pub fn col_sum<M: Mem>(m: &mut M, matrix: Matrix) -> f64 {
+    let mut acc = [0.0; ACCUMULATORS];
+    for j in 0..matrix.cols {
+        m.sum_run(0, j, matrix.ld as isize, matrix.rows, &mut acc);
+    }
+    fold(&acc)
+}
+
+fn traverse<M: Mem>(m: &mut M, order: Order, matrix: Matrix) -> f64 {
+    match order {
+        Order::Row { deopt } => row_sum(m, matrix, deopt),
+        Order::Col => col_sum(m, matrix),
+    }
+}
+
+impl Instance for Traverse {
+    /// The fixture's re-reads are wasted work, not counted: `deopt=1` does the same useful
+    /// work as `deopt=0`, only slower, so every derived figure (GB/s, ns/element) regresses.
+    fn work(&self) -> Work {
+        Work {
+            bytes_read: self.matrix.elements() * 8,
+            bytes_written: 0,
+            elements: self.matrix.elements(),
+        }
+    }
+
+    fn run(&mut self) -> f64 {
+        traverse(&mut RealMem::new([&mut self.a]), self.order, self.matrix)
+    }
+
+    fn expected_checksum(&self) -> f64 {
+        self.expected
+    }
+
+    fn simulate(&mut self, sink: &mut dyn AccessSink) {
+        traverse(
+            &mut SimMem::new([&mut self.a], sink),
+            self.order,
+            self.matrix,
+        );
+    }
+}
+
+fn row_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let m = Matrix::from_params("row-sum", params)?;
+    Ok(Some(StridePattern::elements(0, 1, m.cols, "one row")))
+}
+
+fn col_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
+    let m = Matrix::from_params("col-sum", params)?;
+    Ok(Some(StridePattern::elements(
+        0,
+        m.ld as isize,
+        m.rows,
+        "one column",
+    )))
+}

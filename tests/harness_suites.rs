@@ -1,0 +1,85 @@
+//! The built-in suites are valid data: every point resolves against the catalogue, and the
+//! quick suite covers every kernel family.
+
+use std::collections::BTreeSet;
+
+use stridelab::harness::Suite;
+use stridelab::harness::suite::BUILTIN_SUITES;
+use stridelab::kernels::spec::Family;
+
+#[test]
+fn every_builtin_suite_plans_without_errors() {
+    for (name, _) in BUILTIN_SUITES {
+        let suite = Suite::builtin(name).expect("built-in");
+        let plan = suite
+            .plan(None)
+            .unwrap_or_else(|e| panic!("suite {name}: {e}"));
+        assert!(!plan.points.is_empty(), "{name}");
+        assert_eq!(plan.source, "builtin");
+    }
+}
+
+#[test]
+fn the_quick_suite_covers_every_family_and_sweeps_threads() {
+    let plan = Suite::builtin("quick").unwrap().plan(None).unwrap();
+    let families: BTreeSet<Family> = plan.points.iter().map(|p| p.spec.family).collect();
+    for family in [
+        Family::Traverse,
+        Family::Stride,
+        Family::Conflict,
+        Family::View,
+        Family::Transpose,
+        Family::Blocked,
+        Family::Latency,
+        Family::Reference,
+    ] {
+        assert!(families.contains(&family), "quick lacks {family:?}");
+    }
+    let cpus = stridelab::harness::pin::cpu_count();
+    let max_threads = plan.points.iter().map(|p| p.threads).max().unwrap();
+    assert_eq!(
+        max_threads, cpus,
+        "bandwidth vs threads sweeps up to every CPU"
+    );
+    // Conflict probes always come with their ±1 controls.
+    let strides: BTreeSet<u64> = plan
+        .points
+        .iter()
+        .filter(|p| p.spec.name == "conflict")
+        .filter_map(|p| match p.params.get("stride") {
+            Some(stridelab::kernels::spec::ParamValue::Int(s)) => Some(*s),
+            _ => None,
+        })
+        .collect();
+    for s in &strides {
+        if s.is_power_of_two() {
+            assert!(
+                strides.contains(&(s - 1)) && strides.contains(&(s + 1)),
+                "{s}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_suite_with_a_bad_parameter_names_its_line_and_rule() {
+    let text = "name = \"bad\"\n\n[[point]]\nkernel = \"row-sum\"\nparams = { rows = 4, cols = 4 }\n\n[[point]]\nkernel = \"col-sum\"\nparams = { rows = 0, cols = 4 }\n";
+    let err = Suite::parse(text, "bad.toml")
+        .unwrap()
+        .plan(None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("line 8"), "{err}");
+    assert!(err.contains("rows"), "{err}");
+}
+
+#[test]
+fn an_unknown_kernel_names_its_line() {
+    let text = "name = \"bad\"\n[[point]]\nkernel = \"row-summ\"\n";
+    let err = Suite::parse(text, "bad.toml")
+        .unwrap()
+        .plan(None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("line 3") && err.contains("row-summ"), "{err}");
+}

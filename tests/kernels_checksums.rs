@@ -1,0 +1,203 @@
+//! Every kernel's checksum on odd sizes, padded matrices and sizes that are not multiples of the
+//! tile; copies also compared element by element with a brute-force result.
+
+use stridelab::cache::AccessSink;
+use stridelab::kernels::access::RealMem;
+use stridelab::kernels::blocked::{Tiling, to_tiles};
+use stridelab::kernels::common::{Matrix, cell_value};
+use stridelab::kernels::spec::{Instance, PrepareOptions};
+use stridelab::kernels::transpose::{Variant, transpose};
+use stridelab::kernels::view::{ViewGeometry, prepare_view};
+use stridelab::kernels::{catalogue, find, resolve_params};
+
+struct Discard;
+
+impl AccessSink for Discard {
+    fn load(&mut self, _: u64, _: u32) {}
+    fn store(&mut self, _: u64, _: u32) {}
+}
+
+fn instance(kernel: &str, args: &str) -> Box<dyn Instance> {
+    let spec = find(kernel).unwrap();
+    let args: Vec<(String, String)> = args
+        .split_whitespace()
+        .map(|arg| match arg.split_once('=') {
+            Some((k, v)) => (k.to_string(), v.to_string()),
+            None => (String::new(), arg.to_string()),
+        })
+        .collect();
+    let params = resolve_params(spec, &args).unwrap_or_else(|e| panic!("{kernel} {args:?}: {e}"));
+    (spec.prepare)(&params, PrepareOptions::default()).unwrap()
+}
+
+fn assert_checksum(name: &str, mut instance: Box<dyn Instance>) {
+    let expected = instance.expected_checksum();
+    assert!(expected.is_finite());
+    for _ in 0..2 {
+        assert_eq!(instance.run(), expected, "{name}");
+    }
+    // Simulation reads and writes the real data: it must leave the instance runnable.
+    instance.simulate(&mut Discard);
+    assert_eq!(instance.run(), expected, "{name} after simulate");
+    let work = instance.work();
+    assert!(work.elements > 0 && work.bytes_read > 0, "{name}: {work:?}");
+}
+
+const CASES: &[(&str, &str)] = &[
+    ("row-sum", "1 1"),
+    ("row-sum", "7 13"),
+    ("row-sum", "7 13 ld=16"),
+    ("row-sum", "9 21 deopt=1"),
+    ("row-sum", "33 65 67 1"),
+    ("col-sum", "1 1"),
+    ("col-sum", "13 7"),
+    ("col-sum", "13 7 ld=9"),
+    ("col-sum", "64 64 65"),
+    ("stride-sum", "1 1"),
+    ("stride-sum", "1001 7"),
+    ("stride-sum", "1000 1000"),
+    ("stride-sum", "4099 8"),
+    ("conflict", "stride=512 count=13"),
+    ("conflict", "stride=513 count=17 reps=3"),
+    ("conflict", "stride=1 count=1"),
+    ("conflict", "stride=512 count=13 mode=lat"),
+    ("conflict", "stride=511 count=17 reps=5 mode=lat seed=9"),
+    ("conflict", "stride=3 count=1 mode=lat"),
+    ("transpose", "1 1 naive-read"),
+    ("transpose", "7 13 naive-read"),
+    ("transpose", "7 13 16 naive-write"),
+    ("transpose", "13 7 9 blocked 4"),
+    ("transpose", "31 33 blocked 8"),
+    ("transpose", "5 3 blocked 64"),
+    ("transpose", "17 19 20 fast"),
+    ("tiled-sum", "1 1"),
+    ("tiled-sum", "7 3"),
+    ("tiled-sum", "7 3 col"),
+    ("tiled-sum", "16 4 col"),
+    ("tiled-sum", "5 8 row"),
+    ("to-tiles", "1 1"),
+    ("to-tiles", "8 4"),
+    ("to-tiles", "7 3"),
+    ("to-tiles", "2 5"),
+    ("to-tiles", "10 4"),
+    ("copy", "8"),
+    ("copy", "1000"),
+    ("copy", "8200"),
+    ("read", "8"),
+    ("read", "1000"),
+    ("chase", "64"),
+    ("chase", "8K"),
+    ("chase", "24K 7 128"),
+    ("view-sum", "expr=arange(121).view(11,11).diagonal()"),
+    (
+        "view-sum",
+        "expr=arange(121).view(11,11).flip(1).diagonal()",
+    ),
+    ("view-sum", "expr=arange(143).view(11,13)[::2,::3]"),
+    ("view-sum", "expr=arange(143).view(11,13).T"),
+    ("view-sum", "expr=arange(143).view(11,13)[::-1]"),
+    (
+        "view-sum",
+        "expr=arange(143).view(11,13).T.contiguous()[1:]",
+    ),
+];
+
+#[test]
+fn every_kernel_checksums_on_awkward_sizes() {
+    for (kernel, args) in CASES {
+        assert_checksum(&format!("{kernel} {args}"), instance(kernel, args));
+    }
+    for spec in catalogue() {
+        let covered = CASES.iter().any(|(kernel, _)| *kernel == spec.name);
+        assert!(covered, "{} untested", spec.name);
+    }
+}
+
+#[test]
+fn view_sum_checksums_on_seed_views() {
+    let n = 11;
+    let views = [
+        // diagonal, anti-diagonal, [::2, ::3], transposed, flipped rows, 0-d, 3-D
+        (vec![n], vec![n as isize + 1], 0),
+        (vec![n], vec![n as isize - 1], n - 1),
+        (vec![6, 4], vec![2 * n as isize, 3], 0),
+        (vec![n, n], vec![1, n as isize], 0),
+        (vec![n, n], vec![-(n as isize), 1], (n - 1) * n),
+        (vec![], vec![], 17),
+        (vec![2, 3, 5], vec![60, -1, 7], 2),
+    ];
+    for (shape, strides, offset) in views {
+        let view = ViewGeometry {
+            shape,
+            strides,
+            offset,
+            storage_len: n * n,
+        };
+        let name = format!("view-sum {view:?}");
+        assert_checksum(
+            &name,
+            prepare_view(view, PrepareOptions::default()).unwrap(),
+        );
+    }
+    let outside = ViewGeometry {
+        shape: vec![n + 1],
+        strides: vec![n as isize],
+        offset: 0,
+        storage_len: n * n,
+    };
+    let err = prepare_view(outside, PrepareOptions::default())
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("outside"), "{err}");
+}
+
+#[test]
+fn transposes_write_the_transpose() {
+    for (rows, cols, ld) in [
+        (1, 1, 1),
+        (7, 13, 13),
+        (13, 7, 9),
+        (33, 31, 40),
+        (64, 64, 64),
+    ] {
+        let matrix = Matrix { rows, cols, ld };
+        let mut src: Vec<f64> = (0..rows * ld).map(cell_value).collect();
+        let mut want = vec![0.0; rows * cols];
+        for i in 0..rows {
+            for j in 0..cols {
+                want[j * rows + i] = src[i * ld + j];
+            }
+        }
+        for variant in [
+            Variant::NaiveRead,
+            Variant::NaiveWrite,
+            Variant::Blocked { block: 1 },
+            Variant::Blocked { block: 5 },
+            Variant::Blocked { block: 32 },
+            Variant::Fast,
+        ] {
+            let mut dst = vec![-1.0; rows * cols];
+            transpose(&mut RealMem::new([&mut src, &mut dst]), matrix, variant);
+            assert_eq!(dst, want, "{matrix:?} {variant:?}");
+        }
+    }
+}
+
+#[test]
+fn to_tiles_writes_tile_major_storage() {
+    for (n, block) in [(1, 1), (4, 2), (7, 3), (10, 4), (2, 5), (16, 16)] {
+        let tiling = Tiling { n, block };
+        let mut src: Vec<f64> = (0..n * n).map(cell_value).collect();
+        let t = n.div_ceil(block);
+        let mut want = vec![0.0; t * t * block * block];
+        for i in 0..n {
+            for j in 0..n {
+                let tile = (i / block) * t + j / block;
+                want[tile * block * block + (i % block) * block + j % block] = src[i * n + j];
+            }
+        }
+        let mut dst = vec![0.0; want.len()];
+        to_tiles(&mut RealMem::new([&mut src, &mut dst]), tiling);
+        assert_eq!(dst, want, "{tiling:?}");
+    }
+}

@@ -1,0 +1,176 @@
+//! `stridelab sim` end to end: the must-show (a 512×512 column sum misses on every load,
+//! mostly conflict; padding ld to 513 leaves about one miss per 8 loads), JSON shape, human
+//! tables, and exit code 2 on bad input.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn stridelab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_stridelab"))
+        .args(args)
+        .output()
+        .expect("run stridelab")
+}
+
+fn sim_json(args: &[&str]) -> Value {
+    let mut all = vec!["sim"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = stridelab(&all);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("{v} is not a count"))
+}
+
+#[test]
+fn power_of_two_column_sum_misses_every_load_mostly_by_conflict() {
+    let out = sim_json(&[
+        "col-sum",
+        "rows=512",
+        "cols=512",
+        "--cache",
+        "L1d=48K,12,64",
+    ]);
+    assert_eq!(out["kernel"], "col-sum");
+    assert_eq!(out["params"]["ld"], 512);
+    assert_eq!(u(&out["accesses"]), 512 * 512);
+    let levels = out["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 1);
+    let l1 = &levels[0];
+    assert_eq!((l1["name"].as_str(), u(&l1["sets"])), (Some("L1d"), 64));
+    assert_eq!(u(&l1["loads"]), 512 * 512);
+    assert_eq!(u(&l1["load_misses"]), 512 * 512, "every load misses");
+    assert_eq!(l1["miss_rate"].as_f64(), Some(1.0));
+    let (compulsory, capacity, conflict) =
+        (u(&l1["compulsory"]), u(&l1["capacity"]), u(&l1["conflict"]));
+    assert_eq!(compulsory + capacity + conflict, u(&l1["misses"]));
+    assert!(
+        conflict > 3 * (compulsory + capacity),
+        "mostly conflict: {l1}"
+    );
+    // The model agrees: one column's 512 lines share 1 set.
+    assert_eq!(u(&l1["model"]["distinct_sets"]), 1);
+    assert_eq!(l1["model"]["conflicts"], true);
+}
+
+#[test]
+fn padding_one_element_leaves_about_one_miss_per_eight_loads() {
+    let out = sim_json(&[
+        "col-sum",
+        "rows=512",
+        "cols=512",
+        "ld=513",
+        "--cache",
+        "L1d=48K,12,64",
+    ]);
+    let l1 = &out["levels"][0];
+    let (loads, misses) = (u(&l1["loads"]), u(&l1["load_misses"]));
+    assert_eq!(loads, 512 * 512);
+    let per_eight = loads as f64 / 8.0;
+    assert!(
+        (misses as f64 - per_eight).abs() < 0.05 * per_eight,
+        "{misses} misses for {loads} loads"
+    );
+    assert!(u(&l1["conflict"]) < misses / 20, "{l1}");
+    assert_eq!(u(&l1["model"]["distinct_sets"]), 64);
+}
+
+#[test]
+fn levels_follow_the_command_line_and_warm_runs_skip_compulsory_misses() {
+    let out = sim_json(&[
+        "row-sum",
+        "64",
+        "64",
+        "--preset",
+        "amd-zen4",
+        "--cache",
+        "L1d=48K,12,64",
+        "--warm",
+    ]);
+    let names: Vec<_> = out["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["L1d", "L2", "L3"]);
+    assert_eq!(
+        u(&out["levels"][0]["size"]),
+        48 * 1024,
+        "--cache replaced the preset's L1d"
+    );
+    // 32 KiB fit in every level: a warm run hits everywhere.
+    assert_eq!(u(&out["levels"][0]["misses"]), 0);
+    assert_eq!(out["warm"], true);
+    assert_eq!(out["source"], "simulated");
+}
+
+#[test]
+fn copies_report_stores_and_chases_have_no_stride_model() {
+    let out = sim_json(&[
+        "transpose",
+        "64",
+        "64",
+        "naive-read",
+        "--cache",
+        "L1d=32K,8,64",
+    ]);
+    assert_eq!(u(&out["levels"][0]["stores"]), 64 * 64);
+    assert!(u(&out["levels"][0]["store_misses"]) > 0);
+    let expr = "arange(64).view(8,8).diagonal(offset=1)";
+    let out = sim_json(&["view-sum", expr, "--cache", "L1d=32K,8,64"]);
+    assert_eq!(out["params"]["expr"], expr);
+    assert_eq!(u(&out["accesses"]), 7);
+    let out = sim_json(&["chase", "bytes=64K", "--cache", "L1d=32K,8,64"]);
+    assert_eq!(out["pattern"], Value::Null);
+    assert_eq!(u(&out["accesses"]), 1024);
+}
+
+#[test]
+fn human_output_has_the_tables_and_the_model() {
+    let out = stridelab(&["sim", "col-sum", "512", "512", "--cache", "L1d=48K,12,64"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "simulated",
+        "load miss",
+        "compulsory",
+        "conflict",
+        "model",
+        "64/gcd(64, 64) = 1",
+    ] {
+        assert!(text.contains(needle), "missing `{needle}` in\n{text}");
+    }
+}
+
+#[test]
+fn bad_input_exits_2_with_the_rule() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["sim", "nope"], "unknown kernel"),
+        (&["sim", "col-sum", "rows=0", "cols=4"], "zero"),
+        (&["sim", "col-sum", "4", "4", "ld=3"], "ld"),
+        (
+            &["sim", "col-sum", "4", "4", "--cache", "L1d=48K,11,64"],
+            "divisible",
+        ),
+        (
+            &["sim", "col-sum", "4", "4", "--preset", "nope"],
+            "known presets",
+        ),
+        (&["sim", "view-sum", "expr=arange(4).view(3)"], "expr"),
+    ];
+    for (args, needle) in cases {
+        let out = stridelab(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: `{err}` lacks `{needle}`");
+    }
+}
