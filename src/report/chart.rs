@@ -1064,12 +1064,24 @@ fn draw_heat<DB: DrawingBackend>(
                 style,
             )))
             .map_err(e)?;
-        let text = TextStyle::from((FONT, 13).into_font().style(FontStyle::Bold))
-            .color(&RGBColor(200, 0, 0));
+        let text = TextStyle::from((FONT, 14).into_font().style(FontStyle::Bold))
+            .color(&RGBColor(200, 0, 0))
+            .pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Bottom,
+            ));
+        // The label sits just above the line, on a white box so cell colours do not swallow it.
+        let width = label.chars().count() as f64 * 9.0 / (area.dim_in_pixel().0 as f64 / nc as f64);
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(-0.48, y + 0.02), (-0.48 + width, y + 0.3)],
+                WHITE.filled(),
+            )))
+            .map_err(e)?;
         chart
             .draw_series(std::iter::once(Text::new(
                 label.clone(),
-                (-0.45, y + 0.08),
+                (-0.46, y + 0.04),
                 text,
             )))
             .map_err(e)?;

@@ -768,7 +768,7 @@ pub fn stride_sweep(doc: &ResultsDocument) -> Outcome {
         Panel::Lines(LinePanel {
             title: "time per element read (timed)".into(),
             x: Axis::log2_bytes("step (bytes, log2)"),
-            y: Axis::log10("ns per element (log)"),
+            y: Axis::linear("ns per element"),
             series: vec![Series {
                 name: "stride-sum".into(),
                 colour: PALETTE[0],

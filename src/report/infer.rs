@@ -174,7 +174,11 @@ pub fn built(report: &InferReport, suffix: &str) -> Built {
         .iter()
         .map(|p| {
             vec![
-                format!("{}{}", p.name, if p.is_tlb { " (TLB)" } else { "" }),
+                if p.is_tlb && !p.name.contains("TLB") {
+                    format!("{} (TLB)", p.name)
+                } else {
+                    p.name.clone()
+                },
                 value_text(&p.unit, p.value, p.is_upper_bound),
                 value_text(&p.unit, p.reported, false),
                 verdict_text(&p.verdict).to_string(),

@@ -37,7 +37,7 @@ figcaption { color:var(--muted); font-size:13px; }
 .note { background:#fff6ec; border-left:4px solid var(--warn); padding:8px 12px; margin:8px 0; }
 .omitted { color:var(--warn); }
 table { border-collapse:collapse; margin:8px 0 14px; font-size:13px; }
-th, td { border:1px solid var(--line); padding:3px 8px; text-align:right; vertical-align:top; }
+th, td { border:1px solid var(--line); padding:3px 8px; text-align:left; vertical-align:top; }
 th { background:#f0f3f6; text-align:center; }
 td:first-child, th:first-child { text-align:left; }
 caption { text-align:left; font-weight:bold; padding:4px 0; color:var(--muted); }
@@ -342,7 +342,7 @@ fn manifest(doc: &ResultsDocument) -> Markup {
                 tr { th { "build" } td {
                     "stridelab " (json_str(build.and_then(|b| b.get("crate_version"))))
                     ", profile " (json_str(build.and_then(|b| b.get("profile"))))
-                    ", rustc " (json_str(build.and_then(|b| b.get("rustc"))))
+                    ", " (json_str(build.and_then(|b| b.get("rustc"))).replace("—", "rustc unknown"))
                     ", target features: " (build.and_then(|b| b.get("target_features")).and_then(|f| f.as_array()).map(|a| a.iter().map(|x| json_str(Some(x))).collect::<Vec<_>>().join(" ")).filter(|s| !s.is_empty()).unwrap_or_else(|| "baseline".into()))
                 } }
             }
