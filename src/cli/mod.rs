@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 pub mod infer;
 pub mod info;
 pub mod layout;
+pub mod report;
 pub mod run;
 pub mod sim;
 
@@ -26,6 +27,8 @@ pub enum Command {
     Layout(layout::LayoutArgs),
     /// Measure a suite or one kernel's parameter grid and write the results document.
     Run(run::RunArgs),
+    /// Render the HTML report (figures, tables) from one or more results files.
+    Report(report::ReportArgs),
     /// Simulate a kernel's address stream through a cache hierarchy (counts, 3C, GCD model).
     Sim(sim::SimArgs),
     /// Describe this machine: CPU, caches (source, warnings), pages, pinning, perf events.
@@ -39,9 +42,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Layout(args)) => layout::run(args),
         Some(Command::Run(args)) => run::run(args),
+        Some(Command::Report(args)) => report::run(args),
+        // The main job: measure the quick suite and write reports/latest/.
+        None => report::main_job(),
         Some(Command::Sim(args)) => sim::run(args),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
-        None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
     }
 }
