@@ -169,6 +169,8 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
         (16, 16, true, true, 8, KernelSet::Avx2),
         (256, 16, true, true, 8, KernelSet::Best),
         (256, 8, true, false, 8, KernelSet::Best),
+        (16, 24, true, false, 0, KernelSet::Best),
+        (64, 64, true, false, 8, KernelSet::Best),
     ] {
         let tuning = Tuning {
             panel,

@@ -10,6 +10,7 @@ pub mod gate;
 pub mod infer;
 pub mod info;
 pub mod layout;
+pub mod report;
 pub mod run;
 pub mod sim;
 
@@ -29,6 +30,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Performance regression gate: compare a run of the gate suite with a baseline.
     Gate(gate::GateArgs),
+    /// Render the HTML report (figures, tables) from one or more results files.
+    Report(report::ReportArgs),
     /// Simulate a kernel's address stream through a cache hierarchy (counts, 3C, GCD model).
     Sim(sim::SimArgs),
     /// Describe this machine: CPU, caches (source, warnings), pages, pinning, perf events.
@@ -43,9 +46,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Layout(args)) => layout::run(args),
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Gate(args)) => gate::run(args),
+        Some(Command::Report(args)) => report::run(args),
+        // The main job: measure the quick suite and write reports/latest/.
+        None => report::main_job(),
         Some(Command::Sim(args)) => sim::run(args),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
-        None => anyhow::bail!("no subcommand given; see `stridelab --help`"),
     }
 }

@@ -18,9 +18,11 @@
 //!    non-temporal stores; run copies then read the source in address order.
 //! 4. 8-byte plain-data elements (`f64`, `u64`, `i64`) go through the SIMD micro-kernels in
 //!    `simd`: an in-register 8×8 transpose (AVX-512, AVX2 as four 4×4, or scalar), either
-//!    streamed straight to the destination in whole lines — a carried tail per row makes that
-//!    work for any leading dimension, e.g. 4097 — or, without streaming, staged through an
-//!    L1-sized buffer so power-of-two leading dimensions cannot pile into one cache set.
+//!    streamed straight to the destination in whole lines — each block's columns joined with
+//!    the previous block's by one permute when a destination row starts mid-line (e.g. 4097),
+//!    and swept in L2-sized tiles so destination rows receive runs of lines — or, without
+//!    streaming, staged through an L1-sized buffer so power-of-two leading dimensions cannot
+//!    pile into one cache set.
 //!    Every other element type runs the same loop nest in safe, element-by-element code.
 //! 5. Work items (outer index × column panel × batch chunk) write disjoint destination
 //!    elements; the parallel variant hands contiguous ranges of them to the pool's threads.
@@ -368,6 +370,10 @@ unsafe fn copy_run(
     }
 }
 
+/// The widest panel a streaming transpose sweeps 8 rows at a time (2 KiB of each source row,
+/// long enough for the prefetchers; wider panels spread single-line writes over more rows).
+const SWEEP_COLUMNS: usize = 256;
+
 /// The widest staged panel: 64 destination rows × (64 + 8) elements is about an L1 (36 KiB
 /// on a 32 KiB L1 — the source lines a step reads are used once and may be evicted first).
 const STAGE_COLUMNS: usize = 64;
@@ -380,6 +386,8 @@ struct Stage {
     row_len: usize,
     /// Rows of the stage: the widest panel it takes.
     columns: usize,
+    /// The previous 8×8 block's columns of a skewed streaming panel (8 elements per column).
+    carried: Vec<f64>,
 }
 
 impl Stage {
@@ -395,11 +403,20 @@ impl Stage {
             start,
             row_len,
             columns: panel,
+            carried: Vec::new(),
         }
     }
 
     fn tile_rows(&self) -> usize {
         self.row_len - 8
+    }
+
+    /// Room for the carried columns of a `width`-column skewed panel.
+    fn carry(&mut self, width: usize) -> *mut f64 {
+        if self.carried.len() < width * 8 {
+            self.carried.resize(width * 8, 0.0);
+        }
+        self.carried.as_mut_ptr()
     }
 
     /// Start of the aligned rows (row `c` at `c·row_len`).
@@ -433,7 +450,7 @@ unsafe fn transpose_panel(
         let aligned = (dst as usize).is_multiple_of(simd::LINE_BYTES)
             && ldd % 8 == 0
             && (count == 1 || batch_dst % 8 == 0);
-        if tuning.stream && isa == Isa::Avx512 && aligned && (!tuning.staged || count > 1) {
+        if tuning.stream && isa == Isa::Avx512 && aligned && count > 1 {
             // SAFETY: the caller's ranges; the destination is line-aligned (checked above);
             // Isa::Avx512 only exists when the CPU has AVX-512F.
             return unsafe {
@@ -448,6 +465,55 @@ unsafe fn transpose_panel(
                     tuning.prefetch_steps,
                 )
             };
+        }
+        if tuning.stream && isa == Isa::Avx512 && !tuning.staged {
+            let carry = stage.carry(width);
+            for b in 0..count as isize {
+                let src_b = src.wrapping_offset(b * batch_src);
+                let dst_b = dst.wrapping_offset(b * batch_dst);
+                // Source rows off the line grid make every 8-element load straddle two lines;
+                // swept tile by tile (column blocks outermost) each line would reach L1 twice,
+                // so such panels (e.g. leading dimension 4097) are swept 8 rows at a time over
+                // at most SWEEP_COLUMNS columns, where neighbouring blocks share their lines.
+                let straddling = lds % 8 != 0 || !(src_b as usize).is_multiple_of(simd::LINE_BYTES);
+                if straddling || tuning.tile_rows <= 8 {
+                    for first in (0..width).step_by(SWEEP_COLUMNS) {
+                        // SAFETY: columns first.. of panel b, a part of the caller's ranges;
+                        // the carry holds `width`·8 elements; Isa::Avx512 only exists when
+                        // the CPU has AVX-512F.
+                        unsafe {
+                            simd::transpose_panel_stream_skewed_avx512(
+                                src_b.wrapping_add(first),
+                                lds,
+                                dst_b.wrapping_offset(first as isize * ldd),
+                                ldd,
+                                rows,
+                                SWEEP_COLUMNS.min(width - first),
+                                tuning.prefetch_steps,
+                                carry,
+                            )
+                        };
+                    }
+                } else {
+                    // SAFETY: panel b of the caller's ranges; the carry holds `width`·8
+                    // elements; tile_rows is a positive multiple of 8 (rounded in
+                    // copy_into_contiguous_tuned, 32 or 64 from Tuning::for_copy); Isa::Avx512
+                    // only exists when the CPU has AVX-512F.
+                    unsafe {
+                        simd::transpose_panel_tiled_avx512(
+                            src_b,
+                            lds,
+                            dst_b,
+                            ldd,
+                            rows,
+                            width,
+                            tuning.tile_rows,
+                            carry,
+                        )
+                    };
+                }
+            }
+            return;
         }
     }
     // Staged panels are cut to the stage's width (a direct panel may be wider).

@@ -315,17 +315,17 @@ impl Tuning {
     /// - stream: non-temporal stores once the destination exceeds an eighth of the last-level
     ///   cache (4 MiB of 32 MiB): on our VMs a non-temporal copy beats `memcpy` from 8 MiB up,
     ///   since a regular store first reads the line it writes.
-    /// - staged: with streaming stores, transposes whose destination fits in the last-level
-    ///   cache stage tiles through an L1 buffer and write each destination row 8 lines at a
-    ///   time; larger ones stream each 8×8 block's lines straight out. (Alone, single lines
-    ///   scattered over 256 rows streamed at ~60% of sequential streaming on our VM, 8-line
-    ///   runs at ~100%; in the whole kernel staging won at 8 MiB, direct at 32-128 MiB.)
-    ///   Misaligned destination rows (e.g. leading dimension 4097) are always staged, and
-    ///   batched transposes always stream directly.
-    /// - panel × tile rows: the staging buffer (`panel` rows of `tile_rows + 8` elements) and
+    /// - staged: without streaming stores, transposes stage tiles through an L1 buffer (regular
+    ///   stores straight to a power-of-two leading dimension would pile into one cache set);
+    ///   with them, they stream straight from registers in tiles (below). At 8 MiB (1024²,
+    ///   source in L3) the tiles beat the staged buffer in three of three A/B runs (0.59-0.62
+    ///   vs 0.40-0.57 of the faster copy); in the DRAM-bound sizes the two were within noise.
+    /// - panel × tile rows: staged, the buffer (`panel` rows of `tile_rows + 8` elements) and
     ///   the 8 source rows a micro-kernel reads should sit in L1: `panel = L1 / 512` (64 on a
-    ///   32 KiB L1) with 64-row tiles. Streaming directly, the panel is wide (256 columns =
-    ///   2 KiB of each source row, long enough for the L2 stream prefetcher).
+    ///   32 KiB L1) with 64-row tiles. Streaming directly, 512-column panels (4 KiB, a page, of
+    ///   each source row per visit) are cut into 32-row tiles (128 KiB of source, in L2) swept
+    ///   column block by column block, so each destination row gets 4-line runs; panels whose
+    ///   source rows are off the line grid (e.g. 4097) are swept 8 rows at a time instead.
     /// - prefetch: 8 steps (64 source rows, one staged tile) ahead, into L2.
     ///
     /// These were chosen from interleaved A/B runs on our shared 2-vCPU VM (see `cargo bench
@@ -334,14 +334,14 @@ impl Tuning {
     pub fn for_copy(dst_bytes: usize) -> Tuning {
         let geometry = Geometry::get();
         let stream = dst_bytes > geometry.llc_bytes / 8;
-        let staged = !stream || dst_bytes < geometry.llc_bytes;
+        let staged = !stream;
         Tuning {
             panel: if staged {
                 (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8
             } else {
-                256
+                512
             },
-            tile_rows: 64,
+            tile_rows: if staged { 64 } else { 32 },
             stream,
             staged,
             prefetch_steps: 8,

@@ -239,40 +239,34 @@ unsafe fn transpose8x8_avx512<const STREAM: bool>(
 #[inline]
 unsafe fn load_columns_avx512(src: *const f64, lds: isize) -> [arch::__m512d; 8] {
     use arch::*;
-    // SAFETY: rows 0..8 of src at stride lds are readable (caller's contract).
-    let r: [__m512d; 8] =
-        std::array::from_fn(|i| unsafe { _mm512_loadu_pd(src.offset(i as isize * lds)) });
-    // Stage 1: interleave neighbouring rows within 128-bit lanes.
-    let t0 = _mm512_unpacklo_pd(r[0], r[1]);
-    let t1 = _mm512_unpackhi_pd(r[0], r[1]);
-    let t2 = _mm512_unpacklo_pd(r[2], r[3]);
-    let t3 = _mm512_unpackhi_pd(r[2], r[3]);
-    let t4 = _mm512_unpacklo_pd(r[4], r[5]);
-    let t5 = _mm512_unpackhi_pd(r[4], r[5]);
-    let t6 = _mm512_unpacklo_pd(r[6], r[7]);
-    let t7 = _mm512_unpackhi_pd(r[6], r[7]);
-    // Stage 2: gather four rows' worth of columns (c, c+4) in each register.
-    let even = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
-    let odd = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
-    let u0 = _mm512_permutex2var_pd(t0, even, t2);
-    let u1 = _mm512_permutex2var_pd(t1, even, t3);
-    let u2 = _mm512_permutex2var_pd(t0, odd, t2);
-    let u3 = _mm512_permutex2var_pd(t1, odd, t3);
-    let u4 = _mm512_permutex2var_pd(t4, even, t6);
-    let u5 = _mm512_permutex2var_pd(t5, even, t7);
-    let u6 = _mm512_permutex2var_pd(t4, odd, t6);
-    let u7 = _mm512_permutex2var_pd(t5, odd, t7);
-    // Stage 3: join rows 0-3 and 4-7 of each column.
-    [
-        _mm512_shuffle_f64x2::<0b01_00_01_00>(u0, u4),
-        _mm512_shuffle_f64x2::<0b01_00_01_00>(u1, u5),
-        _mm512_shuffle_f64x2::<0b01_00_01_00>(u2, u6),
-        _mm512_shuffle_f64x2::<0b01_00_01_00>(u3, u7),
-        _mm512_shuffle_f64x2::<0b11_10_11_10>(u0, u4),
-        _mm512_shuffle_f64x2::<0b11_10_11_10>(u1, u5),
-        _mm512_shuffle_f64x2::<0b11_10_11_10>(u2, u6),
-        _mm512_shuffle_f64x2::<0b11_10_11_10>(u3, u7),
-    ]
+    // Stage 1 is done by the loads: register `pair` holds 4 columns of rows p and p+2 (its two
+    // 256-bit halves), for the row pairs (0,2), (1,3), (4,6), (5,7); left and right halves of
+    // the block separately. Only 16 shuffles remain (a plain 8×8 transpose takes 24).
+    let half = |row: isize, col: usize| src.wrapping_offset(row * lds).wrapping_add(col);
+    // SAFETY: rows 0..8, columns 0..8 at stride lds are readable (caller's contract).
+    let load = |low: isize, col: usize| unsafe {
+        _mm512_insertf64x4::<1>(
+            _mm512_castpd256_pd512(_mm256_loadu_pd(half(low, col))),
+            _mm256_loadu_pd(half(low + 2, col)),
+        )
+    };
+    let mut out = [_mm512_setzero_pd(); 8];
+    for (side, col) in [(0usize, 0usize), (1, 4)] {
+        let a0 = load(0, col);
+        let a1 = load(1, col);
+        let a2 = load(4, col);
+        let a3 = load(5, col);
+        // x_lo = [r0c0 r1c0 r0c2 r1c2 | r2c0 r3c0 r2c2 r3c2] (columns col+0, col+2), etc.
+        let x_lo = _mm512_unpacklo_pd(a0, a1);
+        let x_hi = _mm512_unpackhi_pd(a0, a1);
+        let y_lo = _mm512_unpacklo_pd(a2, a3);
+        let y_hi = _mm512_unpackhi_pd(a2, a3);
+        out[side * 4] = _mm512_shuffle_f64x2::<0b10_00_10_00>(x_lo, y_lo);
+        out[side * 4 + 1] = _mm512_shuffle_f64x2::<0b10_00_10_00>(x_hi, y_hi);
+        out[side * 4 + 2] = _mm512_shuffle_f64x2::<0b11_01_11_01>(x_lo, y_lo);
+        out[side * 4 + 3] = _mm512_shuffle_f64x2::<0b11_01_11_01>(x_hi, y_hi);
+    }
+    out
 }
 
 /// A batch of column panels of a transpose streamed straight to a line-aligned destination:
@@ -414,4 +408,236 @@ pub(crate) fn prefetch(ptr: *const f64) {
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = ptr;
+}
+
+/// A column panel of a transpose streamed straight to a destination whose rows need not start
+/// on a line: `dst[c·ldd + r] = src[r·lds + c]` for `r < rows`, `c < width`, every whole line
+/// of every destination row written by one aligned non-temporal store.
+///
+/// Destination row `c` starts `m_c` elements into a line, so its lines begin at the rows
+/// `r ≡ k_c (mod 8)`, `k_c = (8 - m_c) mod 8` (8 when aligned). Each 8×8 block's column `c`
+/// (rows `r0..r0+8`) is joined with the same column of the previous block, kept in `carry`,
+/// into the line holding rows `r0+k_c-8 .. r0+k_c`: one two-source permute per line. The first
+/// and last partial line of each row are written with masked regular stores. Because `c0` is a
+/// multiple of 8, `k_c` depends only on `c mod 8`: eight permute indices serve the whole panel.
+///
+/// # Safety
+/// For every `r < rows`, `c < width`: `src + r·lds + c` readable, `dst + c·ldd + r` writable,
+/// all destination elements distinct and disjoint from the source; `carry` writable for
+/// `8·(width/8·8)` elements; the CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn transpose_panel_stream_skewed_avx512(
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    rows: usize,
+    width: usize,
+    prefetch_steps: usize,
+    carry: *mut f64,
+) {
+    use arch::*;
+    let full_rows = rows / 8 * 8;
+    let full_cols = width / 8 * 8;
+    let ahead = prefetch_steps as isize * 8;
+    // Line start of destination row j (j < 8) of every 8-column block, as k_j in 1..=8.
+    let starts: [usize; 8] = std::array::from_fn(|j| {
+        let row = dst.wrapping_offset(j as isize * ldd) as usize / size_of::<f64>();
+        8 - row % 8
+    });
+    let iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    let index: [__m512i; 8] =
+        std::array::from_fn(|j| _mm512_add_epi64(iota, _mm512_set1_epi64(starts[j] as i64)));
+    if full_rows > 0 {
+        for r0 in (0..full_rows).step_by(8) {
+            let prefetching = ahead > 0 && r0 as isize + ahead + 8 <= full_rows as isize;
+            let src_step = src.wrapping_offset(r0 as isize * lds);
+            for c0 in (0..full_cols).step_by(8) {
+                if prefetching {
+                    for k in 0..8 {
+                        prefetch(src_step.wrapping_offset((ahead + k) * lds + c0 as isize));
+                    }
+                }
+                // SAFETY: rows r0..r0+8, columns c0..c0+8 are in range.
+                let columns = unsafe { load_columns_avx512(src_step.add(c0), lds) };
+                for (j, column) in columns.into_iter().enumerate() {
+                    let c = c0 + j;
+                    let kept = carry.wrapping_add(c * 8);
+                    // Line holding rows r0+k-8 .. r0+k of destination row c.
+                    let out = dst
+                        .wrapping_offset(c as isize * ldd + r0 as isize + starts[j] as isize - 8);
+                    // SAFETY: carry slot c is the caller's; on the first step the lanes before
+                    // row 0 are masked off, later every lane is a row of this destination row
+                    // and `out` starts a line (its row index is ≡ k_c mod 8).
+                    unsafe {
+                        if r0 == 0 {
+                            let line = _mm512_permutex2var_pd(column, index[j], column);
+                            let mask = (0xFFu32 << (8 - starts[j])) as u8;
+                            _mm512_mask_storeu_pd(out, mask, line);
+                        } else {
+                            let previous = _mm512_loadu_pd(kept);
+                            let line = _mm512_permutex2var_pd(previous, index[j], column);
+                            _mm512_stream_pd(out, line);
+                        }
+                        _mm512_storeu_pd(kept, column);
+                    }
+                }
+            }
+        }
+        for c in 0..full_cols {
+            let k = starts[c % 8];
+            // Rows full_rows-8+k .. full_rows of row c are still only in the carry.
+            let mask = (0xFFu32 << k) as u8;
+            let out = dst.wrapping_offset(c as isize * ldd + full_rows as isize - 8);
+            // SAFETY: only lanes k..8, rows full_rows-8+k .. full_rows, are stored.
+            unsafe { _mm512_mask_storeu_pd(out, mask, _mm512_loadu_pd(carry.add(c * 8))) };
+        }
+    }
+    // SAFETY: the panel's last columns and rows, inside the caller's ranges.
+    unsafe {
+        transpose_scalar(
+            src.wrapping_add(full_cols),
+            lds,
+            dst.wrapping_offset(full_cols as isize * ldd),
+            ldd,
+            full_rows,
+            width - full_cols,
+        );
+        transpose_scalar(
+            src.wrapping_offset(full_rows as isize * lds),
+            lds,
+            dst.wrapping_add(full_rows),
+            ldd,
+            rows - full_rows,
+            width,
+        );
+    }
+}
+
+/// A column panel of a transpose streamed to the destination in runs: the panel is cut into
+/// tiles of `tile_rows` rows; within a tile, each 8-column block is swept down the tile's rows,
+/// so its 8 destination rows receive runs of `tile_rows` elements (whole lines, non-temporal,
+/// joined across any line misalignment as in [`transpose_panel_stream_skewed_avx512`]), while
+/// the next tile's source rows are prefetched into L2 front to back, a few lines per block.
+/// Reads and writes both reach memory in runs of several lines instead of single lines
+/// scattered over hundreds of rows.
+///
+/// # Safety
+/// As [`transpose_panel_stream_skewed_avx512`]; `tile_rows` a positive multiple of 8.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn transpose_panel_tiled_avx512(
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    rows: usize,
+    width: usize,
+    tile_rows: usize,
+    carry: *mut f64,
+) {
+    use arch::*;
+    debug_assert!(tile_rows > 0 && tile_rows.is_multiple_of(8));
+    let full_rows = rows / 8 * 8;
+    let full_cols = width / 8 * 8;
+    let starts: [usize; 8] = std::array::from_fn(|j| {
+        let row = dst.wrapping_offset(j as isize * ldd) as usize / size_of::<f64>();
+        8 - row % 8
+    });
+    let iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    let index: [__m512i; 8] =
+        std::array::from_fn(|j| _mm512_add_epi64(iota, _mm512_set1_epi64(starts[j] as i64)));
+    // Line-aligned destination rows need no joining: each column is a whole line.
+    let aligned = starts.iter().all(|&k| k == 8);
+    let lines_per_row = width.div_ceil(8);
+    let prefetch_tile = |first: usize, from: usize, to: usize| {
+        for line in from..to {
+            let row = first + line / lines_per_row;
+            let col = line % lines_per_row * 8;
+            prefetch(src.wrapping_offset(row as isize * lds + col as isize));
+        }
+    };
+    if full_rows > 0 && full_cols > 0 {
+        prefetch_tile(0, 0, tile_rows.min(full_rows) * lines_per_row);
+        let mut t0 = 0;
+        while t0 < full_rows {
+            let height = tile_rows.min(full_rows - t0);
+            let next = t0 + height;
+            let next_lines = tile_rows.min(full_rows - next) * lines_per_row;
+            let blocks = height / 8 * (full_cols / 8);
+            let per_block = next_lines.div_ceil(blocks);
+            let mut prefetched = 0;
+            for c0 in (0..full_cols).step_by(8) {
+                let kept = carry.wrapping_add(c0 * 8);
+                // SAFETY: the carry holds 8 elements per panel column (caller's contract).
+                let mut previous: [__m512d; 8] =
+                    std::array::from_fn(|j| unsafe { _mm512_loadu_pd(kept.add(j * 8)) });
+                for r0 in (t0..next).step_by(8) {
+                    let until = (prefetched + per_block).min(next_lines);
+                    prefetch_tile(next, prefetched, until);
+                    prefetched = until;
+                    // SAFETY: rows r0..r0+8, columns c0..c0+8 are in range.
+                    let columns = unsafe {
+                        load_columns_avx512(src.wrapping_offset(r0 as isize * lds).add(c0), lds)
+                    };
+                    for (j, column) in columns.into_iter().enumerate() {
+                        let c = c0 + j;
+                        let out = dst.wrapping_offset(
+                            c as isize * ldd + r0 as isize + starts[j] as isize - 8,
+                        );
+                        // SAFETY: as in transpose_panel_stream_skewed_avx512: on row 0 the
+                        // lanes before the destination row are masked off; later `out` starts
+                        // a line of destination row c and every lane is one of its rows.
+                        unsafe {
+                            if aligned {
+                                _mm512_stream_pd(out, column);
+                            } else if r0 == 0 {
+                                let line = _mm512_permutex2var_pd(column, index[j], column);
+                                let mask = (0xFFu32 << (8 - starts[j])) as u8;
+                                _mm512_mask_storeu_pd(out, mask, line);
+                            } else {
+                                let line = _mm512_permutex2var_pd(previous[j], index[j], column);
+                                _mm512_stream_pd(out, line);
+                            }
+                        }
+                        previous[j] = column;
+                    }
+                }
+                for (j, column) in previous.into_iter().enumerate() {
+                    // SAFETY: carry slot c0+j (caller's contract).
+                    unsafe { _mm512_storeu_pd(kept.add(j * 8), column) };
+                }
+            }
+            t0 = next;
+        }
+        for c in 0..full_cols {
+            let k = starts[c % 8];
+            let mask = (0xFFu32 << k) as u8;
+            let out = dst.wrapping_offset(c as isize * ldd + full_rows as isize - 8);
+            // SAFETY: only lanes k..8, rows full_rows-8+k .. full_rows of row c, are stored.
+            unsafe { _mm512_mask_storeu_pd(out, mask, _mm512_loadu_pd(carry.add(c * 8))) };
+        }
+    }
+    // SAFETY: the panel's last columns and rows, inside the caller's ranges.
+    unsafe {
+        transpose_scalar(
+            src.wrapping_add(full_cols),
+            lds,
+            dst.wrapping_offset(full_cols as isize * ldd),
+            ldd,
+            full_rows,
+            width - full_cols,
+        );
+        transpose_scalar(
+            src.wrapping_offset(full_rows as isize * lds),
+            lds,
+            dst.wrapping_add(full_rows),
+            ldd,
+            rows - full_rows,
+            width,
+        );
+    }
 }

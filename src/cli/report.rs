@@ -1,0 +1,168 @@
+//! `stridelab report` (re-render a report from results files) and the main job run by
+//! `stridelab` with no subcommand: measure the `quick` suite, then write `reports/<stamp>/`
+//! and `reports/latest/`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::harness::machine::MachineInfo;
+use crate::harness::{Progress, RunOptions, Suite, run_suite};
+use crate::report::{ReportInput, render, replace_dir, utc_stamp};
+use crate::results::RunStatus;
+
+/// Exit code of a main job stopped by Ctrl-C (128 + SIGINT), after its report was written.
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Where the main job writes its reports.
+const REPORTS_DIR: &str = "reports";
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results file (`stridelab run` or a report's results.json); repeat to put machines
+    /// side by side.
+    #[arg(long = "in", value_name = "FILE", required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The report directory to write (replaced atomically).
+    #[arg(long, value_name = "DIR", default_value = "reports/rendered")]
+    pub out: PathBuf,
+}
+
+/// `stridelab report`.
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let inputs = args
+        .inputs
+        .iter()
+        .map(|p| ReportInput::read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rendered = render(&inputs, &args.out)?;
+    for note in &rendered.omitted {
+        eprintln!("note: figure omitted: {note}");
+    }
+    println!("{}", rendered.index.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let in_handler = Arc::clone(&flag);
+    ctrlc::set_handler(move || in_handler.store(true, Ordering::SeqCst))
+        .context("cannot install the Ctrl-C handler")?;
+    Ok(flag)
+}
+
+/// A directory under `root` named by `stamp` that does not exist yet.
+fn fresh_dir(root: &Path, stamp: &str) -> PathBuf {
+    let mut dir = root.join(stamp);
+    let mut n = 2;
+    while dir.exists() {
+        dir = root.join(format!("{stamp}-{n}"));
+        n += 1;
+    }
+    dir
+}
+
+/// Copies the files of a rendered report (flat directory) into `dst` through a temporary
+/// directory, replacing `dst` atomically.
+fn copy_report(src: &Path, dst: &Path) -> anyhow::Result<()> {
+    let parent = dst.parent().unwrap_or(Path::new("."));
+    let tmp = parent.join(format!(".latest.tmp-{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp)?;
+    }
+    std::fs::create_dir_all(&tmp)?;
+    let copy = || -> anyhow::Result<()> {
+        for entry in std::fs::read_dir(src)? {
+            let entry = entry?;
+            if entry.file_type()?.is_file() {
+                std::fs::copy(entry.path(), tmp.join(entry.file_name()))?;
+            }
+        }
+        Ok(())
+    };
+    if let Err(e) = copy() {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e.context(format!("cannot copy the report to {}", dst.display())));
+    }
+    replace_dir(&tmp, dst)?;
+    Ok(())
+}
+
+/// The main job: `stridelab` (or `cargo run --release`) with no subcommand.
+pub fn main_job() -> anyhow::Result<ExitCode> {
+    let suite = Suite::builtin("quick").context("the built-in quick suite is missing")?;
+    let plan = suite.plan(None)?;
+    let manifest = serde_json::to_value(MachineInfo::collect(None))
+        .context("cannot serialise the machine manifest")?;
+    let options = RunOptions {
+        manifest,
+        ..RunOptions::default()
+    };
+    let stop = stop_flag()?;
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::with_draw_target(
+            Some(plan.points.len() as u64),
+            ProgressDrawTarget::stderr(),
+        );
+        bar.set_style(
+            ProgressStyle::with_template(
+                "quick suite {bar:30} {pos}/{len} [{elapsed} < {eta}] {wide_msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    } else {
+        eprintln!("running the quick suite ({} points)…", plan.points.len());
+        ProgressBar::hidden()
+    };
+    let mut on_progress = |event: Progress<'_>| match event {
+        Progress::Started { label, .. } => bar.set_message(label.to_string()),
+        Progress::Finished { .. } => bar.inc(1),
+    };
+    let doc = run_suite(&plan, &options, &stop, &mut on_progress)?;
+    bar.finish_and_clear();
+
+    let root = Path::new(REPORTS_DIR);
+    let dir = fresh_dir(root, &utc_stamp(doc.started_unix_s, false));
+    bar.set_message("rendering the report");
+    let input = ReportInput {
+        path: dir.join("results.json"),
+        doc,
+        infer: None,
+    };
+    let rendered = render(std::slice::from_ref(&input), &dir)?;
+    let latest = root.join("latest");
+    copy_report(&dir, &latest)?;
+    for note in &rendered.omitted {
+        eprintln!("note: figure omitted: {note}");
+    }
+    let failed = input
+        .doc
+        .records
+        .iter()
+        .filter(|r| r.error.is_some())
+        .count();
+    if failed > 0 {
+        eprintln!("warning: {failed} point(s) have no numbers (see the report's summary)");
+    }
+    eprintln!(
+        "quick suite: {} points in {:.1} s; this report is also kept in {}",
+        input.doc.records.len(),
+        input.doc.wall_s,
+        dir.display()
+    );
+    println!("{}", latest.join("index.html").display());
+    Ok(if input.doc.status == RunStatus::Interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,219 @@
+//! Read-only accessors over a results document: parameters, timed estimates with their
+//! confidence intervals, simulated levels and the cache geometry the run recorded.
+//!
+//! Every figure and table reads records through these, so "a point has numbers" means the same
+//! thing everywhere: its checksum verified, it has timing, and no error row.
+
+use crate::cache::geometry::{CacheKind, CacheLevel};
+use crate::kernels::spec::ParamValue;
+use crate::results::{ChecksumOutcome, PointRecord, ResultsDocument, SimulatedLevel};
+
+/// A median with its confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Estimate {
+    pub fn ci(&self) -> Option<(f64, f64)> {
+        (self.low.is_finite() && self.high.is_finite()).then_some((self.low, self.high))
+    }
+
+    /// `1.23 (1.20–1.27)`, or `—` for a value that is not a finite number.
+    pub fn display(&self) -> String {
+        if !self.value.is_finite() {
+            return "—".into();
+        }
+        let v = super::chart::format_number(self.value);
+        match self.ci() {
+            Some((lo, hi)) => format!(
+                "{v} ({}–{})",
+                super::chart::format_number(lo),
+                super::chart::format_number(hi)
+            ),
+            None => v,
+        }
+    }
+}
+
+/// An integer parameter.
+pub fn int(record: &PointRecord, name: &str) -> Option<u64> {
+    match record.params.get(name)? {
+        ParamValue::Int(i) => Some(*i),
+        ParamValue::Text(t) => t.parse().ok(),
+    }
+}
+
+/// A text parameter.
+pub fn text<'a>(record: &'a PointRecord, name: &str) -> Option<&'a str> {
+    match record.params.get(name)? {
+        ParamValue::Text(t) => Some(t.as_str()),
+        ParamValue::Int(_) => None,
+    }
+}
+
+/// Whether a point has trustworthy timed numbers.
+pub fn has_timing(record: &PointRecord) -> bool {
+    record.error.is_none()
+        && record.checksum.status == ChecksumOutcome::Ok
+        && record
+            .timing
+            .as_ref()
+            .is_some_and(|t| t.ns_per_element.is_finite() && t.ns_per_element > 0.0)
+}
+
+/// Timed nanoseconds per element (per access for probes), with the CI scaled from ns/run.
+pub fn ns_per_element(record: &PointRecord) -> Option<Estimate> {
+    if !has_timing(record) {
+        return None;
+    }
+    let t = record.timing.as_ref()?;
+    let s = t.ns_per_run;
+    let scale = if s.median > 0.0 {
+        t.ns_per_element / s.median
+    } else {
+        f64::NAN
+    };
+    Some(Estimate {
+        value: t.ns_per_element,
+        low: s.ci_low * scale,
+        high: s.ci_high * scale,
+    })
+}
+
+/// Timed aggregate GB/s with its CI.
+pub fn gb_per_s(record: &PointRecord) -> Option<Estimate> {
+    if !has_timing(record) {
+        return None;
+    }
+    let t = record.timing.as_ref()?;
+    let value = t.gb_per_s.filter(|v| v.is_finite() && *v > 0.0)?;
+    let (low, high) = t.gb_per_s_ci.unwrap_or((f64::NAN, f64::NAN));
+    Some(Estimate { value, low, high })
+}
+
+/// Same-run fraction of the reference copy/read bandwidth.
+pub fn reference_ratio(record: &PointRecord) -> Option<f64> {
+    if !has_timing(record) {
+        return None;
+    }
+    record
+        .reference
+        .as_ref()
+        .map(|r| r.ratio)
+        .filter(|r| r.is_finite() && *r > 0.0)
+}
+
+/// The simulated level at position `index` (0 = L1).
+pub fn sim_level(record: &PointRecord, index: usize) -> Option<&SimulatedLevel> {
+    record.simulated.as_ref()?.levels.get(index)
+}
+
+/// Accesses the level saw (loads + stores).
+pub fn accesses(level: &SimulatedLevel) -> u64 {
+    level.loads + level.stores
+}
+
+/// Records of one kernel, in suite order.
+pub fn of_kernel<'a>(
+    doc: &'a ResultsDocument,
+    kernel: &'a str,
+) -> impl Iterator<Item = &'a PointRecord> {
+    doc.records.iter().filter(move |r| r.kernel == kernel)
+}
+
+/// The data cache levels of the run: the simulated hierarchy if any record has one (the
+/// geometry the misses were counted on), else the manifest's detected data levels.
+pub fn data_levels(doc: &ResultsDocument) -> Vec<CacheLevel> {
+    if let Some(levels) = doc
+        .records
+        .iter()
+        .find_map(|r| r.simulated.as_ref().map(|s| &s.levels))
+    {
+        return levels
+            .iter()
+            .filter_map(|l| {
+                CacheLevel::new(
+                    &l.name,
+                    if l.name.starts_with("L1") {
+                        CacheKind::Data
+                    } else {
+                        CacheKind::Unified
+                    },
+                    l.size,
+                    l.ways,
+                    l.line,
+                    crate::cache::geometry::GeometrySource::Override,
+                )
+                .ok()
+            })
+            .collect();
+    }
+    manifest_levels(doc)
+        .into_iter()
+        .filter(|l| l.kind != CacheKind::Instruction)
+        .collect()
+}
+
+/// Every cache level in the manifest (instruction caches included), if it has the shape
+/// `harness::machine::MachineInfo` writes.
+pub fn manifest_levels(doc: &ResultsDocument) -> Vec<CacheLevel> {
+    doc.info
+        .get("caches")
+        .and_then(|c| serde_json::from_value::<Vec<CacheLevel>>(c.clone()).ok())
+        .unwrap_or_default()
+}
+
+/// `L1d 32 KiB 8-way 64 sets 64 B; L2 …`: the geometry a simulation used, for provenance lines.
+pub fn geometry_summary(levels: &[CacheLevel]) -> String {
+    if levels.is_empty() {
+        return "no geometry recorded".into();
+    }
+    levels
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {} {}-way {} sets {} B",
+                l.name,
+                super::chart::format_bytes(l.size as f64),
+                l.ways,
+                l.sets,
+                l.line
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A short name for the machine a document was recorded on.
+pub fn machine_label(doc: &ResultsDocument) -> String {
+    let cpu = doc
+        .info
+        .get("cpu_model")
+        .and_then(|v| v.as_str())
+        .unwrap_or("unknown CPU");
+    let cpus = doc
+        .info
+        .get("logical_cpus")
+        .and_then(|v| v.as_u64())
+        .map(|n| format!(", {n} CPUs"))
+        .unwrap_or_default();
+    format!("{cpu}{cpus}")
+}
+
+/// Median of finite values (None when there are none).
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
