@@ -12,7 +12,8 @@
 # Usage: scripts/ci-gate.sh [extra `stridelab gate` options, e.g. --threshold 15%]
 # Env: STRIDELAB (binary, default: build with cargo), GATE_BASELINE (default
 # reports/baseline.json), GATE_OUT (directory for verdicts/results, default target/gate),
-# GITHUB_STEP_SUMMARY (appended to when set).
+# GITHUB_STEP_SUMMARY (appended to when set), GATE_TIMING (`confirm`, the default: a confirmed
+# timing regression fails; `advisory`: it is printed as a warning and the build passes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,6 +70,10 @@ case "$rc" in
     ;;
 1)
     cat "$out/summary-2.md"
+    if [[ "${GATE_TIMING:-confirm}" == "advisory" ]]; then
+        echo "ci-gate: WARNING — timing regression confirmed by a second run; GATE_TIMING=advisory, so the build passes" >&2
+        exit 0
+    fi
     echo "ci-gate: FAIL — timing regression confirmed by a second run" >&2
     exit 1
     ;;

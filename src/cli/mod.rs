@@ -47,10 +47,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Gate(args)) => gate::run(args),
         Some(Command::Report(args)) => report::run(args),
-        // The main job: measure the quick suite and write reports/latest/.
-        None => report::main_job(),
         Some(Command::Sim(args)) => sim::run(args),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
+        // The main job: measure the quick suite and write reports/latest/.
+        None => report::main_job(),
     }
 }

@@ -5,8 +5,7 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -50,14 +49,6 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let in_handler = Arc::clone(&flag);
-    ctrlc::set_handler(move || in_handler.store(true, Ordering::SeqCst))
-        .context("cannot install the Ctrl-C handler")?;
-    Ok(flag)
-}
-
 /// A directory under `root` named by `stamp` that does not exist yet.
 fn fresh_dir(root: &Path, stamp: &str) -> PathBuf {
     let mut dir = root.join(stamp);
@@ -96,6 +87,9 @@ fn copy_report(src: &Path, dst: &Path) -> anyhow::Result<()> {
 }
 
 /// The main job: `stridelab` (or `cargo run --release`) with no subcommand.
+/// Seconds the main job gives `stridelab infer`'s probes.
+const MAIN_JOB_INFER_BUDGET_S: f64 = 20.0;
+
 pub fn main_job() -> anyhow::Result<ExitCode> {
     let suite = Suite::builtin("quick").context("the built-in quick suite is missing")?;
     let plan = suite.plan(None)?;
@@ -105,7 +99,7 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
         manifest,
         ..RunOptions::default()
     };
-    let stop = stop_flag()?;
+    let stop = super::run::stop_flag()?;
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::with_draw_target(
             Some(plan.points.len() as u64),
@@ -128,6 +122,22 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
         Progress::Finished { .. } => bar.inc(1),
     };
     let doc = run_suite(&plan, &options, &stop, &mut on_progress)?;
+    // The inferred-geometry section: timing alone, held against sysfs. A short budget keeps the
+    // main job within its two minutes; `stridelab infer` with the default budget is steadier.
+    let infer = if stop.load(Ordering::Relaxed) {
+        None
+    } else {
+        bar.set_message(format!(
+            "inferring the cache geometry from timing (≤ {MAIN_JOB_INFER_BUDGET_S} s)"
+        ));
+        match super::infer::infer_geometry(MAIN_JOB_INFER_BUDGET_S, false) {
+            Ok(report) => Some(report),
+            Err(err) => {
+                eprintln!("note: geometry inference skipped: {err:#}");
+                None
+            }
+        }
+    };
     bar.finish_and_clear();
 
     let root = Path::new(REPORTS_DIR);
@@ -136,7 +146,7 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
     let input = ReportInput {
         path: dir.join("results.json"),
         doc,
-        infer: None,
+        infer,
     };
     let rendered = render(std::slice::from_ref(&input), &dir)?;
     let latest = root.join("latest");

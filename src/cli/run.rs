@@ -52,7 +52,7 @@ pub struct RunArgs {
 }
 
 /// The process-wide stop flag set by Ctrl-C (a handler can only be installed once).
-fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
+pub(crate) fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     if let Some(flag) = FLAG.get() {
         return Ok(Arc::clone(flag));
