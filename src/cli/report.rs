@@ -88,7 +88,7 @@ fn copy_report(src: &Path, dst: &Path) -> anyhow::Result<()> {
 
 /// The main job: `stridelab` (or `cargo run --release`) with no subcommand.
 /// Seconds the main job gives `stridelab infer`'s probes.
-const MAIN_JOB_INFER_BUDGET_S: f64 = 20.0;
+const MAIN_JOB_INFER_BUDGET_S: f64 = 30.0;
 
 pub fn main_job() -> anyhow::Result<ExitCode> {
     let suite = Suite::builtin("quick").context("the built-in quick suite is missing")?;
