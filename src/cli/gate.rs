@@ -19,8 +19,6 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -131,18 +129,6 @@ pub fn parse_fraction(text: &str) -> Result<f64, String> {
         ));
     }
     Ok(fraction)
-}
-
-fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    if let Some(flag) = FLAG.get() {
-        return Ok(Arc::clone(flag));
-    }
-    let flag = Arc::new(AtomicBool::new(false));
-    let in_handler = Arc::clone(&flag);
-    ctrlc::set_handler(move || in_handler.store(true, Ordering::SeqCst))
-        .context("cannot install the Ctrl-C handler")?;
-    Ok(Arc::clone(FLAG.get_or_init(|| flag)))
 }
 
 /// Rewrites every point that has the fixture switch to its de-optimised variant.
@@ -257,7 +243,7 @@ fn run_gate_suite(args: &GateArgs, preset: &str) -> anyhow::Result<ResultsDocume
         simulation_time_budget: SIMULATION_TIME_BUDGET,
         ..RunOptions::default()
     };
-    let stop = stop_flag()?;
+    let stop = super::run::stop_flag()?;
     let verbose = !args.quiet;
     let mut on_progress = |event: Progress<'_>| {
         if let Progress::Started {
