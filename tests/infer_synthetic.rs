@@ -25,8 +25,8 @@ fn noisy_curve(xs: &[f64], truth: impl Fn(f64) -> f64, sigma: f64, seed: u64) ->
             let samples: Vec<f64> = (0..ROUNDS)
                 .map(|_| {
                     let mut ns = truth(x) * (sigma * gaussian(&mut rng)).exp();
-                    if rng.below(10) == 0 {
-                        ns *= 2.0 + 2.0 * (rng.below(1000) as f64 / 1000.0);
+                    if rng.below_by_modulo(10) == 0 {
+                        ns *= 2.0 + 2.0 * (rng.below_by_modulo(1000) as f64 / 1000.0);
                     }
                     ns
                 })

@@ -11,6 +11,7 @@ pub mod machine;
 pub mod measure;
 pub mod pin;
 pub mod reference;
+pub mod rng;
 pub mod runner;
 pub mod session;
 pub mod simulate;

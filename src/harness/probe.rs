@@ -51,36 +51,14 @@ pub enum ProbeError {
     BadParameter(String),
 }
 
-/// A deterministic generator (splitmix64): probes must be reproducible and the crate has no
-/// `rand` dependency.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A value in `0..bound` (bound > 0); the modulo bias is irrelevant at these sizes.
-    pub fn below(&mut self, bound: usize) -> usize {
-        (self.next_u64() % bound as u64) as usize
-    }
-}
+pub use crate::harness::rng::SplitMix64;
 
 /// A random permutation of `0..n` that is one single cycle (Sattolo's algorithm): following it
 /// from any node visits every node before returning.
 pub fn single_cycle(n: usize, rng: &mut SplitMix64) -> Vec<u32> {
     let mut perm: Vec<u32> = (0..n as u32).collect();
     for i in (1..n).rev() {
-        let j = rng.below(i);
+        let j = rng.below_by_modulo(i);
         perm.swap(i, j);
     }
     perm

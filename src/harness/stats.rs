@@ -61,27 +61,7 @@ fn sorted_finite(samples: &[f64]) -> Result<Vec<f64>, StatsError> {
     Ok(sorted)
 }
 
-/// A small, fast, seedable generator (SplitMix64): the bootstrap must be reproducible, not
-/// cryptographic.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (n > 0), by multiply-shift (bias below 2^-32 for our n).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
-    }
-}
+pub use crate::harness::rng::SplitMix64;
 
 /// Summarises samples: median, min, max, MAD and the bootstrap CI of the median.
 pub fn summarize(samples: &[f64], bootstrap: BootstrapSettings) -> Result<Summary, StatsError> {

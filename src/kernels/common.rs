@@ -46,24 +46,7 @@ pub fn sampled_sum<M: Mem>(m: &mut M, buffer: usize, len: usize) -> f64 {
     check_indices(len).map(|index| m.load(buffer, index)).sum()
 }
 
-/// splitmix64 (Steele, Lea, Flood 2014): the seeded generator of every random order, written
-/// out so C re-implementations of the orders can reproduce it bit for bit.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+pub use crate::harness::rng::SplitMix64;
 
 /// A random cyclic permutation of `0..n` (one cycle through every slot): Sattolo's algorithm
 /// over the identity with splitmix64(seed): for i = n-1 down to 1, j = next() mod i, swap p[i]
