@@ -7,10 +7,12 @@
 //! new one) instead of this machine's, so the deterministic track is portable; the preset is
 //! recorded in the manifest as `info.gate.preset`.
 //!
-//! Timing: every point is sampled in short (1 ms) samples, at least 30 of them, so a
-//! preemption spoils a few samples rather than all; a baseline (`--save-baseline`) is the
-//! per-point median of 3 runs (`--baseline-runs`) so one unusual run does not become the
-//! yardstick.
+//! Timing: every point is sampled in short (1 ms) samples, each paired with a sample of a
+//! same-bytes read/copy reference taken right after it, on transparent huge pages (so the
+//! physically indexed L2's page colouring does not change from process to process). The suite
+//! is measured in 3 passes (`--passes`) whose samples are pooled per point (≥ 30 in all), so a
+//! disturbance lasting a second spoils a third of a point's samples rather than all of them; a
+//! baseline (`--save-baseline`) pools 5 passes (`--baseline-runs`).
 //!
 //! `--fixture-slowdown` (hidden) runs every `row-sum` point as its documented de-optimised
 //! variant (`deopt=1`, ~25% more loads): the real slowdown the A/A experiment
@@ -26,6 +28,7 @@ use clap::Args;
 
 use crate::cache::geometry::{Geometry, PRESET_NAMES};
 use crate::harness::machine::MachineInfo;
+use crate::harness::pool::pool_passes;
 use crate::harness::suite::{Plan, Suite};
 use crate::harness::{MethodOptions, Progress, RunOptions, run_suite};
 use crate::kernels::spec::ParamValue;
@@ -33,7 +36,7 @@ use crate::results::compare::{
     CompareOptions, FIXTURE_PARAM, GATE_MANIFEST_KEY, GateVerdict, compare, point_key,
     recorded_preset,
 };
-use crate::results::{ChecksumOutcome, PointRecord, ResultsDocument, write_atomic};
+use crate::results::{ChecksumOutcome, ResultsDocument, write_atomic};
 
 /// The geometry a new baseline is simulated on unless `--preset` says otherwise.
 pub const DEFAULT_PRESET: &str = "design-vm";
@@ -98,16 +101,25 @@ pub struct GateArgs {
     /// Minimum number of timing samples per point (more while the CI is wide).
     #[arg(long, default_value_t = GATE_SAMPLES, value_name = "N")]
     pub samples: usize,
-    /// With --save-baseline: run the suite this many times and keep each point's median run.
-    #[arg(long, default_value_t = 3, value_name = "K")]
+    /// Measure the suite in this many passes and pool each point's samples (spreads them over
+    /// the run, so a passing disturbance spoils a fraction of them, not a whole point).
+    #[arg(long, default_value_t = GATE_PASSES, value_name = "K")]
+    pub passes: usize,
+    /// With --save-baseline: the number of passes instead (a baseline is the yardstick of
+    /// every later run, so it gets more samples).
+    #[arg(long, default_value_t = GATE_BASELINE_PASSES, value_name = "K")]
     pub baseline_runs: usize,
 }
 
 /// Short samples: on a shared machine a 5 ms sample almost always contains a preemption, a
 /// 1 ms one mostly does not, so the median stays a clean measurement under moderate load.
 pub const GATE_SAMPLE_MS: f64 = 1.0;
-/// Enough short samples for a tight bootstrap CI of the median.
+/// Enough short samples for a tight bootstrap CI of the median (over all passes).
 pub const GATE_SAMPLES: usize = 30;
+/// Passes of a comparison run; each takes `GATE_SAMPLES / passes` samples per point (≥ 10).
+pub const GATE_PASSES: usize = 3;
+/// Passes of a baseline recording.
+pub const GATE_BASELINE_PASSES: usize = 5;
 
 /// `10%` → 0.10; a bare number is a fraction (`0.1`) and must lie in 0..=1.
 pub fn parse_fraction(text: &str) -> Result<f64, String> {
@@ -151,53 +163,8 @@ fn apply_fixture_slowdown(plan: &mut Plan) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A point's time as the timing track sees it (relative to its interleaved reference when it
-/// has one), used only to pick the middle run.
-fn typical_time(record: &PointRecord) -> Option<f64> {
-    match &record.reference {
-        Some(r) if r.ratio > 0.0 => Some(1.0 / r.ratio),
-        _ => record.timing.as_ref().map(|t| t.ns_per_run.median),
-    }
-}
-
-/// One document from several runs of the same suite: every point is taken whole from the run
-/// in which it was the median (its samples, reference and simulation stay together), so one
-/// lucky or unlucky run does not become the yardstick every later run is judged by.
-fn median_run_baseline(runs: Vec<ResultsDocument>) -> anyhow::Result<ResultsDocument> {
-    let count = runs.len();
-    let Some(first) = runs.first() else {
-        bail!("no baseline runs");
-    };
-    let mut baseline = first.clone();
-    for (index, record) in baseline.records.iter_mut().enumerate() {
-        let key = point_key(record);
-        let mut candidates: Vec<(f64, &PointRecord)> = Vec::with_capacity(count);
-        for run in &runs {
-            let Some(other) = run.records.get(index).filter(|r| point_key(r) == key) else {
-                bail!("baseline runs disagree on point {index} (`{key}`)");
-            };
-            if let Some(time) = typical_time(other) {
-                candidates.push((time, other));
-            }
-        }
-        candidates.sort_by(|a, b| a.0.total_cmp(&b.0));
-        if let Some((_, middle)) = candidates.get(candidates.len() / 2) {
-            *record = (*middle).clone();
-        }
-    }
-    baseline.wall_s = runs.iter().map(|r| r.wall_s).sum();
-    if let Some(gate) = baseline
-        .info
-        .get_mut(GATE_MANIFEST_KEY)
-        .and_then(|g| g.as_object_mut())
-    {
-        gate.insert("baseline_runs".into(), count.into());
-    }
-    Ok(baseline)
-}
-
 /// How the gate times points (see [`GATE_SAMPLE_MS`]).
-fn gate_method(args: &GateArgs) -> anyhow::Result<MethodOptions> {
+fn gate_method(args: &GateArgs, passes: usize) -> anyhow::Result<MethodOptions> {
     if !(args.sample_ms.is_finite() && args.sample_ms > 0.0 && args.sample_ms <= 1000.0) {
         bail!("--sample-ms must lie in (0, 1000]");
     }
@@ -205,17 +172,34 @@ fn gate_method(args: &GateArgs) -> anyhow::Result<MethodOptions> {
         bail!("--samples must lie in 1..=10000");
     }
     let defaults = MethodOptions::default();
+    let samples = args.samples.div_ceil(passes).max(MIN_SAMPLES_PER_PASS);
     Ok(MethodOptions {
         min_sample: Duration::from_secs_f64(args.sample_ms / 1e3),
-        samples: args.samples,
-        max_samples: (3 * args.samples).max(defaults.max_samples),
+        samples,
+        max_samples: 3 * samples,
         extra_sampling: Duration::from_millis(300),
+        // Physically contiguous 2 MiB pages: with 4 KiB pages each process gets its own random
+        // page colouring in the physically indexed L2, and L2-sized points moved by up to 45%
+        // from one process to the next (4 runs each, 8–14% with huge pages).
+        huge_pages: true,
+        // Every timed point gets a reference sample paired with each of its own.
+        latency_references: true,
         ..defaults
     })
 }
 
-/// Runs the suite with every point simulated on `preset`.
-fn run_gate_suite(args: &GateArgs, preset: &str) -> anyhow::Result<ResultsDocument> {
+/// Fewer samples than this per pass would leave a pass's median to a handful of samples.
+const MIN_SAMPLES_PER_PASS: usize = 10;
+
+/// Runs the suite in `passes` passes with every point simulated on `preset`, and pools them.
+fn run_gate_suite(
+    args: &GateArgs,
+    preset: &str,
+    passes: usize,
+) -> anyhow::Result<ResultsDocument> {
+    if passes == 0 || passes > 100 {
+        bail!("--passes / --baseline-runs must lie in 1..=100");
+    }
     let suite = Suite::load(&args.suite)?;
     let mut plan = suite.plan(None)?;
     if args.fixture_slowdown {
@@ -231,11 +215,13 @@ fn run_gate_suite(args: &GateArgs, preset: &str) -> anyhow::Result<ResultsDocume
             serde_json::json!({
                 "preset": preset,
                 "fixture_slowdown": args.fixture_slowdown,
+                "passes": passes,
+                "huge_pages_requested": true,
             }),
         );
     }
     let options = RunOptions {
-        method: gate_method(args)?,
+        method: gate_method(args, passes)?,
         manifest,
         cache_levels: levels,
         // Only the access cap may bound the simulation: a time budget would make the miss
@@ -245,18 +231,27 @@ fn run_gate_suite(args: &GateArgs, preset: &str) -> anyhow::Result<ResultsDocume
     };
     let stop = super::run::stop_flag()?;
     let verbose = !args.quiet;
-    let mut on_progress = |event: Progress<'_>| {
-        if let Progress::Started {
-            index,
-            total,
-            label,
-        } = event
-            && verbose
-        {
-            eprintln!("[{}/{total}] {label}", index + 1);
+    let mut runs = Vec::with_capacity(passes);
+    for pass in 1..=passes {
+        let mut on_progress = |event: Progress<'_>| {
+            if let Progress::Started {
+                index,
+                total,
+                label,
+            } = event
+                && verbose
+            {
+                eprintln!("[pass {pass}/{passes}] [{}/{total}] {label}", index + 1);
+            }
+        };
+        let run = run_suite(&plan, &options, &stop, &mut on_progress)?;
+        let interrupted = run.status != crate::results::RunStatus::Complete;
+        runs.push(run);
+        if interrupted {
+            break;
         }
-    };
-    let doc = run_suite(&plan, &options, &stop, &mut on_progress)?;
+    }
+    let doc = pool_passes(runs, options.method.bootstrap)?;
     if let Some(path) = &args.output {
         doc.write_atomic(path)?;
     }
@@ -294,17 +289,7 @@ fn save_baseline(args: &GateArgs, path: &Path) -> anyhow::Result<ExitCode> {
             if args.fixture_slowdown {
                 bail!("--fixture-slowdown is for comparisons; a baseline records the real kernels");
             }
-            if args.baseline_runs == 0 || args.baseline_runs > 100 {
-                bail!("--baseline-runs must lie in 1..=100");
-            }
-            let mut runs = Vec::with_capacity(args.baseline_runs);
-            for run in 1..=args.baseline_runs {
-                if !args.quiet {
-                    eprintln!("baseline run {run} of {}", args.baseline_runs);
-                }
-                runs.push(run_gate_suite(args, preset)?);
-            }
-            median_run_baseline(runs)?
+            run_gate_suite(args, preset, args.baseline_runs)?
         }
     };
     let failed: Vec<String> = doc
@@ -367,7 +352,7 @@ pub fn run(args: GateArgs) -> anyhow::Result<ExitCode> {
                     args.baseline.display()
                 );
             };
-            run_gate_suite(&args, preset)?
+            run_gate_suite(&args, preset, args.passes)?
         }
     };
     let options = CompareOptions {

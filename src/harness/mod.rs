@@ -22,4 +22,5 @@ pub use catalogue_link::catalogue;
 pub use runner::MethodOptions;
 pub use session::{Progress, RunOptions, run_suite};
 pub use suite::{Plan, Suite};
+pub mod pool;
 pub mod probe;

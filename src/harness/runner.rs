@@ -43,6 +43,10 @@ pub struct MethodOptions {
     pub bootstrap: BootstrapSettings,
     /// Measure the copy/read references interleaved with bandwidth kernels.
     pub references: bool,
+    /// Also interleave a read/copy reference of the point's bytes with latency points (probes,
+    /// strides, chases), so each of their samples has a paired reference too (the gate's
+    /// timing track divides by it; reports show latency points per access instead).
+    pub latency_references: bool,
     /// Open perf counter groups around the kernel's samples.
     pub counters: bool,
     pub huge_pages: bool,
@@ -59,6 +63,7 @@ impl Default for MethodOptions {
             extra_sampling: Duration::from_millis(150),
             bootstrap: BootstrapSettings::default(),
             references: true,
+            latency_references: false,
             counters: true,
             huge_pages: false,
         }
@@ -242,7 +247,12 @@ pub fn measure_point(
                     *work_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(work);
                 }
                 subjects.push(Subject::new(instance));
-                if kind == PointKind::Bandwidth && method.references && work.bytes_read > 0 {
+                let wants_reference = match kind {
+                    PointKind::Bandwidth => true,
+                    PointKind::Latency => method.latency_references,
+                    PointKind::Reference => false,
+                };
+                if wants_reference && method.references && work.bytes_read > 0 {
                     let elements = (work.bytes_read as usize).div_ceil(size_of::<f64>());
                     for &variant in ReferenceVariant::for_writing_kernel(work.bytes_written > 0) {
                         match ReferenceInstance::new(variant, elements, method.huge_pages) {
@@ -490,7 +500,7 @@ fn gb_per_s(bytes: u64, ns: f64) -> f64 {
     bytes as f64 / ns
 }
 
-fn timing_of(
+pub(crate) fn timing_of(
     samples: &[f64],
     report_bandwidth: bool,
     work: Work,
@@ -539,15 +549,24 @@ fn reference_of(
     let elements_bytes = work.bytes_read.div_ceil(8) * 8;
     let moved = elements_bytes * if writes { 2 } else { 1 } * threads as u64;
     let mut measured = std::collections::BTreeMap::new();
+    let mut samples_of = std::collections::BTreeMap::new();
     for (variant, samples) in variants.iter().zip(reference_samples) {
         let summary = summarize(samples, method.bootstrap).ok()?;
         measured.insert(variant.name().to_string(), gb_per_s(moved, summary.median));
+        samples_of.insert(variant.name().to_string(), samples);
     }
     let (best_variant, best) = measured
         .iter()
         .max_by(|a, b| a.1.total_cmp(b.1))
         .map(|(k, v)| (k.clone(), *v))?;
-    let kernel_gb_per_s = timing.gb_per_s?;
+    let best_samples = samples_of.get(&best_variant).map_or_else(Vec::new, |s| s.to_vec());
+    // A latency point reports no GB/s; its ratio is still the same bytes' time over its own.
+    let kernel_gb_per_s = timing.gb_per_s.unwrap_or_else(|| {
+        gb_per_s(
+            (work.bytes_read + work.bytes_written) * threads as u64,
+            timing.ns_per_run.median,
+        )
+    });
     Some(ReferenceComparison {
         reference: if writes { "copy" } else { "read" }.into(),
         bytes: elements_bytes,
@@ -555,6 +574,7 @@ fn reference_of(
         best_variant,
         reference_gb_per_s: best,
         ratio: kernel_gb_per_s / best,
+        samples_ns_per_run: best_samples,
     })
 }
 

@@ -8,8 +8,11 @@
 //!    the kernels' address orders and are portable across machines. A relative change beyond
 //!    `sim_tolerance` (default 0: exact) is a regression (more misses) or an improvement.
 //! 2. **Timing** — each point's time as a ratio to a reference timed in the same run, so
-//!    machine speed cancels. The reference is the copy/read the runner interleaved with a
-//!    bandwidth kernel (its median; the runner records no reference samples); points timed
+//!    machine speed cancels. The reference is the copy/read the runner interleaved with the
+//!    point (the gate asks for one with every point): each kernel sample is divided by the
+//!    reference sample of the same round, so speed swings slower than a round (~2 ms) cancel
+//!    sample by sample. Documents without per-round reference samples (older builds) use the
+//!    reference's median instead; points timed
 //!    without one (probes, chases, strides) are divided by the run's speed — the median over
 //!    all interleaved references of their time now ÷ then — and only a run without any
 //!    interleaved reference falls back to the suite's own `read` point (`copy` for kernels that
@@ -529,7 +532,12 @@ impl<'a> References<'a> {
 
 /// How a point's time is normalised.
 enum Normaliser<'a> {
-    /// The runner's interleaved reference: its median time for the point's bytes.
+    /// The runner's interleaved reference with its per-round samples: each kernel sample is
+    /// divided by the reference sample timed right after it, so swings of machine speed slower
+    /// than a round cancel sample by sample.
+    Paired { name: String, samples: &'a [f64] },
+    /// The runner's interleaved reference: its median time for the point's bytes (documents
+    /// without per-round reference samples).
     Interleaved { name: String, ns: f64 },
     /// A point without its own reference: the run's speed relative to the baseline's
     /// ([`RunSpeed`]; 1 for the baseline itself).
@@ -580,6 +588,14 @@ fn normaliser<'a>(
     speed: Option<f64>,
 ) -> Option<Normaliser<'a>> {
     let timing = record.timing.as_ref()?;
+    if let Some(reference) = &record.reference
+        && reference.samples_ns_per_run.len() == timing.samples_ns_per_run.len()
+    {
+        return Some(Normaliser::Paired {
+            name: reference.reference.clone(),
+            samples: &reference.samples_ns_per_run,
+        });
+    }
     if let Some(reference) = &record.reference
         && reference.ratio.is_finite()
         && reference.ratio > 0.0
@@ -651,6 +667,9 @@ fn timing_row(
         );
     };
     let metric = match (&bn, &cn) {
+        (Normaliser::Paired { name: b, .. }, Normaliser::Paired { name: c, .. }) if b == c => {
+            format!("time ÷ {b}, paired per round (timed)")
+        }
         (Normaliser::Interleaved { name: b, .. }, Normaliser::Interleaved { name: c, .. })
             if b == c =>
         {
@@ -673,19 +692,27 @@ fn timing_row(
         }
     };
     let mut r = row(cur, Track::Timing, &metric, Verdict::Unchanged, None);
-    let (bs, cs) = (&bt.samples_ns_per_run, &ct.samples_ns_per_run);
     let valid = |s: &[f64]| !s.is_empty() && s.iter().all(|x| x.is_finite() && *x > 0.0);
     let ref_ok = |n: &Normaliser<'_>| match n {
         Normaliser::Interleaved { ns, .. } | Normaliser::RunSpeed { factor: ns } => {
             ns.is_finite() && *ns > 0.0
         }
-        Normaliser::Point { samples, .. } => valid(samples),
+        Normaliser::Point { samples, .. } | Normaliser::Paired { samples, .. } => valid(samples),
     };
-    if !valid(bs) || !valid(cs) || !ref_ok(&bn) || !ref_ok(&cn) {
+    if !valid(&bt.samples_ns_per_run)
+        || !valid(&ct.samples_ns_per_run)
+        || !ref_ok(&bn)
+        || !ref_ok(&cn)
+    {
         r.verdict = Verdict::NotCompared;
         r.note = Some("samples missing or not positive".into());
         return r;
     }
+    let (bs, cs) = (
+        paired_quotients(&bt.samples_ns_per_run, &bn),
+        paired_quotients(&ct.samples_ns_per_run, &cn),
+    );
+    let (bs, cs) = (bs.as_slice(), cs.as_slice());
     let ratio = |kernel: &[f64], n: &Normaliser<'_>| median(kernel) / reference_median(n);
     let (was, is) = (ratio(bs, &bn), ratio(cs, &cn));
     r.baseline = Some(was);
@@ -715,8 +742,20 @@ fn timing_row(
     r
 }
 
+/// A point's samples as the timing track compares them: divided sample by sample by a paired
+/// reference (whose quotient then needs no further normalising), else as timed.
+fn paired_quotients(kernel: &[f64], n: &Normaliser<'_>) -> Vec<f64> {
+    match n {
+        Normaliser::Paired { samples, .. } => {
+            kernel.iter().zip(samples.iter()).map(|(k, r)| k / r).collect()
+        }
+        _ => kernel.to_vec(),
+    }
+}
+
 fn reference_median(n: &Normaliser<'_>) -> f64 {
     match n {
+        Normaliser::Paired { .. } => 1.0,
         Normaliser::Interleaved { ns, .. } | Normaliser::RunSpeed { factor: ns } => *ns,
         Normaliser::Point { samples, .. } => median(samples),
     }
@@ -724,6 +763,7 @@ fn reference_median(n: &Normaliser<'_>) -> f64 {
 
 fn resampled_reference(n: &Normaliser<'_>, rng: &mut SplitMix64) -> f64 {
     match n {
+        Normaliser::Paired { .. } => 1.0,
         Normaliser::Interleaved { ns, .. } | Normaliser::RunSpeed { factor: ns } => *ns,
         Normaliser::Point { samples, .. } => resampled_median(samples, rng),
     }
@@ -817,9 +857,10 @@ impl GateVerdict {
             "Baseline `{baseline_label}`. Deterministic track: simulated misses per level on {} \
              (tolerance {}). Timing track: time as a ratio to a same-run copy/read reference; \
              a regression only when the whole {:.0}% bootstrap CI ({} resamples, seed {}) of \
-             the change lies beyond ±{} (an interleaved reference enters with its median: the \
-             runner records no reference samples); points without one are divided by the \
-             run's speed: {}.\n",
+             the change lies beyond ±{} (with per-round reference samples each sample is \
+             divided by its paired reference sample; an older document's reference enters \
+             with its median); points without a reference are divided by the run's speed: \
+             {}.\n",
             self.geometry,
             if self.sim_tolerance == 0.0 {
                 "0: exact match".to_string()
@@ -1019,6 +1060,7 @@ mod tests {
                 best_variant: "plain".into(),
                 reference_gb_per_s: 1.0,
                 ratio: reference / timing.ns_per_run.median,
+                samples_ns_per_run: Vec::new(),
             });
             doc.records.push(probe_record);
             doc.suite.points = 3;
@@ -1042,6 +1084,50 @@ mod tests {
         let v = compare(&base, &slower_probe, &CompareOptions::default(), None).unwrap();
         assert_eq!(v.regressed.len(), 1, "{:#?}", v.rows);
         assert!(v.regressed[0].starts_with("chase "));
+    }
+
+    #[test]
+    fn paired_references_cancel_slow_machine_swings_sample_by_sample() {
+        // Half of each run's rounds ran on a machine 40% slower (kernel and its paired reference
+        // alike); the second run has more slow rounds. Unpaired medians would move by ~40%.
+        let with_pairs = |slow_rounds: usize, kernel_factor: f64| {
+            let n = 20;
+            let kernel: Vec<f64> = noisy(100.0, n, 3)
+                .iter()
+                .enumerate()
+                .map(|(i, x)| x * kernel_factor * if i < slow_rounds { 1.4 } else { 1.0 })
+                .collect();
+            let reference: Vec<f64> = noisy(80.0, n, 4)
+                .iter()
+                .enumerate()
+                .map(|(i, x)| x * if i < slow_rounds { 1.4 } else { 1.0 })
+                .collect();
+            let mut doc = document(&kernel, &noisy(50.0, n, 2), 7);
+            let timing = doc.records[0].timing.as_mut().unwrap();
+            timing.ns_per_run.median = median(&kernel);
+            doc.records[0].reference = Some(crate::results::ReferenceComparison {
+                reference: "read".into(),
+                bytes: 8,
+                variants: BTreeMap::new(),
+                best_variant: "plain".into(),
+                reference_gb_per_s: 1.0,
+                ratio: median(&reference) / median(&kernel),
+                samples_ns_per_run: reference,
+            });
+            doc
+        };
+        let base = with_pairs(5, 1.0);
+        let v = compare(&base, &with_pairs(15, 1.0), &CompareOptions::default(), None).unwrap();
+        let row = v.rows.iter().find(|r| r.kernel == "row-sum" && r.track == Track::Timing);
+        let row = row.unwrap();
+        assert_eq!(row.metric, "time ÷ read, paired per round (timed)");
+        assert!(row.change.unwrap().abs() < 0.03, "{row:#?}");
+        assert!(v.pass, "{:#?}", v.rows);
+        // A real 25% slowdown of the kernel alone is still a regression.
+        let v = compare(&base, &with_pairs(15, 1.25), &CompareOptions::default(), None).unwrap();
+        assert!(!v.pass, "{:#?}", v.rows);
+        assert_eq!(v.regressed.len(), 1);
+        assert!(v.regressed[0].starts_with("row-sum "), "{:?}", v.regressed);
     }
 
     #[test]

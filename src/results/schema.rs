@@ -336,6 +336,11 @@ pub struct ReferenceComparison {
     pub reference_gb_per_s: f64,
     /// The point's GB/s divided by the reference's, both from this run.
     pub ratio: f64,
+    /// The best variant's ns per run, one per sampling round: sample `i` was timed right after
+    /// the point's sample `i`, so their quotient cancels machine-speed swings slower than a
+    /// round (the gate compares these paired quotients). Empty in documents from older builds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples_ns_per_run: Vec<f64>,
 }
 
 /// Why a point has no numbers.
