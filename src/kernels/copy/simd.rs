@@ -556,33 +556,27 @@ pub(crate) unsafe fn transpose_panel_tiled_avx512(
             transpose_panel_tiled_aligned_avx512(src, lds, dst, ldd, rows, width, tile_rows)
         };
     }
-    let lines_per_row = width.div_ceil(8);
-    let prefetch_tile = |first: usize, from: usize, to: usize| {
-        for line in from..to {
-            let row = first + line / lines_per_row;
-            let col = line % lines_per_row * 8;
-            prefetch(src.wrapping_offset(row as isize * lds + col as isize));
-        }
-    };
     if full_rows > 0 && full_cols > 0 {
-        prefetch_tile(0, 0, tile_rows.min(full_rows) * lines_per_row);
+        TilePrefetch::new(src, lds, tile_rows.min(full_rows), width).issue(usize::MAX);
         let mut t0 = 0;
         while t0 < full_rows {
             let height = tile_rows.min(full_rows - t0);
             let next = t0 + height;
-            let next_lines = tile_rows.min(full_rows - next) * lines_per_row;
+            let mut ahead = TilePrefetch::new(
+                src.wrapping_offset(next as isize * lds),
+                lds,
+                tile_rows.min(full_rows - next),
+                width,
+            );
             let blocks = height / 8 * (full_cols / 8);
-            let per_block = next_lines.div_ceil(blocks);
-            let mut prefetched = 0;
+            let per_block = ahead.remaining.div_ceil(blocks);
             for c0 in (0..full_cols).step_by(8) {
                 let kept = carry.wrapping_add(c0 * 8);
                 // SAFETY: the carry holds 8 elements per panel column (caller's contract).
                 let mut previous: [__m512d; 8] =
                     std::array::from_fn(|j| unsafe { _mm512_loadu_pd(kept.add(j * 8)) });
                 for r0 in (t0..next).step_by(8) {
-                    let until = (prefetched + per_block).min(next_lines);
-                    prefetch_tile(next, prefetched, until);
-                    prefetched = until;
+                    ahead.issue(per_block);
                     // SAFETY: rows r0..r0+8, columns c0..c0+8 are in range.
                     let columns = unsafe {
                         load_columns_avx512(src.wrapping_offset(r0 as isize * lds).add(c0), lds)
