@@ -345,3 +345,49 @@ fn batched_permutations_match_the_definition() {
         }
     }
 }
+
+/// The streaming tiled transpose on line-aligned buffers, where the kernels without a carry
+/// run (destination rows starting a line) beside the joining ones (they do not): partial last
+/// tiles, panels and sizes that are not multiples of 8, sequential and parallel.
+#[test]
+fn streamed_tiles_on_aligned_buffers_match_the_definition() {
+    use stridelab::harness::buffer::AlignedBuffer;
+    for (rows, cols) in [(64usize, 64usize), (72, 40), (96, 100), (40, 203), (57, 48)] {
+        let mut src = AlignedBuffer::zeroed(rows * cols, false).expect("buffer");
+        for (i, x) in src.iter_mut().enumerate() {
+            *x = i as f64;
+        }
+        let mut dst = AlignedBuffer::zeroed(rows * cols, false).expect("buffer");
+        for (panel, tile_rows) in [(16usize, 16usize), (24, 24), (64, 32), (512, 32)] {
+            let tuning = Tuning {
+                panel,
+                tile_rows,
+                stream: true,
+                staged: false,
+                ..Tuning::for_copy(0)
+            };
+            for parallel in [None, Some(pool())] {
+                dst.fill(-1.0);
+                copy_into_contiguous_tuned(
+                    &src,
+                    &[cols, rows],
+                    &[1, cols as isize],
+                    0,
+                    &mut dst,
+                    tuning,
+                    parallel,
+                )
+                .unwrap();
+                for r in 0..rows {
+                    for c in 0..cols {
+                        assert_eq!(
+                            dst[c * rows + r],
+                            src[r * cols + c],
+                            "{rows}x{cols} panel {panel} tile {tile_rows} at {r},{c}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

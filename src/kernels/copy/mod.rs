@@ -20,7 +20,9 @@
 //!    `simd`: an in-register 8×8 transpose (AVX-512, AVX2 as four 4×4, or scalar), either
 //!    streamed straight to the destination in whole lines — each block's columns joined with
 //!    the previous block's by one permute when a destination row starts mid-line (e.g. 4097),
-//!    and swept in L2-sized tiles so destination rows receive runs of lines — or, without
+//!    and swept in L2-sized tiles so destination rows receive runs of lines (a lean kernel
+//!    without carry or permutes when every destination row starts a line, as for any N×N
+//!    transpose with N a multiple of 8; the next tile's rows are prefetched into L2) — or, without
 //!    streaming, staged through an L1-sized buffer so power-of-two leading dimensions cannot
 //!    pile into one cache set.
 //!    Every other element type runs the same loop nest in safe, element-by-element code.

@@ -249,13 +249,16 @@ pub enum KernelSet {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Geometry {
     pub l1d_bytes: usize,
+    /// The level-2 cache (the fallback's when sysfs lists none).
+    pub l2_bytes: usize,
     pub llc_bytes: usize,
 }
 
 impl Geometry {
-    /// Assumed when sysfs is unreadable: a common x86 core (32 KiB L1d, 32 MiB L3).
+    /// Assumed when sysfs is unreadable: a common x86 core (32 KiB L1d, 1 MiB L2, 32 MiB L3).
     const FALLBACK: Geometry = Geometry {
         l1d_bytes: 32 << 10,
+        l2_bytes: 1 << 20,
         llc_bytes: 32 << 20,
     };
 
@@ -267,6 +270,7 @@ impl Geometry {
 
     fn from_sysfs() -> Option<Geometry> {
         let mut l1d = None;
+        let mut l2 = None;
         let mut llc: Option<(u32, usize)> = None;
         for index in 0..8 {
             let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{index}");
@@ -281,12 +285,16 @@ impl Geometry {
             if level == 1 && kind.trim() == "Data" {
                 l1d = Some(size);
             }
+            if level == 2 && kind.trim() != "Instruction" {
+                l2 = Some(size);
+            }
             if kind.trim() != "Instruction" && llc.is_none_or(|(l, _)| level > l) {
                 llc = Some((level, size));
             }
         }
         Some(Geometry {
             l1d_bytes: l1d?,
+            l2_bytes: l2.unwrap_or(Self::FALLBACK.l2_bytes),
             llc_bytes: llc?.1,
         })
     }
@@ -323,25 +331,37 @@ impl Tuning {
     /// - panel × tile rows: staged, the buffer (`panel` rows of `tile_rows + 8` elements) and
     ///   the 8 source rows a micro-kernel reads should sit in L1: `panel = L1 / 512` (64 on a
     ///   32 KiB L1) with 64-row tiles. Streaming directly, 512-column panels (4 KiB, a page, of
-    ///   each source row per visit) are cut into 32-row tiles (128 KiB of source, in L2) swept
-    ///   column block by column block, so each destination row gets 4-line runs; panels whose
-    ///   source rows are off the line grid (e.g. 4097) are swept 8 rows at a time instead.
+    ///   each source row per visit) are cut into tiles of an eighth of L2 (32 rows, 128 KiB, on
+    ///   a 1 MiB L2; 8 to 64 rows) swept column block by column block, so each destination row
+    ///   gets runs of 4 lines, while the next tile is prefetched into L2 (a tile and the next
+    ///   take a quarter of it: the rest is the page-offset classes' slack, since a power-of-two
+    ///   leading dimension maps all rows of a column into one); panels whose source rows are
+    ///   off the line grid (e.g. 4097) are swept 8 rows at a time instead.
     /// - prefetch: 8 steps (64 source rows, one staged tile) ahead, into L2.
     ///
     /// These were chosen from interleaved A/B runs on our shared 2-vCPU VM (see `cargo bench
     /// --bench copy_engine` with `COPY_ENGINE_SWEEP=1`), where differences below ~20% drowned
     /// in noise; they are derived from sizes, never measured at run time.
     pub fn for_copy(dst_bytes: usize) -> Tuning {
-        let geometry = Geometry::get();
+        Self::for_geometry(dst_bytes, Geometry::get())
+    }
+
+    /// [`Tuning::for_copy`] on a given cache geometry.
+    pub(crate) fn for_geometry(dst_bytes: usize, geometry: Geometry) -> Tuning {
+        const STREAM_PANEL: usize = 512;
         let stream = dst_bytes > geometry.llc_bytes / 8;
         let staged = !stream;
         Tuning {
             panel: if staged {
                 (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8
             } else {
-                512
+                STREAM_PANEL
             },
-            tile_rows: if staged { 64 } else { 32 },
+            tile_rows: if staged {
+                64
+            } else {
+                (geometry.l2_bytes / 8 / (STREAM_PANEL * size_of::<f64>())).clamp(8, 64) / 8 * 8
+            },
             stream,
             staged,
             prefetch_steps: 8,
@@ -453,6 +473,63 @@ mod tests {
             seen,
             vec![(50, 0), (40, 2), (30, 4), (150, 6), (140, 8), (130, 10)]
         );
+    }
+
+    #[test]
+    fn tunings_follow_the_cache_geometry() {
+        let kib = 1usize << 10;
+        // (L1d, L2, LLC, destination bytes) -> (stream, panel, tile rows)
+        let cases = [
+            (
+                (32 * kib, 1024 * kib, 32 * kib * kib),
+                kib * kib,
+                (false, 64, 64),
+            ),
+            (
+                (32 * kib, 1024 * kib, 32 * kib * kib),
+                8 * kib * kib,
+                (true, 512, 32),
+            ),
+            (
+                (48 * kib, 2048 * kib, 32 * kib * kib),
+                8 * kib * kib,
+                (true, 512, 64),
+            ),
+            (
+                (48 * kib, 2048 * kib, 32 * kib * kib),
+                kib * kib,
+                (false, 96, 64),
+            ),
+            (
+                (32 * kib, 512 * kib, 16 * kib * kib),
+                4 * kib * kib,
+                (true, 512, 16),
+            ),
+            (
+                (32 * kib, 256 * kib, 8 * kib * kib),
+                4 * kib * kib,
+                (true, 512, 8),
+            ),
+            (
+                (32 * kib, 64 * kib * kib, 8 * kib * kib),
+                4 * kib * kib,
+                (true, 512, 64),
+            ),
+        ];
+        for ((l1d_bytes, l2_bytes, llc_bytes), dst_bytes, expected) in cases {
+            let geometry = Geometry {
+                l1d_bytes,
+                l2_bytes,
+                llc_bytes,
+            };
+            let tuning = Tuning::for_geometry(dst_bytes, geometry);
+            assert_eq!(
+                (tuning.stream, tuning.panel, tuning.tile_rows),
+                expected,
+                "{geometry:?} {dst_bytes}"
+            );
+            assert_eq!(tuning.staged, !tuning.stream);
+        }
     }
 
     #[test]

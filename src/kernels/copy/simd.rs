@@ -550,35 +550,33 @@ pub(crate) unsafe fn transpose_panel_tiled_avx512(
     let iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     let index: [__m512i; 8] =
         std::array::from_fn(|j| _mm512_add_epi64(iota, _mm512_set1_epi64(starts[j] as i64)));
-    // Line-aligned destination rows need no joining: each column is a whole line.
-    let aligned = starts.iter().all(|&k| k == 8);
-    let lines_per_row = width.div_ceil(8);
-    let prefetch_tile = |first: usize, from: usize, to: usize| {
-        for line in from..to {
-            let row = first + line / lines_per_row;
-            let col = line % lines_per_row * 8;
-            prefetch(src.wrapping_offset(row as isize * lds + col as isize));
-        }
-    };
+    if starts.iter().all(|&k| k == 8) {
+        // SAFETY: the caller's ranges; every destination row starts a line (checked above).
+        return unsafe {
+            transpose_panel_tiled_aligned_avx512(src, lds, dst, ldd, rows, width, tile_rows)
+        };
+    }
     if full_rows > 0 && full_cols > 0 {
-        prefetch_tile(0, 0, tile_rows.min(full_rows) * lines_per_row);
+        TilePrefetch::new(src, lds, tile_rows.min(full_rows), width).issue(usize::MAX);
         let mut t0 = 0;
         while t0 < full_rows {
             let height = tile_rows.min(full_rows - t0);
             let next = t0 + height;
-            let next_lines = tile_rows.min(full_rows - next) * lines_per_row;
+            let mut ahead = TilePrefetch::new(
+                src.wrapping_offset(next as isize * lds),
+                lds,
+                tile_rows.min(full_rows - next),
+                width,
+            );
             let blocks = height / 8 * (full_cols / 8);
-            let per_block = next_lines.div_ceil(blocks);
-            let mut prefetched = 0;
+            let per_block = ahead.remaining.div_ceil(blocks);
             for c0 in (0..full_cols).step_by(8) {
                 let kept = carry.wrapping_add(c0 * 8);
                 // SAFETY: the carry holds 8 elements per panel column (caller's contract).
                 let mut previous: [__m512d; 8] =
                     std::array::from_fn(|j| unsafe { _mm512_loadu_pd(kept.add(j * 8)) });
                 for r0 in (t0..next).step_by(8) {
-                    let until = (prefetched + per_block).min(next_lines);
-                    prefetch_tile(next, prefetched, until);
-                    prefetched = until;
+                    ahead.issue(per_block);
                     // SAFETY: rows r0..r0+8, columns c0..c0+8 are in range.
                     let columns = unsafe {
                         load_columns_avx512(src.wrapping_offset(r0 as isize * lds).add(c0), lds)
@@ -592,9 +590,7 @@ pub(crate) unsafe fn transpose_panel_tiled_avx512(
                         // lanes before the destination row are masked off; later `out` starts
                         // a line of destination row c and every lane is one of its rows.
                         unsafe {
-                            if aligned {
-                                _mm512_stream_pd(out, column);
-                            } else if r0 == 0 {
+                            if r0 == 0 {
                                 let line = _mm512_permutex2var_pd(column, index[j], column);
                                 let mask = (0xFFu32 << (8 - starts[j])) as u8;
                                 _mm512_mask_storeu_pd(out, mask, line);
@@ -619,6 +615,117 @@ pub(crate) unsafe fn transpose_panel_tiled_avx512(
             let out = dst.wrapping_offset(c as isize * ldd + full_rows as isize - 8);
             // SAFETY: only lanes k..8, rows full_rows-8+k .. full_rows of row c, are stored.
             unsafe { _mm512_mask_storeu_pd(out, mask, _mm512_loadu_pd(carry.add(c * 8))) };
+        }
+    }
+    // SAFETY: the panel's last columns and rows, inside the caller's ranges.
+    unsafe {
+        transpose_scalar(
+            src.wrapping_add(full_cols),
+            lds,
+            dst.wrapping_offset(full_cols as isize * ldd),
+            ldd,
+            full_rows,
+            width - full_cols,
+        );
+        transpose_scalar(
+            src.wrapping_offset(full_rows as isize * lds),
+            lds,
+            dst.wrapping_add(full_rows),
+            ldd,
+            rows - full_rows,
+            width,
+        );
+    }
+}
+
+/// The next lines of a tile to prefetch, row by row (front to back along each source row, as
+/// the hardware prefetchers would), without a division per line.
+#[derive(Clone, Copy)]
+struct TilePrefetch {
+    row: *const f64,
+    col: usize,
+    width: usize,
+    lds: isize,
+    remaining: usize,
+}
+
+impl TilePrefetch {
+    /// The `rows` source rows of `width` columns from `first` (none if `rows == 0`).
+    fn new(first: *const f64, lds: isize, rows: usize, width: usize) -> Self {
+        TilePrefetch {
+            row: first,
+            col: 0,
+            width,
+            lds,
+            remaining: rows * width.div_ceil(8),
+        }
+    }
+
+    /// Issues up to `lines` more prefetches.
+    #[inline(always)]
+    fn issue(&mut self, lines: usize) {
+        for _ in 0..lines.min(self.remaining) {
+            prefetch(self.row.wrapping_add(self.col));
+            self.col += 8;
+            if self.col >= self.width {
+                self.col = 0;
+                self.row = self.row.wrapping_offset(self.lds);
+            }
+        }
+        self.remaining = self.remaining.saturating_sub(lines);
+    }
+}
+
+/// [`transpose_panel_tiled_avx512`] when every destination row starts a line: each 8×8
+/// block's columns are whole destination lines, so no carry and no permutes.
+///
+/// # Safety
+/// As [`transpose_panel_tiled_avx512`], and `dst + c·ldd` 64-byte aligned for every `c < 8`
+/// (hence for every `c`, `ldd` being a multiple of 8).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn transpose_panel_tiled_aligned_avx512(
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    rows: usize,
+    width: usize,
+    tile_rows: usize,
+) {
+    let full_rows = rows / 8 * 8;
+    let full_cols = width / 8 * 8;
+    if full_rows > 0 && full_cols > 0 {
+        let mut ahead = TilePrefetch::new(src, lds, tile_rows.min(full_rows), width);
+        ahead.issue(usize::MAX);
+        let mut t0 = 0;
+        while t0 < full_rows {
+            let next = t0 + tile_rows.min(full_rows - t0);
+            let next_rows = tile_rows.min(full_rows - next);
+            let mut ahead = TilePrefetch::new(
+                src.wrapping_offset(next as isize * lds),
+                lds,
+                next_rows,
+                width,
+            );
+            let blocks = (next - t0) / 8 * (full_cols / 8);
+            let per_block = ahead.remaining.div_ceil(blocks);
+            for c0 in (0..full_cols).step_by(8) {
+                for r0 in (t0..next).step_by(8) {
+                    ahead.issue(per_block);
+                    // SAFETY: rows r0..r0+8, columns c0..c0+8 are in range.
+                    let columns = unsafe {
+                        load_columns_avx512(src.wrapping_offset(r0 as isize * lds).add(c0), lds)
+                    };
+                    for (j, column) in columns.into_iter().enumerate() {
+                        let out = dst.wrapping_offset((c0 + j) as isize * ldd + r0 as isize);
+                        // SAFETY: elements r0..r0+8 of destination row c0+j: in range, and a
+                        // whole line (the row starts a line, r0 is a multiple of 8).
+                        unsafe { arch::_mm512_stream_pd(out, column) };
+                    }
+                }
+            }
+            t0 = next;
         }
     }
     // SAFETY: the panel's last columns and rows, inside the caller's ranges.
