@@ -115,7 +115,11 @@ fn bench_transpose_blocked(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     // No plots: criterion's plotters backend needs system fonts this lab does not assume.
-    config = Criterion::default().without_plots();
+    config = Criterion::default()
+        .without_plots()
+        // Short windows keep the whole `cargo bench` under 10 minutes on 2 vCPUs.
+        .warm_up_time(std::time::Duration::from_secs(1))
+        .measurement_time(std::time::Duration::from_secs(2));
     targets = bench_row_sum, bench_transpose_blocked
 }
 

@@ -64,6 +64,42 @@ fn bad_parameters_are_rejected_before_anything_runs() {
             "0",
             "--quiet",
         ][..],
+        &[
+            "run",
+            "--kernel",
+            "copy",
+            "bytes=1K",
+            "--target-ci",
+            "0%",
+            "--quiet",
+        ][..],
+        &[
+            "run",
+            "--kernel",
+            "copy",
+            "bytes=1K",
+            "--target-ci",
+            "x",
+            "--quiet",
+        ][..],
+        &[
+            "run",
+            "--kernel",
+            "copy",
+            "bytes=1K",
+            "--sampling-budget",
+            "-1",
+            "--quiet",
+        ][..],
+        &[
+            "run",
+            "--kernel",
+            "copy",
+            "bytes=1K",
+            "--sampling-budget",
+            "inf",
+            "--quiet",
+        ][..],
     ] {
         let out = stridelab(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -192,11 +192,7 @@ fn gate_method(args: &GateArgs, passes: usize) -> anyhow::Result<MethodOptions> 
 const MIN_SAMPLES_PER_PASS: usize = 10;
 
 /// Runs the suite in `passes` passes with every point simulated on `preset`, and pools them.
-fn run_gate_suite(
-    args: &GateArgs,
-    preset: &str,
-    passes: usize,
-) -> anyhow::Result<ResultsDocument> {
+fn run_gate_suite(args: &GateArgs, preset: &str, passes: usize) -> anyhow::Result<ResultsDocument> {
     if passes == 0 || passes > 100 {
         bail!("--passes / --baseline-runs must lie in 1..=100");
     }

@@ -49,6 +49,48 @@ pub struct RunArgs {
     /// List the kernels and their parameters, then exit.
     #[arg(long)]
     pub list: bool,
+    /// Keep sampling a point until the 95% CI of its median is at most this wide, relative to
+    /// the median (within the sampling budget).
+    #[arg(long, value_name = "PCT", default_value = "2%", value_parser = super::gate::parse_fraction)]
+    pub target_ci: f64,
+    /// Seconds of extra sampling a point may take to reach --target-ci. Default: 3 with
+    /// --kernel (one point, so precision is cheap); for a suite 0.15 and never more than its
+    /// minimum samples took (the quick suite must stay under a minute).
+    #[arg(long, value_name = "SECONDS")]
+    pub sampling_budget: Option<f64>,
+}
+
+/// Extra sampling a `--kernel` run may spend per point to reach the target CI: DRAM bandwidth
+/// here swings by ±15% over 0.1–1 s, and a 64 MiB point needs a few hundred 7 ms samples spread
+/// over seconds before the median's CI is a few percent wide.
+const KERNEL_SAMPLING_BUDGET_S: f64 = 3.0;
+
+/// The sampling method `args` ask for.
+fn method_of(args: &RunArgs) -> anyhow::Result<MethodOptions> {
+    let defaults = MethodOptions::default();
+    if args.target_ci <= 0.0 || args.target_ci.is_nan() {
+        anyhow::bail!("--target-ci must be above 0%");
+    }
+    let single_point = args.kernel.is_some();
+    let budget = match args.sampling_budget {
+        Some(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Some(s),
+        Some(s) => anyhow::bail!("--sampling-budget {s}: must lie in 0..=3600 seconds"),
+        None if single_point => Some(KERNEL_SAMPLING_BUDGET_S),
+        None => None,
+    };
+    Ok(MethodOptions {
+        huge_pages: args.huge_pages,
+        target_relative_ci: args.target_ci,
+        extra_sampling: budget.map_or(defaults.extra_sampling, Duration::from_secs_f64),
+        extra_sampling_scales_with_minimum: budget.is_none(),
+        // Enough rounds for the budget to matter: 3 s of 5 ms samples.
+        max_samples: if budget.is_some() {
+            1000
+        } else {
+            defaults.max_samples
+        },
+        ..defaults
+    })
 }
 
 /// The process-wide stop flag set by Ctrl-C (a handler can only be installed once).
@@ -111,10 +153,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let machine = MachineInfo::collect(None);
     let options = RunOptions {
-        method: MethodOptions {
-            huge_pages: args.huge_pages,
-            ..MethodOptions::default()
-        },
+        method: method_of(&args)?,
         manifest: serde_json::to_value(&machine).context("serialising the machine manifest")?,
         cache_levels: machine.effective_data_levels(),
         ..RunOptions::default()

@@ -143,18 +143,22 @@ fn pool_point(
     record.timing = Some(pooled);
     if let Some(reference) = record.reference.as_mut() {
         if keep_pairs && !reference_samples.is_empty() {
-            let (Ok(first_reference), Ok(pooled_reference)) =
-                (median(&reference.samples_ns_per_run), median(&reference_samples))
-            else {
+            let (Ok(first_reference), Ok(pooled_reference)) = (
+                median(&reference.samples_ns_per_run),
+                median(&reference_samples),
+            ) else {
                 return Err("reference samples are not finite".into());
             };
             // ratio = (kernel bytes ÷ kernel ns) ÷ (reference bytes ÷ reference ns); the bytes
             // are the same in every pass, so only the two medians change.
-            reference.ratio *= (first_median / pooled_median) * (pooled_reference / first_reference);
+            reference.ratio *=
+                (first_median / pooled_median) * (pooled_reference / first_reference);
             reference.reference_gb_per_s *= first_reference / pooled_reference;
             let best = reference.reference_gb_per_s;
             // The other variants' figures were single-pass medians: keep only the one pooled.
-            reference.variants.retain(|name, _| *name == reference.best_variant);
+            reference
+                .variants
+                .retain(|name, _| *name == reference.best_variant);
             if let Some(v) = reference.variants.get_mut(&reference.best_variant) {
                 *v = best;
             }
@@ -203,7 +207,11 @@ mod tests {
             assert_eq!(pt.samples_ns_per_run.len(), 2 * ft.samples_ns_per_run.len());
             // Half the pool is 3× the other half, so the median lies between the two halves.
             assert!(pt.ns_per_run.median >= ft.ns_per_run.min, "{}", p.kernel);
-            assert!(pt.ns_per_run.median <= 3.0 * ft.ns_per_run.max, "{}", p.kernel);
+            assert!(
+                pt.ns_per_run.median <= 3.0 * ft.ns_per_run.max,
+                "{}",
+                p.kernel
+            );
             assert_eq!(pt.ns_per_run.max, 3.0 * ft.ns_per_run.max);
             assert_eq!(pt.ns_per_run.min, ft.ns_per_run.min);
         }
@@ -226,7 +234,11 @@ mod tests {
             let f_kernel = f.timing.as_ref().unwrap().ns_per_run.median;
             let f_reference = median(&fc.samples_ns_per_run).unwrap();
             let expected = fc.ratio * (f_kernel / kernel) * (reference / f_reference);
-            assert!((pc.ratio - expected).abs() < 1e-9 * expected, "{}", p.kernel);
+            assert!(
+                (pc.ratio - expected).abs() < 1e-9 * expected,
+                "{}",
+                p.kernel
+            );
             assert_eq!(pc.variants.len(), 1);
         }
     }
@@ -252,7 +264,12 @@ mod tests {
         assert_eq!(pooled.status, RunStatus::Interrupted);
         assert_eq!(pooled.records.len(), fixture().records.len());
         let n = |doc: &ResultsDocument, i: usize| {
-            doc.records[i].timing.as_ref().unwrap().samples_ns_per_run.len()
+            doc.records[i]
+                .timing
+                .as_ref()
+                .unwrap()
+                .samples_ns_per_run
+                .len()
         };
         let first = fixture();
         assert_eq!(n(&pooled, 4), 2 * n(&first, 4));
@@ -269,6 +286,9 @@ mod tests {
         shorter.records.pop();
         let e = pool_passes(vec![pass(1.0, 1.0), shorter], Default::default()).unwrap_err();
         assert!(matches!(e, PoolError::Mismatch { .. }), "{e}");
-        assert_eq!(pool_passes(vec![], Default::default()), Err(PoolError::Empty));
+        assert_eq!(
+            pool_passes(vec![], Default::default()),
+            Err(PoolError::Empty)
+        );
     }
 }

@@ -36,10 +36,13 @@ pub struct MethodOptions {
     /// Minimum number of samples per point.
     pub samples: usize,
     /// More samples are taken (up to this many) while the median's CI is wider than
-    /// `target_relative_ci`, within `extra_sampling` time (and no longer than the minimum took).
+    /// `target_relative_ci`, within `extra_sampling` time (see the next field).
     pub max_samples: usize,
     pub target_relative_ci: f64,
     pub extra_sampling: Duration,
+    /// Cap the extra sampling at the time the minimum samples took (keeps a suite of many
+    /// short points quick); off, `extra_sampling` alone bounds it.
+    pub extra_sampling_scales_with_minimum: bool,
     pub bootstrap: BootstrapSettings,
     /// Measure the copy/read references interleaved with bandwidth kernels.
     pub references: bool,
@@ -61,6 +64,7 @@ impl Default for MethodOptions {
             max_samples: 40,
             target_relative_ci: 0.02,
             extra_sampling: Duration::from_millis(150),
+            extra_sampling_scales_with_minimum: true,
             bootstrap: BootstrapSettings::default(),
             references: true,
             latency_references: false,
@@ -313,7 +317,11 @@ pub fn measure_point(
                     let mut cancel = mismatch || stop.load(Ordering::SeqCst);
                     if index == 0 && round >= method.samples {
                         let took = *minimum_took.get_or_insert_with(|| sampling_started.elapsed());
-                        let budget = method.extra_sampling.min(took);
+                        let budget = if method.extra_sampling_scales_with_minimum {
+                            method.extra_sampling.min(took)
+                        } else {
+                            method.extra_sampling
+                        };
                         let samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
                         cancel |= sampling_started.elapsed() >= took + budget
                             || precise_enough(&samples[0], method);
@@ -559,7 +567,9 @@ fn reference_of(
         .iter()
         .max_by(|a, b| a.1.total_cmp(b.1))
         .map(|(k, v)| (k.clone(), *v))?;
-    let best_samples = samples_of.get(&best_variant).map_or_else(Vec::new, |s| s.to_vec());
+    let best_samples = samples_of
+        .get(&best_variant)
+        .map_or_else(Vec::new, |s| s.to_vec());
     // A latency point reports no GB/s; its ratio is still the same bytes' time over its own.
     let kernel_gb_per_s = timing.gb_per_s.unwrap_or_else(|| {
         gb_per_s(

@@ -746,9 +746,11 @@ fn timing_row(
 /// reference (whose quotient then needs no further normalising), else as timed.
 fn paired_quotients(kernel: &[f64], n: &Normaliser<'_>) -> Vec<f64> {
     match n {
-        Normaliser::Paired { samples, .. } => {
-            kernel.iter().zip(samples.iter()).map(|(k, r)| k / r).collect()
-        }
+        Normaliser::Paired { samples, .. } => kernel
+            .iter()
+            .zip(samples.iter())
+            .map(|(k, r)| k / r)
+            .collect(),
         _ => kernel.to_vec(),
     }
 }
@@ -1117,14 +1119,29 @@ mod tests {
             doc
         };
         let base = with_pairs(5, 1.0);
-        let v = compare(&base, &with_pairs(15, 1.0), &CompareOptions::default(), None).unwrap();
-        let row = v.rows.iter().find(|r| r.kernel == "row-sum" && r.track == Track::Timing);
+        let v = compare(
+            &base,
+            &with_pairs(15, 1.0),
+            &CompareOptions::default(),
+            None,
+        )
+        .unwrap();
+        let row = v
+            .rows
+            .iter()
+            .find(|r| r.kernel == "row-sum" && r.track == Track::Timing);
         let row = row.unwrap();
         assert_eq!(row.metric, "time ÷ read, paired per round (timed)");
         assert!(row.change.unwrap().abs() < 0.03, "{row:#?}");
         assert!(v.pass, "{:#?}", v.rows);
         // A real 25% slowdown of the kernel alone is still a regression.
-        let v = compare(&base, &with_pairs(15, 1.25), &CompareOptions::default(), None).unwrap();
+        let v = compare(
+            &base,
+            &with_pairs(15, 1.25),
+            &CompareOptions::default(),
+            None,
+        )
+        .unwrap();
         assert!(!v.pass, "{:#?}", v.rows);
         assert_eq!(v.regressed.len(), 1);
         assert!(v.regressed[0].starts_with("row-sum "), "{:?}", v.regressed);
