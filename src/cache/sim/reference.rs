@@ -1,0 +1,1 @@
+#![allow(dead_code)]
