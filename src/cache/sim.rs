@@ -106,37 +106,36 @@ pub struct LevelReport {
     pub stats: LevelStats,
 }
 
-/// Why a missing line missed; ordered so the worst reason of a straddling access wins.
+/// What one line access did at a level; for a straddling access, the worst of its lines
+/// (ordered: a compulsory miss outranks a capacity one, which outranks a conflict). `Miss` is
+/// a miss at a level that does not classify.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum MissKind {
+enum Outcome {
+    Hit,
     Conflict,
     Capacity,
     Compulsory,
+    Miss,
 }
 
-const EMPTY: u64 = u64::MAX;
+/// A level's counters live in one array so each access updates them by index, without
+/// branching on the kind of access or outcome: `[LOADS + is_store]`, `[LOAD_MISSES +
+/// is_store]` and `[BY_OUTCOME + outcome]` (whose `Hit` and `Miss` slots are never read).
+const LOADS: usize = 0;
+const LOAD_MISSES: usize = 2;
+const EVICTIONS: usize = 4;
+const BY_OUTCOME: usize = 5;
+const COUNTERS: usize = BY_OUTCOME + Outcome::Miss as usize + 1;
 
-/// The most ways [`Replacement::Lru`] ranks in a `u8`; wider sets shift tags instead.
-const MAX_RANKED_WAYS: usize = 255;
-/// Ranks are stored in groups of this many bytes per set (padding ranks are `u8::MAX`), so
-/// the rank update runs on whole 16-byte vectors.
-const RANK_GROUP: usize = 16;
+const EMPTY: u64 = u64::MAX;
 
 /// Replacement state beyond the tag array.
 #[derive(Debug, Clone)]
 enum Replacement {
-    /// LRU as a recency rank per way (0 = most recent, `ways - 1` = the victim), in sets of
-    /// `stride` bytes. Tags stay in their way. A touch of the way with rank r ages every way
-    /// younger than r by one and gives it rank 0: one branch-free pass over a few bytes,
-    /// where keeping tags in recency order (cachegrind's layout) moved up to `ways` tags.
-    /// Invalid ways start with the oldest ranks, so they are filled before anything is
-    /// evicted (the pass keeps every untouched way's relative order).
-    Lru { ranks: Vec<u8>, stride: usize },
-    /// LRU for sets wider than [`MAX_RANKED_WAYS`]: tags kept most-recent first (cachegrind's
-    /// layout): hit → move to front, miss → shift down, insert at front, the last one falls
-    /// out.
-    LruShifted,
-    /// Same layout as the shifted LRU, but hits do not move: the order is insertion order.
+    /// Tags within a set are kept most-recent first (cachegrind's layout): hit → move to
+    /// front, miss → shift down, insert at front, the last one falls out.
+    Lru,
+    /// Same layout as LRU, but hits do not move: the order is insertion order.
     Fifo,
     /// Tags stay in their way; `bits[set]` holds the tree (node k at bit k-1, root k=1; a
     /// bit set means "the pseudo-LRU side is the right subtree").
@@ -156,7 +155,7 @@ struct LevelSim {
     line_shift: u32,
     tags: Vec<u64>,
     replacement: Replacement,
-    stats: LevelStats,
+    counts: [u64; COUNTERS],
     shadow: Option<FullyAssociativeLru>,
 }
 
@@ -182,17 +181,7 @@ impl LevelSim {
             .and_then(|s| s.checked_mul(ways))
             .ok_or_else(bad)?;
         let replacement = match policy {
-            Policy::Lru if ways <= MAX_RANKED_WAYS => {
-                let stride = ways.next_multiple_of(RANK_GROUP);
-                // Every set starts as ranks 0, 1, …, ways - 1 (all ways invalid), padding
-                // u8::MAX: never younger than a touched way, so never aged, never the victim.
-                let set_ranks: Vec<u8> = (0..stride)
-                    .map(|way| if way < ways { way as u8 } else { u8::MAX })
-                    .collect();
-                let ranks = set_ranks.repeat(sets as usize);
-                Replacement::Lru { ranks, stride }
-            }
-            Policy::Lru => Replacement::LruShifted,
+            Policy::Lru => Replacement::Lru,
             Policy::Fifo => Replacement::Fifo,
             Policy::TreePlru => {
                 if !geometry.ways.is_power_of_two() || geometry.ways > 64 {
@@ -219,7 +208,7 @@ impl LevelSim {
             line_shift: geometry.line.trailing_zeros(),
             tags: vec![EMPTY; slots],
             replacement,
-            stats: LevelStats::default(),
+            counts: [0; COUNTERS],
             shadow,
         })
     }
@@ -238,45 +227,57 @@ impl LevelSim {
     fn access(&mut self, addr: u64, len: u32, is_store: bool, tables: &mut [LineTable]) -> bool {
         let first = addr >> self.line_shift;
         let last = addr.saturating_add(u64::from(len.max(1)) - 1) >> self.line_shift;
-        let mut missed = false;
-        let mut worst: Option<MissKind> = None;
-        let mut line = first;
-        loop {
-            let hit = self.lookup(line);
-            if let Some(shadow) = &mut self.shadow {
-                let outcome = shadow.access(line, &mut tables[shadow.table]);
-                if !hit {
-                    let kind = if outcome.first_touch {
-                        MissKind::Compulsory
-                    } else if !outcome.fully_associative_hit {
-                        MissKind::Capacity
-                    } else {
-                        MissKind::Conflict
-                    };
-                    worst = worst.max(Some(kind));
+        let outcome = if first == last {
+            self.touch(first, tables)
+        } else {
+            // Every line is looked up (replacement state updated for each).
+            (first..=last)
+                .map(|line| self.touch(line, tables))
+                .fold(Outcome::Hit, Outcome::max)
+        };
+        let store = usize::from(is_store);
+        let missed = outcome != Outcome::Hit;
+        self.counts[LOADS + store] += 1;
+        self.counts[LOAD_MISSES + store] += u64::from(missed);
+        self.counts[BY_OUTCOME + outcome as usize] += 1;
+        missed
+    }
+
+    /// One line: the lookup, and the 3C shadow's view of it if this level classifies.
+    #[inline]
+    fn touch(&mut self, line: u64, tables: &mut [LineTable]) -> Outcome {
+        let hit = self.lookup(line);
+        match &mut self.shadow {
+            None if hit => Outcome::Hit,
+            None => Outcome::Miss,
+            Some(shadow) => {
+                let seen = shadow.access(line, &mut tables[shadow.table]);
+                if hit {
+                    Outcome::Hit
+                } else if seen.first_touch {
+                    Outcome::Compulsory
+                } else if !seen.fully_associative_hit {
+                    Outcome::Capacity
+                } else {
+                    Outcome::Conflict
                 }
             }
-            missed |= !hit;
-            if line >= last {
-                break;
-            }
-            line += 1;
         }
-        let stats = &mut self.stats;
-        if is_store {
-            stats.stores += 1;
-            stats.store_misses += u64::from(missed);
-        } else {
-            stats.loads += 1;
-            stats.load_misses += u64::from(missed);
+    }
+
+    /// The counters as [`LevelStats`].
+    fn stats(&self) -> LevelStats {
+        let c = &self.counts;
+        LevelStats {
+            loads: c[LOADS],
+            stores: c[LOADS + 1],
+            load_misses: c[LOAD_MISSES],
+            store_misses: c[LOAD_MISSES + 1],
+            evictions: c[EVICTIONS],
+            compulsory: c[BY_OUTCOME + Outcome::Compulsory as usize],
+            capacity: c[BY_OUTCOME + Outcome::Capacity as usize],
+            conflict: c[BY_OUTCOME + Outcome::Conflict as usize],
         }
-        match worst {
-            Some(MissKind::Compulsory) => stats.compulsory += 1,
-            Some(MissKind::Capacity) => stats.capacity += 1,
-            Some(MissKind::Conflict) => stats.conflict += 1,
-            None => {}
-        }
-        missed
     }
 
     /// Looks `line` up in its set, updating replacement state; returns true on a hit.
@@ -287,24 +288,7 @@ impl LevelSim {
         let ways = self.ways;
         let tags = &mut self.tags[base..base + ways];
         match &mut self.replacement {
-            Replacement::Lru { ranks, stride } => {
-                let ranks = &mut ranks[set * *stride..][..*stride];
-                let (way, hit) = match tags.iter().position(|&t| t == line) {
-                    Some(way) => (way, true),
-                    None => {
-                        let oldest = (ways - 1) as u8;
-                        let victim = ranks.iter().position(|&r| r == oldest).unwrap_or(0);
-                        if tags[victim] != EMPTY {
-                            self.stats.evictions += 1;
-                        }
-                        tags[victim] = line;
-                        (victim, false)
-                    }
-                };
-                touch_rank(ranks, way);
-                hit
-            }
-            Replacement::LruShifted => {
+            Replacement::Lru => {
                 if tags[0] == line {
                     return true;
                 }
@@ -319,7 +303,7 @@ impl LevelSim {
                     carry = previous;
                 }
                 if carry != EMPTY {
-                    self.stats.evictions += 1;
+                    self.counts[EVICTIONS] += 1;
                 }
                 false
             }
@@ -328,7 +312,7 @@ impl LevelSim {
                     return true;
                 }
                 if shift_in(tags, line) != EMPTY {
-                    self.stats.evictions += 1;
+                    self.counts[EVICTIONS] += 1;
                 }
                 false
             }
@@ -343,7 +327,7 @@ impl LevelSim {
                     None => match tags.iter().position(|&t| t == EMPTY) {
                         Some(free) => free,
                         None => {
-                            self.stats.evictions += 1;
+                            self.counts[EVICTIONS] += 1;
                             plru_victim(*tree, depth)
                         }
                     },
@@ -359,7 +343,7 @@ impl LevelSim {
                 let way = match tags.iter().position(|&t| t == EMPTY) {
                     Some(free) => free,
                     None => {
-                        self.stats.evictions += 1;
+                        self.counts[EVICTIONS] += 1;
                         (xorshift(state) % ways as u64) as usize
                     }
                 };
@@ -372,30 +356,11 @@ impl LevelSim {
     /// Resident line numbers per set: recency order (most recent first) for LRU, insertion
     /// order (newest first) for FIFO, way order for tree-PLRU and random.
     fn resident(&self) -> Vec<Vec<u64>> {
-        (0..self.sets as usize)
-            .map(|set| {
-                let tags = &self.tags[set * self.ways..][..self.ways];
-                let mut ways: Vec<usize> = (0..self.ways).filter(|&w| tags[w] != EMPTY).collect();
-                if let Replacement::Lru { ranks, stride } = &self.replacement {
-                    ways.sort_by_key(|&w| ranks[set * stride + w]);
-                }
-                ways.into_iter().map(|w| tags[w]).collect()
-            })
+        self.tags
+            .chunks(self.ways)
+            .map(|set| set.iter().copied().filter(|&t| t != EMPTY).collect())
             .collect()
     }
-}
-
-/// Makes `way` the most recent of its set: ways younger than it age by one. Written over
-/// whole [`RANK_GROUP`]-byte groups without branches so it compiles to a few vector ops.
-#[inline]
-fn touch_rank(ranks: &mut [u8], way: usize) {
-    let touched = ranks[way];
-    for group in ranks.chunks_exact_mut(RANK_GROUP) {
-        for rank in group {
-            *rank += u8::from(*rank < touched);
-        }
-    }
-    ranks[way] = 0;
 }
 
 /// Puts `line` at the front of `tags`, shifting the others one way back; returns the tag
@@ -544,7 +509,7 @@ impl Hierarchy {
 
     /// Level `i`'s counts, with the first level's repeated-line accesses added back.
     fn level_stats(&self, i: usize) -> LevelStats {
-        let mut stats = self.levels[i].stats;
+        let mut stats = self.levels[i].stats();
         if i == 0 {
             stats.loads += self.repeated_loads;
             stats.stores += self.repeated_stores;
@@ -568,7 +533,7 @@ impl Hierarchy {
     /// warm-up pass can be followed by a measured one.
     pub fn reset_stats(&mut self) {
         for level in &mut self.levels {
-            level.stats = LevelStats::default();
+            level.counts = [0; COUNTERS];
         }
         self.repeated_loads = 0;
         self.repeated_stores = 0;

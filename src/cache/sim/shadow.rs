@@ -21,7 +21,7 @@
 //! `stamp → table slot` covers the window; when the window fills it, the live stamps are
 //! renumbered in order at the front (compaction, amortised O(1): it only happens after at least
 //! as many new stamps as it moves) or, if most stamps are live, the ring doubles (so it stays
-//! within 4× the lines the shadow holds). Stamps are `u32`; before they would run out, every
+//! within 8× the lines the shadow holds). Stamps are `u32`; before they would run out, every
 //! stamp in the table is rebased (once per ~2³¹ accesses).
 
 use std::collections::HashMap;
@@ -131,6 +131,12 @@ impl LineTable {
             let next = self.directory.len() as u32;
             let index = *self.directory.entry(chunk).or_insert(next);
             if index == next {
+                // The shadows' rings name values by a u32 index. 2³² values are 16 GiB of
+                // table, a trace of millions of scattered lines: stop rather than alias.
+                assert!(
+                    self.values.len() + chunk_values <= 1 << 32,
+                    "the 3C line table would exceed 16 GiB; simulate without 3C"
+                );
                 self.values.resize(self.values.len() + chunk_values, UNSEEN);
             }
             index as usize * chunk_values
@@ -163,7 +169,7 @@ pub(super) struct FullyAssociativeLru {
     capacity: usize,
     /// Stamp s lives in slot `s & ring_mask`: the index in the table's `values` of the line's
     /// value. Grown lazily up to the current ring size.
-    ring: Vec<usize>,
+    ring: Vec<u32>,
     /// One bit per ring slot: the stamp there is still some line's newest.
     alive: Vec<u64>,
     ring_mask: u32,
@@ -182,7 +188,7 @@ pub(super) struct FullyAssociativeLru {
 /// The first ring size; it doubles while most of the window is alive.
 const INITIAL_RING: u32 = 1 << 10;
 
-/// The largest shadow (in lines) stamps support: rings reach at most 4× this (2²⁸ slots).
+/// The largest shadow (in lines) stamps support: rings stay below 8× this (2²⁹ slots).
 /// 2²⁶ lines is a 4 GiB cache of 64 B lines.
 pub(super) const MAX_CAPACITY: usize = 1 << 26;
 
@@ -258,6 +264,8 @@ impl FullyAssociativeLru {
     #[inline]
     fn put(&mut self, stamp: u32, slot: usize) {
         let position = (stamp & self.ring_mask) as usize;
+        // LineTable keeps its values' indices below 2³² (see `entry_slow`).
+        let slot = slot as u32;
         if position < self.ring.len() {
             self.ring[position] = slot;
         } else {
@@ -303,7 +311,7 @@ impl FullyAssociativeLru {
     }
 
     /// The stamp that triggers a rebase. At least four ring sizes, so a rebase (which leaves
-    /// `next` below two ring sizes) always makes room. Rings stay ≤ 2²⁸ slots (capacity ≤
+    /// `next` below two ring sizes) always makes room. Rings stay below 2²⁹ slots (capacity ≤
     /// [`MAX_CAPACITY`]), so this stays below `EVICTED` with room for renumbering above it.
     fn rebase_at(&self) -> u32 {
         let ring_size = u64::from(self.ring_mask) + 1;
@@ -315,7 +323,9 @@ impl FullyAssociativeLru {
     fn maintain(&mut self, table: &mut LineTable) {
         let ring_size = self.ring_mask as usize + 1;
         if self.next - self.oldest == ring_size as u32 {
-            if self.live <= ring_size / 2 {
+            // Compacting moves `live` stamps and buys `ring_size - live` new ones before the
+            // next compaction; below a quarter live that is ≤ 1 move per 3 accesses.
+            if self.live <= ring_size / 4 {
                 self.compact(table);
             } else {
                 self.grow();
@@ -337,7 +347,7 @@ impl FullyAssociativeLru {
             if !self.is_alive(stamp) {
                 continue;
             }
-            let slot = self.ring[(stamp & self.ring_mask) as usize];
+            let slot = self.ring[(stamp & self.ring_mask) as usize] as usize;
             self.set_alive(stamp, false);
             let renumbered = base + moved;
             table.values[slot] = renumbered;
