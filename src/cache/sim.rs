@@ -132,11 +132,15 @@ const EMPTY: u64 = u64::MAX;
 /// Replacement state beyond the tag array.
 #[derive(Debug, Clone)]
 enum Replacement {
-    /// Tags within a set are kept most-recent first (cachegrind's layout): hit → move to
-    /// front, miss → shift down, insert at front, the last one falls out.
-    Lru,
-    /// Same layout as LRU, but hits do not move: the order is insertion order.
-    Fifo,
+    /// Each set's tags are a ring in recency order: most recent at `heads[set]`, then
+    /// onwards (wrapping within the set), least recent last. A miss moves the head back one
+    /// way onto the least recent tag and overwrites it — O(1), where keeping tags most-recent
+    /// first in place (cachegrind's layout) shifted the whole set. A hit at recency position p
+    /// closes the gap from whichever side is shorter: O(min(p, ways - 1 - p)) tag moves, so
+    /// the cyclic patterns that hit the least recent way cost O(1) too.
+    Lru { heads: Vec<u32> },
+    /// The same rings in insertion order (newest at the head); hits change nothing.
+    Fifo { heads: Vec<u32> },
     /// Tags stay in their way; `bits[set]` holds the tree (node k at bit k-1, root k=1; a
     /// bit set means "the pseudo-LRU side is the right subtree").
     TreePlru { bits: Vec<u64>, depth: u32 },
@@ -181,8 +185,12 @@ impl LevelSim {
             .and_then(|s| s.checked_mul(ways))
             .ok_or_else(bad)?;
         let replacement = match policy {
-            Policy::Lru => Replacement::Lru,
-            Policy::Fifo => Replacement::Fifo,
+            Policy::Lru => Replacement::Lru {
+                heads: vec![0; sets as usize],
+            },
+            Policy::Fifo => Replacement::Fifo {
+                heads: vec![0; sets as usize],
+            },
             Policy::TreePlru => {
                 if !geometry.ways.is_power_of_two() || geometry.ways > 64 {
                     return Err(SimError::PlruWays {
@@ -288,30 +296,34 @@ impl LevelSim {
         let ways = self.ways;
         let tags = &mut self.tags[base..base + ways];
         match &mut self.replacement {
-            Replacement::Lru => {
-                if tags[0] == line {
-                    return true;
-                }
-                // One pass: shift each tag one way back until the line itself is met (a hit,
-                // now moved to the front) or falls off the end (a miss; the carry is the victim).
-                let mut carry = line;
-                for tag in tags.iter_mut() {
-                    let previous = std::mem::replace(tag, carry);
-                    if previous == line {
-                        return true;
+            Replacement::Lru { heads } => {
+                let head = &mut heads[set];
+                // No early exit: where a line sits in its ring moves as heads rotate, so an
+                // exit branch would mispredict on cyclic traces; a full pass does not.
+                let mut found = usize::MAX;
+                for (way, &tag) in tags.iter().enumerate() {
+                    if tag == line {
+                        found = way;
                     }
-                    carry = previous;
                 }
-                if carry != EMPTY {
-                    self.counts[EVICTIONS] += 1;
+                if found == usize::MAX {
+                    if ring_push_front(tags, head, line) != EMPTY {
+                        self.counts[EVICTIONS] += 1;
+                    }
+                    return false;
                 }
-                false
+                // Recency position of the hit: its distance from the head around the ring.
+                let position = wrap_add(found, ways - *head as usize, ways);
+                if position != 0 {
+                    ring_move_to_front(tags, head, position, line);
+                }
+                true
             }
-            Replacement::Fifo => {
+            Replacement::Fifo { heads } => {
                 if tags.contains(&line) {
                     return true;
                 }
-                if shift_in(tags, line) != EMPTY {
+                if ring_push_front(tags, &mut heads[set], line) != EMPTY {
                     self.counts[EVICTIONS] += 1;
                 }
                 false
@@ -356,22 +368,69 @@ impl LevelSim {
     /// Resident line numbers per set: recency order (most recent first) for LRU, insertion
     /// order (newest first) for FIFO, way order for tree-PLRU and random.
     fn resident(&self) -> Vec<Vec<u64>> {
+        let heads = match &self.replacement {
+            Replacement::Lru { heads } | Replacement::Fifo { heads } => Some(heads),
+            Replacement::TreePlru { .. } | Replacement::Random { .. } => None,
+        };
         self.tags
             .chunks(self.ways)
-            .map(|set| set.iter().copied().filter(|&t| t != EMPTY).collect())
+            .enumerate()
+            .map(|(set, tags)| {
+                // Rings read from their head; the other policies in way order.
+                let start = heads.map_or(0, |heads| heads[set] as usize);
+                (0..self.ways)
+                    .map(|i| tags[wrap_add(start, i, self.ways)])
+                    .filter(|&t| t != EMPTY)
+                    .collect()
+            })
             .collect()
     }
 }
 
-/// Puts `line` at the front of `tags`, shifting the others one way back; returns the tag
-/// that fell off the end. A plain loop: for ≤ 16 ways it beats `rotate_right`'s memmove.
+/// `(a + b) mod ways` for `a, b < ways`, without a division.
 #[inline]
-fn shift_in(tags: &mut [u64], line: u64) -> u64 {
-    let mut carry = line;
-    for tag in tags.iter_mut() {
-        carry = std::mem::replace(tag, carry);
+fn wrap_add(a: usize, b: usize, ways: usize) -> usize {
+    let sum = a + b;
+    if sum >= ways { sum - ways } else { sum }
+}
+
+/// Makes the tag at recency `position` of a ring set (see [`Replacement::Lru`]) the most
+/// recent, as `line`. Either the `position` more recent tags move one step older, or the
+/// older ones move one step more recent and the head steps back onto the freed least recent
+/// slot — whichever moves fewer tags.
+#[inline]
+fn ring_move_to_front(tags: &mut [u64], head: &mut u32, position: usize, line: u64) {
+    let ways = tags.len();
+    let start = *head as usize;
+    if position <= ways - 1 - position {
+        let mut to = wrap_add(start, position, ways);
+        for _ in 0..position {
+            let from = if to == 0 { ways - 1 } else { to - 1 };
+            tags[to] = tags[from];
+            to = from;
+        }
+        tags[start] = line;
+    } else {
+        let mut to = wrap_add(start, position, ways);
+        for _ in position..ways - 1 {
+            let from = if to + 1 == ways { 0 } else { to + 1 };
+            tags[to] = tags[from];
+            to = from;
+        }
+        let new_head = if start == 0 { ways - 1 } else { start - 1 };
+        tags[new_head] = line;
+        *head = new_head as u32;
     }
-    carry
+}
+
+/// Puts `line` at the head of a ring set in place of its oldest tag; returns that tag.
+#[inline]
+fn ring_push_front(tags: &mut [u64], head: &mut u32, line: u64) -> u64 {
+    let ways = tags.len();
+    let start = *head as usize;
+    let new_head = if start == 0 { ways - 1 } else { start - 1 };
+    *head = new_head as u32;
+    std::mem::replace(&mut tags[new_head], line)
 }
 
 /// Marks `way` most recently used: every node on its path points away from it.
