@@ -238,10 +238,7 @@ impl LevelSim {
         let outcome = if first == last {
             self.touch(first, tables)
         } else {
-            // Every line is looked up (replacement state updated for each).
-            (first..=last)
-                .map(|line| self.touch(line, tables))
-                .fold(Outcome::Hit, Outcome::max)
+            self.touch_lines(first, last, tables)
         };
         let store = usize::from(is_store);
         let missed = outcome != Outcome::Hit;
@@ -251,8 +248,17 @@ impl LevelSim {
         missed
     }
 
+    /// A straddling access: every line is looked up (replacement state updated for each);
+    /// the worst outcome counts. Kept out of line so the one-line path stays small.
+    #[inline(never)]
+    fn touch_lines(&mut self, first: u64, last: u64, tables: &mut [LineTable]) -> Outcome {
+        (first..=last)
+            .map(|line| self.touch(line, tables))
+            .fold(Outcome::Hit, Outcome::max)
+    }
+
     /// One line: the lookup, and the 3C shadow's view of it if this level classifies.
-    #[inline]
+    #[inline(always)]
     fn touch(&mut self, line: u64, tables: &mut [LineTable]) -> Outcome {
         let hit = self.lookup(line);
         match &mut self.shadow {
