@@ -168,7 +168,7 @@ pub(super) struct FullyAssociativeLru {
     column: usize,
     capacity: usize,
     /// Stamp s lives in slot `s & ring_mask`: the index in the table's `values` of the line's
-    /// value. Grown lazily up to the current ring size.
+    /// value.
     ring: Vec<u32>,
     /// One bit per ring slot: the stamp there is still some line's newest.
     alive: Vec<u64>,
@@ -209,7 +209,7 @@ impl FullyAssociativeLru {
             table,
             column,
             capacity,
-            ring: Vec::new(),
+            ring: vec![0; INITIAL_RING as usize],
             alive: vec![0; (INITIAL_RING / 64) as usize],
             ring_mask: INITIAL_RING - 1,
             oldest: 0,
@@ -263,15 +263,8 @@ impl FullyAssociativeLru {
     /// Records that `stamp` belongs to the table value at `slot` and is alive.
     #[inline]
     fn put(&mut self, stamp: u32, slot: usize) {
-        let position = (stamp & self.ring_mask) as usize;
         // LineTable keeps its values' indices below 2³² (see `entry_slow`).
-        let slot = slot as u32;
-        if position < self.ring.len() {
-            self.ring[position] = slot;
-        } else {
-            // The ring grows lazily, one stamp at a time, until it wraps.
-            self.ring.push(slot);
-        }
+        self.ring[(stamp & self.ring_mask) as usize] = slot as u32;
         self.set_alive(stamp, true);
     }
 
