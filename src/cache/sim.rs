@@ -634,6 +634,25 @@ impl Hierarchy {
         l.tags[base..base + l.ways].contains(&line)
     }
 
+    /// Restarts every 3C shadow with a tiny ring and stamp limit (see
+    /// [`FullyAssociativeLru::with_limits`]) so short test traces reach their slow paths.
+    /// Only on a fresh hierarchy: the shadows start empty again.
+    #[cfg(test)]
+    fn squeeze_shadows(&mut self, initial_ring: u32, stamp_limit: u32) {
+        for level in &mut self.levels {
+            if let Some(shadow) = &mut level.shadow {
+                let capacity = level.geometry.lines() as usize;
+                *shadow = FullyAssociativeLru::with_limits(
+                    capacity,
+                    shadow.table,
+                    shadow.column,
+                    initial_ring,
+                    stamp_limit,
+                );
+            }
+        }
+    }
+
     /// One access through the hierarchy.
     ///
     /// Fast path: an access confined to the line the first level looked up last is a hit
@@ -1131,6 +1150,126 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// One random level for the equivalence proptests: sets 1–9 (non-powers of two
+    /// included), ways 1–6 (powers of two up to 8 for tree-PLRU), lines of 16, 32 or 64 B.
+    fn arbitrary_level(
+        index: usize,
+        sets: u64,
+        ways: u64,
+        line_bits: u32,
+        policy: Policy,
+    ) -> CacheLevel {
+        let ways = if policy == Policy::TreePlru {
+            1 << (ways % 4)
+        } else {
+            ways
+        };
+        let line = 16u64 << line_bits;
+        level(&format!("L{}", index + 1), sets * ways * line, ways, line)
+    }
+
+    fn arbitrary_policy(choice: u8, seed: u64) -> Policy {
+        match choice % 4 {
+            0 => Policy::Lru,
+            1 => Policy::Fifo,
+            2 => Policy::TreePlru,
+            _ => Policy::Random { seed },
+        }
+    }
+
+    /// Feeds `trace` (address, length, 0 load / 1 store / 2 modify) to the fast simulator and
+    /// the reference and checks every level's counts and final contents agree.
+    fn assert_matches_reference(
+        h: &mut Hierarchy,
+        geometry: &[CacheLevel],
+        policy: Policy,
+        classify: bool,
+        trace: &[(u64, u32, u8)],
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut r = reference::Reference::new(geometry, policy, classify);
+        for &(addr, len, kind) in trace {
+            let sinks: [&mut dyn AccessSink; 2] = [h, &mut r];
+            for sink in sinks {
+                match kind {
+                    0 => sink.load(addr, len),
+                    1 => sink.store(addr, len),
+                    _ => sink.modify(addr, len),
+                }
+            }
+        }
+        proptest::prop_assert_eq!(h.stats(), r.stats());
+        for level in 0..geometry.len() {
+            proptest::prop_assert_eq!(h.resident_lines(level), r.resident_lines(level));
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        /// The fast paths (repeated-line shortcut, LRU/FIFO rings, the stamp-based 3C shadow,
+        /// branch-free counters) equal the plain reference simulator for every policy, on
+        /// random hierarchies of 1–3 levels (mixed line sizes, non-power-of-two sets) and
+        /// random traces with straddles, repeats, stores and modifies.
+        #[test]
+        fn fast_simulator_equals_reference(
+            shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
+            policy in (0u8..4, proptest::num::u64::ANY),
+            classify in proptest::bool::ANY,
+            trace in proptest::collection::vec(
+                (0u64..3000, 0u32..=20, 0u8..3, 0u8..4), 0..600),
+        ) {
+            let policy = arbitrary_policy(policy.0, policy.1);
+            let geometry: Vec<CacheLevel> = shapes
+                .iter()
+                .enumerate()
+                .map(|(i, &(sets, ways, line_bits))| arbitrary_level(i, sets, ways, line_bits, policy))
+                .collect();
+            // Every fourth access repeats the previous address (the same-line fast path).
+            let mut previous = 0;
+            let trace: Vec<(u64, u32, u8)> = trace
+                .iter()
+                .map(|&(addr, len, kind, repeat)| {
+                    let addr = if repeat == 0 { previous } else { addr };
+                    previous = addr;
+                    (addr, len, kind)
+                })
+                .collect();
+            let mut h = Hierarchy::new(&geometry, policy, classify).unwrap();
+            assert_matches_reference(&mut h, &geometry, policy, classify, &trace)?;
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(48))]
+
+        /// The 3C shadow's slow paths — ring growth, compaction of dead stamps, stamp rebasing
+        /// — squeezed onto long random traces (tiny ring, tiny stamp limit) still classify
+        /// exactly like the reference.
+        #[test]
+        fn squeezed_shadows_equal_reference(
+            shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..2), 1..3),
+            hot_lines in 2u64..200,
+            trace in proptest::collection::vec((proptest::num::u64::ANY, 0u8..2), 500..3000),
+        ) {
+            let geometry: Vec<CacheLevel> = shapes
+                .iter()
+                .enumerate()
+                .map(|(i, &(sets, ways, line_bits))| arbitrary_level(i, sets, ways, line_bits, Policy::Lru))
+                .collect();
+            // Mostly a hot set of lines (many shadow hits: dead stamps to compact), sometimes
+            // a cold one (evictions from the shadow).
+            let trace: Vec<(u64, u32, u8)> = trace
+                .iter()
+                .map(|&(r, kind)| {
+                    let line = if r % 8 == 0 { r % 5000 } else { r % hot_lines };
+                    (line * 16, 8, kind)
+                })
+                .collect();
+            let mut h = Hierarchy::new(&geometry, Policy::Lru, true).unwrap();
+            h.squeeze_shadows(64, 1);
+            assert_matches_reference(&mut h, &geometry, Policy::Lru, true, &trace)?;
         }
     }
 }

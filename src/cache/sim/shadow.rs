@@ -165,7 +165,7 @@ pub(super) struct ShadowOutcome {
 pub(super) struct FullyAssociativeLru {
     /// Which of the hierarchy's tables, and which column in it.
     pub(super) table: usize,
-    column: usize,
+    pub(super) column: usize,
     capacity: usize,
     /// Stamp s lives in slot `s & ring_mask`: the index in the table's `values` of the line's
     /// value.
@@ -194,24 +194,27 @@ pub(super) const MAX_CAPACITY: usize = 1 << 26;
 
 impl FullyAssociativeLru {
     pub(super) fn new(capacity: usize, table: usize, column: usize) -> Self {
-        Self::with_stamp_limit(capacity, table, column, STAMP_LIMIT)
+        Self::with_limits(capacity, table, column, INITIAL_RING, STAMP_LIMIT)
     }
 
-    /// As [`Self::new`], rebasing stamps once they reach `stamp_limit` (tests use a small
-    /// limit to exercise the rebase).
-    pub(super) fn with_stamp_limit(
+    /// As [`Self::new`], starting with a ring of `initial_ring` slots (a power of two, ≥ 64)
+    /// and rebasing stamps once they reach `stamp_limit`: tests use small values to exercise
+    /// growth, compaction and rebasing on short traces.
+    pub(super) fn with_limits(
         capacity: usize,
         table: usize,
         column: usize,
+        initial_ring: u32,
         stamp_limit: u32,
     ) -> Self {
+        debug_assert!(initial_ring.is_power_of_two() && initial_ring >= 64);
         let mut shadow = Self {
             table,
             column,
             capacity,
-            ring: vec![0; INITIAL_RING as usize],
-            alive: vec![0; (INITIAL_RING / 64) as usize],
-            ring_mask: INITIAL_RING - 1,
+            ring: vec![0; initial_ring as usize],
+            alive: vec![0; (initial_ring / 64) as usize],
+            ring_mask: initial_ring - 1,
             oldest: 0,
             next: 0,
             live: 0,
