@@ -20,10 +20,22 @@
 //! conflict = the rest (a fully-associative cache would have hit). A straddling access that
 //! misses is classified by its worst line (compulsory before capacity before conflict), so
 //! `compulsory + capacity + conflict == misses` always holds.
+//!
+//! How it is fast (each piece is checked against a plain reference simulator, `reference.rs`,
+//! by proptests over every policy and random geometries):
+//!
+//! - An access confined to the line the first level looked up last only bumps a counter
+//!   ([`Hierarchy::access`] says why nothing else can change): 7 of 8 row-order f64 accesses.
+//! - LRU and FIFO sets are rings with a moving head, so a miss is O(1) instead of shifting the
+//!   whole set, and an LRU hit moves O(min(p, ways − 1 − p)) tags; the LRU lookup is inline,
+//!   the other policies out of line.
+//! - Counts are updated by index into an array, without branching on load/store or outcome.
+//! - The 3C shadow is stamp-based (`sim/shadow.rs`); set indexing masks for power-of-two set counts
+//!   and divides otherwise.
 
-mod shadow;
 #[cfg(test)]
 mod reference;
+mod shadow;
 
 use shadow::{FullyAssociativeLru, LineTable, MAX_CAPACITY as MAX_SHADOW_LINES};
 
@@ -58,9 +70,7 @@ pub enum SimError {
     PlruWays { name: String, ways: u32 },
     #[error("{name}: {sets} sets × {ways} ways, or the line size, is not usable")]
     BadGeometry { name: String, sets: u32, ways: u32 },
-    #[error(
-        "{name}: {lines} lines is too many to classify misses (3C); the limit is 2^26 lines"
-    )]
+    #[error("{name}: {lines} lines is too many to classify misses (3C); the limit is 2^26 lines")]
     TooLargeToClassify { name: String, lines: u64 },
 }
 
@@ -578,7 +588,9 @@ impl Hierarchy {
 
     /// Per-level counts, innermost first.
     pub fn stats(&self) -> Vec<LevelStats> {
-        (0..self.levels.len()).map(|i| self.level_stats(i)).collect()
+        (0..self.levels.len())
+            .map(|i| self.level_stats(i))
+            .collect()
     }
 
     /// Level `i`'s counts, with the first level's repeated-line accesses added back.

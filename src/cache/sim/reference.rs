@@ -45,7 +45,14 @@ impl Reference {
                 Level {
                     line_shift: geometry.line.trailing_zeros(),
                     ways,
-                    sets: vec![if fixed_ways { vec![EMPTY; ways] } else { Vec::new() }; sets],
+                    sets: vec![
+                        if fixed_ways {
+                            vec![EMPTY; ways]
+                        } else {
+                            Vec::new()
+                        };
+                        sets
+                    ],
                     plru_bits: vec![0; sets],
                     rng: match policy {
                         Policy::Random { seed } => {

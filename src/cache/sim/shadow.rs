@@ -378,7 +378,12 @@ impl FullyAssociativeLru {
     fn rebase(&mut self, table: &mut LineTable) {
         let shift = self.oldest & !self.ring_mask;
         let (oldest, next) = (self.oldest, self.next);
-        for value in table.values.iter_mut().skip(self.column).step_by(table.columns) {
+        for value in table
+            .values
+            .iter_mut()
+            .skip(self.column)
+            .step_by(table.columns)
+        {
             if *value == UNSEEN {
                 continue;
             }
