@@ -30,8 +30,8 @@
 //!   whole set, and an LRU hit moves O(min(p, ways − 1 − p)) tags; the LRU lookup is inline,
 //!   the other policies out of line.
 //! - Counts are updated by index into an array, without branching on load/store or outcome.
-//! - The 3C shadow is stamp-based (`sim/shadow.rs`); set indexing masks for power-of-two set counts
-//!   and divides otherwise.
+//! - The 3C shadow is stamp-based (`sim/shadow.rs`).
+//! - Set indexing masks for power-of-two set counts and divides otherwise.
 
 #[cfg(test)]
 mod reference;
@@ -1236,14 +1236,17 @@ mod tests {
             let geometry: Vec<CacheLevel> = shapes
                 .iter()
                 .enumerate()
-                .map(|(i, &(sets, ways, line_bits))| arbitrary_level(i, sets, ways, line_bits, policy))
+                .map(|(i, &(sets, ways, line_bits))| {
+                    arbitrary_level(i, sets, ways, line_bits, policy)
+                })
                 .collect();
-            // Every fourth access repeats the previous address (the same-line fast path).
+            // Every fourth access lands just after the previous one: mostly the same line (the
+            // repeated-line fast path), sometimes straddling into the next.
             let mut previous = 0;
             let trace: Vec<(u64, u32, u8)> = trace
                 .iter()
                 .map(|&(addr, len, kind, repeat)| {
-                    let addr = if repeat == 0 { previous } else { addr };
+                    let addr = if repeat == 0 { previous + addr % 8 } else { addr };
                     previous = addr;
                     (addr, len, kind)
                 })
@@ -1268,7 +1271,9 @@ mod tests {
             let geometry: Vec<CacheLevel> = shapes
                 .iter()
                 .enumerate()
-                .map(|(i, &(sets, ways, line_bits))| arbitrary_level(i, sets, ways, line_bits, Policy::Lru))
+                .map(|(i, &(sets, ways, line_bits))| {
+                    arbitrary_level(i, sets, ways, line_bits, Policy::Lru)
+                })
                 .collect();
             // Mostly a hot set of lines (many shadow hits: dead stamps to compact), sometimes
             // a cold one (evictions from the shadow).
