@@ -1,9 +1,10 @@
 //! A deliberately plain simulator (tests only) that the fast [`super::Hierarchy`] must equal
 //! count for count and line for line: per-set `Vec`s kept in recency / insertion / way order,
-//! a fully-associative LRU as a `Vec` in recency order, a `HashSet` of lines ever seen, no
-//! fast paths, no rings, no stamps. Same semantics as the module docs of [`super`] (rules 1–6
-//! and the 3C definitions); tree-PLRU and random replacement reuse the fast simulator's tree
-//! and generator helpers, whose behaviour the hand-computed unit tests pin down.
+//! a fully-associative LRU as a `Vec` in recency order, a `HashSet` of lines ever seen; no
+//! fast paths, no rings, no linked lists. Same semantics as the module docs of [`super`]
+//! (rules 1–6 and the 3C definitions); tree-PLRU and random replacement reuse the fast
+//! simulator's tree and generator helpers, whose behaviour the hand-computed unit tests pin
+//! down.
 
 use std::collections::HashSet;
 
