@@ -316,18 +316,31 @@ impl LevelSim {
         let ways = self.ways;
         let tags = &mut self.tags[set * ways..][..ways];
         let head = &mut heads[set];
+        let start = *head as usize;
+        if tags[start] == line {
+            return true;
+        }
+        // The least recent way: cyclic traces (a loop over a few lines more than a set holds,
+        // or exactly as many) hit here every time, and the move is O(1).
+        let oldest = if start == 0 { ways - 1 } else { start - 1 };
+        if tags[oldest] == line {
+            *head = oldest as u32;
+            return true;
+        }
+        // Hit or miss by an OR over the set (no dependency chain, no data-dependent branch);
+        // only a hit needs the way.
+        if !tags.iter().fold(false, |any, &tag| any | (tag == line)) {
+            let victim = ring_push_front(tags, head, line);
+            self.counts[EVICTIONS] += u64::from(victim != EMPTY);
+            return false;
+        }
         // No early exit: where a line sits in its ring moves as heads rotate, so an exit
         // branch would mispredict on cyclic traces; a full pass does not.
-        let mut found = usize::MAX;
+        let mut found = 0;
         for (way, &tag) in tags.iter().enumerate() {
             if tag == line {
                 found = way;
             }
-        }
-        if found == usize::MAX {
-            let victim = ring_push_front(tags, head, line);
-            self.counts[EVICTIONS] += u64::from(victim != EMPTY);
-            return false;
         }
         // Recency position of the hit: its distance from the head around the ring.
         let position = wrap_add(found, ways - *head as usize, ways);
