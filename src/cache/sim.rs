@@ -27,8 +27,10 @@
 //! - An access confined to the line the first level looked up last only bumps a counter
 //!   ([`Hierarchy::access`] says why nothing else can change): 7 of 8 row-order f64 accesses.
 //! - LRU and FIFO sets are rings with a moving head, so a miss is O(1) instead of shifting the
-//!   whole set, and an LRU hit moves O(min(p, ways − 1 − p)) tags; the LRU lookup is inline,
-//!   the other policies out of line.
+//!   whole set, and an LRU hit moves O(min(p, ways − 1 − p)) tags. The LRU lookup checks the
+//!   most and the least recent way first (cyclic traces hit the latter: O(1)), then decides
+//!   hit or miss with an OR over the set, and searches for the way only on a hit. It is
+//!   inline; the other policies are out of line.
 //! - Counts are updated by index into an array, without branching on load/store or outcome.
 //! - The 3C shadow stays a linked recency list (`sim/shadow.rs` says why, with figures).
 //! - Set indexing masks for power-of-two set counts and divides otherwise.
