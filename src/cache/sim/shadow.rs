@@ -10,9 +10,9 @@
 //! Why a linked list: a stamp-based shadow (Bennett–Kruskal / Olken: every access stamps its
 //! line, the shadow is the `capacity` newest stamps, kept as a ring of stamps with an "alive"
 //! bitmap and periodic compaction of dead stamps) was built, proptested and measured against
-//! it (git history of this file, branch `simfast`). Paired runs in one process on the
+//! it (git history of this file, commits 4da1272..784432c). Paired runs in one process on the
 //! `benches/simulator.rs` traces, L1+L2 with 3C: the list was 1.1× faster on row and column
-//! order, the stamps 1.25× faster on random lines in 4 MiB. Strided traces are this tool's
+//! order, the stamps 1.04–1.25× faster on random lines in 4 MiB. Strided traces are this tool's
 //! business, and on them the list's nodes are allocated and revisited in access order, so
 //! its node accesses are close to sequential. The list stays.
 
