@@ -108,7 +108,7 @@ fn identical_files_pass() {
     }
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(
-        table.contains("| kernel | params | metric | baseline | current | change | CI | verdict |")
+        table.contains("| kernel | params | metric | baseline | current | change | CI | own time: change [CI] | verdict |")
     );
     assert!(table.contains("## stridelab gate: PASS"));
 }
