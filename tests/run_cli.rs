@@ -197,6 +197,9 @@ fn the_conflict_probe_is_simulated_with_conflict_misses_only_where_the_geometry_
         "stride=511,512,513",
         "count=16",
         "mode=lat",
+        // The simulated counts are what this test checks; a short budget keeps it quick.
+        "--sampling-budget",
+        "0.5",
         "--json",
         "--quiet",
     ]);
