@@ -1179,13 +1179,10 @@ mod tests {
             doc
         };
         let base = with_pairs(5, 1.0, 1.0);
-        let v = compare(
-            &base,
-            &with_pairs(15, 1.0, 1.0),
-            &CompareOptions::default(),
-            None,
-        )
-        .unwrap();
+        let judge = |current: ResultsDocument| {
+            compare(&base, &current, &CompareOptions::default(), None).unwrap()
+        };
+        let v = judge(with_pairs(15, 1.0, 1.0));
         let row = v
             .rows
             .iter()
@@ -1195,25 +1192,13 @@ mod tests {
         assert!(row.change.unwrap().abs() < 0.03, "{row:#?}");
         assert!(v.pass, "{:#?}", v.rows);
         // A real 25% slowdown of the kernel alone is still a regression.
-        let v = compare(
-            &base,
-            &with_pairs(15, 1.25, 1.0),
-            &CompareOptions::default(),
-            None,
-        )
-        .unwrap();
+        let v = judge(with_pairs(15, 1.25, 1.0));
         assert!(!v.pass, "{:#?}", v.rows);
         assert_eq!(v.regressed.len(), 1);
         assert!(v.regressed[0].starts_with("row-sum "), "{:?}", v.regressed);
         // The reference alone 30% faster: the ratio rises by ~40%, the point's own time does
         // not, so it is not the point that regressed.
-        let v = compare(
-            &base,
-            &with_pairs(5, 1.0, 0.7),
-            &CompareOptions::default(),
-            None,
-        );
-        let v = v.unwrap();
+        let v = judge(with_pairs(5, 1.0, 0.7));
         assert!(v.pass, "{:#?}", v.rows);
         let row = v
             .rows

@@ -204,6 +204,43 @@ pub(crate) unsafe fn transpose_scalar(
     }
 }
 
+/// The edges a panel kernel's 8×8 blocks leave: columns `full_cols..width` of the first
+/// `full_rows` rows, then rows `full_rows..rows` whole.
+///
+/// # Safety
+/// As [`transpose_scalar`] for the whole `rows × width` panel; `full_rows ≤ rows` and
+/// `full_cols ≤ width`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn transpose_panel_edges(
+    src: *const f64,
+    lds: isize,
+    dst: *mut f64,
+    ldd: isize,
+    (rows, width): (usize, usize),
+    (full_rows, full_cols): (usize, usize),
+) {
+    // SAFETY: both pieces lie inside the panel the caller vouches for.
+    unsafe {
+        transpose_scalar(
+            src.wrapping_add(full_cols),
+            lds,
+            dst.wrapping_offset(full_cols as isize * ldd),
+            ldd,
+            full_rows,
+            width - full_cols,
+        );
+        transpose_scalar(
+            src.wrapping_offset(full_rows as isize * lds),
+            lds,
+            dst.wrapping_add(full_rows),
+            ldd,
+            rows - full_rows,
+            width,
+        );
+    }
+}
+
 /// # Safety
 /// As [`transpose8x8`], and the CPU must support AVX-512F.
 #[cfg(target_arch = "x86_64")]
@@ -496,24 +533,7 @@ pub(crate) unsafe fn transpose_panel_stream_skewed_avx512(
         }
     }
     // SAFETY: the panel's last columns and rows, inside the caller's ranges.
-    unsafe {
-        transpose_scalar(
-            src.wrapping_add(full_cols),
-            lds,
-            dst.wrapping_offset(full_cols as isize * ldd),
-            ldd,
-            full_rows,
-            width - full_cols,
-        );
-        transpose_scalar(
-            src.wrapping_offset(full_rows as isize * lds),
-            lds,
-            dst.wrapping_add(full_rows),
-            ldd,
-            rows - full_rows,
-            width,
-        );
-    }
+    unsafe { transpose_panel_edges(src, lds, dst, ldd, (rows, width), (full_rows, full_cols)) }
 }
 
 /// A column panel of a transpose streamed to the destination in runs: the panel is cut into
@@ -618,24 +638,7 @@ pub(crate) unsafe fn transpose_panel_tiled_avx512(
         }
     }
     // SAFETY: the panel's last columns and rows, inside the caller's ranges.
-    unsafe {
-        transpose_scalar(
-            src.wrapping_add(full_cols),
-            lds,
-            dst.wrapping_offset(full_cols as isize * ldd),
-            ldd,
-            full_rows,
-            width - full_cols,
-        );
-        transpose_scalar(
-            src.wrapping_offset(full_rows as isize * lds),
-            lds,
-            dst.wrapping_add(full_rows),
-            ldd,
-            rows - full_rows,
-            width,
-        );
-    }
+    unsafe { transpose_panel_edges(src, lds, dst, ldd, (rows, width), (full_rows, full_cols)) }
 }
 
 /// The next lines of a tile to prefetch, row by row (front to back along each source row, as
@@ -729,22 +732,5 @@ unsafe fn transpose_panel_tiled_aligned_avx512(
         }
     }
     // SAFETY: the panel's last columns and rows, inside the caller's ranges.
-    unsafe {
-        transpose_scalar(
-            src.wrapping_add(full_cols),
-            lds,
-            dst.wrapping_offset(full_cols as isize * ldd),
-            ldd,
-            full_rows,
-            width - full_cols,
-        );
-        transpose_scalar(
-            src.wrapping_offset(full_rows as isize * lds),
-            lds,
-            dst.wrapping_add(full_rows),
-            ldd,
-            rows - full_rows,
-            width,
-        );
-    }
+    unsafe { transpose_panel_edges(src, lds, dst, ldd, (rows, width), (full_rows, full_cols)) }
 }
