@@ -32,9 +32,9 @@
 //! - LRU and FIFO sets are rings with a moving head, so a miss is O(1) instead of shifting the
 //!   whole set, and an LRU hit moves O(min(p, ways − 1 − p)) tags. The LRU lookup checks the
 //!   most and the least recent way first (cyclic traces hit the latter: O(1)), then scans the
-//!   set once; a hit deeper in the ring is finished out of line. 8-, 12- and 16-way sets get
-//!   code of their own (the scan unrolls into compares against memory): 1.2–1.3× on a 12-way
-//!   L1 that misses every access.
+//!   set once; a hit deeper in the ring is finished out of line. On the first level's inline
+//!   path, 8-, 12- and 16-way sets get code of their own (the scan unrolls into compares
+//!   against memory): 1.2–1.3× on a 12-way L1 that misses every access.
 //! - Counts are updated by index into an array, without branching on load/store (or, in the
 //!   general path, on the outcome).
 //! - The 3C shadow stays a linked recency list (`sim/shadow.rs` says why, with figures).
@@ -323,7 +323,16 @@ impl LevelSim {
         if !matches!(self.replacement, Replacement::Lru) {
             return self.lookup_other(set, line);
         }
-        match self.lru_probe(set, line) {
+        // One width-generic copy here: this is the path of 3C and lower levels, where the
+        // fixed-width copies of [`Self::lru_probe`] measured no faster and bloated the loop.
+        let ways = self.ways;
+        let probe = lru_probe(
+            &mut self.tags[set * ways..][..ways],
+            &mut self.ring_heads[set],
+            line,
+            &mut self.counts[EVICTIONS],
+        );
+        match probe {
             Probe::Hit => true,
             Probe::Miss => false,
             Probe::HitDeeper => {
@@ -333,7 +342,8 @@ impl LevelSim {
         }
     }
 
-    /// The inline part of an LRU lookup in `set` (see [`lru_probe`]).
+    /// The inline part of an LRU lookup in `set` (see [`lru_probe`]), for the first level's
+    /// inline path in [`Hierarchy::access`].
     #[inline(always)]
     fn lru_probe(&mut self, set: usize, line: u64) -> Probe {
         let head = &mut self.ring_heads[set];
