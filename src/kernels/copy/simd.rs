@@ -370,22 +370,14 @@ pub(crate) unsafe fn transpose_panel_stream_avx512(
         );
         // SAFETY: the last columns and rows of panel b, inside its ranges.
         unsafe {
-            transpose_scalar(
-                src_b.wrapping_add(full_cols),
+            transpose_panel_edges(
+                src_b,
                 lds,
-                dst_b.wrapping_offset(full_cols as isize * ldd),
+                dst_b,
                 ldd,
-                full_rows,
-                width - full_cols,
-            );
-            transpose_scalar(
-                src_b.wrapping_offset(full_rows as isize * lds),
-                lds,
-                dst_b.wrapping_add(full_rows),
-                ldd,
-                rows - full_rows,
-                width,
-            );
+                (rows, width),
+                (full_rows, full_cols),
+            )
         }
     }
 }
