@@ -439,6 +439,50 @@ pub(crate) fn prefetch(ptr: *const f64) {
     let _ = ptr;
 }
 
+/// Where the lines of a panel's destination rows start: for destination row `j < 8` of every
+/// 8-column block, `k_j` in 1..=8 (8 when the row starts a line), and the two-source permute
+/// index that joins a column with the previous block's into the line holding rows
+/// `r0+k_j-8 .. r0+k_j`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn line_skew(dst: *mut f64, ldd: isize) -> ([usize; 8], [arch::__m512i; 8]) {
+    use arch::*;
+    let starts: [usize; 8] = std::array::from_fn(|j| {
+        let row = dst.wrapping_offset(j as isize * ldd) as usize / size_of::<f64>();
+        8 - row % 8
+    });
+    let iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    let index =
+        std::array::from_fn(|j| _mm512_add_epi64(iota, _mm512_set1_epi64(starts[j] as i64)));
+    (starts, index)
+}
+
+/// Stores what a skewed panel kernel still holds only in `carry` after its last full block
+/// row: lanes `k..8` (rows `full_rows-8+k .. full_rows`) of each destination row `c`.
+///
+/// # Safety
+/// `carry` readable for `8·full_cols` elements; for every `c < full_cols` the destination
+/// elements `dst + c·ldd + full_rows-8+k_c .. dst + c·ldd + full_rows` writable; AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn flush_carry(
+    dst: *mut f64,
+    ldd: isize,
+    carry: *const f64,
+    starts: &[usize; 8],
+    full_rows: usize,
+    full_cols: usize,
+) {
+    use arch::*;
+    for c in 0..full_cols {
+        let mask = (0xFFu32 << starts[c % 8]) as u8;
+        let out = dst.wrapping_offset(c as isize * ldd + full_rows as isize - 8);
+        // SAFETY: only lanes k..8 of row c are stored, inside the caller's range; carry slot c
+        // is readable (the caller's contract).
+        unsafe { _mm512_mask_storeu_pd(out, mask, _mm512_loadu_pd(carry.add(c * 8))) };
+    }
+}
+
 /// A column panel of a transpose streamed straight to a destination whose rows need not start
 /// on a line: `dst[c·ldd + r] = src[r·lds + c]` for `r < rows`, `c < width`, every whole line
 /// of every destination row written by one aligned non-temporal store.
@@ -471,14 +515,7 @@ pub(crate) unsafe fn transpose_panel_stream_skewed_avx512(
     let full_rows = rows / 8 * 8;
     let full_cols = width / 8 * 8;
     let ahead = prefetch_steps as isize * 8;
-    // Line start of destination row j (j < 8) of every 8-column block, as k_j in 1..=8.
-    let starts: [usize; 8] = std::array::from_fn(|j| {
-        let row = dst.wrapping_offset(j as isize * ldd) as usize / size_of::<f64>();
-        8 - row % 8
-    });
-    let iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    let index: [__m512i; 8] =
-        std::array::from_fn(|j| _mm512_add_epi64(iota, _mm512_set1_epi64(starts[j] as i64)));
+    let (starts, index) = line_skew(dst, ldd);
     if full_rows > 0 {
         for r0 in (0..full_rows).step_by(8) {
             let prefetching = ahead > 0 && r0 as isize + ahead + 8 <= full_rows as isize;
@@ -515,14 +552,8 @@ pub(crate) unsafe fn transpose_panel_stream_skewed_avx512(
                 }
             }
         }
-        for c in 0..full_cols {
-            let k = starts[c % 8];
-            // Rows full_rows-8+k .. full_rows of row c are still only in the carry.
-            let mask = (0xFFu32 << k) as u8;
-            let out = dst.wrapping_offset(c as isize * ldd + full_rows as isize - 8);
-            // SAFETY: only lanes k..8, rows full_rows-8+k .. full_rows, are stored.
-            unsafe { _mm512_mask_storeu_pd(out, mask, _mm512_loadu_pd(carry.add(c * 8))) };
-        }
+        // SAFETY: the caller's ranges and carry (this function's contract).
+        unsafe { flush_carry(dst, ldd, carry, &starts, full_rows, full_cols) };
     }
     // SAFETY: the panel's last columns and rows, inside the caller's ranges.
     unsafe { transpose_panel_edges(src, lds, dst, ldd, (rows, width), (full_rows, full_cols)) }
@@ -555,13 +586,7 @@ pub(crate) unsafe fn transpose_panel_tiled_avx512(
     debug_assert!(tile_rows > 0 && tile_rows.is_multiple_of(8));
     let full_rows = rows / 8 * 8;
     let full_cols = width / 8 * 8;
-    let starts: [usize; 8] = std::array::from_fn(|j| {
-        let row = dst.wrapping_offset(j as isize * ldd) as usize / size_of::<f64>();
-        8 - row % 8
-    });
-    let iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    let index: [__m512i; 8] =
-        std::array::from_fn(|j| _mm512_add_epi64(iota, _mm512_set1_epi64(starts[j] as i64)));
+    let (starts, index) = line_skew(dst, ldd);
     if starts.iter().all(|&k| k == 8) {
         // SAFETY: the caller's ranges; every destination row starts a line (checked above).
         return unsafe {
@@ -621,13 +646,8 @@ pub(crate) unsafe fn transpose_panel_tiled_avx512(
             }
             t0 = next;
         }
-        for c in 0..full_cols {
-            let k = starts[c % 8];
-            let mask = (0xFFu32 << k) as u8;
-            let out = dst.wrapping_offset(c as isize * ldd + full_rows as isize - 8);
-            // SAFETY: only lanes k..8, rows full_rows-8+k .. full_rows of row c, are stored.
-            unsafe { _mm512_mask_storeu_pd(out, mask, _mm512_loadu_pd(carry.add(c * 8))) };
-        }
+        // SAFETY: the caller's ranges and carry (this function's contract).
+        unsafe { flush_carry(dst, ldd, carry, &starts, full_rows, full_cols) };
     }
     // SAFETY: the panel's last columns and rows, inside the caller's ranges.
     unsafe { transpose_panel_edges(src, lds, dst, ldd, (rows, width), (full_rows, full_cols)) }
