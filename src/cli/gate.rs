@@ -268,7 +268,8 @@ fn run_gate_suite(args: &GateArgs, preset: &str, passes: usize) -> anyhow::Resul
 /// states. Re-judged on the 40 recorded runs of the session-2 A/A series (each run flagged
 /// once, pooled with every other run of its kind): 11 of 76 pooled A/A pairs still flagged, 361
 /// of 361 slowdown pairs did; so about 0.6 in 20 unchanged runs fail and every slowdown the first
-/// run catches is confirmed.
+/// run catches is confirmed. The first run's misses remain: live series in session 3 caught
+/// 14–17 of 20 (README, "The regression gate").
 fn confirmation(
     baseline: &ResultsDocument,
     earlier: ResultsDocument,
