@@ -3,11 +3,10 @@
 # policy for a shared, noisy CI machine:
 #   * deterministic track (simulated misses on the baseline's preset geometry): reproducible, so a
 #     regression fails the build at once;
-#   * timing track: a regression in one run can be noise (another job on the machine, a process
-#     placed unluckily), so the gate is re-run once with `--confirm` on the first run's results:
-#     the two runs' samples are pooled, and the build fails only when the pooled samples show
-#     a regression at a point that also regressed in the first run (a confirmed regression).
-#     An unconfirmed one is printed as a warning and the build passes;
+#   * timing track: a regression in one run can be noise (another job on the machine), so the
+#     gate is re-run once with `--confirm` on the first verdict; the build fails only when the
+#     SAME point regresses again (a confirmed regression). An unconfirmed one is printed as a
+#     warning and the build passes;
 #   * input errors (missing or corrupt baseline, suite or geometry changed) fail with exit 2 and
 #     the fix in the message.
 # Usage: scripts/ci-gate.sh [extra `stridelab gate` options, e.g. --threshold 15%]
@@ -39,7 +38,7 @@ run_gate() { # $1 = attempt number, rest = extra options
     return "$rc"
 }
 
-rm -f "$out"/verdict-*.json "$out"/results-*.json "$out"/summary-*.md
+rm -f "$out"/verdict-*.json "$out"/summary-*.md
 run_gate 1 "$@"
 rc=$?
 case "$rc" in
@@ -62,20 +61,20 @@ if ! grep -q '"deterministic_regressions": 0,' "$out/verdict-1.json" ||
 fi
 
 echo "ci-gate: timing regression in run 1; re-running to confirm" >&2
-run_gate 2 --confirm "$out/results-1.json" "$@"
+run_gate 2 --confirm "$out/verdict-1.json" "$@"
 rc=$?
 case "$rc" in
 0)
-    echo "ci-gate: pass — the timing regression of run 1 is not in the pooled samples of both runs (treated as noise)" >&2
+    echo "ci-gate: pass — the timing regression of run 1 did not repeat (treated as noise)" >&2
     exit 0
     ;;
 1)
     cat "$out/summary-2.md"
     if [[ "${GATE_TIMING:-confirm}" == "advisory" ]]; then
-        echo "ci-gate: WARNING — timing regression confirmed by the pooled re-run; GATE_TIMING=advisory, so the build passes" >&2
+        echo "ci-gate: WARNING — timing regression confirmed by a second run; GATE_TIMING=advisory, so the build passes" >&2
         exit 0
     fi
-    echo "ci-gate: FAIL — timing regression confirmed by the pooled re-run" >&2
+    echo "ci-gate: FAIL — timing regression confirmed by a second run" >&2
     exit 1
     ;;
 *)

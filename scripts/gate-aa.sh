@@ -6,9 +6,8 @@
 #     de-optimised variant `deopt=1`: rows i mod 4 = 3 read twice, ~25% more loads); a run
 #     "catches" it when it exits 1 naming row-sum (target: at least 19 in 20).
 # A/A and slowdown runs alternate so drifting machine load hits both alike. For each run that
-# fails on timing only, a confirmation run (`--confirm` on its results: the two runs' samples
-# pooled, the CI policy of scripts/ci-gate.sh) is made too, so the script reports both the raw
-# gate and the CI-policy rates.
+# fails on timing only, a confirmation run (`--confirm`, the CI policy of scripts/ci-gate.sh)
+# is made too, so the script reports both the raw gate and the CI-policy rates.
 # Run it on a quiet machine: `uptime` load is printed before and after.
 # Usage: scripts/gate-aa.sh [RUNS=20] ; env GATE_BASELINE (default reports/baseline.json),
 # RECORD=1 (re-record that baseline here first, on the same quiet machine), AA_OUT (default
@@ -38,7 +37,7 @@ for i in $(seq 1 "$runs"); do
         rc=$?
         confirm_rc=-
         if [[ "$rc" == 1 ]] && grep -q '"deterministic_regressions": 0,' "$out/$kind-$i.json"; then
-            "$bin" gate --quiet --baseline "$baseline" --confirm "$out/$kind-$i.results.json" \
+            "$bin" gate --quiet --baseline "$baseline" --confirm "$out/$kind-$i.json" \
                 --json "$out/$kind-$i.confirm.json" "${gate_args[@]}" "${extra[@]}" \
                 2>"$out/$kind-$i.confirm.err"
             confirm_rc=$?

@@ -64,7 +64,7 @@ impl fmt::Display for GeometrySource {
 pub enum GeometryError {
     #[error("{name}: {field} must be greater than zero")]
     Zero { name: String, field: &'static str },
-    #[error("{name}: line size {line} B is not a power of two")]
+    #[error("{name}: line size {line} B is not a power of two of at least 2 B")]
     LineNotPowerOfTwo { name: String, line: u64 },
     #[error("{name}: size {size} B is not divisible by ways × line = {ways} × {line}")]
     SizeNotDivisible {
@@ -114,7 +114,8 @@ impl CacheLevel {
     /// Builds a level, checking the rules every simulated cache must satisfy:
     ///
     /// 1. size, ways and line are greater than zero;
-    /// 2. the line size is a power of two;
+    /// 2. the line size is a power of two of at least 2 B (with 1-byte lines, the line of the
+    ///    address space's last byte would be u64::MAX, the simulator's empty-way marker);
     /// 3. size is divisible by ways × line (so sets is a whole number);
     /// 4. ways and sets fit in 32 bits.
     ///
@@ -139,7 +140,7 @@ impl CacheLevel {
             }
         }
         // Rule 2.
-        if !line.is_power_of_two() {
+        if !line.is_power_of_two() || line < 2 {
             return Err(GeometryError::LineNotPowerOfTwo {
                 name: err_name(),
                 line,
@@ -837,7 +838,7 @@ mod tests {
     #[test]
     fn invalid_overrides_name_the_rule() {
         type Check = fn(&GeometryError) -> bool;
-        let table: [(&str, Check); 8] = [
+        let table: [(&str, Check); 9] = [
             ("L1d=0,12,64", |e| {
                 matches!(e, GeometryError::Zero { field: "size", .. })
             }),
@@ -846,6 +847,9 @@ mod tests {
             }),
             ("L1d=48K,12,48", |e| {
                 matches!(e, GeometryError::LineNotPowerOfTwo { line: 48, .. })
+            }),
+            ("L1d=48K,12,1", |e| {
+                matches!(e, GeometryError::LineNotPowerOfTwo { line: 1, .. })
             }),
             ("L1d=48K,7,64", |e| {
                 matches!(e, GeometryError::SizeNotDivisible { .. })

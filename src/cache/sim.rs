@@ -195,7 +195,12 @@ impl LevelSim {
             sets: geometry.sets,
             ways: geometry.ways,
         };
-        if geometry.sets == 0 || geometry.ways == 0 || !geometry.line.is_power_of_two() {
+        // Lines of at least 2 B (geometry rule 2): no line number can equal `EMPTY`.
+        if geometry.sets == 0
+            || geometry.ways == 0
+            || !geometry.line.is_power_of_two()
+            || geometry.line < 2
+        {
             return Err(bad());
         }
         let sets = u64::from(geometry.sets);

@@ -29,7 +29,6 @@ use clap::Args;
 use crate::cache::geometry::{Geometry, PRESET_NAMES};
 use crate::harness::machine::MachineInfo;
 use crate::harness::pool::pool_passes;
-use crate::harness::stats::BootstrapSettings;
 use crate::harness::suite::{Plan, Suite};
 use crate::harness::{MethodOptions, Progress, RunOptions, run_suite};
 use crate::kernels::spec::ParamValue;
@@ -81,10 +80,8 @@ pub struct GateArgs {
     /// Write the results document of this run to FILE.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Confirm an earlier run's timing regressions: its results document (`--output`). This
-    /// run's samples are pooled with it point by point, and a timing regression counts only
-    /// when the pooled samples show it and the earlier run showed it too.
-    #[arg(long, value_name = "RESULTS.json")]
+    /// An earlier JSON verdict: a timing regression counts only if it regressed there too.
+    #[arg(long, value_name = "VERDICT.json")]
     pub confirm: Option<PathBuf>,
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = CompareOptions::default().seed)]
@@ -257,41 +254,6 @@ fn run_gate_suite(args: &GateArgs, preset: &str, passes: usize) -> anyhow::Resul
     Ok(doc)
 }
 
-/// The CI policy's second look at a timing regression: the earlier run's verdict (which rows
-/// regressed there) and the two runs' samples pooled, so the judgement rests on two processes
-/// and twice the samples.
-///
-/// Why pooled rather than "the re-run must regress on its own": on this lab's shared VMs a
-/// point's speed shifts between processes (host placement the guest cannot see). Requiring two
-/// independent regressions multiplies the two runs' misses — a real 20% slowdown measured at
-/// +11.7% (CI 9.7–13.6%) in one process escapes — while pooling averages the two processes'
-/// states. Re-judged on the 40 recorded runs of the session-2 A/A series (each run flagged
-/// once, pooled with every other run of its kind): 11 of 76 pooled A/A pairs still flagged, 361
-/// of 361 slowdown pairs did; so about 0.6 in 20 unchanged runs fail and every slowdown the first
-/// run catches is confirmed. The first run's misses remain: live series in session 3 caught
-/// 14–17 of 20 (README, "The regression gate").
-fn confirmation(
-    baseline: &ResultsDocument,
-    earlier: ResultsDocument,
-    current: ResultsDocument,
-    options: &CompareOptions,
-) -> anyhow::Result<(ResultsDocument, Option<GateVerdict>)> {
-    let first = compare(baseline, &earlier, options, None)
-        .map_err(|e| anyhow::anyhow!("the earlier run (--confirm): {e}"))?;
-    let method = &current.method;
-    let bootstrap = BootstrapSettings {
-        resamples: method.bootstrap_resamples,
-        seed: method.bootstrap_seed,
-        confidence: method.confidence,
-    };
-    let pooled = pool_passes(vec![earlier, current], bootstrap).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot pool this run with the earlier one (--confirm): {e}; both must be runs of the same suite"
-        )
-    })?;
-    Ok((pooled, Some(first)))
-}
-
 fn read_results(path: &Path, what: &str) -> anyhow::Result<ResultsDocument> {
     if !path.exists() {
         if what == "baseline" {
@@ -367,8 +329,14 @@ pub fn run(args: GateArgs) -> anyhow::Result<ExitCode> {
             "--preset {wanted}: the baseline was simulated on preset {recorded}; comparisons use the baseline's preset (record a new baseline to change it)"
         );
     }
-    let earlier = match &args.confirm {
-        Some(path) => Some(read_results(path, "earlier run (--confirm)")?),
+    let confirm = match &args.confirm {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the verdict `{}`", path.display()))?;
+            Some(serde_json::from_str::<GateVerdict>(&text).with_context(|| {
+                format!("`{}` is not a gate verdict (--json output)", path.display())
+            })?)
+        }
         None => None,
     };
     let current = match &args.current {
@@ -388,10 +356,6 @@ pub fn run(args: GateArgs) -> anyhow::Result<ExitCode> {
         sim_tolerance: args.sim_tolerance,
         seed: args.seed,
         ..CompareOptions::default()
-    };
-    let (current, confirm) = match earlier {
-        Some(earlier) => confirmation(&baseline, earlier, current, &options)?,
-        None => (current, None),
     };
     let verdict = compare(&baseline, &current, &options, confirm.as_ref())
         .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -28,9 +28,7 @@
 //!    14 of 20 unchanged runs failed. The reference points themselves are shown, not judged.
 //!
 //! With `confirm` (a previous verdict), a timing regression counts only when the same row
-//! regressed there too. `stridelab gate --confirm EARLIER_RESULTS` passes the earlier run's
-//! verdict here and compares the two runs' samples pooled: `scripts/ci-gate.sh` re-runs that
-//! way before failing on timing.
+//! regressed there too: `scripts/ci-gate.sh` uses this to re-run before failing on timing.
 //!
 //! Input problems (suite changed, geometry differs, run interrupted) are [`CompareError`]s:
 //! the CLI exits 2 with the fix named, never a silent pass.
