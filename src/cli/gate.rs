@@ -8,8 +8,9 @@
 //! recorded in the manifest as `info.gate.preset`.
 //!
 //! Timing: every point is sampled in short (1 ms) samples, each paired with a sample of a
-//! same-bytes read/copy reference taken right after it, on transparent huge pages (so the
-//! physically indexed L2's page colouring does not change from process to process). The suite
+//! same-bytes read/copy reference taken right after it, on transparent huge pages (with 4 KiB
+//! pages the physically indexed L2's page colouring changes from process to process; for the
+//! same reason every point of `suites/gate.toml` keeps its working set in the L1d). The suite
 //! is measured in 3 passes (`--passes`) whose samples are pooled per point (≥ 30 in all), so a
 //! disturbance lasting a second spoils a third of a point's samples rather than all of them; a
 //! baseline (`--save-baseline`) pools 5 passes (`--baseline-runs`).
