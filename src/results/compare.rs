@@ -1104,6 +1104,22 @@ mod tests {
         }
     }
 
+    /// An interleaved read reference with the given ratio and per-round samples.
+    fn read_reference(
+        ratio: f64,
+        samples_ns_per_run: Vec<f64>,
+    ) -> crate::results::ReferenceComparison {
+        crate::results::ReferenceComparison {
+            reference: "read".into(),
+            bytes: 8,
+            variants: BTreeMap::new(),
+            best_variant: "plain".into(),
+            reference_gb_per_s: 1.0,
+            ratio,
+            samples_ns_per_run,
+        }
+    }
+
     #[test]
     fn points_without_a_reference_are_divided_by_the_runs_speed() {
         // A bandwidth kernel with an interleaved reference and a probe without one.
@@ -1115,15 +1131,8 @@ mod tests {
             probe_record.timing.as_mut().unwrap().samples_ns_per_run = noisy(probe, 10, 5);
             let timing = doc.records[0].timing.as_mut().unwrap();
             timing.ns_per_run.median = median(&timing.samples_ns_per_run);
-            doc.records[0].reference = Some(crate::results::ReferenceComparison {
-                reference: "read".into(),
-                bytes: 8,
-                variants: BTreeMap::new(),
-                best_variant: "plain".into(),
-                reference_gb_per_s: 1.0,
-                ratio: reference / timing.ns_per_run.median,
-                samples_ns_per_run: Vec::new(),
-            });
+            let ratio = reference / timing.ns_per_run.median;
+            doc.records[0].reference = Some(read_reference(ratio, Vec::new()));
             doc.records.push(probe_record);
             doc.suite.points = 3;
             doc
@@ -1167,15 +1176,8 @@ mod tests {
             let mut doc = document(&kernel, &noisy(50.0, n, 2), 7);
             let timing = doc.records[0].timing.as_mut().unwrap();
             timing.ns_per_run.median = median(&kernel);
-            doc.records[0].reference = Some(crate::results::ReferenceComparison {
-                reference: "read".into(),
-                bytes: 8,
-                variants: BTreeMap::new(),
-                best_variant: "plain".into(),
-                reference_gb_per_s: 1.0,
-                ratio: median(&reference) / median(&kernel),
-                samples_ns_per_run: reference,
-            });
+            let ratio = median(&reference) / median(&kernel);
+            doc.records[0].reference = Some(read_reference(ratio, reference));
             doc
         };
         let base = with_pairs(5, 1.0, 1.0);

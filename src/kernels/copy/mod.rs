@@ -630,27 +630,9 @@ unsafe fn transpose_panel_one(
         }
         r0 += len;
     }
-    // SAFETY: the panel's last columns, rows 0..full_rows.
+    // SAFETY: the caller vouches for the whole panel; full_rows ≤ rows, full_cols ≤ width.
     unsafe {
-        simd::transpose_scalar(
-            src.wrapping_add(full_cols),
-            lds,
-            dst.wrapping_offset(full_cols as isize * ldd),
-            ldd,
-            full_rows,
-            width - full_cols,
-        )
-    };
-    // SAFETY: the panel's last rows, all its columns.
-    unsafe {
-        simd::transpose_scalar(
-            src.wrapping_offset(full_rows as isize * lds),
-            lds,
-            dst.wrapping_add(full_rows),
-            ldd,
-            rows - full_rows,
-            width,
-        )
+        simd::transpose_panel_edges(src, lds, dst, ldd, (rows, width), (full_rows, full_cols))
     };
 }
 

@@ -210,9 +210,8 @@ pub(crate) unsafe fn transpose_scalar(
 /// # Safety
 /// As [`transpose_scalar`] for the whole `rows × width` panel; `full_rows ≤ rows` and
 /// `full_cols ≤ width`.
-#[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn transpose_panel_edges(
+pub(crate) unsafe fn transpose_panel_edges(
     src: *const f64,
     lds: isize,
     dst: *mut f64,
