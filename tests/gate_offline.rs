@@ -114,6 +114,24 @@ fn identical_files_pass() {
 }
 
 #[test]
+fn a_run_on_another_cpu_model_is_warned_about() {
+    let mut current = recorded();
+    let model = current["info"]["cpu_model"].as_str().unwrap().to_owned();
+    current["info"]["cpu_model"] = format!("{model} (another host)").into();
+    let (out, verdict) = compare_with_recorded(&current, &[]);
+    // Unchanged numbers still pass; the warning says why timing verdicts would not count.
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let warning = verdict.unwrap()["machine_warning"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(warning.contains("(another host)"), "{warning}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("**Warning:** the baseline was recorded on"), "{table}");
+    assert!(table.contains("WARNING: the baseline comes from another CPU model"));
+}
+
+#[test]
 fn one_kernel_25_percent_slower_fails_naming_that_kernel() {
     let mut current = recorded();
     assert_eq!(slow_down(&mut current, "col-sum", 1.25), 3);

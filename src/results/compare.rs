@@ -167,6 +167,10 @@ pub struct GateVerdict {
     /// interleaved references, median) and how many references it comes from.
     pub run_speed: Option<f64>,
     pub run_speed_references: usize,
+    /// Set when the two documents come from different CPU models: timing ratios do not carry
+    /// across CPU models, so the timing track's verdicts are not to be trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_warning: Option<String>,
     pub deterministic_regressions: usize,
     pub timing_regressions: usize,
     pub unconfirmed_timing_regressions: usize,
@@ -397,6 +401,7 @@ pub fn compare(
         geometry,
         run_speed: speed.map(|s| s.factor),
         run_speed_references: speed.map_or(0, |s| s.references),
+        machine_warning: machine_warning(baseline, current),
         deterministic_regressions,
         timing_regressions,
         unconfirmed_timing_regressions: count(Track::Timing, Verdict::Unconfirmed),
@@ -407,6 +412,22 @@ pub fn compare(
             .count(),
         regressed,
         rows,
+    })
+}
+
+/// The warning for documents recorded on different CPU models (`info.cpu_model`), if any.
+fn machine_warning(baseline: &ResultsDocument, current: &ResultsDocument) -> Option<String> {
+    let model = |doc: &ResultsDocument| {
+        doc.info
+            .get("cpu_model")
+            .and_then(|m| m.as_str())
+            .map(str::to_owned)
+    };
+    let (then, now) = (model(baseline)?, model(current)?);
+    (then != now).then(|| {
+        format!(
+            "the baseline was recorded on `{then}`, this run on `{now}`: timing ratios do not carry across CPU models, so trust only the simulated track; record a baseline on this machine with `stridelab gate --save-baseline FILE`"
+        )
     })
 }
 
@@ -899,6 +920,9 @@ impl GateVerdict {
                 self.unconfirmed_timing_regressions
             );
         }
+        if self.machine_warning.is_some() {
+            text.push_str("; WARNING: the baseline comes from another CPU model");
+        }
         text
     }
 
@@ -934,6 +958,9 @@ impl GateVerdict {
                 None => "no interleaved references, so the suite's read/copy point".into(),
             },
         );
+        if let Some(warning) = &self.machine_warning {
+            let _ = writeln!(md, "**Warning:** {warning}.\n");
+        }
         let _ = writeln!(
             md,
             "| kernel | params | metric | baseline | current | change | CI | own time: change [CI] | verdict |"
@@ -1076,6 +1103,32 @@ mod tests {
             .find(|r| r.kernel == "read" && r.track == Track::Timing)
             .unwrap();
         assert_eq!(reference.verdict, Verdict::Reference);
+    }
+
+    #[test]
+    fn a_baseline_from_another_cpu_model_is_flagged() {
+        let doc = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
+        let on = |model: Option<&str>| {
+            let mut d = doc.clone();
+            match model {
+                Some(m) => d.info["cpu_model"] = m.into(),
+                None => {
+                    d.info.as_object_mut().unwrap().remove("cpu_model");
+                }
+            }
+            d
+        };
+        let options = CompareOptions::default();
+        let v = compare(&on(Some("CPU A")), &on(Some("CPU B")), &options, None).unwrap();
+        let warning = v.machine_warning.as_deref().unwrap();
+        assert!(warning.contains("`CPU A`") && warning.contains("`CPU B`"), "{warning}");
+        assert!(v.headline().contains("another CPU model"));
+        assert!(v.to_markdown("b.json", false).contains("**Warning:**"));
+        for (a, b) in [(Some("CPU A"), Some("CPU A")), (None, Some("CPU B"))] {
+            let v = compare(&on(a), &on(b), &options, None).unwrap();
+            assert_eq!(v.machine_warning, None, "{a:?} vs {b:?}");
+            assert!(!v.headline().contains("WARNING"));
+        }
     }
 
     #[test]
