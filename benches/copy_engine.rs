@@ -7,7 +7,7 @@
 //!
 //! Run: `cargo bench --bench copy_engine` (Markdown tables on stdout, about a minute).
 //! `COPY_ENGINE_SWEEP=1` adds a sweep of the tuning knobs; `COPY_ENGINE_QUICK=1` runs only the
-//! 1-thread transposes.
+//! 1-thread transposes; `COPY_ENGINE_HUGE_PAGES=1` puts both buffers on transparent huge pages.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -149,11 +149,12 @@ fn measure(
 
 fn buffers(case: &Case) -> (AlignedBuffer, AlignedBuffer) {
     let count = case.elements();
-    let mut src = AlignedBuffer::zeroed(count, false).expect("source buffer");
+    let huge = std::env::var_os("COPY_ENGINE_HUGE_PAGES").is_some();
+    let mut src = AlignedBuffer::zeroed(count, huge).expect("source buffer");
     for (i, x) in src.iter_mut().enumerate() {
         *x = i as f64;
     }
-    let dst = AlignedBuffer::zeroed(count, false).expect("destination buffer");
+    let dst = AlignedBuffer::zeroed(count, huge).expect("destination buffer");
     (src, dst)
 }
 
