@@ -127,7 +127,10 @@ fn a_run_on_another_cpu_model_is_warned_about() {
         .to_owned();
     assert!(warning.contains("(another host)"), "{warning}");
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("**Warning:** the baseline was recorded on"), "{table}");
+    assert!(
+        table.contains("**Warning:** the baseline was recorded on"),
+        "{table}"
+    );
     assert!(table.contains("WARNING: the baseline comes from another CPU model"));
 }
 

@@ -1121,7 +1121,10 @@ mod tests {
         let options = CompareOptions::default();
         let v = compare(&on(Some("CPU A")), &on(Some("CPU B")), &options, None).unwrap();
         let warning = v.machine_warning.as_deref().unwrap();
-        assert!(warning.contains("`CPU A`") && warning.contains("`CPU B`"), "{warning}");
+        assert!(
+            warning.contains("`CPU A`") && warning.contains("`CPU B`"),
+            "{warning}"
+        );
         assert!(v.headline().contains("another CPU model"));
         assert!(v.to_markdown("b.json", false).contains("**Warning:**"));
         for (a, b) in [(Some("CPU A"), Some("CPU A")), (None, Some("CPU B"))] {
