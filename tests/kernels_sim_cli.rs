@@ -174,3 +174,25 @@ fn bad_input_exits_2_with_the_rule() {
         assert!(err.contains(needle), "{args:?}: `{err}` lacks `{needle}`");
     }
 }
+
+#[test]
+fn the_copy_engine_simulation_says_which_order_it_replays() {
+    let fast = sim_json(&["transpose", "rows=64", "cols=64", "variant=fast"]);
+    let note = fast["simulation_note"]
+        .as_str()
+        .expect("a note for the copy engine");
+    assert!(note.contains("reference element order"), "{note}");
+    let naive = sim_json(&["transpose", "rows=64", "cols=64", "variant=naive-write"]);
+    assert!(naive.get("simulation_note").is_none(), "{naive}");
+    // The same stream, so the same counts: the note is what tells them apart.
+    assert_eq!(fast["levels"], naive["levels"]);
+    let out = stridelab(&["sim", "transpose", "rows=64", "cols=64", "variant=fast"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("note: the copy engine"),
+        "{text}"
+    );
+}

@@ -289,3 +289,35 @@ fn rendering_again_replaces_the_report_and_leaves_no_temporary_directory() {
         "{entries:?}"
     );
 }
+
+#[test]
+fn the_copy_engines_simulated_misses_are_not_shown_as_its_own() {
+    // The recorded file with its first naive-read transpose relabelled as the copy engine.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fixture("results_small.json")).unwrap()).unwrap();
+    let record = doc["records"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|r| r["kernel"] == "transpose" && r["params"]["variant"] == "naive-read")
+        .unwrap();
+    record["params"]["variant"] = "fast".into();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("results.json");
+    fs::write(&input, serde_json::to_string(&doc).unwrap()).unwrap();
+    let (_guard, out, _) = render(&[&input]);
+    let html = fs::read_to_string(out.join("index.html")).unwrap();
+    let section = &html[html.find("Transpose variants").unwrap()..];
+    let table = &section[..section.find("</table>").unwrap()];
+    let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+    let fast = rows.iter().find(|r| r.contains("<td>fast</td>")).unwrap();
+    assert!(fast.contains("not modelled"), "{fast}");
+    // B is the blocked loops' parameter only.
+    assert!(fast.contains("<td>—</td>"), "{fast}");
+    let blocked = rows
+        .iter()
+        .find(|r| r.contains("<td>blocked</td>"))
+        .unwrap();
+    assert!(!blocked.contains("not modelled"), "{blocked}");
+    assert!(html.contains("Simulated misses of `fast` are not shown"));
+}

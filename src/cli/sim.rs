@@ -20,7 +20,7 @@ use crate::cache::sim::{Hierarchy, LevelStats, Policy};
 use crate::cli::info::CacheArgs;
 use crate::kernels::access::sim_address;
 use crate::kernels::spec::{Params, PrepareOptions};
-use crate::kernels::{StridePattern, find, resolve_params, stride_pattern};
+use crate::kernels::{StridePattern, find, resolve_params, simulation_note, stride_pattern};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PolicyArg {
@@ -87,6 +87,9 @@ struct SimOutput<'a> {
     policy: Policy,
     warm: bool,
     accesses: u64,
+    /// Where the simulated stream is not the timed kernel's (see `kernels::simulation_note`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    simulation_note: Option<&'static str>,
     pattern: Option<StridePattern>,
     levels: Vec<LevelOutput>,
 }
@@ -134,6 +137,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         policy,
         warm: args.warm,
         accesses: stats.first().map_or(0, LevelStats::accesses),
+        simulation_note: simulation_note(spec, &params),
         pattern,
         levels: levels
             .iter()
@@ -224,6 +228,9 @@ fn human(output: &SimOutput<'_>, levels: &[CacheLevel]) -> String {
         params.join(" "),
         policy_name(output.policy)
     );
+    if let Some(note) = output.simulation_note {
+        let _ = writeln!(text, "note: {note}");
+    }
     let _ = writeln!(text, "{} accesses reach the first level\n", output.accesses);
     let _ = writeln!(
         text,

@@ -77,6 +77,7 @@ pub(crate) static TILED_SUM: Entry = Entry {
     },
     plan: plan_tiled_sum,
     pattern: tiled_sum_pattern,
+    simulation_note: None,
 };
 
 pub(crate) static TO_TILES: Entry = Entry {
@@ -92,7 +93,17 @@ pub(crate) static TO_TILES: Entry = Entry {
     },
     plan: plan_to_tiles,
     pattern: to_tiles_pattern,
+    simulation_note: Some(to_tiles_simulation_note),
 };
+
+/// The copy engine's own order differs from the simulated one when it streams.
+fn to_tiles_simulation_note(_: &Params) -> Option<&'static str> {
+    Some(
+        "the copy engine is simulated in each view's C order; for destinations larger than an \
+         eighth of the last-level cache the engine walks the source in address order instead \
+         (same lines, another order)",
+    )
+}
 
 /// An n×n matrix in B×B tiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

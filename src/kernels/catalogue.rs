@@ -28,12 +28,18 @@ pub(crate) type PlanFn = fn(&Params) -> Result<Vec<usize>, KernelError>;
 /// The kernel's characteristic strided pattern for resolved parameters (see [`StridePattern`]).
 pub(crate) type PatternFn = fn(&Params) -> Result<Option<StridePattern>, KernelError>;
 
-/// A catalogue entry: the public spec plus the buffer plan used to validate parameters and the
-/// strided pattern the analytic model is asked about.
+/// Where the simulated address stream is not the one the timed kernel makes, for resolved
+/// parameters: a sentence saying what the simulation replays instead (`None`: the same stream).
+pub(crate) type SimulationNoteFn = fn(&Params) -> Option<&'static str>;
+
+/// A catalogue entry: the public spec plus the buffer plan used to validate parameters, the
+/// strided pattern the analytic model is asked about, and where the simulation differs from
+/// the timed kernel.
 pub(crate) struct Entry {
     pub spec: KernelSpec,
     pub plan: PlanFn,
     pub pattern: PatternFn,
+    pub simulation_note: Option<SimulationNoteFn>,
 }
 
 /// The access pattern that decides how a kernel uses the cache sets: `count` accesses
@@ -72,6 +78,16 @@ pub fn stride_pattern(
         .find(|entry| entry.spec.name == spec.name)
         .ok_or_else(|| KernelError::UnknownKernel(spec.name.to_string()))?;
     (entry.pattern)(params)
+}
+
+/// Where `spec`'s simulated address stream differs from the timed kernel's, for resolved
+/// parameters (see [`SimulationNoteFn`]); `None` when the simulation replays the same stream.
+pub fn simulation_note(spec: &KernelSpec, params: &Params) -> Option<&'static str> {
+    entries()
+        .into_iter()
+        .find(|entry| entry.spec.name == spec.name)
+        .and_then(|entry| entry.simulation_note)
+        .and_then(|note| note(params))
 }
 
 fn entries() -> [&'static Entry; 11] {
@@ -443,6 +459,27 @@ mod tests {
         let err = check_memory(spec, &huge).unwrap_err().to_string();
         assert!(err.contains("half of physical memory"), "{err}");
         assert!(check_memory(spec, &[1000, 1000]).is_ok());
+    }
+
+    #[test]
+    fn only_copy_engine_streams_carry_a_simulation_note() {
+        let note = |kernel: &str, list: &[(&str, &str)]| {
+            let spec = find(kernel).unwrap();
+            simulation_note(spec, &resolve_params(spec, &args(list)).unwrap())
+        };
+        let square = [("rows", "64"), ("cols", "64")];
+        let transpose = |variant| [square[0], square[1], ("variant", variant)];
+        assert!(
+            note("transpose", &transpose("fast"))
+                .unwrap()
+                .contains("naive-write")
+        );
+        for variant in ["naive-read", "naive-write", "blocked"] {
+            assert_eq!(note("transpose", &transpose(variant)), None, "{variant}");
+        }
+        assert!(note("to-tiles", &[("n", "64"), ("B", "8")]).is_some());
+        assert_eq!(note("row-sum", &square), None);
+        assert_eq!(note("copy", &[("bytes", "4096")]), None);
     }
 
     #[test]

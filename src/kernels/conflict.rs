@@ -85,6 +85,7 @@ pub(crate) static CONFLICT: Entry = Entry {
     },
     plan,
     pattern,
+    simulation_note: None,
 };
 
 /// Loads per run at most (keeps every checksum an exact integer in f64).

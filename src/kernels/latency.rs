@@ -61,6 +61,7 @@ pub(crate) static CHASE: Entry = Entry {
     },
     plan,
     pattern,
+    simulation_note: None,
 };
 
 /// Number of slots and the elements between them.

@@ -17,4 +17,6 @@ pub mod transpose;
 pub mod traverse;
 pub mod view;
 
-pub use catalogue::{StridePattern, catalogue, find, resolve_params, stride_pattern};
+pub use catalogue::{
+    StridePattern, catalogue, find, resolve_params, simulation_note, stride_pattern,
+};

@@ -41,6 +41,7 @@ pub(crate) static READ: Entry = Entry {
     },
     plan: plan_read,
     pattern: read_pattern,
+    simulation_note: None,
 };
 
 pub(crate) static COPY: Entry = Entry {
@@ -56,6 +57,7 @@ pub(crate) static COPY: Entry = Entry {
     },
     plan: plan_copy,
     pattern: copy_pattern,
+    simulation_note: None,
 };
 
 fn elements(kernel: &str, params: &Params) -> Result<usize, KernelError> {

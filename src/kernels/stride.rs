@@ -51,6 +51,7 @@ pub(crate) static STRIDE_SUM: Entry = Entry {
     },
     plan,
     pattern,
+    simulation_note: None,
 };
 
 fn shape(params: &Params) -> Result<(usize, usize), KernelError> {

@@ -63,6 +63,7 @@ pub(crate) static TRANSPOSE: Entry = Entry {
     },
     plan,
     pattern,
+    simulation_note: Some(simulation_note),
 };
 
 /// The loop order of a transpose.
@@ -193,6 +194,14 @@ impl Instance for Transpose {
         let mut m = SimMem::new([&mut self.src, &mut self.dst], sink);
         transpose(&mut m, self.matrix, self.variant);
     }
+}
+
+/// `fast` is simulated in the copy engine's reference order, not the engine's own.
+fn simulation_note(params: &Params) -> Option<&'static str> {
+    matches!(variant(params), Ok(Variant::Fast)).then_some(
+        "the copy engine is simulated in its reference element order (that of naive-write), \
+         not in the 8×8 blocks and tiles it runs, so these counts are naive-write's",
+    )
 }
 
 /// The strided side of each variant.

@@ -40,6 +40,7 @@ pub(crate) static VIEW_SUM: Entry = Entry {
     },
     plan,
     pattern,
+    simulation_note: None,
 };
 
 /// A strided view over a storage of `storage_len` elements (strides in elements).
