@@ -4,6 +4,7 @@
 //! equals a naive element-by-element copy, and views that leave the storage are errors.
 
 use proptest::prelude::*;
+use stridelab::kernels::copy::order::{OrderSink, engine_order};
 use stridelab::kernels::copy::{
     CopyError, KernelSet, Tuning, copy_into_contiguous, copy_into_contiguous_par,
     copy_into_contiguous_tuned,
@@ -124,6 +125,28 @@ fn naive_copy<T: Copy>(src: &[T], view: &View) -> Vec<T> {
     out
 }
 
+/// Replays the engine's order on plain vectors: a store takes its source element's value
+/// (as an index), which must have been loaded before, and must be the element's only store.
+struct Replay {
+    loaded: Vec<bool>,
+    dst: Vec<Option<f64>>,
+}
+
+impl OrderSink for Replay {
+    fn load(&mut self, src: usize) {
+        self.loaded[src] = true;
+    }
+
+    fn store(&mut self, dst: usize, src: usize) {
+        assert!(
+            self.loaded[src],
+            "element {src} stored before it was loaded"
+        );
+        assert!(self.dst[dst].is_none(), "destination {dst} stored twice");
+        self.dst[dst] = Some(src as f64);
+    }
+}
+
 fn storage<T>(len: usize, make: impl Fn(usize) -> T) -> Vec<T> {
     (0..len).map(make).collect()
 }
@@ -241,6 +264,21 @@ proptest! {
     #[test]
     fn permuted_views_copy_like_the_definition(view in permuted_view()) {
         check_all_paths(&view)?;
+    }
+
+    /// The order the simulator replays for the engine stores every destination element once,
+    /// from its source element, after loading that element.
+    #[test]
+    fn the_replayed_engine_order_moves_every_element_once(
+        view in prop_oneof![arbitrary_view(), permuted_view()]
+    ) {
+        let src = storage(view.storage_len, |i| i as f64);
+        let want = naive_copy(&src, &view);
+        let mut replay = Replay { loaded: vec![false; view.storage_len], dst: vec![None; want.len()] };
+        engine_order(view.storage_len, &view.shape, &view.strides, view.offset, 0, &mut replay)
+            .unwrap();
+        let got: Vec<Option<f64>> = replay.dst;
+        prop_assert_eq!(got, want.into_iter().map(Some).collect::<Vec<_>>());
     }
 
     /// A storage one element too short at either end is refused, never read out of bounds.

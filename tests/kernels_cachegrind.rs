@@ -18,6 +18,7 @@ use common::cachegrind::{
 };
 use stridelab::cache::geometry::Geometry;
 use stridelab::cache::sim::LevelStats;
+use stridelab::kernels::copy::Tuning;
 use stridelab::kernels::spec::PrepareOptions;
 use stridelab::kernels::{find, resolve_params};
 
@@ -235,7 +236,15 @@ fn compare_size(large: bool) {
         "kernels_orders.c",
         &["-O2", "-fno-tree-loop-distribute-patterns"],
     );
-    let cases = cases(large);
+    let mut cases = cases(large);
+    // The C fixture copies to-tiles in the view's C order, which is the copy engine's order
+    // unless the engine streams (a destination above an eighth of this host's last-level
+    // cache), when it reads the source in address order instead.
+    let tiles_bytes = if large { 512 * 512 * 8 } else { 96 * 96 * 8 };
+    if Tuning::for_copy(tiles_bytes).stream {
+        eprintln!("note: to-tiles skipped: the copy engine streams a {tiles_bytes}-byte copy here");
+        cases.retain(|case| case.kernel != "to-tiles");
+    }
     let flush = (2 * ll.size).to_string();
     let mut argv = vec![flush];
     for case in &cases {

@@ -291,8 +291,9 @@ fn rendering_again_replaces_the_report_and_leaves_no_temporary_directory() {
 }
 
 #[test]
-fn the_copy_engines_simulated_misses_are_not_shown_as_its_own() {
-    // The recorded file with its first naive-read transpose relabelled as the copy engine.
+fn the_copy_engines_simulated_misses_come_with_what_the_replay_leaves_out() {
+    // The recorded file with its first naive-read transpose relabelled as the copy engine (its
+    // numbers stay naive-read's: only what the page says about them is checked).
     let mut doc: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(fixture("results_small.json")).unwrap()).unwrap();
     let record = doc["records"]
@@ -311,13 +312,8 @@ fn the_copy_engines_simulated_misses_are_not_shown_as_its_own() {
     let table = &section[..section.find("</table>").unwrap()];
     let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
     let fast = rows.iter().find(|r| r.contains("<td>fast</td>")).unwrap();
-    assert!(fast.contains("not modelled"), "{fast}");
     // B is the blocked loops' parameter only.
     assert!(fast.contains("<td>—</td>"), "{fast}");
-    let blocked = rows
-        .iter()
-        .find(|r| r.contains("<td>blocked</td>"))
-        .unwrap();
-    assert!(!blocked.contains("not modelled"), "{blocked}");
-    assert!(html.contains("Simulated misses of `fast` are not shown"));
+    assert!(html.contains("Simulated misses of `fast`: the copy engine is replayed"));
+    assert!(!html.contains("Simulated misses of `blocked`"));
 }

@@ -19,6 +19,7 @@
 //! so no two buffers overlap in that address space.
 
 use crate::cache::AccessSink;
+use crate::kernels::copy::order::{OrderSink, engine_order};
 use crate::kernels::copy::reference::{plain_copy, read_sum};
 use crate::kernels::copy::{CopyError, copy_into_contiguous};
 
@@ -107,9 +108,9 @@ pub trait Mem {
         }
     }
     /// Copies `view` of buffer `src` into `dst[dst_start..]` in logical C order, through the
-    /// copy engine on real memory. The simulated stream is the engine's reference order (for
-    /// each element in C order: load the source element, store the destination element): the
-    /// fast engine may block its loops differently, which this stream does not model.
+    /// copy engine on real memory. The simulated stream is the engine's own order
+    /// ([`engine_order`]: its plan, tuning, panels and 8×8 blocks), without its L1 stage,
+    /// carried lines and prefetches; non-temporal stores count as stores.
     fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize);
     /// Copies elements `0..len` of buffer `src` to `0..len` of buffer `dst` with the copy
     /// engine's [`plain_copy`] (the platform `memcpy`) on real memory. Simulated stream: for k ascending, load src[k], store dst[k]
@@ -303,12 +304,37 @@ impl<const N: usize> Mem for SimMem<'_, '_, N> {
     }
 
     fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {
-        let mut target = dst_start;
-        for_each_view_index(view.shape, view.strides, view.offset, |index| {
-            let value = self.load(src, index);
-            self.store(dst, target, value);
-            target += 1;
-        });
+        /// The engine's accesses, replayed on this memory.
+        struct Replay<'m, 'a, 's, const N: usize> {
+            mem: &'m mut SimMem<'a, 's, N>,
+            src: usize,
+            dst: usize,
+        }
+        impl<const N: usize> OrderSink for Replay<'_, '_, '_, N> {
+            fn load(&mut self, src: usize) {
+                self.mem.load(self.src, src);
+            }
+            fn store(&mut self, dst: usize, src: usize) {
+                // The value travels in registers (or the stage): not a simulated access.
+                let value = self.mem.real.load(self.src, src);
+                self.mem.store(self.dst, dst, value);
+            }
+        }
+        let src_len = self.real.buffers[src].len();
+        let mut replay = Replay {
+            mem: self,
+            src,
+            dst,
+        };
+        engine_order(
+            src_len,
+            view.shape,
+            view.strides,
+            view.offset,
+            dst_start,
+            &mut replay,
+        )
+        .unwrap_or_else(|err: CopyError| panic!("copy view validated at prepare time: {err}"));
     }
 
     fn copy_span(&mut self, src: usize, dst: usize, len: usize) {

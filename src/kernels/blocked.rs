@@ -15,8 +15,8 @@
 //! `to-tiles` copies the row-major n×n matrix (buffer 0) into tile-major storage (buffer 1)
 //! through the copy engine: one 4-D view when B divides n; otherwise, per tile row, one 3-D view
 //! of the full tiles (when the tile row is full height) and each remaining (edge) tile row by
-//! row. The simulated stream is each copy's reference order (C order of the view), then the
-//! sampled checksum cells of buffer 1.
+//! row. The simulated stream is each copy in the engine's own order
+//! ([`crate::kernels::copy::order`]), then the sampled checksum cells of buffer 1.
 
 use crate::cache::AccessSink;
 use crate::harness::buffer::AlignedBuffer;
@@ -26,6 +26,7 @@ use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, sampled_sum,
     size_param, text_param,
 };
+use crate::kernels::copy::order::REPLAY_CAVEAT;
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
@@ -96,13 +97,9 @@ pub(crate) static TO_TILES: Entry = Entry {
     simulation_note: Some(to_tiles_simulation_note),
 };
 
-/// The copy engine's own order differs from the simulated one when it streams.
+/// The copy engine, replayed with [`REPLAY_CAVEAT`]'s omissions.
 fn to_tiles_simulation_note(_: &Params) -> Option<&'static str> {
-    Some(
-        "the copy engine is simulated in each view's C order; for destinations larger than an \
-         eighth of the last-level cache the engine walks the source in address order instead \
-         (same lines, another order)",
-    )
+    Some(REPLAY_CAVEAT)
 }
 
 /// An n×n matrix in B×B tiles.

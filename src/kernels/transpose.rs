@@ -8,8 +8,8 @@
 //! - `blocked`: tiles of B×B in row-major tile order (for ti, for tj), inside a tile for i,
 //!   for j; edge tiles are cut to the matrix.
 //! - `fast`: the copy engine on the view (cols, rows) with strides (1, ld). Its simulated stream
-//!   is the engine's reference order (that of `naive-write`); the fast engine blocks its loops
-//!   differently, which the simulation does not model.
+//!   is the engine's own order ([`crate::kernels::copy::order`]): panels, tiles and 8×8 blocks
+//!   (below 8 rows or columns, runs in `naive-write`'s order).
 //!
 //! Every variant then reads back the sampled checksum cells of dst
 //! ([`crate::kernels::common::sampled_sum`]).
@@ -22,6 +22,7 @@ use crate::kernels::common::{
     Matrix, cell_value, check_indices, checked_elements, filled_buffer, sampled_sum, size_param,
     text_param,
 };
+use crate::kernels::copy::order::REPLAY_CAVEAT;
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
@@ -196,12 +197,9 @@ impl Instance for Transpose {
     }
 }
 
-/// `fast` is simulated in the copy engine's reference order, not the engine's own.
+/// `fast` is the copy engine, replayed with [`REPLAY_CAVEAT`]'s omissions.
 fn simulation_note(params: &Params) -> Option<&'static str> {
-    matches!(variant(params), Ok(Variant::Fast)).then_some(
-        "the copy engine is simulated in its reference element order (that of naive-write), \
-         not in the 8×8 blocks and tiles it runs, so these counts are naive-write's",
-    )
+    matches!(variant(params), Ok(Variant::Fast)).then_some(REPLAY_CAVEAT)
 }
 
 /// The strided side of each variant.

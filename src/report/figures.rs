@@ -1304,17 +1304,12 @@ pub fn transposes(doc: &ResultsDocument) -> Outcome {
                 .to_string(),
         );
     }
-    let unmodelled: BTreeSet<&str> = recs
+    let approximated: BTreeSet<(&str, &str)> = recs
         .iter()
-        .filter(|r| simulated_differently(r))
-        .filter_map(|r| data::text(r, "variant"))
+        .filter_map(|r| Some((data::text(r, "variant")?, simulation_note(r)?)))
         .collect();
-    for variant in unmodelled {
-        notes.push(format!(
-            "Simulated misses of `{variant}` are not shown: the simulator does not replay the \
-             stream this variant runs (the copy engine is simulated in its reference element \
-             order, that of naive-write, not in its 8×8 blocks and tiles)."
-        ));
+    for (variant, note) in approximated {
+        notes.push(format!("Simulated misses of `{variant}`: {note}."));
     }
     let mut sorted = recs.clone();
     sorted.sort_by_key(|r| {
@@ -1343,11 +1338,7 @@ pub fn transposes(doc: &ResultsDocument) -> Outcome {
                     .map(|c| c.best_variant.clone())
                     .unwrap_or_else(|| "—".into()),
                 cell(data::reference_ratio(r)),
-                if simulated_differently(r) {
-                    "not modelled".to_string()
-                } else {
-                    cell(misses_per_access(r, 0))
-                },
+                cell(misses_per_access(r, 0)),
             ]
         })
         .collect();
@@ -1387,11 +1378,11 @@ pub fn transposes(doc: &ResultsDocument) -> Outcome {
     }))
 }
 
-/// Whether the simulated stream of `r` is not the one its timing measured (the catalogue's
-/// simulation note for the record's resolved parameters; unknown kernels count as modelled).
-fn simulated_differently(r: &PointRecord) -> bool {
-    crate::kernels::find(&r.kernel)
-        .is_ok_and(|spec| crate::kernels::simulation_note(spec, &r.params).is_some())
+/// Where the simulated stream of `r` differs from the one its timing measured (the
+/// catalogue's note for the record's resolved parameters; none for unknown kernels).
+fn simulation_note(r: &PointRecord) -> Option<&'static str> {
+    let spec = crate::kernels::find(&r.kernel).ok()?;
+    crate::kernels::simulation_note(spec, &r.params)
 }
 
 /// A short name for a view expression and its shape/strides (from the layout model).

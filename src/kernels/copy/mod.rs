@@ -29,6 +29,7 @@
 //! 5. Work items (outer index × column panel × batch chunk) write disjoint destination
 //!    elements; the parallel variant hands contiguous ranges of them to the pool's threads.
 
+pub mod order;
 mod plan;
 pub mod reference;
 mod simd;
@@ -38,7 +39,7 @@ use std::ops::Range;
 
 use thiserror::Error;
 
-use plan::{BATCH_CHUNK, Cursor, Inner, Plan};
+use plan::{BATCH_CHUNK, Cursor, Inner, PanelItem, Plan};
 #[doc(hidden)]
 pub use plan::{KernelSet, Tuning};
 use simd::Isa;
@@ -307,10 +308,12 @@ impl RawCopy<'_> {
                     lds,
                     ldd,
                 } => {
-                    let c0 = within / chunks * panel;
-                    let width = panel.min(cols - c0);
-                    let first = within % chunks * BATCH_CHUNK;
-                    let count = BATCH_CHUNK.min(batch.len - first);
+                    let PanelItem {
+                        column: c0,
+                        width,
+                        first,
+                        count,
+                    } = self.plan.panel_item(within, panel, cols);
                     let shift = |stride: isize| first as isize * stride;
                     // SAFETY: by invariant 3 every src + b·batch_src + r·lds + c (b < batch,
                     // r < rows, c < cols) is in bounds; the batch chunk's panel columns
@@ -427,6 +430,41 @@ impl Stage {
     }
 }
 
+/// Which loop nest moves a transpose panel (one decision, shared by the engine and by
+/// [`order::engine_order`], which replays it for the simulator).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PanelKernel {
+    /// [`simd::transpose_panel_stream_avx512`]: 8 rows at a time across a batch of panels.
+    BatchStream,
+    /// Streamed to the destination: swept ([`sweeps`]) or in tiles.
+    Streamed,
+    /// [`transpose_panel_one`]: through the L1 stage.
+    Staged,
+}
+
+impl PanelKernel {
+    /// `dst_aligned`: the panel's destination rows (and batch steps) start on line boundaries.
+    fn choose(isa: Isa, tuning: Tuning, count: usize, dst_aligned: bool) -> PanelKernel {
+        let streams = cfg!(target_arch = "x86_64") && tuning.stream && isa == Isa::Avx512;
+        if streams && dst_aligned && count > 1 {
+            PanelKernel::BatchStream
+        } else if streams && !tuning.staged {
+            PanelKernel::Streamed
+        } else {
+            PanelKernel::Staged
+        }
+    }
+}
+
+/// Whether a streamed panel is swept 8 rows at a time over at most [`SWEEP_COLUMNS`] columns
+/// rather than walked in tiles. Source rows off the line grid (`straddling`) make every
+/// 8-element load straddle two lines; swept tile by tile (column blocks outermost) each line
+/// would reach L1 twice, so such panels (e.g. leading dimension 4097) are swept, where
+/// neighbouring blocks share their lines.
+fn sweeps(tuning: Tuning, straddling: bool) -> bool {
+    straddling || tuning.tile_rows <= 8
+}
+
 /// [`transpose_panel_one`] for `batch.0` consecutive panels, panel `b` shifted by
 /// `b·batch.1` in the source and `b·batch.2` in the destination.
 ///
@@ -452,7 +490,8 @@ unsafe fn transpose_panel(
         let aligned = (dst as usize).is_multiple_of(simd::LINE_BYTES)
             && ldd % 8 == 0
             && (count == 1 || batch_dst % 8 == 0);
-        if tuning.stream && isa == Isa::Avx512 && aligned && count > 1 {
+        let kernel = PanelKernel::choose(isa, tuning, count, aligned);
+        if kernel == PanelKernel::BatchStream {
             // SAFETY: the caller's ranges; the destination is line-aligned (checked above);
             // Isa::Avx512 only exists when the CPU has AVX-512F.
             return unsafe {
@@ -468,17 +507,13 @@ unsafe fn transpose_panel(
                 )
             };
         }
-        if tuning.stream && isa == Isa::Avx512 && !tuning.staged {
+        if kernel == PanelKernel::Streamed {
             let carry = stage.carry(width);
             for b in 0..count as isize {
                 let src_b = src.wrapping_offset(b * batch_src);
                 let dst_b = dst.wrapping_offset(b * batch_dst);
-                // Source rows off the line grid make every 8-element load straddle two lines;
-                // swept tile by tile (column blocks outermost) each line would reach L1 twice,
-                // so such panels (e.g. leading dimension 4097) are swept 8 rows at a time over
-                // at most SWEEP_COLUMNS columns, where neighbouring blocks share their lines.
                 let straddling = lds % 8 != 0 || !(src_b as usize).is_multiple_of(simd::LINE_BYTES);
-                if straddling || tuning.tile_rows <= 8 {
+                if sweeps(tuning, straddling) {
                     for first in (0..width).step_by(SWEEP_COLUMNS) {
                         // SAFETY: columns first.. of panel b, a part of the caller's ranges;
                         // the carry holds `width`·8 elements; Isa::Avx512 only exists when

@@ -40,6 +40,16 @@ pub(crate) struct Plan {
     pub inner: Inner,
 }
 
+/// One work item of a transpose: columns `column..column + width` of batch indices
+/// `first..first + count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PanelItem {
+    pub column: usize,
+    pub width: usize,
+    pub first: usize,
+    pub count: usize,
+}
+
 /// Batch indices per work item: long enough for source streams (256 × a 64-column transpose
 /// reads 128 KiB of each row), short enough to give threads several items each.
 pub(crate) const BATCH_CHUNK: usize = 256;
@@ -154,6 +164,20 @@ impl Plan {
     /// Chunks of [`BATCH_CHUNK`] batch indices per panel.
     pub(crate) fn batch_chunks(&self) -> usize {
         self.batch.len.div_ceil(BATCH_CHUNK)
+    }
+
+    /// Work item `within` (of one outer combination) of a transpose plan with `panel`-column
+    /// panels: panel-major, batch chunks inside.
+    pub(crate) fn panel_item(&self, within: usize, panel: usize, cols: usize) -> PanelItem {
+        let chunks = self.batch_chunks();
+        let column = within / chunks * panel;
+        let first = within % chunks * BATCH_CHUNK;
+        PanelItem {
+            column,
+            width: panel.min(cols - column),
+            first,
+            count: BATCH_CHUNK.min(self.batch.len - first),
+        }
     }
 }
 
