@@ -83,3 +83,18 @@ fn an_unknown_kernel_names_its_line() {
         .to_string();
     assert!(err.contains("line 3") && err.contains("row-summ"), "{err}");
 }
+
+/// The gate's deterministic track must give the same counts on every machine; the copy
+/// engine's replayed stream follows the host's tuning, so no gate point may use it.
+#[test]
+fn the_gate_suite_simulates_the_same_stream_on_every_machine() {
+    let plan = Suite::builtin("gate").unwrap().plan(None).unwrap();
+    for point in &plan.points {
+        let note = stridelab::kernels::simulation_note(point.spec, &point.params);
+        assert_eq!(
+            note, None,
+            "gate point {} {:?}",
+            point.spec.name, point.params
+        );
+    }
+}
