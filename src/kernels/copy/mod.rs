@@ -3,7 +3,9 @@
 //! Every copy the lab makes goes through [`copy_into_contiguous`]: the layout model's
 //! `contiguous()`/`reshape` copies, the `transpose fast` kernel and `to-tiles`.
 //! [`copy_into_contiguous_par`] is the same copy on a rayon pool. The [`reference`](mod@reference) module holds
-//! the plain, non-temporal and read-only streams every bandwidth figure is normalised by.
+//! the plain, non-temporal and read-only streams every bandwidth figure is normalised by;
+//! [`order`] replays the engine's access order (the same plan, tuning and loop nests) for the
+//! simulator.
 //!
 //! How a copy runs:
 //! 1. `validate` checks, once and with 128-bit arithmetic, that every reachable source index
