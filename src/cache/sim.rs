@@ -25,9 +25,9 @@
 //! by proptests over every policy and random geometries):
 //!
 //! - An access confined to the line the first level looked up last only bumps a counter
-//!   ([`Hierarchy::access`] says why nothing else can change): 7 of 8 row-order f64 accesses.
+//!   (`Hierarchy::access` says why nothing else can change): 7 of 8 row-order f64 accesses.
 //! - A one-line access to an unclassified LRU first level (the default) is looked up inline
-//!   in [`Hierarchy::access`]; everything else (straddles, 3C, other policies, lower levels)
+//!   in `Hierarchy::access`; everything else (straddles, 3C, other policies, lower levels)
 //!   is reached by a jump to an out-of-line loop over the levels.
 //! - LRU and FIFO sets are rings with a moving head, so a miss is O(1) instead of shifting the
 //!   whole set, and an LRU hit moves O(min(p, ways − 1 − p)) tags. The LRU lookup checks the

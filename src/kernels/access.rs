@@ -113,7 +113,7 @@ pub trait Mem {
     /// carried lines and prefetches; non-temporal stores count as stores.
     fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize);
     /// Copies elements `0..len` of buffer `src` to `0..len` of buffer `dst` with the copy
-    /// engine's [`plain_copy`] (the platform `memcpy`) on real memory. Simulated stream: for k ascending, load src[k], store dst[k]
+    /// engine's [`plain_copy`] (the platform `memcpy`) on real memory. Simulated stream: for k ascending, load `src[k]`, store `dst[k]`
     /// (the platform copy moves whole vectors, which touches the same lines in the same order).
     fn copy_span(&mut self, src: usize, dst: usize, len: usize);
 }

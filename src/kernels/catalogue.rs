@@ -81,7 +81,7 @@ pub fn stride_pattern(
 }
 
 /// Where `spec`'s simulated address stream differs from the timed kernel's, for resolved
-/// parameters (see [`SimulationNoteFn`]); `None` when the simulation replays the same stream.
+/// parameters (see `SimulationNoteFn`); `None` when the simulation replays the same stream.
 pub fn simulation_note(spec: &KernelSpec, params: &Params) -> Option<&'static str> {
     entries()
         .into_iter()

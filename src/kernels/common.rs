@@ -49,8 +49,8 @@ pub fn sampled_sum<M: Mem>(m: &mut M, buffer: usize, len: usize) -> f64 {
 pub use crate::harness::rng::SplitMix64;
 
 /// A random cyclic permutation of `0..n` (one cycle through every slot): Sattolo's algorithm
-/// over the identity with splitmix64(seed): for i = n-1 down to 1, j = next() mod i, swap p[i]
-/// and p[j]. The chase goes from slot s to slot p[s].
+/// over the identity with splitmix64(seed): for i = n-1 down to 1, j = next() mod i, swap `p[i]`
+/// and `p[j]`. The chase goes from slot s to slot `p[s]`.
 pub fn cyclic_permutation(n: usize, seed: u64) -> Vec<usize> {
     let mut next: Vec<usize> = (0..n).collect();
     let mut rng = SplitMix64::new(seed);

@@ -4,7 +4,7 @@
 //! Both run on the copy engine's reference streams (`kernels::copy::reference`): `read_sum`
 //! (16 accumulators) and `plain_copy` (`memcpy`), the same ones the harness normalises by.
 //!
-//! Orders: `read` reads x[k] for k ascending; `copy` copies src[k] to dst[k] for k ascending (one load then one store per element in the
+//! Orders: `read` reads `x[k]` for k ascending; `copy` copies `src[k]` to `dst[k]` for k ascending (one load then one store per element in the
 //! simulated stream), then reads back the sampled checksum cells of dst
 //! ([`crate::kernels::common::sampled_sum`]).
 
@@ -80,7 +80,7 @@ fn plan_copy(params: &Params) -> Result<Vec<usize>, KernelError> {
     Ok(vec![n, n])
 }
 
-/// The `read` order: x[k] for k ascending ([`Mem::sum_span`]).
+/// The `read` order: `x[k]` for k ascending ([`Mem::sum_span`]).
 #[inline(always)]
 pub fn read_sum<M: Mem>(m: &mut M, len: usize) -> f64 {
     m.sum_span(0, len)

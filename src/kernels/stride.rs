@@ -1,4 +1,4 @@
-//! `stride-sum len stride`: read x[k] for k = 0, stride, 2·stride, … < len — the classic "time
+//! `stride-sum len stride`: read `x[k]` for k = 0, stride, 2·stride, … < len — the classic "time
 //! per access vs step" experiment. The n-th element read goes to accumulator `n mod 8`.
 //!
 //! Up to a step of one line (8 elements) every line is still fetched, so time per access rises

@@ -2,7 +2,7 @@
 //! copying anything: what the simulator feeds its caches for the copy engine.
 //!
 //! [`engine_order`] walks the same plan, tuning, work items and panel loop nests as the engine
-//! (the same [`PanelKernel`] decision), at the granularity of its 8×8 blocks: a block's 64
+//! (the same `PanelKernel` decision), at the granularity of its 8×8 blocks: a block's 64
 //! source elements are loaded row by row, then its 8 destination rows are stored. Not replayed:
 //! the L1 stage of staged panels (its accesses; the stage's row runs are reported as stores
 //! from the source elements they carry), the one-block delay of the carried lines when a
