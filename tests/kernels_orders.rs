@@ -311,10 +311,11 @@ fn view_walks_in_logical_c_order() {
     assert_same("view-sum expr", stream("view-sum", &[("expr", expr)]), want);
 }
 
-/// From 8 rows on, `fast` is simulated in the copy engine's own order (its 8×8 blocks), which
-/// is not naive-write's.
+/// From 8 rows on, `fast` is simulated in the copy engine's own order (its 8×8 blocks, and its
+/// stage when it stages), which is not naive-write's.
 #[test]
 fn the_fast_transpose_replays_the_engines_blocks() {
+    use stridelab::kernels::access::STAGE_BUFFER;
     struct Sink(Vec<Access>);
     impl stridelab::kernels::copy::order::OrderSink for Sink {
         fn load(&mut self, src: usize) {
@@ -322,6 +323,12 @@ fn the_fast_transpose_replays_the_engines_blocks() {
         }
         fn store(&mut self, dst: usize, _: usize) {
             self.0.push(Store(1, dst));
+        }
+        fn stage_load(&mut self, index: usize) {
+            self.0.push(Load(STAGE_BUFFER, index));
+        }
+        fn stage_store(&mut self, index: usize) {
+            self.0.push(Store(STAGE_BUFFER, index));
         }
     }
     let (rows, cols) = (16usize, 24usize);

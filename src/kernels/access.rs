@@ -34,6 +34,9 @@ pub const ELEMENT_BYTES: u32 = 8;
 /// the simulated address space.
 pub const MAX_BUFFER_ELEMENTS: usize = 1 << 29;
 
+/// The simulated buffer of the copy engine's L1 stage (kernels use buffers from 0 up).
+pub const STAGE_BUFFER: usize = 15;
+
 /// The simulated byte address of element `index` of buffer `buffer`.
 #[inline(always)]
 pub fn sim_address(buffer: usize, index: usize) -> u64 {
@@ -109,8 +112,9 @@ pub trait Mem {
     }
     /// Copies `view` of buffer `src` into `dst[dst_start..]` in logical C order, through the
     /// copy engine on real memory. The simulated stream is the engine's own order
-    /// ([`engine_order`]: its plan, tuning, panels and 8×8 blocks), without its L1 stage,
-    /// carried lines and prefetches; non-temporal stores count as stores.
+    /// ([`engine_order`]: its plan, tuning, panels, 8×8 blocks and L1 stage, the stage at
+    /// simulated buffer `STAGE_BUFFER`), without the carried lines of streamed panels and
+    /// prefetches; non-temporal stores count as stores.
     fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize);
     /// Copies elements `0..len` of buffer `src` to `0..len` of buffer `dst` with the copy
     /// engine's [`plain_copy`] (the platform `memcpy`) on real memory. Simulated stream: for k ascending, load `src[k]`, store `dst[k]`
@@ -318,6 +322,14 @@ impl<const N: usize> Mem for SimMem<'_, '_, N> {
                 // The value travels in registers (or the stage): not a simulated access.
                 let value = self.mem.real.load(self.src, src);
                 self.mem.store(self.dst, dst, value);
+            }
+            fn stage_load(&mut self, index: usize) {
+                let address = sim_address(STAGE_BUFFER, index);
+                self.mem.sink.load(address, ELEMENT_BYTES);
+            }
+            fn stage_store(&mut self, index: usize) {
+                let address = sim_address(STAGE_BUFFER, index);
+                self.mem.sink.store(address, ELEMENT_BYTES);
             }
         }
         let src_len = self.real.buffers[src].len();

@@ -3,19 +3,19 @@
 //!
 //! [`engine_order`] walks the same plan, tuning, work items and panel loop nests as the engine
 //! (the same `PanelKernel` decision), at the granularity of its 8×8 blocks: a block's 64
-//! source elements are loaded row by row, then its 8 destination rows are stored. Not replayed:
-//! the L1 stage of staged panels (its accesses; the stage's row runs are reported as stores
-//! from the source elements they carry), the one-block delay of the carried lines when a
-//! destination row starts mid-line, software prefetches, and non-temporal stores (reported as
-//! ordinary stores, as cachegrind counts them). Both buffers are assumed to start on a cache
-//! line, as the lab's buffers do.
+//! source elements are loaded row by row, then its 8 destination rows are stored; a staged
+//! panel's blocks go to the engine's L1 stage and its destination rows come out of it
+//! ([`OrderSink::stage_load`]/[`OrderSink::stage_store`]). Not replayed: the carry buffer and
+//! the one-block delay of streamed panels whose destination rows start mid-line, software
+//! prefetches, and non-temporal stores (reported as ordinary stores, as cachegrind counts
+//! them). Both buffers are assumed to start on a cache line, as the lab's buffers do.
 
 #![forbid(unsafe_code)]
 
 /// What the replay leaves out, for every simulated figure of a copy-engine kernel.
 pub const REPLAY_CAVEAT: &str = "the copy engine is replayed in its own order (plan, panels, \
-     tiles, 8×8 blocks) but without its L1 stage, carried lines and prefetches, and its \
-     non-temporal stores count as ordinary stores";
+     tiles, 8×8 blocks, its L1 stage) but without the carried lines of streamed panels and \
+     its prefetches, and its non-temporal stores count as ordinary stores";
 
 use super::plan::{Cursor, Inner, Plan};
 use super::simd::Isa;
@@ -28,6 +28,15 @@ pub trait OrderSink {
     fn load(&mut self, src: usize);
     /// The engine writes destination element `dst` with the value of source element `src`.
     fn store(&mut self, dst: usize, src: usize);
+    /// The engine reads element `index` of its L1 stage (a line-aligned scratch buffer of its
+    /// own; staged panels only).
+    fn stage_load(&mut self, index: usize) {
+        let _ = index;
+    }
+    /// The engine writes element `index` of its L1 stage.
+    fn stage_store(&mut self, index: usize) {
+        let _ = index;
+    }
 }
 
 /// Replays the accesses [`super::copy_into_contiguous`] makes for an 8-byte element type on
@@ -266,17 +275,25 @@ fn replay_panel(
     }
 }
 
-/// `transpose_panel_one`: each tile's blocks loaded row step by row step, then each
-/// destination row's run from the stage, cut at the destination's line boundaries (the
-/// elements past the last boundary go out with the next tile).
+/// `transpose_panel_one`: each tile's blocks transposed into the stage row step by row step,
+/// then each destination row's run copied out of the stage, cut at the destination's line
+/// boundaries (the 8 elements past the last boundary move to the front of the stage row and go
+/// out with the next tile). Stage row `c` holds 8 carried elements, then the tile's elements of
+/// destination row `c`.
 fn staged(panel: &Panel, tile_rows: usize, sink: &mut impl OrderSink) {
     let (full_rows, full_cols) = panel.full();
+    let row_len = tile_rows + 8;
     let mut r0 = 0;
     while r0 < full_rows {
         let len = tile_rows.min(full_rows - r0);
         for r in (r0..r0 + len).step_by(8) {
             for c in (0..full_cols).step_by(8) {
                 panel.block_loads(r, c, sink);
+                for j in c..c + 8 {
+                    for k in r - r0..r - r0 + 8 {
+                        sink.stage_store(j * row_len + 8 + k);
+                    }
+                }
             }
         }
         let last = r0 + len == full_rows;
@@ -286,7 +303,14 @@ fn staged(panel: &Panel, tile_rows: usize, sink: &mut impl OrderSink) {
             let start = if r0 == 0 { 0 } else { r0 - m };
             let end = if last { r0 + len } else { r0 + len - m };
             for e in start..end {
+                sink.stage_load(c * row_len + 8 + e - r0);
                 sink.store(panel.dst_at(e, c), panel.src_at(e, c));
+            }
+            if !last {
+                for k in 0..8 {
+                    sink.stage_load(c * row_len + len + k);
+                    sink.stage_store(c * row_len + k);
+                }
             }
         }
         r0 += len;
