@@ -28,8 +28,8 @@ pub(crate) type PlanFn = fn(&Params) -> Result<Vec<usize>, KernelError>;
 /// The kernel's characteristic strided pattern for resolved parameters (see [`StridePattern`]).
 pub(crate) type PatternFn = fn(&Params) -> Result<Option<StridePattern>, KernelError>;
 
-/// Where the simulated address stream is not the one the timed kernel makes, for resolved
-/// parameters: a sentence saying what the simulation replays instead (`None`: the same stream).
+/// Where the simulated address stream is not exactly the one the timed kernel makes, for
+/// resolved parameters: a sentence saying how it differs (`None`: the same stream).
 pub(crate) type SimulationNoteFn = fn(&Params) -> Option<&'static str>;
 
 /// A catalogue entry: the public spec plus the buffer plan used to validate parameters, the
@@ -73,21 +73,21 @@ pub fn stride_pattern(
     spec: &KernelSpec,
     params: &Params,
 ) -> Result<Option<StridePattern>, KernelError> {
-    let entry = entries()
-        .into_iter()
-        .find(|entry| entry.spec.name == spec.name)
-        .ok_or_else(|| KernelError::UnknownKernel(spec.name.to_string()))?;
-    (entry.pattern)(params)
+    (entry_of(spec)?.pattern)(params)
 }
 
 /// Where `spec`'s simulated address stream differs from the timed kernel's, for resolved
 /// parameters (see `SimulationNoteFn`); `None` when the simulation replays the same stream.
 pub fn simulation_note(spec: &KernelSpec, params: &Params) -> Option<&'static str> {
+    entry_of(spec).ok()?.simulation_note?(params)
+}
+
+/// The catalogue entry of `spec`.
+fn entry_of(spec: &KernelSpec) -> Result<&'static Entry, KernelError> {
     entries()
         .into_iter()
         .find(|entry| entry.spec.name == spec.name)
-        .and_then(|entry| entry.simulation_note)
-        .and_then(|note| note(params))
+        .ok_or_else(|| KernelError::UnknownKernel(spec.name.to_string()))
 }
 
 fn entries() -> [&'static Entry; 11] {
@@ -123,11 +123,7 @@ pub fn find(name: &str) -> Result<&'static KernelSpec, KernelError> {
 }
 
 fn plan_of(spec: &KernelSpec) -> Result<PlanFn, KernelError> {
-    entries()
-        .into_iter()
-        .find(|entry| entry.spec.name == spec.name)
-        .map(|entry| entry.plan)
-        .ok_or_else(|| KernelError::UnknownKernel(spec.name.to_string()))
+    Ok(entry_of(spec)?.plan)
 }
 
 /// Turns user arguments into validated parameters (see the module doc for the rules).
