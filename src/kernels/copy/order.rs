@@ -12,14 +12,14 @@
 
 #![forbid(unsafe_code)]
 
+use super::plan::{Cursor, Inner, Plan};
+use super::simd::Isa;
+use super::{CopyError, PanelKernel, STAGE_COLUMNS, SWEEP_COLUMNS, Tuning, sweeps, validate};
+
 /// What the replay leaves out, for every simulated figure of a copy-engine kernel.
 pub const REPLAY_CAVEAT: &str = "the copy engine is replayed in its own order (plan, panels, \
      tiles, 8×8 blocks, its L1 stage) but without the carried lines of streamed panels and \
      its prefetches, and its non-temporal stores count as ordinary stores";
-
-use super::plan::{Cursor, Inner, Plan};
-use super::simd::Isa;
-use super::{CopyError, PanelKernel, STAGE_COLUMNS, SWEEP_COLUMNS, Tuning, sweeps, validate};
 
 /// Receives the engine's accesses in order, as element indices into the source storage and
 /// the destination.
