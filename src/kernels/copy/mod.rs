@@ -290,7 +290,7 @@ impl RawCopy<'_> {
         debug_assert!(self.src_len > 0);
         // Only transposes use the stage; runs get an empty one (small copies stay cheap).
         let stage_rows = match self.plan.inner {
-            Inner::Transpose { .. } => panel.min(STAGE_COLUMNS),
+            Inner::Transpose { .. } => stage_columns(panel),
             Inner::Run { .. } => 0,
         };
         let mut stage = Stage::new(stage_rows, self.tuning.tile_rows);
@@ -385,6 +385,16 @@ const SWEEP_COLUMNS: usize = 256;
 /// on a 32 KiB L1 — the source lines a step reads are used once and may be evicted first).
 const STAGE_COLUMNS: usize = 64;
 
+/// How many columns of a `panel`-column transpose panel the stage takes at a time.
+fn stage_columns(panel: usize) -> usize {
+    panel.clamp(8, STAGE_COLUMNS)
+}
+
+/// Elements per stage row: 8 carried elements, then a tile of `tile_rows`.
+fn stage_row_len(tile_rows: usize) -> usize {
+    tile_rows + 8
+}
+
 /// The staging buffer of a transpose panel: one row per destination row of the panel, each
 /// holding 8 carried elements followed by a tile of `tile_rows` elements; 64-byte aligned.
 struct Stage {
@@ -399,7 +409,7 @@ struct Stage {
 
 impl Stage {
     fn new(panel: usize, tile_rows: usize) -> Stage {
-        let row_len = tile_rows + 8;
+        let row_len = stage_row_len(tile_rows);
         let storage = vec![0.0f64; panel * row_len + 8];
         let start = storage
             .as_ptr()
@@ -445,8 +455,17 @@ enum PanelKernel {
 }
 
 impl PanelKernel {
-    /// `dst_aligned`: the panel's destination rows (and batch steps) start on line boundaries.
-    fn choose(isa: Isa, tuning: Tuning, count: usize, dst_aligned: bool) -> PanelKernel {
+    /// For `count` panels `batch_dst` apart in the destination, whose first destination row
+    /// starts a line when `dst_on_line`.
+    fn choose(
+        isa: Isa,
+        tuning: Tuning,
+        (count, batch_dst): (usize, isize),
+        dst_on_line: bool,
+        ldd: isize,
+    ) -> PanelKernel {
+        // Every destination row of every panel starts a line.
+        let dst_aligned = dst_on_line && ldd % 8 == 0 && (count == 1 || batch_dst % 8 == 0);
         let streams = cfg!(target_arch = "x86_64") && tuning.stream && isa == Isa::Avx512;
         if streams && dst_aligned && count > 1 {
             PanelKernel::BatchStream
@@ -458,12 +477,13 @@ impl PanelKernel {
     }
 }
 
-/// Whether a streamed panel is swept 8 rows at a time over at most [`SWEEP_COLUMNS`] columns
-/// rather than walked in tiles. Source rows off the line grid (`straddling`) make every
-/// 8-element load straddle two lines; swept tile by tile (column blocks outermost) each line
-/// would reach L1 twice, so such panels (e.g. leading dimension 4097) are swept, where
-/// neighbouring blocks share their lines.
-fn sweeps(tuning: Tuning, straddling: bool) -> bool {
+/// Whether a streamed panel (source rows `lds` apart, the first starting a line when
+/// `src_on_line`) is swept 8 rows at a time over at most [`SWEEP_COLUMNS`] columns rather
+/// than walked in tiles. Source rows off the line grid make every 8-element load straddle two
+/// lines; swept tile by tile (column blocks outermost) each line would reach L1 twice, so such
+/// panels (e.g. leading dimension 4097) are swept, where neighbouring blocks share their lines.
+fn sweeps(tuning: Tuning, lds: isize, src_on_line: bool) -> bool {
+    let straddling = lds % 8 != 0 || !src_on_line;
     straddling || tuning.tile_rows <= 8
 }
 
@@ -489,10 +509,8 @@ unsafe fn transpose_panel(
     let (count, batch_src, batch_dst) = batch;
     #[cfg(target_arch = "x86_64")]
     {
-        let aligned = (dst as usize).is_multiple_of(simd::LINE_BYTES)
-            && ldd % 8 == 0
-            && (count == 1 || batch_dst % 8 == 0);
-        let kernel = PanelKernel::choose(isa, tuning, count, aligned);
+        let on_line = |ptr: *const f64| (ptr as usize).is_multiple_of(simd::LINE_BYTES);
+        let kernel = PanelKernel::choose(isa, tuning, (count, batch_dst), on_line(dst), ldd);
         if kernel == PanelKernel::BatchStream {
             // SAFETY: the caller's ranges; the destination is line-aligned (checked above);
             // Isa::Avx512 only exists when the CPU has AVX-512F.
@@ -514,8 +532,7 @@ unsafe fn transpose_panel(
             for b in 0..count as isize {
                 let src_b = src.wrapping_offset(b * batch_src);
                 let dst_b = dst.wrapping_offset(b * batch_dst);
-                let straddling = lds % 8 != 0 || !(src_b as usize).is_multiple_of(simd::LINE_BYTES);
-                if sweeps(tuning, straddling) {
+                if sweeps(tuning, lds, on_line(src_b)) {
                     for first in (0..width).step_by(SWEEP_COLUMNS) {
                         // SAFETY: columns first.. of panel b, a part of the caller's ranges;
                         // the carry holds `width`·8 elements; Isa::Avx512 only exists when
@@ -556,7 +573,7 @@ unsafe fn transpose_panel(
         }
     }
     // Staged panels are cut to the stage's width (a direct panel may be wider).
-    let stage_columns = stage.columns.max(8);
+    let stage_columns = stage.columns;
     for b in 0..count as isize {
         for first in (0..width).step_by(stage_columns) {
             // SAFETY: columns first.. of panel b: a part of the caller's ranges.

@@ -14,7 +14,9 @@
 
 use super::plan::{Cursor, Inner, Plan};
 use super::simd::Isa;
-use super::{CopyError, PanelKernel, STAGE_COLUMNS, SWEEP_COLUMNS, Tuning, sweeps, validate};
+use super::{
+    CopyError, PanelKernel, SWEEP_COLUMNS, Tuning, stage_columns, stage_row_len, sweeps, validate,
+};
 
 /// What the replay leaves out, for every simulated figure of a copy-engine kernel.
 pub const REPLAY_CAVEAT: &str = "the copy engine is replayed in its own order (plan, panels, \
@@ -213,11 +215,11 @@ fn replay_panel(
     isa: Isa,
     sink: &mut impl OrderSink,
 ) {
+    // Both buffers start on a line, so an element index tells where its line starts.
     let line = |index: isize| index.rem_euclid(8) == 0;
-    let aligned = line(panel.dst) && panel.ldd % 8 == 0 && (count == 1 || batch_dst % 8 == 0);
     let steps = (batch_src, batch_dst);
     let (full_rows, full_cols) = panel.full();
-    match PanelKernel::choose(isa, tuning, count, aligned) {
+    match PanelKernel::choose(isa, tuning, (count, batch_dst), line(panel.dst), panel.ldd) {
         PanelKernel::BatchStream => {
             for r0 in (0..full_rows).step_by(8) {
                 for b in 0..count {
@@ -233,8 +235,7 @@ fn replay_panel(
         PanelKernel::Streamed => {
             for b in 0..count {
                 let panel = panel.batch(b, steps);
-                let straddling = panel.lds % 8 != 0 || !line(panel.src);
-                if sweeps(tuning, straddling) {
+                if sweeps(tuning, panel.lds, line(panel.src)) {
                     for first in (0..panel.width).step_by(SWEEP_COLUMNS) {
                         let part = panel.columns(first, SWEEP_COLUMNS.min(panel.width - first));
                         let (full_rows, full_cols) = part.full();
@@ -259,8 +260,7 @@ fn replay_panel(
             }
         }
         PanelKernel::Staged => {
-            // The stage is as wide as the engine's (a panel of at most STAGE_COLUMNS columns).
-            let stage_columns = tuning.panel.clamp(8, STAGE_COLUMNS);
+            let stage_columns = stage_columns(tuning.panel);
             for b in 0..count {
                 let panel = panel.batch(b, steps);
                 for first in (0..panel.width).step_by(stage_columns) {
@@ -282,7 +282,7 @@ fn replay_panel(
 /// destination row `c`.
 fn staged(panel: &Panel, tile_rows: usize, sink: &mut impl OrderSink) {
     let (full_rows, full_cols) = panel.full();
-    let row_len = tile_rows + 8;
+    let row_len = stage_row_len(tile_rows);
     let mut r0 = 0;
     while r0 < full_rows {
         let len = tile_rows.min(full_rows - r0);
