@@ -7,7 +7,9 @@
 //!
 //! Run: `cargo bench --bench copy_engine` (Markdown tables on stdout, about a minute).
 //! `COPY_ENGINE_SWEEP=1` adds a sweep of the tuning knobs; `COPY_ENGINE_QUICK=1` runs only the
-//! 1-thread transposes; `COPY_ENGINE_HUGE_PAGES=1` puts both buffers on transparent huge pages.
+//! 1-thread transposes; `COPY_ENGINE_HUGE_PAGES=1` puts both buffers on transparent huge pages;
+//! `COPY_ENGINE_SIZES=4096,4097` runs only those N×N transposes; `COPY_ENGINE_SHAPES=512x32,256x64`
+//! sweeps those panel × tile-row shapes instead of the built-in ones.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -186,9 +188,10 @@ fn main() {
     // Cargo passes `--bench`; this harness takes no arguments.
     let quick = std::env::var_os("COPY_ENGINE_QUICK").is_some();
     let sweep = std::env::var_os("COPY_ENGINE_SWEEP").is_some();
-    // `COPY_ENGINE_SIZES=4097,8192` limits the transposes (for focused A/B runs).
-    let sizes: Vec<usize> = std::env::var("COPY_ENGINE_SIZES")
-        .ok()
+    // `COPY_ENGINE_SIZES=4097,8192` runs only those transposes (for focused A/B runs).
+    let chosen_sizes = std::env::var("COPY_ENGINE_SIZES").ok();
+    let sizes: Vec<usize> = chosen_sizes
+        .clone()
         .map(|list| {
             list.split(',')
                 .filter_map(|n| n.trim().parse().ok())
@@ -207,7 +210,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|");
     let mut cases: Vec<Case> = sizes.iter().map(|&n| Case::transpose(n)).collect();
-    if !quick {
+    if !quick && chosen_sizes.is_none() {
         cases.extend(shapes_4d);
     }
     // Ratios of the N×N transposes, for the issue-style summary: (1 thread, 2 threads).
@@ -235,15 +238,27 @@ fn main() {
             let base = Tuning::for_copy(case.elements() * 8);
             // (panel, tile rows, stream, staged, prefetch steps): staged buffers, the 8-row
             // sweep (tile 8) and tiled streaming with narrow and wide panels.
-            let shapes = [
-                (64, 64, true, true, 8),
-                (256, 8, true, false, 8),
-                (256, 64, true, false, 8),
-                (512, 32, true, false, 8),
-                (512, 64, true, false, 8),
-                (1024, 16, true, false, 8),
-                (1024, 32, true, false, 8),
-            ];
+            // `COPY_ENGINE_SHAPES=256x128,512x64` sweeps tiled streaming with those panel ×
+            // tile-row shapes instead.
+            let shapes: Vec<(usize, usize, bool, bool, usize)> =
+                match std::env::var("COPY_ENGINE_SHAPES") {
+                    Ok(list) => list
+                        .split(',')
+                        .filter_map(|shape| {
+                            let (panel, rows) = shape.trim().split_once('x')?;
+                            Some((panel.parse().ok()?, rows.parse().ok()?, true, false, 8))
+                        })
+                        .collect(),
+                    Err(_) => vec![
+                        (64, 64, true, true, 8),
+                        (256, 8, true, false, 8),
+                        (256, 64, true, false, 8),
+                        (512, 32, true, false, 8),
+                        (512, 64, true, false, 8),
+                        (1024, 16, true, false, 8),
+                        (1024, 32, true, false, 8),
+                    ],
+                };
             for (panel, tile_rows, stream, staged, prefetch_steps) in shapes {
                 let tuning = Tuning {
                     panel,
@@ -262,6 +277,21 @@ fn main() {
                     case.name
                 );
                 println!("{}", row(&label, &m));
+                if !quick {
+                    let two = measure(&src, &mut dst, reps, Some(&pool), |s, d| {
+                        copy_into_contiguous_tuned(
+                            s,
+                            &case.shape,
+                            &case.strides,
+                            0,
+                            d,
+                            tuning,
+                            Some(&pool),
+                        )
+                        .expect("valid view")
+                    });
+                    println!("{}", row(&label.replace("| 1", "| 2"), &two));
+                }
             }
         }
     }

@@ -553,7 +553,7 @@ unsafe fn transpose_panel(
                 } else {
                     // SAFETY: panel b of the caller's ranges; the carry holds `width`·8
                     // elements; tile_rows is a positive multiple of 8 (rounded in
-                    // copy_into_contiguous_tuned, 32 or 64 from Tuning::for_copy); Isa::Avx512
+                    // copy_into_contiguous_tuned, 8 to 64 from Tuning::for_copy); Isa::Avx512
                     // only exists when the CPU has AVX-512F.
                     unsafe {
                         simd::transpose_panel_tiled_avx512(

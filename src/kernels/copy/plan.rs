@@ -360,7 +360,14 @@ impl Tuning {
     ///   gets runs of 4 lines, while the next tile is prefetched into L2 (a tile and the next
     ///   take a quarter of it: the rest is the page-offset classes' slack, since a power-of-two
     ///   leading dimension maps all rows of a column into one); panels whose source rows are
-    ///   off the line grid (e.g. 4097) are swept 8 rows at a time instead.
+    ///   off the line grid (e.g. 4097) are swept 8 rows at a time instead. Once the copy
+    ///   outgrows the last-level cache, every source line comes from DRAM, where fewer rows in
+    ///   flight stream better: tiles are halved (16 rows, runs of 2 lines). In interleaved
+    ///   runs at 4096² on 2 threads, 16-row tiles gave 0.85-0.92 of a 2-thread copy (median
+    ///   0.89 of 8), 32-row tiles 0.67-0.85 (median 0.82 of 8); on 1 thread, and at 8192², the
+    ///   two were within noise (16 rows ahead by 0.02-0.03 in the medians). While the source
+    ///   fits in the LLC, 32-row tiles won at 1024² on 1 thread (0.68-0.74 vs 0.59-0.69, 4 of 4
+    ///   runs) and were within noise at 2048².
     /// - prefetch: 8 steps (64 source rows, one staged tile) ahead, into L2.
     ///
     /// These were chosen from interleaved A/B runs on our shared 2-vCPU VM (see `cargo bench
@@ -384,7 +391,13 @@ impl Tuning {
             tile_rows: if staged {
                 64
             } else {
-                (geometry.l2_bytes / 8 / (STREAM_PANEL * size_of::<f64>())).clamp(8, 64) / 8 * 8
+                let l2_share = if dst_bytes > geometry.llc_bytes {
+                    16
+                } else {
+                    8
+                };
+                (geometry.l2_bytes / l2_share / (STREAM_PANEL * size_of::<f64>())).clamp(8, 64) / 8
+                    * 8
             },
             stream,
             staged,
@@ -513,6 +526,21 @@ mod tests {
                 (32 * kib, 1024 * kib, 32 * kib * kib),
                 8 * kib * kib,
                 (true, 512, 32),
+            ),
+            (
+                (32 * kib, 1024 * kib, 32 * kib * kib),
+                32 * kib * kib,
+                (true, 512, 32),
+            ),
+            (
+                (32 * kib, 1024 * kib, 32 * kib * kib),
+                32 * kib * kib + 8,
+                (true, 512, 16),
+            ),
+            (
+                (32 * kib, 256 * kib, 8 * kib * kib),
+                64 * kib * kib,
+                (true, 512, 8),
             ),
             (
                 (48 * kib, 2048 * kib, 32 * kib * kib),
