@@ -8,8 +8,10 @@
 //! Run: `cargo bench --bench copy_engine` (Markdown tables on stdout, about 3 minutes).
 //! `COPY_ENGINE_SWEEP=1` adds a sweep of the tuning knobs; `COPY_ENGINE_QUICK=1` runs only the
 //! 1-thread transposes; `COPY_ENGINE_HUGE_PAGES=1` puts both buffers on transparent huge pages;
-//! `COPY_ENGINE_SIZES=4096,4097` runs only those N×N transposes; `COPY_ENGINE_SHAPES=512x32,256x64`
-//! sweeps those panel × tile-row shapes instead of the built-in ones.
+//! `COPY_ENGINE_SIZES=4096,4097,perm,tiles` runs only those cases (N×N transposes, the 4-D
+//! permutation, to-tiles); `COPY_ENGINE_SHAPES=512x32,256x64` sweeps those panel × tile-row
+//! shapes instead of the built-in ones, `COPY_ENGINE_BATCH=16x1024,8x0` those batch-rows ×
+//! prefetch-bytes tunings of the permutation.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -25,6 +27,8 @@ struct Case {
     name: String,
     /// `Some(n)` for the N×N transposes of the summary table.
     square_transpose: Option<usize>,
+    /// A permutation the engine moves as a batch of transpose panels.
+    batched: bool,
     shape: Vec<usize>,
     strides: Vec<isize>,
 }
@@ -34,6 +38,7 @@ impl Case {
         Case {
             name: format!("transpose {n}×{n}"),
             square_transpose: Some(n),
+            batched: false,
             shape: vec![n, n],
             strides: vec![1, n as isize],
         }
@@ -44,6 +49,7 @@ impl Case {
         Case {
             name: "(64,64,64,64) perm (3,1,2,0)".into(),
             square_transpose: None,
+            batched: true,
             shape: vec![64; 4],
             strides: vec![1, n * n, n, n * n * n],
         }
@@ -54,6 +60,7 @@ impl Case {
         Case {
             name: format!("to-tiles n={n} B={b}"),
             square_transpose: None,
+            batched: false,
             shape: vec![n / b, n / b, b, b],
             strides: vec![b_i * n_i, b_i, n_i, 1],
         }
@@ -177,6 +184,76 @@ fn pinned_pool(threads: usize) -> rayon::ThreadPool {
         .expect("a rayon pool")
 }
 
+/// The tunings `COPY_ENGINE_SWEEP=1` times beside the default one, with their labels.
+///
+/// Batched permutations sweep (batch rows, batch prefetch bytes), from
+/// `COPY_ENGINE_BATCH=16x1024,8x0` if set; other copies sweep (panel, tile rows, stream,
+/// staged, prefetch steps): staged buffers, the 8-row sweep (tile 8) and tiled streaming with
+/// narrow and wide panels, or tiled streaming with the panel × tile-row shapes of
+/// `COPY_ENGINE_SHAPES=256x128,512x64`.
+fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
+    let base = Tuning::for_copy(case.elements() * 8);
+    let pairs = |var: &str| -> Option<Vec<(usize, usize)>> {
+        let list = std::env::var(var).ok()?;
+        Some(
+            list.split(',')
+                .filter_map(|pair| {
+                    let (a, b) = pair.trim().split_once('x')?;
+                    Some((a.parse().ok()?, b.parse().ok()?))
+                })
+                .collect(),
+        )
+    };
+    if case.batched {
+        let shapes = pairs("COPY_ENGINE_BATCH")
+            .unwrap_or_else(|| vec![(8, 0), (16, 0), (16, 512), (16, 2048), (32, 1024)]);
+        return shapes
+            .into_iter()
+            .map(|(batch_rows, batch_prefetch_bytes)| {
+                let label = format!("batch rows={batch_rows} prefetch={batch_prefetch_bytes} B");
+                let tuning = Tuning {
+                    batch_rows,
+                    batch_prefetch_bytes,
+                    ..base
+                };
+                (label, tuning)
+            })
+            .collect();
+    }
+    let shapes: Vec<(usize, usize, bool, bool, usize)> = match pairs("COPY_ENGINE_SHAPES") {
+        Some(shapes) => shapes
+            .into_iter()
+            .map(|(panel, rows)| (panel, rows, true, false, 8))
+            .collect(),
+        None => vec![
+            (64, 64, true, true, 8),
+            (256, 8, true, false, 8),
+            (256, 64, true, false, 8),
+            (512, 32, true, false, 8),
+            (512, 64, true, false, 8),
+            (1024, 16, true, false, 8),
+            (1024, 32, true, false, 8),
+        ],
+    };
+    shapes
+        .into_iter()
+        .map(|(panel, tile_rows, stream, staged, prefetch_steps)| {
+            let label = format!(
+                "panel={panel} tile={tile_rows} stream={stream} staged={staged} prefetch={prefetch_steps}"
+            );
+            let tuning = Tuning {
+                panel,
+                tile_rows,
+                stream,
+                staged,
+                prefetch_steps,
+                ..base
+            };
+            (label, tuning)
+        })
+        .collect()
+}
+
 fn row(label: &str, m: &Measured) -> String {
     format!(
         "| {label} | {:.2} | {:.2} | {:.1} | {:.1} | {}/{} |",
@@ -188,17 +265,35 @@ fn main() {
     // Cargo passes `--bench`; this harness takes no arguments.
     let quick = std::env::var_os("COPY_ENGINE_QUICK").is_some();
     let sweep = std::env::var_os("COPY_ENGINE_SWEEP").is_some();
-    // `COPY_ENGINE_SIZES=4097,8192` runs only those transposes (for focused A/B runs).
-    let chosen_sizes = std::env::var("COPY_ENGINE_SIZES").ok();
-    let sizes: Vec<usize> = chosen_sizes
-        .clone()
-        .map(|list| {
-            list.split(',')
-                .filter_map(|n| n.trim().parse().ok())
-                .collect()
-        })
-        .unwrap_or_else(|| vec![1024, 2048, 4096, 4097, 8192]);
-    let shapes_4d = [Case::permute_4d(), Case::to_tiles(4096, 64)];
+    // `COPY_ENGINE_SIZES=4097,8192,perm` runs only those cases (for focused A/B runs).
+    let chosen = std::env::var("COPY_ENGINE_SIZES").ok();
+    let all = || {
+        let mut cases: Vec<Case> = [1024, 2048, 4096, 4097, 8192]
+            .into_iter()
+            .map(Case::transpose)
+            .collect();
+        if !quick {
+            cases.extend([Case::permute_4d(), Case::to_tiles(4096, 64)]);
+        }
+        cases
+    };
+    let cases: Vec<Case> = match chosen {
+        None => all(),
+        Some(list) => list
+            .split(',')
+            .map(|token| match token.trim() {
+                "perm" => Case::permute_4d(),
+                "tiles" => Case::to_tiles(4096, 64),
+                n => match n.parse() {
+                    Ok(n) if n >= 8 => Case::transpose(n),
+                    _ => {
+                        eprintln!("COPY_ENGINE_SIZES: `{n}` is not N ≥ 8, `perm` or `tiles`");
+                        std::process::exit(2);
+                    }
+                },
+            })
+            .collect(),
+    };
     let pool = pinned_pool(2);
 
     println!("Copy engine vs the best of a plain and a non-temporal copy of the same bytes");
@@ -209,10 +304,6 @@ fn main() {
         "| copy (f64) | threads | ratio to best copy | ratio to the copy with the lower median | engine GB/s | that copy's GB/s | plain wins |"
     );
     println!("|---|---|---|---|---|---|---|");
-    let mut cases: Vec<Case> = sizes.iter().map(|&n| Case::transpose(n)).collect();
-    if !quick && chosen_sizes.is_none() {
-        cases.extend(shapes_4d);
-    }
     // Ratios of the N×N transposes, for the issue-style summary: (1 thread, 2 threads).
     let mut summary: Vec<(usize, f64, Option<f64>)> = Vec::new();
     for case in &cases {
@@ -235,47 +326,12 @@ fn main() {
             summary.push((n, one.ratio, two_ratio));
         }
         if sweep {
-            let base = Tuning::for_copy(case.elements() * 8);
-            // (panel, tile rows, stream, staged, prefetch steps): staged buffers, the 8-row
-            // sweep (tile 8) and tiled streaming with narrow and wide panels.
-            // `COPY_ENGINE_SHAPES=256x128,512x64` sweeps tiled streaming with those panel ×
-            // tile-row shapes instead.
-            let shapes: Vec<(usize, usize, bool, bool, usize)> =
-                match std::env::var("COPY_ENGINE_SHAPES") {
-                    Ok(list) => list
-                        .split(',')
-                        .filter_map(|shape| {
-                            let (panel, rows) = shape.trim().split_once('x')?;
-                            Some((panel.parse().ok()?, rows.parse().ok()?, true, false, 8))
-                        })
-                        .collect(),
-                    Err(_) => vec![
-                        (64, 64, true, true, 8),
-                        (256, 8, true, false, 8),
-                        (256, 64, true, false, 8),
-                        (512, 32, true, false, 8),
-                        (512, 64, true, false, 8),
-                        (1024, 16, true, false, 8),
-                        (1024, 32, true, false, 8),
-                    ],
-                };
-            for (panel, tile_rows, stream, staged, prefetch_steps) in shapes {
-                let tuning = Tuning {
-                    panel,
-                    tile_rows,
-                    stream,
-                    staged,
-                    prefetch_steps,
-                    ..base
-                };
+            for (label, tuning) in sweep_tunings(case) {
+                let label = format!("{} {label}", case.name);
                 let m = measure(&src, &mut dst, reps, None, |s, d| {
                     copy_into_contiguous_tuned(s, &case.shape, &case.strides, 0, d, tuning, None)
                         .expect("valid view")
                 });
-                let label = format!(
-                    "{} panel={panel} tile={tile_rows} stream={stream} staged={staged} prefetch={prefetch_steps}",
-                    case.name
-                );
                 println!("{}", row(&format!("{label} | 1"), &m));
                 if !quick {
                     let two = measure(&src, &mut dst, reps, Some(&pool), |s, d| {

@@ -184,16 +184,27 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
     .unwrap();
     prop_assert_eq!(&dst, &expected, "parallel f64");
 
-    for (panel, tile_rows, stream, staged, prefetch_steps, kernels) in [
-        (8, 8, true, false, 1, KernelSet::Best),
-        (16, 24, false, false, 2, KernelSet::Avx2),
-        (24, 16, true, true, 0, KernelSet::Portable),
-        (32, 64, true, true, 8, KernelSet::Best),
-        (16, 16, true, true, 8, KernelSet::Avx2),
-        (256, 16, true, true, 8, KernelSet::Best),
-        (256, 8, true, false, 8, KernelSet::Best),
-        (16, 24, true, false, 0, KernelSet::Best),
-        (64, 64, true, false, 8, KernelSet::Best),
+    // (panel, tile rows, stream, staged, prefetch steps, batch rows, batch prefetch bytes,
+    // kernels)
+    for (
+        panel,
+        tile_rows,
+        stream,
+        staged,
+        prefetch_steps,
+        batch_rows,
+        batch_prefetch_bytes,
+        kernels,
+    ) in [
+        (8, 8, true, false, 1, 8, 0, KernelSet::Best),
+        (16, 24, false, false, 2, 16, 64, KernelSet::Avx2),
+        (24, 16, true, true, 0, 24, 1024, KernelSet::Portable),
+        (32, 64, true, true, 8, 16, 1024, KernelSet::Best),
+        (16, 16, true, true, 8, 8, 8, KernelSet::Avx2),
+        (256, 16, true, true, 8, 24, 100, KernelSet::Best),
+        (256, 8, true, false, 8, 16, 1024, KernelSet::Best),
+        (16, 24, true, false, 0, 32, 0, KernelSet::Best),
+        (64, 64, true, false, 8, 5, 4096, KernelSet::Best),
     ] {
         let tuning = Tuning {
             panel,
@@ -201,6 +212,8 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
             stream,
             staged,
             prefetch_steps,
+            batch_rows,
+            batch_prefetch_bytes,
             kernels,
         };
         for parallel in [None, Some(pool())] {
@@ -346,6 +359,7 @@ fn batched_permutations_match_the_definition() {
         [16, 3, 5, 24],
         [9, 7, 33, 10],
         [64, 2, 2, 64],
+        [40, 3, 4, 16],
     ] {
         let [a, b, c, d] = dims.map(|n| n as isize);
         let view = View {
@@ -362,9 +376,17 @@ fn batched_permutations_match_the_definition() {
                 stridelab::harness::buffer::AlignedBuffer::zeroed(count + shift, false)
                     .expect("buffer");
             let dst = &mut backing[shift..];
-            for parallel in [None, Some(pool())] {
+            // Row steps that divide the rows, leave a partial step, or take them all; panels
+            // prefetched 1 or several panels ahead, or not at all.
+            let steps = [(8, 0), (16, 1024), (24, 8)];
+            for (parallel, (batch_rows, batch_prefetch_bytes)) in [None, Some(pool())]
+                .into_iter()
+                .flat_map(|parallel| steps.map(|step| (parallel, step)))
+            {
                 let tuning = Tuning {
                     stream: true,
+                    batch_rows,
+                    batch_prefetch_bytes,
                     ..Tuning::for_copy(0)
                 };
                 dst.fill(-1.0);
@@ -378,7 +400,7 @@ fn batched_permutations_match_the_definition() {
                     parallel,
                 )
                 .unwrap();
-                assert_eq!(dst, &expected[..], "{dims:?} shift {shift}");
+                assert_eq!(dst, &expected[..], "{dims:?} shift {shift} {tuning:?}");
             }
         }
     }

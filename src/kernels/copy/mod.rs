@@ -14,7 +14,8 @@
 //! 2. The plan drops size-1 dims, coalesces dims that are contiguous with each other and
 //!    picks the inner kernel: a run along the destination-fast dim, or a 2-D transpose between
 //!    the source-fast and destination-fast dims (plus a batch dim when the source rows
-//!    continue across one, as in 4-D first/last-dim swaps).
+//!    continue across one, as in 4-D first/last-dim swaps: such a batch is read a few rows at
+//!    a time along all its panels, as long prefetched streams).
 //! 3. [`Tuning`] is derived analytically from the cache sizes in sysfs (no plan step):
 //!    destinations larger than an eighth of the last-level cache are written with
 //!    non-temporal stores; run copies then read the source in address order.
@@ -127,6 +128,7 @@ pub fn copy_into_contiguous_tuned<T: Copy + Send + Sync + 'static>(
     let tuning = Tuning {
         panel: tuning.panel.max(8) / 8 * 8,
         tile_rows: tuning.tile_rows.max(8) / 8 * 8,
+        batch_rows: tuning.batch_rows.max(8) / 8 * 8,
         ..tuning
     };
     copy_planned(src, &Plan::new(shape, strides), offset, dst, tuning, pool);
@@ -446,7 +448,8 @@ impl Stage {
 /// [`order::engine_order`], which replays it for the simulator).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PanelKernel {
-    /// [`simd::transpose_panel_stream_avx512`]: 8 rows at a time across a batch of panels.
+    /// [`simd::transpose_panel_stream_avx512`]: `tuning.batch_rows` rows at a time across a
+    /// batch of panels.
     BatchStream,
     /// Streamed to the destination: swept ([`sweeps`]) or in tiles.
     Streamed,
@@ -475,6 +478,16 @@ impl PanelKernel {
             PanelKernel::Staged
         }
     }
+}
+
+/// How many panels ahead a batched transpose prefetches its source row streams: the first
+/// panel at least `tuning.batch_prefetch_bytes` ahead (panels `batch_src` elements apart).
+fn batch_prefetch_panels(tuning: Tuning, batch_src: isize) -> usize {
+    let panel_bytes = batch_src.unsigned_abs() * size_of::<f64>();
+    if panel_bytes == 0 {
+        return 0;
+    }
+    tuning.batch_prefetch_bytes.div_ceil(panel_bytes)
 }
 
 /// Whether a streamed panel (source rows `lds` apart, the first starting a line when
@@ -523,7 +536,11 @@ unsafe fn transpose_panel(
                     rows,
                     width,
                     batch,
-                    tuning.prefetch_steps,
+                    (
+                        tuning.prefetch_steps,
+                        tuning.batch_rows,
+                        batch_prefetch_panels(tuning, batch_src),
+                    ),
                 )
             };
         }

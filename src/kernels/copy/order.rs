@@ -221,10 +221,13 @@ fn replay_panel(
     let (full_rows, full_cols) = panel.full();
     match PanelKernel::choose(isa, tuning, (count, batch_dst), line(panel.dst), panel.ldd) {
         PanelKernel::BatchStream => {
-            for r0 in (0..full_rows).step_by(8) {
+            for s0 in (0..full_rows).step_by(tuning.batch_rows) {
+                let s1 = full_rows.min(s0 + tuning.batch_rows);
                 for b in 0..count {
                     for c0 in (0..full_cols).step_by(8) {
-                        panel.batch(b, steps).block(r0, c0, sink);
+                        for r0 in (s0..s1).step_by(8) {
+                            panel.batch(b, steps).block(r0, c0, sink);
+                        }
                     }
                 }
             }

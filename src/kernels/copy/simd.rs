@@ -309,16 +309,18 @@ unsafe fn load_columns_avx512(src: *const f64, lds: isize) -> [arch::__m512d; 8]
 /// `dst[b·batch_dst + c·ldd + r] = src[b·batch_src + r·lds + c]` for `b < batch`, `r < rows`,
 /// `c < width`, every 8×8 block's columns written as whole lines with non-temporal stores.
 ///
-/// The walk is 8 rows at a time, the batch inside each row step, so a source whose rows
-/// continue across the batch (`batch_src` = the column count, as in a 4-D first/last-dim swap)
-/// is read as 8 long streams; with `batch == 1` it is a column panel swept down its rows.
-/// Source rows `prefetch_steps`·8 ahead are prefetched into L2.
+/// The walk takes `step_rows` rows at a time and, inside each step, the batch, the column
+/// blocks, then the step's 8-row blocks. A source whose rows continue across the batch
+/// (`batch_src` = the column count, as in a 4-D first/last-dim swap) is thus read as
+/// `step_rows` long streams, each prefetched `prefetch_panels` panels ahead, while each
+/// destination row receives runs of `step_rows` elements; with `batch == 1` it is a column
+/// panel swept down its rows. Source rows `prefetch_steps`·8 ahead are also prefetched into L2.
 ///
 /// # Safety
 /// For every `b < batch`, `r < rows`, `c < width`: `src + b·batch_src + r·lds + c` readable,
 /// `dst + b·batch_dst + c·ldd + r` writable, all destination elements distinct and disjoint
 /// from the source; `dst`, `ldd` and `batch_dst` line-aligned (`dst` on 64 bytes, the strides
-/// multiples of 8); the CPU must support AVX-512F.
+/// multiples of 8); `step_rows` a positive multiple of 8; the CPU must support AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[allow(clippy::too_many_arguments)]
@@ -330,34 +332,46 @@ pub(crate) unsafe fn transpose_panel_stream_avx512(
     rows: usize,
     width: usize,
     (batch, batch_src, batch_dst): (usize, isize, isize),
-    prefetch_steps: usize,
+    (prefetch_steps, step_rows, prefetch_panels): (usize, usize, usize),
 ) {
     debug_assert!(
         (dst as usize).is_multiple_of(LINE_BYTES)
             && ldd % 8 == 0
             && (batch == 1 || batch_dst % 8 == 0)
+            && step_rows > 0
+            && step_rows % 8 == 0
     );
     let full_rows = rows / 8 * 8;
     let full_cols = width / 8 * 8;
     let ahead = prefetch_steps as isize * 8;
-    for r0 in (0..full_rows).step_by(8) {
-        let prefetching = ahead > 0 && r0 as isize + ahead + 8 <= full_rows as isize;
+    let ahead_panels = prefetch_panels as isize;
+    for s0 in (0..full_rows).step_by(step_rows) {
+        let s1 = full_rows.min(s0 + step_rows);
         for b in 0..batch as isize {
-            let src_step = src.wrapping_offset(r0 as isize * lds + b * batch_src);
-            let dst_step = dst.wrapping_offset(b * batch_dst + r0 as isize);
+            let src_b = src.wrapping_offset(b * batch_src);
+            let dst_b = dst.wrapping_offset(b * batch_dst);
+            let prefetching_panels = ahead_panels > 0 && b + ahead_panels < batch as isize;
             for c0 in (0..full_cols).step_by(8) {
-                if prefetching {
-                    for k in 0..8 {
-                        prefetch(src_step.wrapping_offset((ahead + k) * lds + c0 as isize));
+                for r0 in (s0..s1).step_by(8) {
+                    let src_step = src_b.wrapping_offset(r0 as isize * lds + c0 as isize);
+                    if ahead > 0 && r0 as isize + ahead + 8 <= full_rows as isize {
+                        for k in 0..8 {
+                            prefetch(src_step.wrapping_offset((ahead + k) * lds));
+                        }
                     }
-                }
-                // SAFETY: rows r0..r0+8, columns c0..c0+8 of panel b are in range.
-                let columns = unsafe { load_columns_avx512(src_step.add(c0), lds) };
-                for (j, column) in columns.into_iter().enumerate() {
-                    let out = dst_step.wrapping_offset((c0 + j) as isize * ldd);
-                    // SAFETY: elements r0..r0+8 of destination row c0+j of panel b exist and
-                    // start a line (everything line-aligned, r0 a multiple of 8).
-                    unsafe { arch::_mm512_stream_pd(out, column) };
+                    if prefetching_panels {
+                        for k in 0..8 {
+                            prefetch(src_step.wrapping_offset(ahead_panels * batch_src + k * lds));
+                        }
+                    }
+                    // SAFETY: rows r0..r0+8, columns c0..c0+8 of panel b are in range.
+                    let columns = unsafe { load_columns_avx512(src_step, lds) };
+                    for (j, column) in columns.into_iter().enumerate() {
+                        let out = dst_b.wrapping_offset((c0 + j) as isize * ldd + r0 as isize);
+                        // SAFETY: elements r0..r0+8 of destination row c0+j of panel b exist
+                        // and start a line (everything line-aligned, r0 a multiple of 8).
+                        unsafe { arch::_mm512_stream_pd(out, column) };
+                    }
                 }
             }
         }
