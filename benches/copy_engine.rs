@@ -11,7 +11,8 @@
 //! `COPY_ENGINE_SIZES=4096,4097,perm,tiles` runs only those cases (N×N transposes, the 4-D
 //! permutation, to-tiles); `COPY_ENGINE_SHAPES=512x32,256x64` sweeps those panel × tile-row
 //! shapes instead of the built-in ones, `COPY_ENGINE_BATCH=16x1024,8x0` those batch-rows ×
-//! prefetch-bytes tunings of the permutation.
+//! prefetch-bytes tunings of the permutation (`512x16x0` also sets the tiles' prefetch distance,
+//! 0 = the whole next tile).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -188,25 +189,22 @@ fn pinned_pool(threads: usize) -> rayon::ThreadPool {
 ///
 /// Batched permutations sweep (batch rows, batch prefetch bytes), from
 /// `COPY_ENGINE_BATCH=16x1024,8x0` if set; other copies sweep (panel, tile rows, stream,
-/// staged, prefetch steps): staged buffers, the 8-row sweep (tile 8) and tiled streaming with
-/// narrow and wide panels, or tiled streaming with the panel × tile-row shapes of
-/// `COPY_ENGINE_SHAPES=256x128,512x64`.
+/// staged, prefetch steps, tile prefetch bytes): staged buffers, the 8-row sweep (tile 8) and
+/// tiled streaming with narrow and wide panels, or tiled streaming with the panel × tile-row
+/// (× tile prefetch bytes, else the default's) shapes of `COPY_ENGINE_SHAPES=256x128,512x16x0`.
 fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
     let base = Tuning::for_copy(case.elements() * 8);
-    let pairs = |var: &str| -> Option<Vec<(usize, usize)>> {
-        let list = std::env::var(var).ok()?;
-        Some(
+    if case.batched {
+        let pairs = std::env::var("COPY_ENGINE_BATCH").ok().map(|list| {
             list.split(',')
                 .filter_map(|pair| {
                     let (a, b) = pair.trim().split_once('x')?;
                     Some((a.parse().ok()?, b.parse().ok()?))
                 })
-                .collect(),
-        )
-    };
-    if case.batched {
-        let shapes = pairs("COPY_ENGINE_BATCH")
-            .unwrap_or_else(|| vec![(8, 0), (16, 0), (16, 512), (16, 2048), (32, 1024)]);
+                .collect::<Vec<(usize, usize)>>()
+        });
+        let shapes =
+            pairs.unwrap_or_else(|| vec![(8, 0), (16, 0), (16, 512), (16, 2048), (32, 1024)]);
         return shapes
             .into_iter()
             .map(|(batch_rows, batch_prefetch_bytes)| {
@@ -220,26 +218,36 @@ fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
             })
             .collect();
     }
-    let shapes: Vec<(usize, usize, bool, bool, usize)> = match pairs("COPY_ENGINE_SHAPES") {
-        Some(shapes) => shapes
-            .into_iter()
-            .map(|(panel, rows)| (panel, rows, true, false, 8))
-            .collect(),
-        None => vec![
-            (64, 64, true, true, 8),
-            (256, 8, true, false, 8),
-            (256, 64, true, false, 8),
-            (512, 32, true, false, 8),
-            (512, 64, true, false, 8),
-            (1024, 16, true, false, 8),
-            (1024, 32, true, false, 8),
-        ],
-    };
+    // (panel, tile rows, stream, staged, prefetch steps, tile prefetch bytes)
+    let shapes: Vec<(usize, usize, bool, bool, usize, usize)> =
+        match std::env::var("COPY_ENGINE_SHAPES") {
+            Ok(list) => list
+                .split(',')
+                .filter_map(|shape| {
+                    let mut numbers = shape.trim().split('x').map(|n| n.parse::<usize>());
+                    let panel = numbers.next()?.ok()?;
+                    let rows = numbers.next()?.ok()?;
+                    let ahead = match numbers.next() {
+                        Some(bytes) => bytes.ok()?,
+                        None => base.tile_prefetch_bytes,
+                    };
+                    Some((panel, rows, true, false, 8, ahead))
+                })
+                .collect(),
+            Err(_) => vec![
+                (64, 64, true, true, 8, 0),
+                (256, 8, true, false, 8, 0),
+                (512, 32, true, false, 8, 0),
+                (512, 16, true, false, 8, 0),
+                (1024, 16, true, false, 8, 1024),
+                (2048, 16, true, false, 8, 2048),
+            ],
+        };
     shapes
         .into_iter()
-        .map(|(panel, tile_rows, stream, staged, prefetch_steps)| {
+        .map(|(panel, tile_rows, stream, staged, prefetch_steps, ahead)| {
             let label = format!(
-                "panel={panel} tile={tile_rows} stream={stream} staged={staged} prefetch={prefetch_steps}"
+                "panel={panel} tile={tile_rows} stream={stream} staged={staged} prefetch={prefetch_steps} ahead={ahead} B"
             );
             let tuning = Tuning {
                 panel,
@@ -247,6 +255,7 @@ fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
                 stream,
                 staged,
                 prefetch_steps,
+                tile_prefetch_bytes: ahead,
                 ..base
             };
             (label, tuning)

@@ -184,27 +184,29 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
     .unwrap();
     prop_assert_eq!(&dst, &expected, "parallel f64");
 
-    // (panel, tile rows, stream, staged, prefetch steps, batch rows, batch prefetch bytes,
-    // kernels)
+    // (panel, tile rows, stream, staged, prefetch steps, tile prefetch bytes, batch rows,
+    // batch prefetch bytes, kernels)
     for (
         panel,
         tile_rows,
         stream,
         staged,
         prefetch_steps,
+        tile_prefetch_bytes,
         batch_rows,
         batch_prefetch_bytes,
         kernels,
     ) in [
-        (8, 8, true, false, 1, 8, 0, KernelSet::Best),
-        (16, 24, false, false, 2, 16, 64, KernelSet::Avx2),
-        (24, 16, true, true, 0, 24, 1024, KernelSet::Portable),
-        (32, 64, true, true, 8, 16, 1024, KernelSet::Best),
-        (16, 16, true, true, 8, 8, 8, KernelSet::Avx2),
-        (256, 16, true, true, 8, 24, 100, KernelSet::Best),
-        (256, 8, true, false, 8, 16, 1024, KernelSet::Best),
-        (16, 24, true, false, 0, 32, 0, KernelSet::Best),
-        (64, 64, true, false, 8, 5, 4096, KernelSet::Best),
+        (8, 8, true, false, 1, 0, 8, 0, KernelSet::Best),
+        (16, 24, false, false, 2, 64, 16, 64, KernelSet::Avx2),
+        (24, 16, true, true, 0, 0, 24, 1024, KernelSet::Portable),
+        (32, 64, true, true, 8, 1024, 16, 1024, KernelSet::Best),
+        (16, 16, true, true, 8, 0, 8, 8, KernelSet::Avx2),
+        (256, 16, true, true, 8, 0, 24, 100, KernelSet::Best),
+        (256, 8, true, false, 8, 1024, 16, 1024, KernelSet::Best),
+        (16, 24, true, false, 0, 64, 32, 0, KernelSet::Best),
+        (64, 64, true, false, 8, 0, 5, 4096, KernelSet::Best),
+        (64, 16, true, false, 8, 200, 16, 1024, KernelSet::Best),
     ] {
         let tuning = Tuning {
             panel,
@@ -212,6 +214,7 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
             stream,
             staged,
             prefetch_steps,
+            tile_prefetch_bytes,
             batch_rows,
             batch_prefetch_bytes,
             kernels,
@@ -418,12 +421,21 @@ fn streamed_tiles_on_aligned_buffers_match_the_definition() {
             *x = i as f64;
         }
         let mut dst = AlignedBuffer::zeroed(rows * cols, false).expect("buffer");
-        for (panel, tile_rows) in [(16usize, 16usize), (24, 24), (64, 32), (512, 32)] {
+        // (panel, tile rows, tile prefetch bytes: 0 = the next tile, else along the walk)
+        for (panel, tile_rows, ahead) in [
+            (16usize, 16usize, 0usize),
+            (24, 24, 64),
+            (64, 32, 0),
+            (64, 16, 1024),
+            (512, 32, 0),
+            (512, 16, 1024),
+        ] {
             let tuning = Tuning {
                 panel,
                 tile_rows,
                 stream: true,
                 staged: false,
+                tile_prefetch_bytes: ahead,
                 ..Tuning::for_copy(0)
             };
             for parallel in [None, Some(pool())] {
@@ -443,7 +455,7 @@ fn streamed_tiles_on_aligned_buffers_match_the_definition() {
                         assert_eq!(
                             dst[c * rows + r],
                             src[r * cols + c],
-                            "{rows}x{cols} panel {panel} tile {tile_rows} at {r},{c}"
+                            "{rows}x{cols} panel {panel} tile {tile_rows} ahead {ahead} at {r},{c}"
                         );
                     }
                 }

@@ -256,6 +256,9 @@ pub struct Tuning {
     pub staged: bool,
     /// How many 8-row steps ahead to prefetch the source (0 = no software prefetch).
     pub prefetch_steps: usize,
+    /// Streamed tiles: how far ahead of each 8×8 block, along the walk, to prefetch the same
+    /// source rows, in bytes (0 = prefetch the whole next tile instead, spread over this one).
+    pub tile_prefetch_bytes: usize,
     /// Batched transposes (panels whose source rows continue from panel to panel): source
     /// rows read at once along the whole batch (a positive multiple of 8).
     pub batch_rows: usize,
@@ -368,12 +371,19 @@ impl Tuning {
     ///   leading dimension maps all rows of a column into one); panels whose source rows are
     ///   off the line grid (e.g. 4097) are swept 8 rows at a time instead. Once the copy
     ///   outgrows the last-level cache, every source line comes from DRAM, where fewer rows in
-    ///   flight stream better: tiles are halved (16 rows, runs of 2 lines). In interleaved
-    ///   runs at 4096² on 2 threads, 16-row tiles gave 0.85-0.92 of a 2-thread copy (median
-    ///   0.89 of 8), 32-row tiles 0.67-0.85 (median 0.82 of 8); on 1 thread, and at 8192², the
-    ///   two were within noise (16 rows ahead by 0.02-0.03 in the medians). While the source
-    ///   fits in the LLC, 32-row tiles won at 1024² on 1 thread (0.68-0.74 vs 0.59-0.69, 4 of 4
-    ///   runs) and were within noise at 2048².
+    ///   flight stream better: panels double to 1024 columns (8 KiB of each source row) and
+    ///   tiles of an eighth of L2 become 16 rows (runs of 2 lines), and instead of the next
+    ///   tile, each block prefetches the same 8 rows 1 KiB further along the walk (the next
+    ///   tile's first columns near the end of a tile), as the batched transposes below do.
+    ///   In interleaved runs this gave, on 1 thread, 0.70 (0.65-0.76, 10 runs) of the best
+    ///   copy at 4096² against 0.64 (0.56-0.67) for the 512 × 16 tiles with next-tile prefetch
+    ///   of session 5, and 0.62 (0.59-0.66) against 0.53 (0.47-0.59, 4 runs) at 8192²; on 2
+    ///   threads, 0.81 vs 0.83 and 0.79 vs 0.75, within noise (2048-column panels
+    ///   prefetching 2 KiB ahead were level with the new tiles). Session 5 had found 16-row tiles better than 32 beyond the
+    ///   LLC (2 threads at 4096²: 0.89 vs 0.82, median of 8). While the source fits in the
+    ///   LLC, 512 × 32 tiles with next-tile prefetch stay: they won at 1024² on 1 thread
+    ///   (0.68-0.74 vs 0.59-0.69 for 16 rows, 4 of 4 runs), and the walk prefetch lost at
+    ///   2048² (0.58 vs 0.66, 4 runs).
     /// - prefetch: 8 steps (64 source rows, one staged tile) ahead, into L2.
     /// - batched transposes (e.g. a 4-D (64,64,64,64) → (3,1,2,0) permutation: 4096 panels of
     ///   64 columns whose source rows run on from panel to panel) read 16 rows at once along
@@ -394,29 +404,25 @@ impl Tuning {
 
     /// [`Tuning::for_copy`] on a given cache geometry.
     pub(crate) fn for_geometry(dst_bytes: usize, geometry: Geometry) -> Tuning {
-        const STREAM_PANEL: usize = 512;
         let stream = dst_bytes > geometry.llc_bytes / 8;
         let staged = !stream;
+        let beyond_llc = dst_bytes > geometry.llc_bytes;
+        let stream_panel = if beyond_llc { 1024 } else { 512 };
         Tuning {
             panel: if staged {
                 (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8
             } else {
-                STREAM_PANEL
+                stream_panel
             },
             tile_rows: if staged {
                 64
             } else {
-                let l2_share = if dst_bytes > geometry.llc_bytes {
-                    16
-                } else {
-                    8
-                };
-                (geometry.l2_bytes / l2_share / (STREAM_PANEL * size_of::<f64>())).clamp(8, 64) / 8
-                    * 8
+                (geometry.l2_bytes / 8 / (stream_panel * size_of::<f64>())).clamp(8, 64) / 8 * 8
             },
             stream,
             staged,
             prefetch_steps: 8,
+            tile_prefetch_bytes: if beyond_llc { 1024 } else { 0 },
             batch_rows: 16,
             batch_prefetch_bytes: 1024,
             kernels: KernelSet::Best,
@@ -532,57 +538,57 @@ mod tests {
     #[test]
     fn tunings_follow_the_cache_geometry() {
         let kib = 1usize << 10;
-        // (L1d, L2, LLC, destination bytes) -> (stream, panel, tile rows)
+        // (L1d, L2, LLC, destination bytes) -> (stream, panel, tile rows, tile prefetch bytes)
         let cases = [
             (
                 (32 * kib, 1024 * kib, 32 * kib * kib),
                 kib * kib,
-                (false, 64, 64),
+                (false, 64, 64, 0),
             ),
             (
                 (32 * kib, 1024 * kib, 32 * kib * kib),
                 8 * kib * kib,
-                (true, 512, 32),
+                (true, 512, 32, 0),
             ),
             (
                 (32 * kib, 1024 * kib, 32 * kib * kib),
                 32 * kib * kib,
-                (true, 512, 32),
+                (true, 512, 32, 0),
             ),
             (
                 (32 * kib, 1024 * kib, 32 * kib * kib),
                 32 * kib * kib + 8,
-                (true, 512, 16),
+                (true, 1024, 16, 1024),
             ),
             (
                 (32 * kib, 256 * kib, 8 * kib * kib),
                 64 * kib * kib,
-                (true, 512, 8),
+                (true, 1024, 8, 1024),
             ),
             (
                 (48 * kib, 2048 * kib, 32 * kib * kib),
                 8 * kib * kib,
-                (true, 512, 64),
+                (true, 512, 64, 0),
             ),
             (
                 (48 * kib, 2048 * kib, 32 * kib * kib),
                 kib * kib,
-                (false, 96, 64),
+                (false, 96, 64, 0),
             ),
             (
                 (32 * kib, 512 * kib, 16 * kib * kib),
                 4 * kib * kib,
-                (true, 512, 16),
+                (true, 512, 16, 0),
             ),
             (
                 (32 * kib, 256 * kib, 8 * kib * kib),
                 4 * kib * kib,
-                (true, 512, 8),
+                (true, 512, 8, 0),
             ),
             (
                 (32 * kib, 64 * kib * kib, 8 * kib * kib),
                 4 * kib * kib,
-                (true, 512, 64),
+                (true, 512, 64, 0),
             ),
         ];
         for ((l1d_bytes, l2_bytes, llc_bytes), dst_bytes, expected) in cases {
@@ -593,7 +599,12 @@ mod tests {
             };
             let tuning = Tuning::for_geometry(dst_bytes, geometry);
             assert_eq!(
-                (tuning.stream, tuning.panel, tuning.tile_rows),
+                (
+                    tuning.stream,
+                    tuning.panel,
+                    tuning.tile_rows,
+                    tuning.tile_prefetch_bytes
+                ),
                 expected,
                 "{geometry:?} {dst_bytes}"
             );

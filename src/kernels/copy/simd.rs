@@ -576,7 +576,8 @@ pub(crate) unsafe fn transpose_panel_stream_skewed_avx512(
 /// tiles of `tile_rows` rows; within a tile, each 8-column block is swept down the tile's rows,
 /// so its 8 destination rows receive runs of `tile_rows` elements (whole lines, non-temporal,
 /// joined across any line misalignment as in [`transpose_panel_stream_skewed_avx512`]), while
-/// the next tile's source rows are prefetched into L2 front to back, a few lines per block.
+/// the source is prefetched into L2: with `ahead_bytes == 0` the next tile's rows front to back,
+/// a few lines per block, else each block's rows `ahead_bytes` further along the walk.
 /// Reads and writes both reach memory in runs of several lines instead of single lines
 /// scattered over hundreds of rows.
 ///
@@ -592,7 +593,7 @@ pub(crate) unsafe fn transpose_panel_tiled_avx512(
     ldd: isize,
     rows: usize,
     width: usize,
-    tile_rows: usize,
+    (tile_rows, ahead_bytes): (usize, usize),
     carry: *mut f64,
 ) {
     use arch::*;
@@ -603,30 +604,31 @@ pub(crate) unsafe fn transpose_panel_tiled_avx512(
     if starts.iter().all(|&k| k == 8) {
         // SAFETY: the caller's ranges; every destination row starts a line (checked above).
         return unsafe {
-            transpose_panel_tiled_aligned_avx512(src, lds, dst, ldd, rows, width, tile_rows)
+            transpose_panel_tiled_aligned_avx512(
+                src,
+                lds,
+                dst,
+                ldd,
+                rows,
+                width,
+                (tile_rows, ahead_bytes),
+            )
         };
     }
     if full_rows > 0 && full_cols > 0 {
-        TilePrefetch::new(src, lds, tile_rows.min(full_rows), width).issue(usize::MAX);
+        let mut ahead = TileAhead::start(src, lds, (tile_rows, full_rows), width, ahead_bytes);
         let mut t0 = 0;
         while t0 < full_rows {
             let height = tile_rows.min(full_rows - t0);
             let next = t0 + height;
-            let mut ahead = TilePrefetch::new(
-                src.wrapping_offset(next as isize * lds),
-                lds,
-                tile_rows.min(full_rows - next),
-                width,
-            );
-            let blocks = height / 8 * (full_cols / 8);
-            let per_block = ahead.remaining.div_ceil(blocks);
+            ahead.next_tile(next, height);
             for c0 in (0..full_cols).step_by(8) {
                 let kept = carry.wrapping_add(c0 * 8);
                 // SAFETY: the carry holds 8 elements per panel column (caller's contract).
                 let mut previous: [__m512d; 8] =
                     std::array::from_fn(|j| unsafe { _mm512_loadu_pd(kept.add(j * 8)) });
                 for r0 in (t0..next).step_by(8) {
-                    ahead.issue(per_block);
+                    ahead.before_block(r0, c0);
                     // SAFETY: rows r0..r0+8, columns c0..c0+8 are in range.
                     let columns = unsafe {
                         load_columns_avx512(src.wrapping_offset(r0 as isize * lds).add(c0), lds)
@@ -664,6 +666,120 @@ pub(crate) unsafe fn transpose_panel_tiled_avx512(
     }
     // SAFETY: the panel's last columns and rows, inside the caller's ranges.
     unsafe { transpose_panel_edges(src, lds, dst, ldd, (rows, width), (full_rows, full_cols)) }
+}
+
+/// What a tiled panel prefetches as it walks its tiles (column blocks outermost, each swept
+/// down the tile's rows).
+enum TileAhead {
+    /// The next tile, row by row, spread evenly over the current tile's blocks.
+    NextTile {
+        src: *const f64,
+        lds: isize,
+        tile_rows: usize,
+        full_rows: usize,
+        width: usize,
+        lines: TilePrefetch,
+        per_block: usize,
+    },
+    /// Before each block, the same rows `columns` further on in the walk: past the panel's
+    /// last column, the next tile's rows from its first.
+    Walk {
+        src: *const f64,
+        lds: isize,
+        columns: usize,
+        full_cols: usize,
+        full_rows: usize,
+        height: usize,
+    },
+}
+
+impl TileAhead {
+    /// Prefetching for a panel of `full_rows` whole-block rows cut into `tile_rows`-row tiles:
+    /// `ahead_bytes` along the walk, or (0) tile by tile, whose first tile is fetched now.
+    fn start(
+        src: *const f64,
+        lds: isize,
+        (tile_rows, full_rows): (usize, usize),
+        width: usize,
+        ahead_bytes: usize,
+    ) -> Self {
+        if ahead_bytes > 0 {
+            return TileAhead::Walk {
+                src,
+                lds,
+                columns: ahead_bytes.div_ceil(LINE_BYTES) * 8,
+                full_cols: width / 8 * 8,
+                full_rows,
+                height: tile_rows,
+            };
+        }
+        TilePrefetch::new(src, lds, tile_rows.min(full_rows), width).issue(usize::MAX);
+        TileAhead::NextTile {
+            src,
+            lds,
+            tile_rows,
+            full_rows,
+            width,
+            lines: TilePrefetch::new(src, lds, 0, width),
+            per_block: 0,
+        }
+    }
+
+    /// The walk enters the tile of `height` rows ending at row `next`.
+    fn next_tile(&mut self, next: usize, height: usize) {
+        match self {
+            TileAhead::NextTile {
+                src,
+                lds,
+                tile_rows,
+                full_rows,
+                width,
+                lines,
+                per_block,
+            } => {
+                *lines = TilePrefetch::new(
+                    src.wrapping_offset(next as isize * *lds),
+                    *lds,
+                    (*tile_rows).min(*full_rows - next),
+                    *width,
+                );
+                let blocks = height / 8 * (*width / 8);
+                *per_block = lines.remaining.div_ceil(blocks.max(1));
+            }
+            TileAhead::Walk { height: h, .. } => *h = height,
+        }
+    }
+
+    /// The walk is about to read the block of rows `r0..r0+8`, columns `c0..c0+8`.
+    #[inline(always)]
+    fn before_block(&mut self, r0: usize, c0: usize) {
+        match self {
+            TileAhead::NextTile {
+                lines, per_block, ..
+            } => lines.issue(*per_block),
+            TileAhead::Walk {
+                src,
+                lds,
+                columns,
+                full_cols,
+                full_rows,
+                height,
+            } => {
+                let target = c0 + *columns;
+                let (row, col) = if target < *full_cols {
+                    (r0, target)
+                } else {
+                    (r0 + *height, target - *full_cols)
+                };
+                if row + 8 <= *full_rows && col < *full_cols {
+                    let first = src.wrapping_offset(row as isize * *lds + col as isize);
+                    for k in 0..8 {
+                        prefetch(first.wrapping_offset(k * *lds));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The next lines of a tile to prefetch, row by row (front to back along each source row, as
@@ -719,28 +835,20 @@ unsafe fn transpose_panel_tiled_aligned_avx512(
     ldd: isize,
     rows: usize,
     width: usize,
-    tile_rows: usize,
+    (tile_rows, ahead_bytes): (usize, usize),
 ) {
     let full_rows = rows / 8 * 8;
     let full_cols = width / 8 * 8;
     if full_rows > 0 && full_cols > 0 {
-        let mut ahead = TilePrefetch::new(src, lds, tile_rows.min(full_rows), width);
-        ahead.issue(usize::MAX);
+        let mut ahead = TileAhead::start(src, lds, (tile_rows, full_rows), width, ahead_bytes);
         let mut t0 = 0;
         while t0 < full_rows {
-            let next = t0 + tile_rows.min(full_rows - t0);
-            let next_rows = tile_rows.min(full_rows - next);
-            let mut ahead = TilePrefetch::new(
-                src.wrapping_offset(next as isize * lds),
-                lds,
-                next_rows,
-                width,
-            );
-            let blocks = (next - t0) / 8 * (full_cols / 8);
-            let per_block = ahead.remaining.div_ceil(blocks);
+            let height = tile_rows.min(full_rows - t0);
+            let next = t0 + height;
+            ahead.next_tile(next, height);
             for c0 in (0..full_cols).step_by(8) {
                 for r0 in (t0..next).step_by(8) {
-                    ahead.issue(per_block);
+                    ahead.before_block(r0, c0);
                     // SAFETY: rows r0..r0+8, columns c0..c0+8 are in range.
                     let columns = unsafe {
                         load_columns_avx512(src.wrapping_offset(r0 as isize * lds).add(c0), lds)
