@@ -99,7 +99,10 @@ pub fn copy_into_contiguous_par<T: Copy + Send + Sync + 'static>(
     if needed == 0 {
         return Ok(());
     }
-    let tuning = Tuning::for_copy(needed.saturating_mul(size_of::<T>()));
+    let tuning = Tuning::for_parallel_copy(
+        needed.saturating_mul(size_of::<T>()),
+        pool.current_num_threads(),
+    );
     copy_planned(
         src,
         &Plan::new(shape, strides),

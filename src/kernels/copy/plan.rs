@@ -371,19 +371,22 @@ impl Tuning {
     ///   leading dimension maps all rows of a column into one); panels whose source rows are
     ///   off the line grid (e.g. 4097) are swept 8 rows at a time instead. Once the copy
     ///   outgrows the last-level cache, every source line comes from DRAM, where fewer rows in
-    ///   flight stream better: panels double to 1024 columns (8 KiB of each source row) and
-    ///   tiles of an eighth of L2 become 16 rows (runs of 2 lines), and instead of the next
-    ///   tile, each block prefetches the same 8 rows 1 KiB further along the walk (the next
-    ///   tile's first columns near the end of a tile), as the batched transposes below do.
-    ///   In interleaved runs this gave, on 1 thread, 0.70 (0.65-0.76, 10 runs) of the best
-    ///   copy at 4096² against 0.64 (0.56-0.67) for the 512 × 16 tiles with next-tile prefetch
-    ///   of session 5, and 0.62 (0.59-0.66) against 0.53 (0.47-0.59, 4 runs) at 8192²; on 2
-    ///   threads, 0.81 vs 0.83 and 0.79 vs 0.75, within noise (2048-column panels
-    ///   prefetching 2 KiB ahead were level with the new tiles). Session 5 had found 16-row tiles better than 32 beyond the
-    ///   LLC (2 threads at 4096²: 0.89 vs 0.82, median of 8). While the source fits in the
-    ///   LLC, 512 × 32 tiles with next-tile prefetch stay: they won at 1024² on 1 thread
-    ///   (0.68-0.74 vs 0.59-0.69 for 16 rows, 4 of 4 runs), and the walk prefetch lost at
-    ///   2048² (0.58 vs 0.66, 4 runs).
+    ///   flight stream better: tiles are halved (16 rows, runs of 2 lines; in interleaved runs
+    ///   at 4096² on 2 threads, 0.89 of a 2-thread copy against 0.82 for 32 rows, medians of
+    ///   8, session 5). A single thread there is bound by its own miss buffers rather than by
+    ///   the memory bus, and wants each line requested just in time: its panels double to 1024
+    ///   columns (8 KiB of each source row) and, instead of the whole next tile, each block
+    ///   prefetches the same 8 rows 1 KiB further along the walk (near the end of a tile, the
+    ///   next tile's first columns), as the batched transposes below do. Against 512 × 16
+    ///   tiles with next-tile prefetch, on 1 thread: 0.68 vs 0.56 at 8192² (8 of 8 runs
+    ///   ahead), 0.62 vs 0.53 (4 runs) in another session; at 4096², 0.70 vs 0.64 (10 runs)
+    ///   and 0.69 vs 0.70 (8 runs). On 2 threads, where two cores share the bus and the whole
+    ///   tile's page-sequential prefetch is kinder to DRAM, the walk lost at 4096² (0.80 vs
+    ///   0.86 of a 2-thread copy, 8 runs; 0.81 vs 0.83, 10 runs) and was level at 8192² (0.84
+    ///   vs 0.81), so parallel copies keep 512 × 16 tiles and next-tile prefetch. While the
+    ///   source fits in the LLC, 512 × 32 tiles with next-tile prefetch stay: they won at
+    ///   1024² on 1 thread (0.68-0.74 vs 0.59-0.69 for 16 rows, 4 of 4 runs), and the walk
+    ///   prefetch lost at 2048² (0.58 vs 0.66, 4 runs).
     /// - prefetch: 8 steps (64 source rows, one staged tile) ahead, into L2.
     /// - batched transposes (e.g. a 4-D (64,64,64,64) → (3,1,2,0) permutation: 4096 panels of
     ///   64 columns whose source rows run on from panel to panel) read 16 rows at once along
@@ -399,30 +402,41 @@ impl Tuning {
     /// --bench copy_engine` with `COPY_ENGINE_SWEEP=1`), where differences below ~20% drowned
     /// in noise; they are derived from sizes, never measured at run time.
     pub fn for_copy(dst_bytes: usize) -> Tuning {
-        Self::for_geometry(dst_bytes, Geometry::get())
+        Self::for_geometry(dst_bytes, 1, Geometry::get())
     }
 
-    /// [`Tuning::for_copy`] on a given cache geometry.
-    pub(crate) fn for_geometry(dst_bytes: usize, geometry: Geometry) -> Tuning {
+    /// [`Tuning::for_copy`] for a copy split over `threads` threads.
+    pub fn for_parallel_copy(dst_bytes: usize, threads: usize) -> Tuning {
+        Self::for_geometry(dst_bytes, threads, Geometry::get())
+    }
+
+    /// [`Tuning::for_parallel_copy`] on a given cache geometry.
+    pub(crate) fn for_geometry(dst_bytes: usize, threads: usize, geometry: Geometry) -> Tuning {
+        const STREAM_PANEL: usize = 512;
         let stream = dst_bytes > geometry.llc_bytes / 8;
         let staged = !stream;
         let beyond_llc = dst_bytes > geometry.llc_bytes;
-        let stream_panel = if beyond_llc { 1024 } else { 512 };
+        // One core alone, beyond the LLC: wide panels walked with a near prefetch.
+        let walk = beyond_llc && threads <= 1;
+        let l2_share = if beyond_llc { 16 } else { 8 };
         Tuning {
             panel: if staged {
                 (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8
+            } else if walk {
+                2 * STREAM_PANEL
             } else {
-                stream_panel
+                STREAM_PANEL
             },
             tile_rows: if staged {
                 64
             } else {
-                (geometry.l2_bytes / 8 / (stream_panel * size_of::<f64>())).clamp(8, 64) / 8 * 8
+                (geometry.l2_bytes / l2_share / (STREAM_PANEL * size_of::<f64>())).clamp(8, 64) / 8
+                    * 8
             },
             stream,
             staged,
             prefetch_steps: 8,
-            tile_prefetch_bytes: if beyond_llc { 1024 } else { 0 },
+            tile_prefetch_bytes: if walk { 1024 } else { 0 },
             batch_rows: 16,
             batch_prefetch_bytes: 1024,
             kernels: KernelSet::Best,
@@ -597,7 +611,7 @@ mod tests {
                 l2_bytes,
                 llc_bytes,
             };
-            let tuning = Tuning::for_geometry(dst_bytes, geometry);
+            let tuning = Tuning::for_geometry(dst_bytes, 1, geometry);
             assert_eq!(
                 (
                     tuning.stream,
@@ -609,6 +623,19 @@ mod tests {
                 "{geometry:?} {dst_bytes}"
             );
             assert_eq!(tuning.staged, !tuning.stream);
+            // Parallel copies walk tiles of the same height in 512-column panels, prefetching
+            // the next tile.
+            let parallel = Tuning::for_geometry(dst_bytes, 2, geometry);
+            assert_eq!(
+                (
+                    parallel.stream,
+                    parallel.tile_rows,
+                    parallel.tile_prefetch_bytes
+                ),
+                (tuning.stream, tuning.tile_rows, 0),
+                "{geometry:?} {dst_bytes} on 2 threads"
+            );
+            assert_eq!(parallel.panel, tuning.panel.min(512));
         }
     }
 
