@@ -373,20 +373,20 @@ impl Tuning {
     ///   outgrows the last-level cache, every source line comes from DRAM, where fewer rows in
     ///   flight stream better: tiles are halved (16 rows, runs of 2 lines; in interleaved runs
     ///   at 4096² on 2 threads, 0.89 of a 2-thread copy against 0.82 for 32 rows, medians of
-    ///   8, session 5). A single thread there is bound by its own miss buffers rather than by
-    ///   the memory bus, and wants each line requested just in time: its panels double to 1024
-    ///   columns (8 KiB of each source row) and, instead of the whole next tile, each block
-    ///   prefetches the same 8 rows 1 KiB further along the walk (near the end of a tile, the
-    ///   next tile's first columns), as the batched transposes below do. Against 512 × 16
-    ///   tiles with next-tile prefetch, on 1 thread: 0.68 vs 0.56 at 8192² (8 of 8 runs
-    ///   ahead), 0.62 vs 0.53 (4 runs) in another session; at 4096², 0.70 vs 0.64 (10 runs)
-    ///   and 0.69 vs 0.70 (8 runs). On 2 threads, where two cores share the bus and the whole
-    ///   tile's page-sequential prefetch is kinder to DRAM, the walk lost at 4096² (0.80 vs
-    ///   0.86 of a 2-thread copy, 8 runs; 0.81 vs 0.83, 10 runs) and was level at 8192² (0.84
-    ///   vs 0.81), so parallel copies keep 512 × 16 tiles and next-tile prefetch. While the
-    ///   source fits in the LLC, 512 × 32 tiles with next-tile prefetch stay: they won at
-    ///   1024² on 1 thread (0.68-0.74 vs 0.59-0.69 for 16 rows, 4 of 4 runs), and the walk
-    ///   prefetch lost at 2048² (0.58 vs 0.66, 4 runs).
+    ///   8, session 5). A single thread there is bound by its own miss buffers rather than by the
+    ///   memory bus, and wants each line requested just in time: its panels double to 1024 columns
+    ///   (8 KiB of each source row) and, instead of the whole next tile, each block prefetches the
+    ///   same 8 rows 1 KiB further along the walk (near the end of a tile, the next tile's first
+    ///   columns), as the batched transposes below do. Against 512 × 16 tiles with next-tile
+    ///   prefetch, on 1 thread (interleaved runs): 0.68 vs 0.56 at 8192² (8 of 8 runs ahead) and
+    ///   0.62 vs 0.53 (4 runs); at 4096², 0.73 vs 0.65 (10 of 10 runs ahead), 0.70 vs 0.64 (10
+    ///   runs) and 0.69 vs 0.70 (8 runs). On 2 threads the walk lost at 4096² (0.80 vs 0.86 of a
+    ///   2-thread copy, 8 runs; 0.81 vs 0.83, 10 runs) and won at 8192² (0.84 vs 0.76 and 0.84 vs
+    ///   0.81, 8 runs each; 0.79 vs 0.75, 4 runs), so parallel copies walk only beyond 8 LLCs (256
+    ///   MiB here; only 4 and 16 LLCs were measured) and below that keep 512 × 16 tiles with
+    ///   next-tile prefetch. While the source fits in the LLC, 512 × 32 tiles with next-tile
+    ///   prefetch stay: they won at 1024² on 1 thread (0.68-0.74 vs 0.59-0.69 for 16 rows, 4 of 4
+    ///   runs), and the walk prefetch lost at 2048² (0.58 vs 0.66, 4 runs).
     /// - prefetch: 8 steps (64 source rows, one staged tile) ahead, into L2.
     /// - batched transposes (e.g. a 4-D (64,64,64,64) → (3,1,2,0) permutation: 4096 panels of
     ///   64 columns whose source rows run on from panel to panel) read 16 rows at once along
@@ -416,8 +416,9 @@ impl Tuning {
         let stream = dst_bytes > geometry.llc_bytes / 8;
         let staged = !stream;
         let beyond_llc = dst_bytes > geometry.llc_bytes;
-        // One core alone, beyond the LLC: wide panels walked with a near prefetch.
-        let walk = beyond_llc && threads <= 1;
+        // Beyond the LLC, one core alone, or any number far beyond it: wide panels walked
+        // with a near prefetch.
+        let walk = beyond_llc && (threads <= 1 || dst_bytes / 8 > geometry.llc_bytes);
         let l2_share = if beyond_llc { 16 } else { 8 };
         Tuning {
             panel: if staged {
@@ -575,6 +576,11 @@ mod tests {
                 (true, 1024, 16, 1024),
             ),
             (
+                (32 * kib, 1024 * kib, 32 * kib * kib),
+                512 * kib * kib,
+                (true, 1024, 16, 1024),
+            ),
+            (
                 (32 * kib, 256 * kib, 8 * kib * kib),
                 64 * kib * kib,
                 (true, 1024, 8, 1024),
@@ -623,19 +629,24 @@ mod tests {
                 "{geometry:?} {dst_bytes}"
             );
             assert_eq!(tuning.staged, !tuning.stream);
-            // Parallel copies walk tiles of the same height in 512-column panels, prefetching
-            // the next tile.
+            // Parallel copies up to 8 LLCs walk tiles of the same height in 512-column panels,
+            // prefetching the next tile; beyond, they walk like one thread.
             let parallel = Tuning::for_geometry(dst_bytes, 2, geometry);
+            let (panel, ahead) = if dst_bytes > 8 * llc_bytes {
+                (tuning.panel, tuning.tile_prefetch_bytes)
+            } else {
+                (tuning.panel.min(512), 0)
+            };
             assert_eq!(
                 (
                     parallel.stream,
+                    parallel.panel,
                     parallel.tile_rows,
                     parallel.tile_prefetch_bytes
                 ),
-                (tuning.stream, tuning.tile_rows, 0),
+                (tuning.stream, panel, tuning.tile_rows, ahead),
                 "{geometry:?} {dst_bytes} on 2 threads"
             );
-            assert_eq!(parallel.panel, tuning.panel.min(512));
         }
     }
 
