@@ -5,7 +5,7 @@
 //! time: on a shared VM the minimum of two noisy timings is biased low against the single
 //! engine timing, so the first ratio is the conservative one.
 //!
-//! Run: `cargo bench --bench copy_engine` (Markdown tables on stdout, about 3 minutes).
+//! Run: `cargo bench --bench copy_engine` (Markdown tables on stdout, about 10 s after the build).
 //! `COPY_ENGINE_SWEEP=1` adds a sweep of the tuning knobs; `COPY_ENGINE_QUICK=1` runs only the
 //! 1-thread transposes; `COPY_ENGINE_HUGE_PAGES=1` puts both buffers on transparent huge pages;
 //! `COPY_ENGINE_SIZES=4096,4097,perm,tiles` runs only those cases (N×N transposes, the 4-D
