@@ -670,27 +670,27 @@ pub(crate) unsafe fn transpose_panel_tiled_avx512(
 
 /// What a tiled panel prefetches as it walks its tiles (column blocks outermost, each swept
 /// down the tile's rows).
-enum TileAhead {
+struct TileAhead {
+    src: *const f64,
+    lds: isize,
+    tile_rows: usize,
+    /// Rows of the panel in whole 8-row blocks.
+    full_rows: usize,
+    width: usize,
+    /// Rows of the tile being walked.
+    height: usize,
+    how: Ahead,
+}
+
+enum Ahead {
     /// The next tile, row by row, spread evenly over the current tile's blocks.
     NextTile {
-        src: *const f64,
-        lds: isize,
-        tile_rows: usize,
-        full_rows: usize,
-        width: usize,
         lines: TilePrefetch,
         per_block: usize,
     },
     /// Before each block, the same rows `columns` further on in the walk: past the panel's
-    /// last column, the next tile's rows from its first.
-    Walk {
-        src: *const f64,
-        lds: isize,
-        columns: usize,
-        full_cols: usize,
-        full_rows: usize,
-        height: usize,
-    },
+    /// last whole block, the next tile's rows from its first column.
+    Walk { columns: usize },
 }
 
 impl TileAhead {
@@ -703,78 +703,62 @@ impl TileAhead {
         width: usize,
         ahead_bytes: usize,
     ) -> Self {
-        if ahead_bytes > 0 {
-            return TileAhead::Walk {
-                src,
-                lds,
+        let how = if ahead_bytes > 0 {
+            Ahead::Walk {
                 columns: ahead_bytes.div_ceil(LINE_BYTES) * 8,
-                full_cols: width / 8 * 8,
-                full_rows,
-                height: tile_rows,
-            };
-        }
-        TilePrefetch::new(src, lds, tile_rows.min(full_rows), width).issue(usize::MAX);
-        TileAhead::NextTile {
+            }
+        } else {
+            TilePrefetch::new(src, lds, tile_rows.min(full_rows), width).issue(usize::MAX);
+            Ahead::NextTile {
+                lines: TilePrefetch::new(src, lds, 0, width),
+                per_block: 0,
+            }
+        };
+        TileAhead {
             src,
             lds,
             tile_rows,
             full_rows,
             width,
-            lines: TilePrefetch::new(src, lds, 0, width),
-            per_block: 0,
+            height: tile_rows,
+            how,
         }
     }
 
     /// The walk enters the tile of `height` rows ending at row `next`.
     fn next_tile(&mut self, next: usize, height: usize) {
-        match self {
-            TileAhead::NextTile {
-                src,
-                lds,
-                tile_rows,
-                full_rows,
-                width,
-                lines,
-                per_block,
-            } => {
-                *lines = TilePrefetch::new(
-                    src.wrapping_offset(next as isize * *lds),
-                    *lds,
-                    (*tile_rows).min(*full_rows - next),
-                    *width,
-                );
-                let blocks = height / 8 * (*width / 8);
-                *per_block = lines.remaining.div_ceil(blocks.max(1));
-            }
-            TileAhead::Walk { height: h, .. } => *h = height,
+        self.height = height;
+        if let Ahead::NextTile { lines, per_block } = &mut self.how {
+            *lines = TilePrefetch::new(
+                self.src.wrapping_offset(next as isize * self.lds),
+                self.lds,
+                self.tile_rows.min(self.full_rows - next),
+                self.width,
+            );
+            let blocks = height / 8 * (self.width / 8);
+            *per_block = lines.remaining.div_ceil(blocks.max(1));
         }
     }
 
     /// The walk is about to read the block of rows `r0..r0+8`, columns `c0..c0+8`.
     #[inline(always)]
     fn before_block(&mut self, r0: usize, c0: usize) {
-        match self {
-            TileAhead::NextTile {
-                lines, per_block, ..
-            } => lines.issue(*per_block),
-            TileAhead::Walk {
-                src,
-                lds,
-                columns,
-                full_cols,
-                full_rows,
-                height,
-            } => {
+        match &mut self.how {
+            Ahead::NextTile { lines, per_block } => lines.issue(*per_block),
+            Ahead::Walk { columns } => {
+                let full_cols = self.width / 8 * 8;
                 let target = c0 + *columns;
-                let (row, col) = if target < *full_cols {
+                let (row, col) = if target < full_cols {
                     (r0, target)
                 } else {
-                    (r0 + *height, target - *full_cols)
+                    (r0 + self.height, target - full_cols)
                 };
-                if row + 8 <= *full_rows && col < *full_cols {
-                    let first = src.wrapping_offset(row as isize * *lds + col as isize);
+                if row + 8 <= self.full_rows && col < full_cols {
+                    let first = self
+                        .src
+                        .wrapping_offset(row as isize * self.lds + col as isize);
                     for k in 0..8 {
-                        prefetch(first.wrapping_offset(k * *lds));
+                        prefetch(first.wrapping_offset(k * self.lds));
                     }
                 }
             }
