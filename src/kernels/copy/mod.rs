@@ -25,8 +25,8 @@
 //!    the previous block's by one permute when a destination row starts mid-line (e.g. 4097),
 //!    and swept in L2-sized tiles so destination rows receive runs of lines (a lean kernel
 //!    without carry or permutes when every destination row starts a line, as for any N×N
-//!    transpose with N a multiple of 8; the source is prefetched into L2 a tile, or beyond the
-//!    last-level cache 1 KiB, ahead along the walk) — or, without
+//!    transpose with N a multiple of 8; the source is prefetched into L2 a tile ahead, or, on
+//!    one thread beyond the last-level cache, 1 KiB ahead along the walk) — or, without
 //!    streaming, staged through an L1-sized buffer so power-of-two leading dimensions cannot
 //!    pile into one cache set.
 //!    Every other element type runs the same loop nest in safe, element-by-element code.

@@ -351,7 +351,7 @@ fn parse_size(text: &str) -> Option<usize> {
 }
 
 impl Tuning {
-    /// The tuning for a copy that writes `dst_bytes`, from the cache geometry:
+    /// The tuning for a copy on one thread that writes `dst_bytes`, from the cache geometry:
     ///
     /// - stream: non-temporal stores once the destination exceeds an eighth of the last-level
     ///   cache (4 MiB of 32 MiB): on our VMs a non-temporal copy beats `memcpy` from 8 MiB up,
