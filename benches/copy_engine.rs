@@ -195,16 +195,16 @@ fn pinned_pool(threads: usize) -> rayon::ThreadPool {
 fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
     let base = Tuning::for_copy(case.elements() * 8);
     if case.batched {
-        let pairs = std::env::var("COPY_ENGINE_BATCH").ok().map(|list| {
-            list.split(',')
-                .filter_map(|pair| {
-                    let (a, b) = pair.trim().split_once('x')?;
-                    Some((a.parse().ok()?, b.parse().ok()?))
+        let shapes = match numbers_lists("COPY_ENGINE_BATCH") {
+            Some(lists) => lists
+                .into_iter()
+                .filter_map(|numbers| match numbers[..] {
+                    [rows, bytes] => Some((rows, bytes)),
+                    _ => None,
                 })
-                .collect::<Vec<(usize, usize)>>()
-        });
-        let shapes =
-            pairs.unwrap_or_else(|| vec![(8, 0), (16, 0), (16, 512), (16, 2048), (32, 1024)]);
+                .collect(),
+            None => vec![(8, 0), (16, 0), (16, 512), (16, 2048), (32, 1024)],
+        };
         return shapes
             .into_iter()
             .map(|(batch_rows, batch_prefetch_bytes)| {
@@ -220,21 +220,16 @@ fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
     }
     // (panel, tile rows, stream, staged, prefetch steps, tile prefetch bytes)
     let shapes: Vec<(usize, usize, bool, bool, usize, usize)> =
-        match std::env::var("COPY_ENGINE_SHAPES") {
-            Ok(list) => list
-                .split(',')
-                .filter_map(|shape| {
-                    let mut numbers = shape.trim().split('x').map(|n| n.parse::<usize>());
-                    let panel = numbers.next()?.ok()?;
-                    let rows = numbers.next()?.ok()?;
-                    let ahead = match numbers.next() {
-                        Some(bytes) => bytes.ok()?,
-                        None => base.tile_prefetch_bytes,
-                    };
-                    Some((panel, rows, true, false, 8, ahead))
+        match numbers_lists("COPY_ENGINE_SHAPES") {
+            Some(lists) => lists
+                .into_iter()
+                .filter_map(|numbers| match numbers[..] {
+                    [panel, rows] => Some((panel, rows, true, false, 8, base.tile_prefetch_bytes)),
+                    [panel, rows, ahead] => Some((panel, rows, true, false, 8, ahead)),
+                    _ => None,
                 })
                 .collect(),
-            Err(_) => vec![
+            None => vec![
                 (64, 64, true, true, 8, 0),
                 (256, 8, true, false, 8, 0),
                 (512, 32, true, false, 8, 0),
@@ -261,6 +256,17 @@ fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
             (label, tuning)
         })
         .collect()
+}
+
+/// The comma-separated lists of `x`-separated numbers in the environment variable `var`
+/// (`16x1024,8x0`), if it is set; entries that are not all numbers are skipped.
+fn numbers_lists(var: &str) -> Option<Vec<Vec<usize>>> {
+    let list = std::env::var(var).ok()?;
+    Some(
+        list.split(',')
+            .filter_map(|entry| entry.trim().split('x').map(|n| n.parse().ok()).collect())
+            .collect(),
+    )
 }
 
 fn row(label: &str, m: &Measured) -> String {

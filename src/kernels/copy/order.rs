@@ -224,9 +224,10 @@ fn replay_panel(
             for s0 in (0..full_rows).step_by(tuning.batch_rows) {
                 let s1 = full_rows.min(s0 + tuning.batch_rows);
                 for b in 0..count {
+                    let panel = panel.batch(b, steps);
                     for c0 in (0..full_cols).step_by(8) {
                         for r0 in (s0..s1).step_by(8) {
-                            panel.batch(b, steps).block(r0, c0, sink);
+                            panel.block(r0, c0, sink);
                         }
                     }
                 }
