@@ -398,9 +398,15 @@ impl Tuning {
     ///   rows; 2 KiB ahead matched 1 KiB; 32 rows were worse (0.69 / 0.82 with the prefetch,
     ///   0.34 / 0.42 without: the 2 MiB-apart rows share L1 and L2 sets).
     ///
-    /// These were chosen from interleaved A/B runs on our shared 2-vCPU VM (see `cargo bench
-    /// --bench copy_engine` with `COPY_ENGINE_SWEEP=1`), where differences below ~20% drowned
-    /// in noise; they are derived from sizes, never measured at run time.
+    /// - the one-thread walk's 16 rows stay: in 4 runs of the sweep (each timing every shape),
+    ///   24 rows gave 0.66–0.77 of the best copy at 4096² against 0.72–0.83, and 0.61–0.68 at
+    ///   8192² against 0.68–0.73; 32 rows about 0.6 at 4096² (3 runs). Prefetching 2 KiB ahead
+    ///   or walking 2048-column panels stayed within those ranges (session 7).
+    ///
+    /// These were chosen from interleaved A/B runs on our shared 2-vCPU VM (`cargo bench
+    /// --bench copy_engine` with `COPY_ENGINE_SWEEP=1` for tunings, `scripts/copy-engine-ab.sh`
+    /// for code variants), where differences below ~20% drowned in noise; they are derived from
+    /// sizes, never measured at run time.
     pub fn for_copy(dst_bytes: usize) -> Tuning {
         Self::for_geometry(dst_bytes, 1, Geometry::get())
     }
