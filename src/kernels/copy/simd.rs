@@ -441,8 +441,9 @@ unsafe fn transpose4x4_avx(src: *const f64, lds: isize, dst: *mut f64, ldd: isiz
 /// Hints the CPU to fetch the line holding `ptr` into L2 (a hint: never faults); L2 rather
 /// than L1 because the staged tile already fills L1 and L1 tracks few misses at once. In
 /// interleaved runs (6 each, 1 thread, session 7) fetching into L1 (`T0`) or non-temporally
-/// (`NTA`) instead lost at every size that prefetches: 0.60 and 0.61 vs 0.71 of the best copy
-/// at 4096², 0.54 and 0.55 vs 0.69 at 8192², 0.57 vs 0.74 for the 4-D permutation.
+/// (`NTA`) instead lost everywhere but 4097² (a tie, 0.49–0.51): 0.68 and 0.67 vs 0.75 of the
+/// best copy at 1024², 0.60 and 0.61 vs 0.71 at 4096², 0.54 and 0.55 vs 0.69 at 8192², 0.57 vs
+/// 0.74 for the 4-D permutation.
 #[inline(always)]
 pub(crate) fn prefetch(ptr: *const f64) {
     #[cfg(target_arch = "x86_64")]
