@@ -54,12 +54,13 @@ run() {
     for name in "$@"; do
         [[ -x $store/$name ]] || { echo "copy-engine-ab: no saved variant '$name' (scripts/copy-engine-ab.sh save $name)" >&2; exit 2; }
     done
+    # The bench times 2 threads too unless COPY_ENGINE_QUICK is set.
+    if ((two)); then unset COPY_ENGINE_QUICK; else export COPY_ENGINE_QUICK=1; fi
     rows=$(mktemp)
     trap 'rm -f "$rows"' EXIT
     for ((i = 1; i <= runs; i++)); do
         for name in "$@"; do
             echo "run $i/$runs: $name" >&2
-            if ((two)); then unset COPY_ENGINE_QUICK; else export COPY_ENGINE_QUICK=1; fi
             # Rows of the ratio table: | case | threads | ratio | ...
             COPY_ENGINE_SIZES=$sizes "$store/$name" --bench |
                 awk -F'|' -v v="$name" 'NF >= 8 && $3 ~ /^ *[0-9]+ *$/ && $4 ~ /^ *[0-9.]+ *$/ { print v "|" $2 "|" $3 "|" $4 }' >>"$rows"
