@@ -12,7 +12,8 @@
 //! permutation, to-tiles); `COPY_ENGINE_SHAPES=512x32,256x64` sweeps those panel × tile-row
 //! shapes instead of the built-in ones, `COPY_ENGINE_BATCH=16x1024,8x0` those batch-rows ×
 //! prefetch-bytes tunings of the permutation (`512x16x0` also sets the tiles' prefetch distance,
-//! 0 = the whole next tile).
+//! 0 = the whole next tile; `64x64x0x0` also turns non-temporal stores off, which stages the
+//! tiles through an L1 buffer as the engine does below the streaming threshold).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -191,7 +192,8 @@ fn pinned_pool(threads: usize) -> rayon::ThreadPool {
 /// `COPY_ENGINE_BATCH=16x1024,8x0` if set; other copies sweep (panel, tile rows, stream,
 /// staged, prefetch steps, tile prefetch bytes): staged buffers, the 8-row sweep (tile 8) and
 /// tiled streaming with narrow and wide panels, or tiled streaming with the panel × tile-row
-/// (× tile prefetch bytes, else the default's) shapes of `COPY_ENGINE_SHAPES=256x128,512x16x0`.
+/// (× tile prefetch bytes, else the default's (× stream: 0 = plain stores, staged)) shapes of
+/// `COPY_ENGINE_SHAPES=256x128,512x16x0,64x64x0x0`.
 fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
     let base = Tuning::for_copy(case.elements() * 8);
     if case.batched {
@@ -226,6 +228,9 @@ fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
                 .filter_map(|numbers| match numbers[..] {
                     [panel, rows] => Some((panel, rows, true, false, 8, base.tile_prefetch_bytes)),
                     [panel, rows, ahead] => Some((panel, rows, true, false, 8, ahead)),
+                    [panel, rows, ahead, stream] => {
+                        Some((panel, rows, stream != 0, stream == 0, 8, ahead))
+                    }
                     _ => None,
                 })
                 .collect(),

@@ -355,7 +355,10 @@ impl Tuning {
     ///
     /// - stream: non-temporal stores once the destination exceeds an eighth of the last-level
     ///   cache (4 MiB of 32 MiB): on our VMs a non-temporal copy beats `memcpy` from 8 MiB up,
-    ///   since a regular store first reads the line it writes.
+    ///   since a regular store first reads the line it writes. The transposes there lose even
+    ///   more without them: regular stores through the L1 stage (32-128 columns × 32-64 rows)
+    ///   gave 0.26-0.41 of the best copy at 1024² and 2048², against 0.64-0.71 for the default
+    ///   (2 sweeps, 1 thread, `COPY_ENGINE_SHAPES=64x64x0x0,…`, session 8).
     /// - staged: without streaming stores, transposes stage tiles through an L1 buffer (regular
     ///   stores straight to a power-of-two leading dimension would pile into one cache set);
     ///   with them, they stream straight from registers in tiles (below). At 8 MiB (1024²,
