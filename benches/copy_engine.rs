@@ -191,9 +191,9 @@ fn pinned_pool(threads: usize) -> rayon::ThreadPool {
 /// Batched permutations sweep (batch rows, batch prefetch bytes), from
 /// `COPY_ENGINE_BATCH=16x1024,8x0` if set; other copies sweep (panel, tile rows, stream,
 /// staged, prefetch steps, tile prefetch bytes): staged buffers, the 8-row sweep (tile 8) and
-/// tiled streaming with narrow and wide panels, or tiled streaming with the panel × tile-row
-/// (× tile prefetch bytes, else the default's (× stream: 0 = plain stores, staged)) shapes of
-/// `COPY_ENGINE_SHAPES=256x128,512x16x0,64x64x0x0`.
+/// tiled streaming with narrow and wide panels, or the shapes of `COPY_ENGINE_SHAPES`, each
+/// `panel x rows [x prefetch bytes [x stream]]` (e.g. `256x128,512x16x0,64x64x0x0`): prefetch
+/// bytes default to the default tuning's, stream 0 means plain stores through the L1 stage.
 fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
     let base = Tuning::for_copy(case.elements() * 8);
     if case.batched {

@@ -504,7 +504,8 @@ fn batch_prefetch_panels(tuning: Tuning, batch_src: isize) -> usize {
 /// Tiled instead, 4097² ran at 0.51 vs 0.69 of the best copy on 1 thread and 0.63 vs 0.73 of a
 /// 2-thread copy on 2 (6 interleaved runs, session 7); 32- to 128-row tiles did no better.
 /// Narrow tiles lost too: 128- or 256-column panels in 16-row tiles gave 0.43-0.59 and 256 × 32
-/// tiles 0.53-0.57, where the sweep gave 0.60-0.65 (4 sweeps, 1 thread, session 8).
+/// tiles 0.53-0.57, where the sweep gave 0.60-0.65 (4 sweeps of a build that let straddling
+/// panels tile, 1 thread, session 8).
 fn sweeps(tuning: Tuning, lds: isize, src_on_line: bool) -> bool {
     let straddling = lds % 8 != 0 || !src_on_line;
     straddling || tuning.tile_rows <= 8
