@@ -86,6 +86,8 @@ pub fn run_guarded(dir: &Path, args: &[&str], limit: Duration) -> Outcome {
     });
     let started = Instant::now();
     let mut timed_out = false;
+    // Short polls first: most runs end within milliseconds, and fuzzing makes thousands.
+    let mut pause = Duration::from_micros(200);
     let status = loop {
         if let Some(status) = child.try_wait().expect("cannot wait for stridelab") {
             break status;
@@ -95,7 +97,8 @@ pub fn run_guarded(dir: &Path, args: &[&str], limit: Duration) -> Outcome {
             let _ = child.kill();
             break child.wait().expect("cannot reap stridelab");
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
     };
     Outcome {
         code: status.code(),
