@@ -453,7 +453,8 @@ impl ResultsDocument {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename; an
+/// existing device or pipe is written in place and a directory is refused.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
     use std::os::unix::fs::FileTypeExt;
     let io = |action: &'static str, p: &Path| {
