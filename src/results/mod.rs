@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod output;
 pub mod schema;
 
 pub use schema::*;

@@ -453,8 +453,10 @@ impl ResultsDocument {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename; an
+/// existing device or pipe is written in place and a directory is refused.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
+    use std::os::unix::fs::FileTypeExt;
     let io = |action: &'static str, p: &Path| {
         let p = p.to_path_buf();
         move |error| ResultsError::Io {
@@ -463,6 +465,28 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
             error,
         }
     };
+    // What exists at `path` decides how it is written: a device or a pipe is written in place
+    // (renaming over `/dev/stdout` would replace the device), a directory is never replaced,
+    // and a symlink keeps pointing at the file it names.
+    let mut path = path.to_path_buf();
+    if let Ok(meta) = fs::metadata(&path) {
+        let kind = meta.file_type();
+        if kind.is_dir() {
+            let error = std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory");
+            return Err(io("write", &path)(error));
+        }
+        if kind.is_char_device() || kind.is_fifo() {
+            let mut file = fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(io("open", &path))?;
+            return file.write_all(bytes).map_err(io("write", &path));
+        }
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            path = fs::canonicalize(&path).map_err(io("resolve", &path))?;
+        }
+    }
+    let path = path.as_path();
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -472,7 +496,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "results".into());
-    let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
+    super::output::clean_stale(&dir, &file_name);
+    let tmp = dir.join(super::output::temp_name(&file_name));
     let result = (|| {
         let mut file = fs::File::create(&tmp).map_err(io("create", &tmp))?;
         file.write_all(bytes).map_err(io("write", &tmp))?;

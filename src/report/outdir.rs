@@ -1,0 +1,371 @@
+//! Report directories stridelab owns. A report directory carries a manifest
+//! ([`MANIFEST`]) naming every file stridelab wrote there; only those files are ever replaced or
+//! removed, so a report never costs the user a file.
+//!
+//! [`claim`] decides, before anything is written, whether a directory may receive a report: it
+//! may be missing, empty, a directory whose manifest lists every entry, or a report written by a
+//! build from before manifests (an `index.html` titled "stridelab report" among image, JSON and
+//! CSV files only). Anything else is refused with the names of the files in the way.
+//!
+//! [`Claim::stage`] creates a staging directory *inside* the report directory
+//! (`.stridelab-render.tmp-PID`, so the files later move by rename on one file system);
+//! [`Staging::publish`] moves the files in (`index.html` last), removes the files of the previous
+//! report that the new one no longer has and rewrites the manifest. A staging directory is
+//! removed when dropped unpublished; one left by a killed process is removed by the next claim.
+#![forbid(unsafe_code)]
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::ReportError;
+use crate::results::output::{check_parent, clean_stale, live_temp_owners, temp_name};
+
+/// The manifest file of a report directory.
+pub const MANIFEST: &str = ".stridelab-report.json";
+
+/// Name stem of the staging directory: `.stridelab-render.tmp-PID`.
+const STAGING: &str = "stridelab-render";
+
+/// The page written last, so a reader sees the new page only once its figures are in place.
+const INDEX: &str = "index.html";
+
+/// Extensions of the files an earlier build (without manifests) wrote into a report directory.
+const LEGACY_EXTENSIONS: &[&str] = &["html", "png", "svg", "json", "csv"];
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Manifest {
+    written_by: String,
+    files: BTreeSet<String>,
+}
+
+/// A directory checked to receive a report.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    dir: PathBuf,
+    existed: bool,
+    /// Files of the report already there (from its manifest).
+    old: BTreeSet<String>,
+}
+
+impl Claim {
+    /// The report directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ReportError {
+    super::io(action, path)
+}
+
+/// Checks that `dir` may receive a report (see the module doc); writes nothing but removes
+/// staging leftovers of processes that no longer run.
+pub fn claim(dir: &Path) -> Result<Claim, ReportError> {
+    clean_legacy_leftovers(dir);
+    let meta = match fs::metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            check_parent("report directory", &dir.join(INDEX))?;
+            return Ok(Claim {
+                dir: dir.to_path_buf(),
+                existed: false,
+                old: BTreeSet::new(),
+            });
+        }
+        Err(e) => return Err(io("inspect", dir)(e)),
+    };
+    if !meta.is_dir() {
+        return Err(ReportError::NotADirectory {
+            path: dir.to_path_buf(),
+        });
+    }
+    clean_stale(dir, STAGING);
+    clean_stale(dir, MANIFEST);
+    if let Some(&pid) = live_temp_owners(dir, STAGING).first() {
+        return Err(ReportError::Busy {
+            path: dir.to_path_buf(),
+            pid,
+        });
+    }
+    let mut entries = BTreeSet::new();
+    let mut not_files = BTreeSet::new();
+    for entry in fs::read_dir(dir).map_err(io("list", dir))? {
+        let entry = entry.map_err(io("list", dir))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == MANIFEST {
+            continue;
+        }
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            not_files.insert(name.clone());
+        }
+        entries.insert(name);
+    }
+    let manifest_path = dir.join(MANIFEST);
+    let old = if manifest_path.exists() {
+        let manifest = read_manifest(&manifest_path).ok_or_else(|| ReportError::NotOwned {
+            path: dir.to_path_buf(),
+            reason: format!("its {MANIFEST} is not a stridelab report manifest"),
+        })?;
+        let foreign: Vec<&String> = entries
+            .iter()
+            .filter(|n| !manifest.files.contains(*n) || not_files.contains(*n))
+            .collect();
+        if !foreign.is_empty() {
+            return Err(ReportError::NotOwned {
+                path: dir.to_path_buf(),
+                reason: format!(
+                    "it holds files stridelab did not write ({})",
+                    list(&foreign)
+                ),
+            });
+        }
+        manifest.files
+    } else if entries.is_empty() {
+        BTreeSet::new()
+    } else if not_files.is_empty() && is_legacy_report(dir, &entries) {
+        entries
+    } else {
+        let all: Vec<&String> = entries.iter().collect();
+        return Err(ReportError::NotOwned {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "it is not empty and has no {MANIFEST} (it holds {})",
+                list(&all)
+            ),
+        });
+    };
+    check_parent("report directory", &dir.join(INDEX))?;
+    Ok(Claim {
+        dir: dir.to_path_buf(),
+        existed: true,
+        old,
+    })
+}
+
+/// `a, b, c and 4 more`.
+fn list(names: &[&String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
+}
+
+fn read_manifest(path: &Path) -> Option<Manifest> {
+    let text = fs::read_to_string(path).ok()?;
+    let manifest: Manifest = serde_json::from_str(&text).ok()?;
+    // A name with a separator could point outside the directory.
+    let safe = manifest
+        .files
+        .iter()
+        .all(|f| !f.is_empty() && !f.contains('/') && f != "." && f != "..");
+    (manifest.written_by == "stridelab" && safe).then_some(manifest)
+}
+
+/// A report written before manifests existed: only report-like files and a stridelab page.
+fn is_legacy_report(dir: &Path, entries: &BTreeSet<String>) -> bool {
+    let report_like = entries.iter().all(|name| {
+        Path::new(name)
+            .extension()
+            .is_some_and(|e| LEGACY_EXTENSIONS.contains(&e.to_string_lossy().as_ref()))
+    });
+    report_like
+        && entries.contains(INDEX)
+        && fs::read_to_string(dir.join(INDEX))
+            .is_ok_and(|page| page.contains("<title>stridelab report"))
+}
+
+/// Earlier builds staged a report beside it (`.NAME.tmp-PID`); those of dead processes go.
+fn clean_legacy_leftovers(dir: &Path) {
+    let Ok(full) = std::path::absolute(dir) else {
+        return;
+    };
+    let full: PathBuf = full.components().collect();
+    if let (Some(parent), Some(name)) = (full.parent(), full.file_name()) {
+        clean_stale(parent, &name.to_string_lossy());
+    }
+}
+
+impl Claim {
+    /// Checks the directory again (it may have changed since the claim, e.g. while measuring),
+    /// creates it when missing and makes the staging directory inside it.
+    pub fn stage(&self) -> Result<Staging, ReportError> {
+        let fresh = claim(&self.dir)?;
+        let created = !fresh.existed;
+        if created {
+            fs::create_dir_all(&self.dir).map_err(io("create directory", &self.dir))?;
+        }
+        let tmp = self.dir.join(temp_name(STAGING));
+        if let Err(e) = fs::create_dir(&tmp) {
+            if created {
+                let _ = fs::remove_dir(&self.dir);
+            }
+            return Err(io("create directory", &tmp)(e));
+        }
+        Ok(Staging {
+            dir: self.dir.clone(),
+            tmp,
+            old: fresh.old,
+            created,
+            done: false,
+        })
+    }
+}
+
+/// A report being written: files go into [`Staging::path`] until [`Staging::publish`].
+#[derive(Debug)]
+pub struct Staging {
+    dir: PathBuf,
+    tmp: PathBuf,
+    old: BTreeSet<String>,
+    created: bool,
+    done: bool,
+}
+
+impl Staging {
+    /// The staging directory to write the report's files into.
+    pub fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Moves the staged files into the report directory and returns their names.
+    pub fn publish(mut self) -> Result<Vec<String>, ReportError> {
+        let mut files = Vec::new();
+        for entry in fs::read_dir(&self.tmp).map_err(io("list", &self.tmp))? {
+            let entry = entry.map_err(io("list", &self.tmp))?;
+            if entry.file_type().is_ok_and(|t| t.is_file()) {
+                files.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        // index.html last: the page appears once everything it shows is in place.
+        files.sort_by_key(|f| (f == INDEX, f.clone()));
+        let new: BTreeSet<String> = files.iter().cloned().collect();
+        // The manifest names old and new files first, so a crash mid-way still leaves a
+        // directory recognised as stridelab's.
+        let union: BTreeSet<String> = self.old.union(&new).cloned().collect();
+        self.write_manifest(&union)?;
+        for name in &files {
+            let (from, to) = (self.tmp.join(name), self.dir.join(name));
+            fs::rename(&from, &to).map_err(io("move into place", &to))?;
+        }
+        for name in self.old.difference(&new) {
+            let path = self.dir.join(name);
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(io("remove", &path)(e));
+                }
+                _ => {}
+            }
+        }
+        self.write_manifest(&new)?;
+        self.done = true;
+        fs::remove_dir_all(&self.tmp).map_err(io("remove", &self.tmp))?;
+        Ok(files)
+    }
+
+    fn write_manifest(&self, files: &BTreeSet<String>) -> Result<(), ReportError> {
+        let manifest = Manifest {
+            written_by: "stridelab".into(),
+            files: files.clone(),
+        };
+        let text = serde_json::to_string_pretty(&manifest).map_err(|e| ReportError::Io {
+            action: "serialise",
+            path: self.dir.join(MANIFEST),
+            source: std::io::Error::other(e),
+        })?;
+        crate::results::write_atomic(&self.dir.join(MANIFEST), text.as_bytes())?;
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    /// An unpublished report leaves nothing: the staging directory goes, and so does the report
+    /// directory when this staging created it and it is still empty.
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.tmp);
+        if !self.done && self.created {
+            let _ = fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn publish(dir: &Path, files: &[(&str, &str)]) -> Result<Vec<String>, ReportError> {
+        let staging = claim(dir)?.stage()?;
+        for (name, text) in files {
+            fs::write(staging.path().join(name), text).unwrap();
+        }
+        staging.publish()
+    }
+
+    #[test]
+    fn a_report_replaces_only_its_own_files() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("r");
+        publish(&dir, &[("index.html", "1"), ("a.png", "1")]).unwrap();
+        publish(&dir, &[("index.html", "2"), ("b.png", "2")]).unwrap();
+        assert_eq!(fs::read_to_string(dir.join("index.html")).unwrap(), "2");
+        assert!(
+            !dir.join("a.png").exists(),
+            "a file of the old report stays"
+        );
+        assert!(dir.join("b.png").exists());
+        let names: BTreeSet<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+    }
+
+    #[test]
+    fn foreign_files_refuse_the_directory_before_anything_is_written() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("r");
+        publish(&dir, &[("index.html", "1")]).unwrap();
+        fs::write(dir.join("notes.txt"), "mine").unwrap();
+        let err = publish(&dir, &[("index.html", "2")]).unwrap_err();
+        assert!(err.to_string().contains("notes.txt"), "{err}");
+        assert_eq!(fs::read_to_string(dir.join("index.html")).unwrap(), "1");
+        let plain = root.path().join("plain");
+        fs::create_dir(&plain).unwrap();
+        fs::write(plain.join("index.html"), "not a report").unwrap();
+        assert!(matches!(claim(&plain), Err(ReportError::NotOwned { .. })));
+    }
+
+    #[test]
+    fn an_unpublished_staging_leaves_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("r");
+        let staging = claim(&dir).unwrap().stage().unwrap();
+        fs::write(staging.path().join("index.html"), "x").unwrap();
+        drop(staging);
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn a_report_from_before_manifests_is_adopted() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("latest");
+        fs::create_dir(&dir).unwrap();
+        fs::write(
+            dir.join("index.html"),
+            "<title>stridelab report — x</title>",
+        )
+        .unwrap();
+        fs::write(dir.join("old.png"), "x").unwrap();
+        publish(&dir, &[("index.html", "new")]).unwrap();
+        assert!(!dir.join("old.png").exists());
+    }
+}

@@ -1,0 +1,538 @@
+//! Output-path policy: every file a command writes is checked before any work starts, and no
+//! write ever destroys something stridelab did not create.
+//!
+//! - `-` means stdout. An existing character device or FIFO (`/dev/stdout`, a named pipe) is
+//!   written in place, never renamed over; a block device, a socket or a directory is refused.
+//! - A new file needs a writable directory: the nearest existing ancestor is probed by creating
+//!   and removing a temporary file, so a read-only or missing location fails before measuring.
+//! - No two outputs, and no output and input, may be the same file (same inode, or the same
+//!   resolved path when the file does not exist yet).
+//! - Temporary names are `.{name}.tmp-{pid}` beside their target; leftovers of processes that no
+//!   longer run (no `/proc/PID`) are removed on the next write into that directory.
+#![forbid(unsafe_code)]
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Component, Path, PathBuf};
+
+use thiserror::Error;
+
+/// The file name that means stdout.
+pub const STDOUT: &str = "-";
+
+/// Why an output path cannot be used.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum OutputError {
+    #[error("{role} `{path}` is a directory; give a file name inside it instead")]
+    IsDirectory { role: &'static str, path: PathBuf },
+    #[error("{role} `{path}` is a {kind}; stridelab writes regular files, stdout (`-`) or pipes")]
+    Unsupported {
+        role: &'static str,
+        path: PathBuf,
+        kind: &'static str,
+    },
+    #[error("{role} `{path}`: `{ancestor}` is not a directory")]
+    ParentNotDirectory {
+        role: &'static str,
+        path: PathBuf,
+        ancestor: PathBuf,
+    },
+    #[error("{role} `{path}`: cannot create files in `{dir}`: {error}; choose a writable location")]
+    NotWritable {
+        role: &'static str,
+        path: PathBuf,
+        dir: PathBuf,
+        error: std::io::Error,
+    },
+    #[error(
+        "{role} `{path}` and {other_role} `{other}` are the same file; give each output its own file"
+    )]
+    SameOutput {
+        role: &'static str,
+        path: PathBuf,
+        other_role: &'static str,
+        other: PathBuf,
+    },
+    #[error(
+        "{role} `{path}` is the same file as the input {input_role} `{input}`; writing it would destroy the input, so choose another file"
+    )]
+    OverwritesInput {
+        role: &'static str,
+        path: PathBuf,
+        input_role: &'static str,
+        input: PathBuf,
+    },
+    #[error("{role} and {other_role} both go to stdout (`-`); send one of them to a file")]
+    TwoOnStdout {
+        role: &'static str,
+        other_role: &'static str,
+    },
+    #[error("cannot {action} `{path}`: {error}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+/// Where one checked output goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileTarget {
+    /// `-`: the process's stdout.
+    Stdout,
+    /// An existing character device or FIFO: opened and written in place.
+    Special(PathBuf),
+    /// A regular file (existing or not): written through a temporary file and a rename.
+    File(PathBuf),
+}
+
+impl FileTarget {
+    /// The path to name in messages (`stdout` for `-`).
+    pub fn display(&self) -> String {
+        match self {
+            FileTarget::Stdout => "stdout".into(),
+            FileTarget::Special(p) | FileTarget::File(p) => p.display().to_string(),
+        }
+    }
+
+    /// Writes `bytes` as the whole content of the target.
+    pub fn write(&self, bytes: &[u8]) -> Result<(), super::ResultsError> {
+        match self {
+            FileTarget::Stdout => write_stdout(bytes),
+            FileTarget::Special(p) | FileTarget::File(p) => super::write_atomic(p, bytes),
+        }
+    }
+
+    /// Appends `bytes` (a regular file is created when missing).
+    pub fn append(&self, bytes: &[u8]) -> Result<(), OutputError> {
+        let path = match self {
+            FileTarget::Stdout => {
+                return write_stdout(bytes).map_err(|e| OutputError::Io {
+                    action: "write",
+                    path: PathBuf::from("stdout"),
+                    error: std::io::Error::other(e.to_string()),
+                });
+            }
+            FileTarget::Special(p) | FileTarget::File(p) => p,
+        };
+        if let Some(parent) = parent_of(path).filter(|_| matches!(self, FileTarget::File(_))) {
+            fs::create_dir_all(&parent).map_err(io("create directory", &parent))?;
+        }
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io("open", path))?;
+        file.write_all(bytes).map_err(io("write", path))
+    }
+}
+
+fn write_stdout(bytes: &[u8]) -> Result<(), super::ResultsError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|error| super::ResultsError::Io {
+            action: "write",
+            path: PathBuf::from("stdout"),
+            error,
+        })
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> OutputError {
+    let path = path.to_path_buf();
+    move |error| OutputError::Io {
+        action,
+        path,
+        error,
+    }
+}
+
+/// What makes two paths the same file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Identity {
+    Inode(u64, u64),
+    Resolved(PathBuf),
+}
+
+fn identity(path: &Path) -> Option<Identity> {
+    if let Ok(meta) = fs::metadata(path) {
+        return Some(Identity::Inode(meta.dev(), meta.ino()));
+    }
+    let (ancestor, rest) = nearest_existing(path)?;
+    let base = fs::canonicalize(&ancestor).ok()?;
+    Some(Identity::Resolved(base.join(rest)))
+}
+
+/// The deepest existing ancestor of `path` (`.` for a relative path with none) and the rest;
+/// `None` when the missing part steps up (`..`), which no file system can resolve.
+fn nearest_existing(path: &Path) -> Option<(PathBuf, PathBuf)> {
+    let mut ancestor = path.to_path_buf();
+    let mut rest = Vec::new();
+    while ancestor.as_os_str().is_empty() || fs::symlink_metadata(&ancestor).is_err() {
+        if ancestor.as_os_str().is_empty() {
+            ancestor = PathBuf::from(".");
+            break;
+        }
+        if ancestor.components().next_back() == Some(Component::ParentDir) {
+            return None;
+        }
+        let name = ancestor.file_name()?.to_os_string();
+        rest.push(name);
+        ancestor = ancestor.parent()?.to_path_buf();
+    }
+    let rest: PathBuf = rest.iter().rev().collect();
+    Some((ancestor, rest))
+}
+
+/// The directory a file is written in (`.` for a bare name); `None` for `/`.
+fn parent_of(path: &Path) -> Option<PathBuf> {
+    match path.parent() {
+        Some(p) if p.as_os_str().is_empty() => Some(PathBuf::from(".")),
+        Some(p) => Some(p.to_path_buf()),
+        None => None,
+    }
+}
+
+/// Checks that files can be created under `path`'s directory (which may not exist yet): its
+/// nearest existing ancestor must be a directory where a probe file can be created.
+pub fn check_parent(role: &'static str, path: &Path) -> Result<(), OutputError> {
+    let parent = parent_of(path).unwrap_or_else(|| PathBuf::from("/"));
+    let ancestor = nearest_existing(&parent).map_or(parent.clone(), |(a, _)| a);
+    let meta = fs::metadata(&ancestor).map_err(io("inspect", &ancestor))?;
+    if !meta.is_dir() {
+        return Err(OutputError::ParentNotDirectory {
+            role,
+            path: path.to_path_buf(),
+            ancestor,
+        });
+    }
+    let probe = ancestor.join(temp_name("stridelab-probe"));
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(error) => Err(OutputError::NotWritable {
+            role,
+            path: path.to_path_buf(),
+            dir: ancestor,
+            error,
+        }),
+    }
+}
+
+/// Classifies one file output without writing it.
+pub fn check_file(role: &'static str, path: &Path) -> Result<FileTarget, OutputError> {
+    if path.as_os_str() == STDOUT {
+        return Ok(FileTarget::Stdout);
+    }
+    if path.as_os_str().is_empty() || path.components().next_back() == Some(Component::ParentDir) {
+        return Err(OutputError::IsDirectory {
+            role,
+            path: path.to_path_buf(),
+        });
+    }
+    match fs::metadata(path) {
+        Ok(meta) => {
+            let kind = meta.file_type();
+            if kind.is_dir() {
+                return Err(OutputError::IsDirectory {
+                    role,
+                    path: path.to_path_buf(),
+                });
+            }
+            if kind.is_char_device() || kind.is_fifo() {
+                return Ok(FileTarget::Special(path.to_path_buf()));
+            }
+            let unsupported = if kind.is_block_device() {
+                Some("block device")
+            } else if kind.is_socket() {
+                Some("socket")
+            } else if !kind.is_file() {
+                Some("special file")
+            } else {
+                None
+            };
+            if let Some(kind) = unsupported {
+                return Err(OutputError::Unsupported {
+                    role,
+                    path: path.to_path_buf(),
+                    kind,
+                });
+            }
+            // A symlink is followed: the file it names is replaced, the link stays.
+            let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            check_parent(role, &real)?;
+            Ok(FileTarget::File(path.to_path_buf()))
+        }
+        Err(_) => {
+            if fs::symlink_metadata(path).is_ok() {
+                // A dangling symlink: writing would create its target somewhere unexpected.
+                return Err(OutputError::Unsupported {
+                    role,
+                    path: path.to_path_buf(),
+                    kind: "symbolic link to nothing",
+                });
+            }
+            check_parent(role, path)?;
+            Ok(FileTarget::File(path.to_path_buf()))
+        }
+    }
+}
+
+/// The outputs and inputs of one command, checked together before any work starts.
+#[derive(Debug, Default)]
+pub struct OutputPlan {
+    inputs: Vec<(&'static str, PathBuf, Option<Identity>)>,
+    outputs: Vec<(&'static str, PathBuf, Option<Identity>)>,
+    stdout: Option<&'static str>,
+}
+
+impl OutputPlan {
+    /// Records a file the command reads (an output must not be it).
+    pub fn input(&mut self, role: &'static str, path: &Path) {
+        if path.as_os_str() != STDOUT {
+            self.inputs.push((role, path.to_path_buf(), identity(path)));
+        }
+    }
+
+    /// Records that `role` prints to stdout (so no file output may be `-` as well).
+    pub fn uses_stdout(&mut self, role: &'static str) -> Result<(), OutputError> {
+        if let Some(other_role) = self.stdout {
+            return Err(OutputError::TwoOnStdout { role, other_role });
+        }
+        self.stdout = Some(role);
+        Ok(())
+    }
+
+    /// Checks one file output against the path rules and everything recorded so far.
+    pub fn file(&mut self, role: &'static str, path: &Path) -> Result<FileTarget, OutputError> {
+        let target = check_file(role, path)?;
+        match &target {
+            FileTarget::Stdout => self.uses_stdout(role)?,
+            FileTarget::Special(_) => {}
+            FileTarget::File(_) => {
+                let id = identity(path);
+                self.check_distinct(role, path, id.as_ref())?;
+                self.outputs.push((role, path.to_path_buf(), id));
+            }
+        }
+        Ok(target)
+    }
+
+    /// Checks a directory output (a report directory) against the files recorded so far.
+    pub fn directory(&mut self, role: &'static str, path: &Path) -> Result<(), OutputError> {
+        let id = identity(path);
+        self.check_distinct(role, path, id.as_ref())?;
+        self.outputs.push((role, path.to_path_buf(), id));
+        Ok(())
+    }
+
+    fn check_distinct(
+        &self,
+        role: &'static str,
+        path: &Path,
+        id: Option<&Identity>,
+    ) -> Result<(), OutputError> {
+        let Some(id) = id else { return Ok(()) };
+        for (other_role, other, other_id) in &self.outputs {
+            if other_id.as_ref() == Some(id) {
+                return Err(OutputError::SameOutput {
+                    role,
+                    path: path.to_path_buf(),
+                    other_role,
+                    other: other.clone(),
+                });
+            }
+        }
+        for (input_role, input, input_id) in &self.inputs {
+            if input_id.as_ref() == Some(id) {
+                return Err(OutputError::OverwritesInput {
+                    role,
+                    path: path.to_path_buf(),
+                    input_role,
+                    input: input.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `.{name}.tmp-{pid}`: the temporary sibling of `name` owned by this process.
+pub fn temp_name(name: &str) -> String {
+    format!(".{name}.tmp-{}", std::process::id())
+}
+
+/// Whether process `pid` runs; without `/proc` every process counts as running, so nothing is
+/// ever removed on a guess.
+pub fn pid_alive(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return true;
+    }
+    pid == std::process::id() || proc.join(pid.to_string()).exists()
+}
+
+/// The PID in `.{name}.{kind}-{pid}`, when `entry` is exactly that.
+fn owner_pid(entry: &str, name: &str, kind: &str) -> Option<u32> {
+    let rest = entry.strip_prefix('.')?.strip_prefix(name)?;
+    let digits = rest
+        .strip_prefix('.')?
+        .strip_prefix(kind)?
+        .strip_prefix('-')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Live processes that hold a temporary `.{name}.tmp-{pid}` in `dir`.
+pub fn live_temp_owners(dir: &Path, name: &str) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| owner_pid(&e.file_name().to_string_lossy(), name, "tmp"))
+        .filter(|&pid| pid != std::process::id() && pid_alive(pid))
+        .collect()
+}
+
+/// Removes `dir/.{name}.tmp-{pid}` leftovers (files or directories) of processes that no longer
+/// run. A `.{name}.old-{pid}` leftover (an earlier build moved `name` aside there) is moved back
+/// when `name` is missing and otherwise left alone: it may hold the only copy of a file.
+pub fn clean_stale(dir: &Path, name: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = owner_pid(&entry_name, name, "tmp") {
+            if pid_alive(pid) {
+                continue;
+            }
+            let path = entry.path();
+            let _ = match entry.file_type() {
+                Ok(t) if t.is_dir() => fs::remove_dir_all(&path),
+                _ => fs::remove_file(&path),
+            };
+        } else if let Some(pid) = owner_pid(&entry_name, name, "old") {
+            let target = dir.join(name);
+            if !pid_alive(pid) && fs::symlink_metadata(&target).is_err() {
+                let _ = fs::rename(entry.path(), target);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Above the largest `pid_max` Linux allows, so never a running process.
+    const DEAD_PID: u32 = 4_194_305;
+
+    #[test]
+    fn owner_pids_match_only_the_exact_pattern() {
+        assert_eq!(owner_pid(".q.json.tmp-12", "q.json", "tmp"), Some(12));
+        assert_eq!(owner_pid(".q.json.old-7", "q.json", "old"), Some(7));
+        for other in [
+            ".q.json.tmp-",
+            ".q.json.tmp-1x",
+            "q.json.tmp-1",
+            ".qjson.tmp-1",
+        ] {
+            assert_eq!(owner_pid(other, "q.json", "tmp"), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn stale_temporaries_of_dead_processes_go_and_the_rest_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dir.path().join(format!(".q.json.tmp-{DEAD_PID}"));
+        let live = dir.path().join(".q.json.tmp-1");
+        let other = dir.path().join(format!(".notes.tmp-{DEAD_PID}"));
+        let dead_dir = dir.path().join(format!(".q.json.tmp-{}", DEAD_PID - 1));
+        for f in [&dead, &live, &other] {
+            fs::write(f, "x").unwrap();
+        }
+        fs::create_dir(&dead_dir).unwrap();
+        fs::write(dead_dir.join("inner"), "x").unwrap();
+        clean_stale(dir.path(), "q.json");
+        assert!(!dead.exists() && !dead_dir.exists());
+        assert!(live.exists() && other.exists());
+    }
+
+    #[test]
+    fn a_moved_aside_file_comes_back_only_when_its_place_is_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join(format!(".a.old-{DEAD_PID}"));
+        fs::write(&old, "mine").unwrap();
+        fs::write(dir.path().join("a"), "other").unwrap();
+        clean_stale(dir.path(), "a");
+        assert!(old.exists(), "kept while `a` exists");
+        fs::remove_file(dir.path().join("a")).unwrap();
+        clean_stale(dir.path(), "a");
+        assert_eq!(fs::read_to_string(dir.path().join("a")).unwrap(), "mine");
+    }
+
+    #[test]
+    fn outputs_must_differ_from_each_other_and_from_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.json");
+        fs::write(&input, "{}").unwrap();
+        let mut plan = OutputPlan::default();
+        plan.input("--in", &input);
+        let same_input = dir.path().join(".").join("in.json");
+        assert!(matches!(
+            plan.file("--out", &same_input),
+            Err(OutputError::OverwritesInput { .. })
+        ));
+        plan.file("--json", &dir.path().join("new/v.json")).unwrap();
+        assert!(matches!(
+            plan.file("--output", &dir.path().join("new").join("v.json")),
+            Err(OutputError::SameOutput { .. })
+        ));
+        assert_eq!(
+            plan.file("--a", Path::new("-")).unwrap(),
+            FileTarget::Stdout
+        );
+        assert!(matches!(
+            plan.file("--b", Path::new("-")),
+            Err(OutputError::TwoOnStdout { .. })
+        ));
+    }
+
+    #[test]
+    fn directories_and_unwritable_places_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            check_file("--out", dir.path()),
+            Err(OutputError::IsDirectory { .. })
+        ));
+        let file = dir.path().join("f");
+        fs::write(&file, "x").unwrap();
+        assert!(matches!(
+            check_file("--out", &file.join("q.json")),
+            Err(OutputError::ParentNotDirectory { .. })
+        ));
+        assert!(check_file("--out", Path::new("/proc/stridelab-none/q.json")).is_err());
+        assert_eq!(
+            check_file("--out", Path::new("/dev/null")).unwrap(),
+            FileTarget::Special(PathBuf::from("/dev/null"))
+        );
+        let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(
+            leftovers.len(),
+            1,
+            "the probe file stays behind: {leftovers:?}"
+        );
+    }
+}

@@ -1,0 +1,489 @@
+//! Outputs never destroy: `report`, `run` and `gate` write only files that are theirs, check
+//! every output path before measuring, write devices and pipes in place, and leave no temporary
+//! files behind — not after an error, not after Ctrl-C, not after a killed run.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::guarded::{leftover_temp_files, run_guarded};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// Above the largest `pid_max` Linux allows, so never a running process.
+const DEAD_PID: u32 = 4_194_305;
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A one-point kernel run: small and quick.
+const SMALL_KERNEL: &[&str] = &["--kernel", "row-sum", "rows=32", "cols=32"];
+
+fn run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["run"];
+    args.extend_from_slice(SMALL_KERNEL);
+    args.extend_from_slice(extra);
+    args
+}
+
+#[test]
+fn report_out_keeps_files_it_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("d");
+    fs::create_dir(&d).unwrap();
+    fs::write(d.join("thesis.txt"), "years of work").unwrap();
+    let q = fixture("results_small.json");
+    let out = run_guarded(dir.path(), &["report", "--in", &q, "--out", "d"], LIMIT);
+    out.assert_exits(&[2], "report into a directory with a user file");
+    assert!(out.stderr.contains("thesis.txt"), "{}", out.stderr);
+    assert_eq!(
+        fs::read_to_string(d.join("thesis.txt")).unwrap(),
+        "years of work"
+    );
+    assert_eq!(names(&d), ["thesis.txt"], "something was written");
+
+    // The input's own folder: its other files stay too, and so does the input.
+    fs::copy(&q, d.join("q.json")).unwrap();
+    let out = run_guarded(
+        dir.path(),
+        &["report", "--in", "d/q.json", "--out", "d"],
+        LIMIT,
+    );
+    out.assert_exits(&[2], "report into the input's folder");
+    assert_eq!(names(&d), ["q.json", "thesis.txt"]);
+    assert_eq!(fs::read(d.join("q.json")).unwrap(), fs::read(&q).unwrap());
+    assert!(leftover_temp_files(dir.path()).is_empty());
+}
+
+#[test]
+fn report_out_onto_a_regular_file_is_refused_and_the_file_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("afile"), "mine").unwrap();
+    let out = run_guarded(
+        dir.path(),
+        &[
+            "report",
+            "--in",
+            &fixture("results_small.json"),
+            "--out",
+            "afile",
+        ],
+        LIMIT,
+    );
+    out.assert_exits(&[2], "report onto a file");
+    assert!(out.stderr.contains("not a directory"), "{}", out.stderr);
+    assert_eq!(names(dir.path()), ["afile"]);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("afile")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn rerendering_an_owned_report_replaces_only_its_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = fixture("results_small.json");
+    run_guarded(dir.path(), &["report", "--in", &q, "--out", "r"], LIMIT)
+        .assert_exits(&[0], "first report");
+    let r = dir.path().join("r");
+    assert!(r.join("results.json").is_file());
+    assert!(r.join(".stridelab-report.json").is_file());
+    // Two machines side by side write `results-m1.json`, … instead of `results.json`.
+    run_guarded(
+        dir.path(),
+        &["report", "--in", &q, "--in", &q, "--out", "r"],
+        LIMIT,
+    )
+    .assert_exits(&[0], "second report");
+    assert!(
+        !r.join("results.json").exists(),
+        "a file of the old report stays"
+    );
+    assert!(r.join("results-m2.json").is_file());
+    let manifest = fs::read_to_string(r.join(".stridelab-report.json")).unwrap();
+    for name in names(&r) {
+        if name != ".stridelab-report.json" {
+            assert!(manifest.contains(&format!("\"{name}\"")), "{name} unlisted");
+        }
+    }
+    // A file the user put there makes the directory theirs: refused, nothing touched.
+    fs::write(r.join("notes.txt"), "mine").unwrap();
+    let before = names(&r);
+    let out = run_guarded(dir.path(), &["report", "--in", &q, "--out", "r"], LIMIT);
+    out.assert_exits(&[2], "report over a user's file");
+    assert!(out.stderr.contains("notes.txt"), "{}", out.stderr);
+    assert_eq!(names(&r), before);
+    assert!(leftover_temp_files(dir.path()).is_empty());
+}
+
+#[test]
+fn report_out_dot_in_an_empty_directory_leaves_no_temporary_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_guarded(
+        dir.path(),
+        &[
+            "report",
+            "--in",
+            &fixture("results_small.json"),
+            "--out",
+            ".",
+        ],
+        LIMIT,
+    );
+    out.assert_exits(&[0], "report into the current directory");
+    assert!(dir.path().join("index.html").is_file());
+    assert_eq!(leftover_temp_files(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn run_out_csv_name_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_guarded(dir.path(), &run_args(&["--out", "q.csv"]), LIMIT);
+    out.assert_exits(&[2], "run --out q.csv");
+    assert!(
+        out.stderr.contains("q.json"),
+        "no fix named: {}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("[1/"),
+        "measured first: {}",
+        out.stderr
+    );
+    assert!(names(dir.path()).is_empty());
+}
+
+#[test]
+fn run_out_writes_the_results_and_the_csv_to_two_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_guarded(
+        dir.path(),
+        &run_args(&["--quiet", "--out", "q.json"]),
+        LIMIT,
+    );
+    out.assert_exits(&[0], "run --out q.json");
+    assert!(
+        out.stderr.contains("q.json") && out.stderr.contains("q.csv"),
+        "{}",
+        out.stderr
+    );
+    let json = fs::read_to_string(dir.path().join("q.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["schema"], 1);
+    let csv = fs::read_to_string(dir.path().join("q.csv")).unwrap();
+    assert!(csv.starts_with("index,kernel,"));
+    assert_eq!(names(dir.path()), ["q.csv", "q.json"]);
+}
+
+#[test]
+fn run_out_in_an_impossible_place_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("adir")).unwrap();
+    fs::write(dir.path().join("afile"), "mine").unwrap();
+    for bad in ["/proc/stridelab-none/q.json", "adir", "afile/q.json"] {
+        let out = run_guarded(dir.path(), &run_args(&["--out", bad]), LIMIT);
+        out.assert_exits(&[2], bad);
+        assert!(!out.stderr.contains("[1/"), "{bad}: measured first");
+        assert!(out.stderr.contains("--out"), "{bad}: {}", out.stderr);
+    }
+    assert_eq!(names(dir.path()), ["adir", "afile"]);
+    assert!(names(&dir.path().join("adir")).is_empty());
+    // The whole quick suite stops just as early.
+    let out = run_guarded(
+        dir.path(),
+        &[
+            "run",
+            "--suite",
+            "quick",
+            "--out",
+            "/proc/stridelab-none/q.json",
+        ],
+        LIMIT,
+    );
+    out.assert_exits(&[2], "quick suite into /proc");
+    assert!(
+        !out.stderr.contains("[1/"),
+        "measured first: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn run_out_over_its_own_suite_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("s.toml");
+    fs::copy(fixture("small_suite.toml"), &suite).unwrap();
+    let before = fs::read(&suite).unwrap();
+    let out = run_guarded(
+        dir.path(),
+        &["run", "--suite", "s.toml", "--out", "s.toml"],
+        LIMIT,
+    );
+    out.assert_exits(&[2], "run --out over the suite");
+    assert_eq!(fs::read(&suite).unwrap(), before);
+}
+
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo failed");
+}
+
+#[test]
+fn gate_json_to_a_pipe_writes_into_it_without_replacing_it() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("verdict.pipe");
+    mkfifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read_to_string(fifo).unwrap())
+    };
+    let q = fixture("results_small.json");
+    let out = run_guarded(
+        dir.path(),
+        &[
+            "gate",
+            "--baseline",
+            &q,
+            "--current",
+            &q,
+            "--quiet",
+            "--json",
+            "verdict.pipe",
+        ],
+        LIMIT,
+    );
+    out.assert_exits(&[0, 1], "gate --json into a pipe");
+    let verdict: serde_json::Value = serde_json::from_str(&reader.join().unwrap()).unwrap();
+    assert!(verdict.get("pass").is_some(), "{verdict}");
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert_eq!(names(dir.path()), ["verdict.pipe"]);
+}
+
+#[test]
+fn gate_outputs_may_not_be_an_input_or_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.json");
+    fs::copy(fixture("results_small.json"), &q).unwrap();
+    let before = fs::read(&q).unwrap();
+    let base = [
+        "gate",
+        "--baseline",
+        "q.json",
+        "--current",
+        "q.json",
+        "--quiet",
+    ];
+    let cases: &[&[&str]] = &[
+        &["--json", "q.json"],
+        &["--summary", "./q.json"],
+        &["--json", "v.json", "--summary", "v.json"],
+    ];
+    for extra in cases {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        let out = run_guarded(dir.path(), &args, LIMIT);
+        out.assert_exits(&[2], &format!("{extra:?}"));
+        assert!(
+            out.stderr.contains("same file"),
+            "{extra:?}: {}",
+            out.stderr
+        );
+    }
+    assert_eq!(fs::read(&q).unwrap(), before);
+    assert_eq!(names(dir.path()), ["q.json"]);
+    // Both on stdout at once is refused as well.
+    let mut args = base.to_vec();
+    args.extend_from_slice(&["--json", "-", "--summary", "-"]);
+    run_guarded(dir.path(), &args, LIMIT).assert_exits(&[2], "two outputs on stdout");
+}
+
+fn spawn(dir: &Path, args: &[String]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_stridelab"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// A report of many machines side by side: long enough to catch it while it renders.
+fn slow_report_args(out: &str) -> Vec<String> {
+    let mut args = vec!["report".to_string()];
+    for _ in 0..16 {
+        args.push("--in".into());
+        args.push(fixture("results_small.json"));
+    }
+    args.extend(["--out".to_string(), out.to_string()]);
+    args
+}
+
+/// Waits until the report's staging directory exists in `dir` (the rendering has begun).
+fn wait_for_staging(dir: &Path, child: &mut Child) -> PathBuf {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(entries) = fs::read_dir(dir) {
+            for e in entries.flatten() {
+                if e.file_name()
+                    .to_string_lossy()
+                    .starts_with(".stridelab-render.tmp-")
+                {
+                    return e.path();
+                }
+            }
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the report finished before it was seen rendering"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "the report never started rendering"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill")
+        .args([name, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn wait(child: &mut Child) -> Option<i32> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("still running a minute after the signal");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn ctrl_c_during_report_leaves_no_temporary_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    // A new directory: nothing remains of it.
+    let mut child = spawn(dir.path(), &slow_report_args("r"));
+    wait_for_staging(&dir.path().join("r"), &mut child);
+    signal(&child, "-INT");
+    let code = wait(&mut child);
+    assert_eq!(code, Some(130), "Ctrl-C during the rendering");
+    assert!(!dir.path().join("r").exists(), "a half report stays");
+    assert!(leftover_temp_files(dir.path()).is_empty());
+
+    // An earlier report: it stays exactly as it was.
+    run_guarded(
+        dir.path(),
+        &[
+            "report",
+            "--in",
+            &fixture("results_small.json"),
+            "--out",
+            "r",
+        ],
+        LIMIT,
+    )
+    .assert_exits(&[0], "the earlier report");
+    let r = dir.path().join("r");
+    let before = names(&r);
+    let page = fs::read(r.join("index.html")).unwrap();
+    let mut child = spawn(dir.path(), &slow_report_args("r"));
+    wait_for_staging(&r, &mut child);
+    signal(&child, "-INT");
+    assert_eq!(wait(&mut child), Some(130));
+    assert_eq!(names(&r), before);
+    assert_eq!(fs::read(r.join("index.html")).unwrap(), page);
+    assert_eq!(leftover_temp_files(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn a_killed_report_leaves_staging_that_the_next_report_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn(dir.path(), &slow_report_args("r"));
+    let staging = wait_for_staging(&dir.path().join("r"), &mut child);
+    signal(&child, "-KILL");
+    wait(&mut child);
+    assert!(staging.exists(), "SIGKILL cannot be handled");
+    run_guarded(
+        dir.path(),
+        &[
+            "report",
+            "--in",
+            &fixture("results_small.json"),
+            "--out",
+            "r",
+        ],
+        LIMIT,
+    )
+    .assert_exits(&[0], "the next report");
+    assert_eq!(leftover_temp_files(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn stale_temporaries_of_dead_processes_are_removed_and_others_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let r = root.join("r");
+    let staging = r.join(format!(".stridelab-render.tmp-{DEAD_PID}"));
+    fs::create_dir_all(&staging).unwrap();
+    fs::write(staging.join("index.html"), "half").unwrap();
+    // What earlier builds left beside a report and a results file.
+    let legacy = root.join(format!(".r.tmp-{DEAD_PID}"));
+    fs::create_dir(&legacy).unwrap();
+    let results_tmp = root.join(format!(".q.json.tmp-{DEAD_PID}"));
+    fs::write(&results_tmp, "half").unwrap();
+    // Not stridelab's, or of a live process (PID 1): kept.
+    let kept = [
+        root.join(format!(".notes.tmp-{DEAD_PID}")),
+        root.join(".q.json.tmp-1"),
+        root.join(".q.json.tmp-abc"),
+    ];
+    for k in &kept {
+        fs::write(k, "keep").unwrap();
+    }
+    run_guarded(
+        root,
+        &[
+            "report",
+            "--in",
+            &fixture("results_small.json"),
+            "--out",
+            "r",
+        ],
+        LIMIT,
+    )
+    .assert_exits(&[0], "report");
+    assert!(!staging.exists() && !legacy.exists());
+    assert!(r.join("index.html").is_file());
+    run_guarded(root, &run_args(&["--quiet", "--out", "q.json"]), LIMIT).assert_exits(&[0], "run");
+    assert!(!results_tmp.exists());
+    for k in &kept {
+        assert!(k.exists(), "{} removed", k.display());
+    }
+}
