@@ -4,5 +4,6 @@
 pub mod compare;
 pub mod csv;
 pub mod schema;
+pub mod validate;
 
 pub use schema::*;
