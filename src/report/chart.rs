@@ -624,7 +624,7 @@ fn sane_range(lo: f64, hi: f64) -> (f64, f64) {
         (lo, hi)
     } else {
         let d = if lo.abs() > 1e-12 { lo.abs() * 0.1 } else { 1.0 };
-        (lo - d, lo + d)
+        ((lo - d).max(-AXIS_LIMIT), (lo + d).min(AXIS_LIMIT))
     }
 }
 

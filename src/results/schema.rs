@@ -658,9 +658,7 @@ pub(crate) mod tests {
 
     pub(crate) fn sample_document() -> ResultsDocument {
         let mut params = Params::new();
-        for (name, value) in [("rows", 1024), ("cols", 1024), ("ld", 1024), ("deopt", 0)] {
-            params.insert(name.into(), crate::kernels::spec::ParamValue::Int(value));
-        }
+        params.insert("rows".into(), crate::kernels::spec::ParamValue::Int(1024));
         ResultsDocument {
             schema: SCHEMA_VERSION,
             tool: ToolInfo {
@@ -735,7 +733,13 @@ pub(crate) mod tests {
     fn round_trips_through_an_atomic_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/results.json");
-        let doc = sample_document();
+        let mut doc = sample_document();
+        for name in ["cols", "ld"] {
+            let value = crate::kernels::spec::ParamValue::Int(1024);
+            doc.records[0].params.insert(name.into(), value);
+        }
+        let deopt = crate::kernels::spec::ParamValue::Int(0);
+        doc.records[0].params.insert("deopt".into(), deopt);
         doc.write_atomic(&path).unwrap();
         assert_eq!(ResultsDocument::read(&path).unwrap(), doc);
         let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap())

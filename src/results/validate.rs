@@ -212,8 +212,9 @@ fn levels_at(info: &serde_json::Value, key: &str) -> Result<Vec<CacheLevel>, Inv
 }
 
 fn check_info(info: &serde_json::Value) -> Checked {
-    if !info.is_object() {
-        return Err(invalid("info", "must be an object (the machine manifest)"));
+    // `null` when a run was given no manifest (library callers, tests).
+    if !(info.is_object() || info.is_null()) {
+        return Err(invalid("info", "must be an object (the machine manifest) or null"));
     }
     levels_at(info, "simulated_caches")?;
     if let Some(gate) = info.get(crate::results::compare::GATE_MANIFEST_KEY) {
