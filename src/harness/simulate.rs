@@ -11,9 +11,7 @@ use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, Geometry};
 use crate::cache::sim::{Hierarchy, Policy};
 use crate::kernels::spec::Instance;
-use crate::results::{
-    Provenance, SimulatedLevel, SimulatedMisses, SimulationCut, SimulationScope,
-};
+use crate::results::{Provenance, SimulatedLevel, SimulatedMisses, SimulationCut, SimulationScope};
 
 /// The data-cache levels a run simulates when none are given: the detected geometry.
 pub fn detected_levels() -> Vec<CacheLevel> {

@@ -623,7 +623,11 @@ fn sane_range(lo: f64, hi: f64) -> (f64, f64) {
     if hi - lo >= floor {
         (lo, hi)
     } else {
-        let d = if lo.abs() > 1e-12 { lo.abs() * 0.1 } else { 1.0 };
+        let d = if lo.abs() > 1e-12 {
+            lo.abs() * 0.1
+        } else {
+            1.0
+        };
         ((lo - d).max(-AXIS_LIMIT), (lo + d).min(AXIS_LIMIT))
     }
 }
@@ -1194,7 +1198,10 @@ mod tests {
             let (lo, hi) = plot_range(values, from_zero, 0.08);
             assert!(lo.is_finite() && hi.is_finite(), "{values:?}: {lo} {hi}");
             assert!(hi > lo && (hi - lo).is_finite(), "{values:?}: {lo} {hi}");
-            assert!(lo >= -AXIS_LIMIT && hi <= AXIS_LIMIT, "{values:?}: {lo} {hi}");
+            assert!(
+                lo >= -AXIS_LIMIT && hi <= AXIS_LIMIT,
+                "{values:?}: {lo} {hi}"
+            );
         }
         assert_eq!(sane_range(f64::NAN, f64::NAN), (-1.0, 1.0));
         assert_eq!(sane_range(3.0, 1.0), (1.0, 3.0));

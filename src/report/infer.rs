@@ -64,7 +64,10 @@ pub fn validate_infer(report: &InferReport) -> Result<(), (String, String)> {
             ),
         );
     }
-    for (field, v) in [("elapsed_s", report.elapsed_s), ("budget_s", report.budget_s)] {
+    for (field, v) in [
+        ("elapsed_s", report.elapsed_s),
+        ("budget_s", report.budget_s),
+    ] {
         if !(v.is_finite() && v >= 0.0) {
             return bad(field.into(), format!("{v} is not a finite number ≥ 0"));
         }
@@ -78,7 +81,10 @@ pub fn validate_infer(report: &InferReport) -> Result<(), (String, String)> {
             if let Some(v) = v
                 && !(v.is_finite() && v >= 0.0)
             {
-                return bad(format!("{at}.{name}"), format!("{v} is not a finite number ≥ 0"));
+                return bad(
+                    format!("{at}.{name}"),
+                    format!("{v} is not a finite number ≥ 0"),
+                );
             }
         }
     }
@@ -103,10 +109,16 @@ pub fn validate_infer(report: &InferReport) -> Result<(), (String, String)> {
     for (at, points) in curves {
         for (i, p) in points.iter().enumerate() {
             if !(p.x.is_finite() && p.x > 0.0) {
-                return bad(format!("{at}[{i}].x"), format!("{} is not finite and > 0", p.x));
+                return bad(
+                    format!("{at}[{i}].x"),
+                    format!("{} is not finite and > 0", p.x),
+                );
             }
             if !(p.ns.is_finite() && p.ns >= 0.0) {
-                return bad(format!("{at}[{i}].ns"), format!("{} is not finite and ≥ 0", p.ns));
+                return bad(
+                    format!("{at}[{i}].ns"),
+                    format!("{} is not finite and ≥ 0", p.ns),
+                );
             }
         }
     }

@@ -912,7 +912,11 @@ fn resampled_median(samples: &[f64], rng: &mut SplitMix64) -> f64 {
     if n % 2 == 1 {
         upper
     } else {
-        let lower = below.iter().copied().max_by(f64::total_cmp).unwrap_or(upper);
+        let lower = below
+            .iter()
+            .copied()
+            .max_by(f64::total_cmp)
+            .unwrap_or(upper);
         (lower + upper) / 2.0
     }
 }

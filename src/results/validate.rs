@@ -214,7 +214,10 @@ fn levels_at(info: &serde_json::Value, key: &str) -> Result<Vec<CacheLevel>, Inv
 fn check_info(info: &serde_json::Value) -> Checked {
     // `null` when a run was given no manifest (library callers, tests).
     if !(info.is_object() || info.is_null()) {
-        return Err(invalid("info", "must be an object (the machine manifest) or null"));
+        return Err(invalid(
+            "info",
+            "must be an object (the machine manifest) or null",
+        ));
     }
     levels_at(info, "simulated_caches")?;
     if let Some(gate) = info.get(crate::results::compare::GATE_MANIFEST_KEY) {
@@ -325,7 +328,11 @@ fn check_timing(t: &Timing, at: &str) -> Checked {
             "must be at least 1",
         ));
     }
-    check_summary(&t.ns_per_run, &t.samples_ns_per_run, &format!("{at}.ns_per_run"))?;
+    check_summary(
+        &t.ns_per_run,
+        &t.samples_ns_per_run,
+        &format!("{at}.ns_per_run"),
+    )?;
     finite_positive(&format!("{at}.ns_per_element"), t.ns_per_element)?;
     if let Some(gb) = t.gb_per_s {
         finite_positive(&format!("{at}.gb_per_s"), gb)?;
@@ -607,3 +614,215 @@ pub fn model_work(doc: &ResultsDocument, manifest: &[CacheLevel]) -> u64 {
     steps.saturating_add(grid).saturating_add(table)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::spec::ParamValue;
+    use crate::results::schema::tests::sample_document;
+    use crate::results::{Provenance, SimulationScope};
+
+    /// The sample document with full `row-sum` parameters and a consistent simulation.
+    fn valid() -> ResultsDocument {
+        let mut doc = sample_document();
+        let record = &mut doc.records[0];
+        for (name, value) in [("cols", 1024), ("ld", 1024), ("deopt", 0)] {
+            record.params.insert(name.into(), ParamValue::Int(value));
+        }
+        record.simulated = Some(SimulatedMisses {
+            source: Provenance::Simulated,
+            scope: SimulationScope {
+                run_accesses: Some(100),
+                simulated_accesses: 100,
+                kind: "full".into(),
+                cut: Some(SimulationCut::None),
+                note: None,
+            },
+            start: "cold".into(),
+            levels: vec![SimulatedLevel {
+                name: "L1d".into(),
+                size: 48 << 10,
+                ways: 12,
+                line: 64,
+                sets: 64,
+                loads: 100,
+                stores: 0,
+                load_misses: 13,
+                store_misses: 0,
+                misses: 13,
+                miss_rate: 0.13,
+                compulsory: 13,
+                capacity: 0,
+                conflict: 0,
+            }],
+        });
+        doc
+    }
+
+    #[test]
+    fn a_consistent_document_passes() {
+        assert_eq!(validate(&valid()), Ok(()));
+    }
+
+    #[test]
+    fn table_of_broken_rules_names_the_field() {
+        type Break = fn(&mut ResultsDocument);
+        let cases: &[(Break, &str)] = &[
+            (
+                |d| {
+                    d.records[0]
+                        .timing
+                        .as_mut()
+                        .unwrap()
+                        .samples_ns_per_run
+                        .clear()
+                },
+                "records[0].timing.samples_ns_per_run",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().samples_ns_per_run[1] = f64::NAN,
+                "records[0].timing.samples_ns_per_run[1]",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().samples_ns_per_run[2] = 0.0,
+                "records[0].timing.samples_ns_per_run[2]",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().ns_per_run.n = 0,
+                "records[0].timing.ns_per_run.n",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().ns_per_run.median = -5.0,
+                "records[0].timing.ns_per_run.median",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().ns_per_run.ci_low = 2.0,
+                "records[0].timing.ns_per_run.ci_low",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().runs_per_sample = 0,
+                "records[0].timing.runs_per_sample",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().gb_per_s_ci = Some((9.0, 1e308)),
+                "records[0].timing.gb_per_s_ci",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().gb_per_s = Some(f64::INFINITY),
+                "records[0].timing.gb_per_s",
+            ),
+            (
+                |d| {
+                    let samples = vec![1.0; MAX_SAMPLES_PER_POINT + 1];
+                    d.records[0].timing.as_mut().unwrap().samples_ns_per_run = samples;
+                },
+                "records[0].timing.samples_ns_per_run",
+            ),
+            (
+                |d| {
+                    d.records[0]
+                        .params
+                        .insert("rows".into(), ParamValue::Int(1 << 40));
+                },
+                "records[0].params",
+            ),
+            (|d| d.records[0].kernel = "nope".into(), "records[0].kernel"),
+            (|d| d.records[0].threads = 0, "records[0].threads"),
+            (|d| d.records[0].index = 5, "records[0].index"),
+            (
+                |d| d.records[0].simulated.as_mut().unwrap().levels[0].sets = 0,
+                "records[0].simulated.levels[0]",
+            ),
+            (
+                |d| d.records[0].simulated.as_mut().unwrap().levels[0].store_misses = 1,
+                "records[0].simulated.levels[0].misses",
+            ),
+            (
+                |d| d.records[0].simulated.as_mut().unwrap().levels[0].miss_rate = f64::NAN,
+                "records[0].simulated.levels[0].miss_rate",
+            ),
+            (
+                |d| {
+                    d.records[0]
+                        .simulated
+                        .as_mut()
+                        .unwrap()
+                        .scope
+                        .simulated_accesses = 101
+                },
+                "records[0].simulated.scope.simulated_accesses",
+            ),
+            (
+                |d| {
+                    d.records[0].simulated.as_mut().unwrap().scope.cut =
+                        Some(SimulationCut::AccessCap)
+                },
+                "records[0].simulated.scope.cut",
+            ),
+            (
+                |d| d.records[0].simulated.as_mut().unwrap().scope.kind = "prefix".into(),
+                "records[0].simulated.scope.kind",
+            ),
+            (
+                |d| {
+                    d.info = serde_json::json!({"caches": [{"name": "L1d", "level": 1,
+                    "kind": "data", "size": 49152, "ways": 12, "line": 64, "sets": 0,
+                    "shared_cpus": null, "source": "sysfs"}]})
+                },
+                "info.caches[0]",
+            ),
+            (
+                |d| d.info = serde_json::json!({"gate": {"preset": 7}}),
+                "info.gate.preset",
+            ),
+            (|d| d.method.confidence = f64::NAN, "method.confidence"),
+        ];
+        for (i, (corrupt, field)) in cases.iter().enumerate() {
+            let mut doc = valid();
+            corrupt(&mut doc);
+            match validate(&doc) {
+                Err(e) => assert_eq!(&e.field, field, "case {i}: {}", e.message),
+                Ok(()) => panic!("case {i} ({field}) passed"),
+            }
+        }
+    }
+
+    #[test]
+    fn legacy_cuts_come_from_the_counts_not_the_note() {
+        let mut sim = valid().records[0].simulated.clone().unwrap();
+        sim.scope.cut = None;
+        sim.scope.note = Some("the model's time budget ran out".into());
+        assert_eq!(legacy_cut(&sim, 1000), SimulationCut::None);
+        sim.scope.run_accesses = Some(5000);
+        sim.scope.kind = "prefix".into();
+        sim.scope.simulated_accesses = 1000;
+        assert_eq!(legacy_cut(&sim, 1000), SimulationCut::AccessCap);
+        sim.scope.note = None;
+        sim.scope.simulated_accesses = 700;
+        assert_eq!(legacy_cut(&sim, 1000), SimulationCut::TimeBudget);
+    }
+
+    #[test]
+    fn model_work_grows_with_the_parameters_the_report_enumerates() {
+        let doc = valid();
+        let small = model_work(&doc, &[]);
+        let mut big = doc.clone();
+        // A tall, one-column matrix: within the buffer limit, expensive for the set model.
+        for (name, value) in [("rows", 1 << 24), ("cols", 1), ("ld", 1)] {
+            big.records[0]
+                .params
+                .insert(name.into(), ParamValue::Int(value));
+        }
+        assert_eq!(validate(&big), Ok(()));
+        assert!(model_work(&big, &[]) > small + (1 << 24));
+        let mut many = big.clone();
+        for i in 1..8 {
+            let mut r = big.records[0].clone();
+            r.index = i;
+            many.records.push(r);
+        }
+        many.suite.points = many.records.len();
+        let err = validate(&many).unwrap_err();
+        assert_eq!(err.field, "records");
+        assert!(err.message.contains("budget"), "{}", err.message);
+    }
+}
