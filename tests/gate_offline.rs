@@ -181,6 +181,9 @@ fn a_changed_simulated_miss_count_fails() {
     let misses = l1["misses"].as_u64().unwrap();
     l1["misses"] = (misses + 1).into();
     l1["load_misses"] = (l1["load_misses"].as_u64().unwrap() + 1).into();
+    // Kept consistent (the 3C split sums to the misses), so it is a changed count, not a
+    // corrupt document.
+    l1["conflict"] = (l1["conflict"].as_u64().unwrap() + 1).into();
     let (out, verdict) = compare_with_recorded(&current, &[]);
     assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
     let verdict = verdict.unwrap();
@@ -285,7 +288,9 @@ fn missing_baseline_schema_mismatch_and_changed_suite_exit_2_naming_the_fix() {
 
     let mut other_geometry = recorded();
     for record in other_geometry["records"].as_array_mut().unwrap() {
+        // 48 KiB 8-way 64 B lines: 96 sets, a consistent other geometry.
         record["simulated"]["levels"][0]["ways"] = 8.into();
+        record["simulated"]["levels"][0]["sets"] = 96.into();
     }
     let (out, _) = compare_with_recorded(&other_geometry, &[]);
     assert_eq!(out.status.code(), Some(2));

@@ -87,7 +87,35 @@ pub enum GeometryError {
     DuplicateLevel(String),
     #[error("no cache levels to simulate (detection found none and none were given)")]
     Empty,
+    #[error("{name}: recorded {sets} sets, but size / (ways × line) = {computed}")]
+    SetsMismatch {
+        name: String,
+        sets: u64,
+        computed: u64,
+    },
+    #[error("{name}: recorded level {recorded}, but the name says level {implied}")]
+    LevelMismatch {
+        name: String,
+        recorded: u64,
+        implied: u8,
+    },
+    #[error("{name}: {field} {value} is above the {limit} a recorded geometry may have")]
+    BeyondRecordedLimit {
+        name: String,
+        field: &'static str,
+        value: u64,
+        limit: u64,
+    },
 }
+
+/// Bounds on a geometry read back from a document: far above any shipped part (64 ways,
+/// 256 B lines, about a million sets), far below what the report's per-set tables and the set
+/// model can afford to enumerate for every point.
+pub const MAX_RECORDED_SETS: u64 = 1 << 24;
+/// See [`MAX_RECORDED_SETS`].
+pub const MAX_RECORDED_WAYS: u64 = 1 << 12;
+/// See [`MAX_RECORDED_SETS`].
+pub const MAX_RECORDED_LINE: u64 = 1 << 16;
 
 /// One cache level. `sets = size / (ways × line)` always holds for a constructed level.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,6 +207,49 @@ impl CacheLevel {
             source,
             warnings: Vec::new(),
         })
+    }
+
+    /// Rebuilds a level recorded in a document through [`CacheLevel::new`] (the rules live
+    /// geometry obeys), then checks what the record adds: the recorded `sets` and `level` agree
+    /// with the ones the constructor derives, and sets, ways and line stay within
+    /// [`MAX_RECORDED_SETS`], [`MAX_RECORDED_WAYS`] and [`MAX_RECORDED_LINE`].
+    pub fn recorded(
+        name: &str,
+        kind: CacheKind,
+        size: u64,
+        ways: u64,
+        line: u64,
+        sets: Option<u64>,
+        source: GeometrySource,
+    ) -> Result<Self, GeometryError> {
+        let beyond = |field: &'static str, value: u64, limit: u64| {
+            (value > limit).then(|| GeometryError::BeyondRecordedLimit {
+                name: name.to_string(),
+                field,
+                value,
+                limit,
+            })
+        };
+        // Checked before the constructor so a huge value is named as such, not as a remainder.
+        if let Some(err) = beyond("ways", ways, MAX_RECORDED_WAYS)
+            .or_else(|| beyond("line size", line, MAX_RECORDED_LINE))
+        {
+            return Err(err);
+        }
+        let level = Self::new(name, kind, size, ways, line, source)?;
+        if let Some(sets) = sets
+            && sets != u64::from(level.sets)
+        {
+            return Err(GeometryError::SetsMismatch {
+                name: name.to_string(),
+                sets,
+                computed: u64::from(level.sets),
+            });
+        }
+        match beyond("sets", u64::from(level.sets), MAX_RECORDED_SETS) {
+            Some(err) => Err(err),
+            None => Ok(level),
+        }
     }
 
     /// Number of lines the level holds (`sets × ways`).

@@ -11,7 +11,7 @@ use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, Geometry};
 use crate::cache::sim::{Hierarchy, Policy};
 use crate::kernels::spec::Instance;
-use crate::results::{Provenance, SimulatedLevel, SimulatedMisses, SimulationScope};
+use crate::results::{Provenance, SimulatedLevel, SimulatedMisses, SimulationCut, SimulationScope};
 
 /// The data-cache levels a run simulates when none are given: the detected geometry.
 pub fn detected_levels() -> Vec<CacheLevel> {
@@ -121,10 +121,18 @@ fn scope_with(
             "one thread's instance simulated alone (the point ran {threads} concurrently)"
         ));
     }
+    let cut = if timed_out.is_some() {
+        SimulationCut::TimeBudget
+    } else if forwarded < seen {
+        SimulationCut::AccessCap
+    } else {
+        SimulationCut::None
+    };
     SimulationScope {
         run_accesses: Some(seen),
         simulated_accesses: forwarded,
         kind: if forwarded < seen { "prefix" } else { "full" }.into(),
+        cut: Some(cut),
         note: (!notes.is_empty()).then(|| notes.join("; ")),
     }
 }

@@ -157,6 +157,50 @@ pub fn resolve_params(spec: &KernelSpec, args: &[(String, String)]) -> Result<Pa
     Ok(params)
 }
 
+/// Checks parameters read back from a results document against the same rules as
+/// [`resolve_params`] (rules 2, 3 and 5 without the machine's memory): every declared parameter
+/// present and within its declared range or words, no unknown names, and the kernel's own
+/// cross-parameter rules and buffer limits. A document is data from anywhere; this is what
+/// lets the report size its work by the parameters.
+pub fn check_recorded_params(spec: &KernelSpec, params: &Params) -> Result<(), KernelError> {
+    if let Some(name) = params
+        .keys()
+        .find(|name| spec.params.iter().all(|p| p.name != name.as_str()))
+    {
+        return Err(KernelError::UnknownParam {
+            kernel: spec.name.to_string(),
+            param: name.clone(),
+            known: known_names(spec),
+        });
+    }
+    for param in spec.params {
+        let value = params
+            .get(param.name)
+            .ok_or_else(|| KernelError::MissingParam {
+                kernel: spec.name.to_string(),
+                param: param.name.to_string(),
+            })?;
+        let text = match (param.kind, value) {
+            (ParamKind::Int { .. }, ParamValue::Int(i)) => i.to_string(),
+            (ParamKind::Int { .. }, ParamValue::Text(_)) => {
+                return Err(KernelError::InvalidParam {
+                    param: param.name.to_string(),
+                    message: "must be an integer".to_string(),
+                });
+            }
+            (_, ParamValue::Text(t)) => t.clone(),
+            (_, ParamValue::Int(_)) => {
+                return Err(KernelError::InvalidParam {
+                    param: param.name.to_string(),
+                    message: "must be text".to_string(),
+                });
+            }
+        };
+        parse_value(param, &text)?;
+    }
+    plan_of(spec)?(params).map(|_| ())
+}
+
 /// Rules 1 and 2: the raw text given for each parameter, in declared order.
 fn assign_arguments(
     spec: &KernelSpec,

@@ -595,11 +595,41 @@ fn plot_range(values: &[f64], from_zero: bool, pad_fraction: f64) -> (f64, f64) 
         } else {
             1.0
         };
-        return (lo - d, hi + d);
+        return sane_range(lo - d, hi + d);
     }
     let pad = (hi - lo) * pad_fraction;
     let lo = if from_zero && lo >= 0.0 { lo } else { lo - pad };
-    (lo, hi + pad)
+    sane_range(lo, hi + pad)
+}
+
+/// Largest magnitude an axis end may have: plotters' tick search divides the span into steps,
+/// and a span that is infinite (or that f64 cannot split) never ends.
+const AXIS_LIMIT: f64 = 1e150;
+
+/// Every axis range handed to plotters: finite, within ±[`AXIS_LIMIT`], and wide enough that
+/// its ends differ in f64 (defence in depth: documents are validated on load, but a figure
+/// must not hang whatever it is given).
+fn sane_range(lo: f64, hi: f64) -> (f64, f64) {
+    let clamp = |v: f64| {
+        if v.is_nan() {
+            0.0
+        } else {
+            v.clamp(-AXIS_LIMIT, AXIS_LIMIT)
+        }
+    };
+    let (lo, hi) = (clamp(lo), clamp(hi));
+    let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+    let floor = 1e-9 * lo.abs().max(hi.abs()).max(1e-12);
+    if hi - lo >= floor {
+        (lo, hi)
+    } else {
+        let d = if lo.abs() > 1e-12 {
+            lo.abs() * 0.1
+        } else {
+            1.0
+        };
+        ((lo - d).max(-AXIS_LIMIT), (lo + d).min(AXIS_LIMIT))
+    }
 }
 
 fn mesh_style() -> (RGBColor, RGBColor) {
@@ -648,7 +678,7 @@ fn draw_lines<DB: DrawingBackend>(
     let (y0, y1) = match p.y.fixed {
         Some((lo, hi)) => {
             let top = ys.iter().copied().fold(hi, f64::max);
-            (p.y.to_plot(lo), top)
+            sane_range(p.y.to_plot(lo), top)
         }
         None => plot_range(&ys, p.y.from_zero && p.y.scale == Scale::Linear, 0.08),
     };
@@ -1152,6 +1182,29 @@ mod tests {
         assert_eq!(cats.tick_label(1.0), "b");
         assert_eq!(cats.tick_label(0.5), "");
         assert_eq!(cats.tick_label(2.0), "");
+    }
+
+    #[test]
+    fn axis_ranges_are_finite_and_wide_whatever_the_values() {
+        let cases: &[(&[f64], bool)] = &[
+            (&[1e308, -1e308], false),
+            (&[f64::MAX, f64::MIN], true),
+            (&[1e300, 1e300 * (1.0 + 1e-16)], false),
+            (&[f64::INFINITY, 1.0], false),
+            (&[5e-324, 0.0], true),
+            (&[-1e200], false),
+        ];
+        for &(values, from_zero) in cases {
+            let (lo, hi) = plot_range(values, from_zero, 0.08);
+            assert!(lo.is_finite() && hi.is_finite(), "{values:?}: {lo} {hi}");
+            assert!(hi > lo && (hi - lo).is_finite(), "{values:?}: {lo} {hi}");
+            assert!(
+                lo >= -AXIS_LIMIT && hi <= AXIS_LIMIT,
+                "{values:?}: {lo} {hi}"
+            );
+        }
+        assert_eq!(sane_range(f64::NAN, f64::NAN), (-1.0, 1.0));
+        assert_eq!(sane_range(3.0, 1.0), (1.0, 3.0));
     }
 
     #[test]

@@ -132,23 +132,10 @@ pub fn data_levels(doc: &ResultsDocument) -> Vec<CacheLevel> {
         .iter()
         .find_map(|r| r.simulated.as_ref().map(|s| &s.levels))
     {
+        // The recorded-geometry constructor: the same rules the document was validated by.
         return levels
             .iter()
-            .filter_map(|l| {
-                CacheLevel::new(
-                    &l.name,
-                    if l.name.starts_with("L1") {
-                        CacheKind::Data
-                    } else {
-                        CacheKind::Unified
-                    },
-                    l.size,
-                    l.ways,
-                    l.line,
-                    crate::cache::geometry::GeometrySource::Override,
-                )
-                .ok()
-            })
+            .filter_map(|l| crate::results::validate::simulated_geometry(l).ok())
             .collect();
     }
     manifest_levels(doc)
@@ -157,13 +144,11 @@ pub fn data_levels(doc: &ResultsDocument) -> Vec<CacheLevel> {
         .collect()
 }
 
-/// Every cache level in the manifest (instruction caches included), if it has the shape
-/// `harness::machine::MachineInfo` writes.
+/// Every cache level in the manifest (instruction caches included), rebuilt through the
+/// recorded-geometry constructor; none when the manifest's list breaks its rules (a document
+/// read from disk was already refused for that).
 pub fn manifest_levels(doc: &ResultsDocument) -> Vec<CacheLevel> {
-    doc.info
-        .get("caches")
-        .and_then(|c| serde_json::from_value::<Vec<CacheLevel>>(c.clone()).ok())
-        .unwrap_or_default()
+    crate::results::validate::manifest_levels(&doc.info).unwrap_or_default()
 }
 
 /// `L1d 32 KiB 8-way 64 sets 64 B; L2 …`: the geometry a simulation used, for provenance lines.

@@ -42,6 +42,7 @@ use thiserror::Error;
 use crate::kernels::spec::ParamValue;
 use crate::results::{
     ChecksumOutcome, PointRecord, ResultsDocument, RunStatus, SimulatedLevel, SimulatedMisses,
+    SimulationCut,
 };
 
 /// The manifest key (`info.gate`) under which `stridelab gate` records how its run was made.
@@ -492,19 +493,28 @@ fn deterministic_rows(
         ));
         return;
     };
-    let cut_by_time = |sim: &SimulatedMisses| {
-        sim.scope
-            .note
-            .as_deref()
-            .is_some_and(|n| n.contains("time budget"))
-    };
-    if cut_by_time(b) || cut_by_time(c) {
+    // Decided by the typed `cut` alone (documents from older builds have it filled in on
+    // load from their counts): a time-budget cut depends on the machine's speed.
+    let cut_by_time = |sim: &SimulatedMisses| sim.scope.cut == Some(SimulationCut::TimeBudget);
+    if cut_by_time(c) {
+        // The gate never simulates with a time budget, so a current document that says so was
+        // not made by it: its miss counts cannot be trusted to pass.
+        rows.push(row(
+            cur,
+            Track::Deterministic,
+            "misses (simulated)",
+            Verdict::Failed,
+            Some("the current simulation was cut by a time budget, so its counts are not reproducible; let `stridelab gate` simulate (it runs without one)".into()),
+        ));
+        return;
+    }
+    if cut_by_time(b) {
         rows.push(row(
             cur,
             Track::Deterministic,
             "misses (simulated)",
             Verdict::NotCompared,
-            Some("the simulation was cut by its time budget, so its counts are not reproducible (`stridelab gate` runs without one)".into()),
+            Some("the baseline simulation was cut by its time budget, so its counts are not reproducible; record a new baseline with `stridelab gate --save-baseline reports/baseline.json`".into()),
         ));
         return;
     }
@@ -735,13 +745,16 @@ fn timing_row(
         }
         Normaliser::Point { samples, .. } | Normaliser::Paired { samples, .. } => valid(samples),
     };
-    if !valid(&bt.samples_ns_per_run)
-        || !valid(&ct.samples_ns_per_run)
-        || !ref_ok(&bn)
-        || !ref_ok(&cn)
-    {
+    // Documents read from disk were validated on load; this guards documents built in memory.
+    // A current point without usable samples fails: a gate must not pass what it cannot judge.
+    if !valid(&ct.samples_ns_per_run) || !ref_ok(&cn) {
+        r.verdict = Verdict::Failed;
+        r.note = Some("current samples missing or not positive".into());
+        return r;
+    }
+    if !valid(&bt.samples_ns_per_run) || !ref_ok(&bn) {
         r.verdict = Verdict::NotCompared;
-        r.note = Some("samples missing or not positive".into());
+        r.note = Some("baseline samples missing or not positive".into());
         return r;
     }
     let (bs, cs) = (
@@ -755,8 +768,16 @@ fn timing_row(
     r.current = Some(is);
     r.change = Some(is / was - 1.0);
     let mut rng = SplitMix64::new(options.seed ^ row_index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let mut changes = Vec::with_capacity(options.resamples);
-    for _ in 0..options.resamples {
+    let drawn = bs.len() + cs.len() + normaliser_len(&bn) + normaliser_len(&cn);
+    let resamples = bounded_resamples(options.resamples, drawn);
+    if resamples < options.resamples {
+        r.note = Some(format!(
+            "{resamples} bootstrap resamples (of {}): {drawn} samples per resample",
+            options.resamples
+        ));
+    }
+    let mut changes = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
         let b = resampled_median(bs, &mut rng) / resampled_reference(&bn, &mut rng);
         let c = resampled_median(cs, &mut rng) / resampled_reference(&cn, &mut rng);
         changes.push(c / b - 1.0);
@@ -768,7 +789,7 @@ fn timing_row(
         median(&ct.samples_ns_per_run),
     );
     r.own_change = Some(own_is / own_was - 1.0);
-    let own_changes = (0..options.resamples)
+    let own_changes = (0..resamples)
         .map(|_| {
             resampled_median(&ct.samples_ns_per_run, &mut rng)
                 / resampled_median(&bt.samples_ns_per_run, &mut rng)
@@ -804,6 +825,27 @@ fn timing_row(
         _ => {}
     }
     r
+}
+
+/// Samples one resample draws from a normaliser (its own resampled samples, if any).
+fn normaliser_len(n: &Normaliser<'_>) -> usize {
+    match n {
+        Normaliser::Point { samples, .. } => samples.len(),
+        _ => 0,
+    }
+}
+
+/// Sample draws one row's bootstrap may make (about 0.1 s): each resample draws every sample
+/// once, so a point with many samples gets fewer resamples, never more work.
+const BOOTSTRAP_DRAWS_PER_ROW: usize = 1 << 23;
+
+/// Fewest resamples a row keeps, so the CI's tails still rest on a handful of values.
+const MIN_RESAMPLES: usize = 200;
+
+/// `wanted` resamples, fewer when `drawn` samples per resample would exceed the row's budget.
+fn bounded_resamples(wanted: usize, drawn: usize) -> usize {
+    let affordable = BOOTSTRAP_DRAWS_PER_ROW / drawn.max(1);
+    wanted.min(affordable.max(MIN_RESAMPLES))
 }
 
 /// The percentile-bootstrap CI from resampled changes (the point estimate when there are none).
@@ -860,12 +902,23 @@ fn median_of_sorted(sorted: &[f64]) -> f64 {
     }
 }
 
+/// The median of a resample, found by selection (linear) rather than a sort: the same value.
 fn resampled_median(samples: &[f64], rng: &mut SplitMix64) -> f64 {
     let mut resample: Vec<f64> = (0..samples.len())
         .map(|_| samples[rng.below(samples.len())])
         .collect();
-    resample.sort_by(f64::total_cmp);
-    median_of_sorted(&resample)
+    let n = resample.len();
+    let (below, &mut upper, _) = resample.select_nth_unstable_by(n / 2, f64::total_cmp);
+    if n % 2 == 1 {
+        upper
+    } else {
+        let lower = below
+            .iter()
+            .copied()
+            .max_by(f64::total_cmp)
+            .unwrap_or(upper);
+        (lower + upper) / 2.0
+    }
 }
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {
@@ -1045,6 +1098,7 @@ mod tests {
                 run_accesses: Some(100),
                 simulated_accesses: 100,
                 kind: "full".into(),
+                cut: Some(SimulationCut::None),
                 note: None,
             },
             start: "cold".into(),

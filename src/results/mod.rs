@@ -5,5 +5,6 @@ pub mod compare;
 pub mod csv;
 pub mod output;
 pub mod schema;
+pub mod validate;
 
 pub use schema::*;

@@ -7,7 +7,9 @@
 //! missing row. Readers (`report`, `gate`) depend only on this module.
 //!
 //! Files are written atomically (temporary file in the same directory, then rename) and read with
-//! errors that name the file, the JSON path of the offending field and its line/column.
+//! errors that name the file, the JSON path of the offending field and its line/column. Every
+//! document read from disk is checked once, on load, by [`crate::results::validate`]: later code
+//! (report, gate) relies on its invariants instead of re-checking them.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -289,6 +291,18 @@ pub struct SimulatedMisses {
     pub levels: Vec<SimulatedLevel>,
 }
 
+/// Why a simulation stopped before the end of the run: the typed field the gate decides by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SimulationCut {
+    /// The whole run was simulated.
+    None,
+    /// The access cap stopped it: reproducible, the same prefix every time.
+    AccessCap,
+    /// The time budget stopped it: how far it got depends on the machine's speed.
+    TimeBudget,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationScope {
@@ -298,6 +312,11 @@ pub struct SimulationScope {
     pub simulated_accesses: u64,
     /// `full` or `prefix`: only the first `simulated_accesses` accesses of the run were counted.
     pub kind: String,
+    /// Why the simulation stopped early. Absent in documents from older builds: the reader
+    /// derives it from the counts (see `validate::legacy_cut`), never from `note`.
+    #[serde(default)]
+    pub cut: Option<SimulationCut>,
+    /// Words for people; no program decision reads it.
     pub note: Option<String>,
 }
 
@@ -393,6 +412,13 @@ pub enum ResultsError {
         found: String,
         expected: u32,
     },
+    #[error("`{path}`: field `{field}` is invalid: {message}")]
+    Invalid {
+        path: PathBuf,
+        /// JSON path of the offending value, e.g. `records[3].timing.samples_ns_per_run`.
+        field: String,
+        message: String,
+    },
     #[error("cannot serialise results: {0}")]
     Serialize(String),
 }
@@ -449,7 +475,15 @@ impl ResultsDocument {
                 });
             }
         }
-        serde_json::from_str(text).map_err(|e| field_error(text, origin, &e))
+        let mut doc: Self =
+            serde_json::from_str(text).map_err(|e| field_error(text, origin, &e))?;
+        crate::results::validate::fill_legacy_cuts(&mut doc);
+        crate::results::validate::validate(&doc).map_err(|e| ResultsError::Invalid {
+            path: origin.to_path_buf(),
+            field: e.field,
+            message: e.message,
+        })?;
+        Ok(doc)
     }
 }
 
@@ -724,7 +758,13 @@ pub(crate) mod tests {
     fn round_trips_through_an_atomic_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/results.json");
-        let doc = sample_document();
+        let mut doc = sample_document();
+        for name in ["cols", "ld"] {
+            let value = crate::kernels::spec::ParamValue::Int(1024);
+            doc.records[0].params.insert(name.into(), value);
+        }
+        let deopt = crate::kernels::spec::ParamValue::Int(0);
+        doc.records[0].params.insert("deopt".into(), deopt);
         doc.write_atomic(&path).unwrap();
         assert_eq!(ResultsDocument::read(&path).unwrap(), doc);
         let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap())

@@ -1,0 +1,828 @@
+//! The one validation boundary for results documents read from disk: every rule a reader
+//! (report, gate) relies on is checked here, once, on load, and a violation is an error naming
+//! the JSON path of the offending value.
+//!
+//! Rules, by part of the document:
+//! 1. `info` (free-form JSON elsewhere): `caches` and `simulated_caches`, when present, are lists
+//!    of levels that rebuild through [`CacheLevel::recorded`], the constructor live geometry
+//!    uses; `gate.preset`, when present, names a known preset.
+//! 2. `method`: finite, non-negative durations, a confidence in (0, 1), an access cap ≥ 1.
+//! 3. Records: unique indices below `suite.points`; a kernel of the catalogue with its family;
+//!    parameters within the catalogue's declared ranges and rules; `threads` in 1..=[`MAX_THREADS`].
+//! 4. Timing: 1..=[`MAX_SAMPLES_PER_POINT`] samples, each finite and > 0; `n` equal to their
+//!    count; `min`/`max`/`median` those of the samples; `ci_low ≤ median ≤ ci_high`;
+//!    `runs_per_sample ≥ 1`; ns/element, GB/s and its CI finite, > 0 and ordered. Paired
+//!    reference samples obey the same sample rules and number as many as the point's.
+//! 5. Simulated counts: each level's geometry as in rule 1; `load_misses + store_misses =
+//!    misses`, the 3C split sums to `misses`, misses ≤ accesses, `miss_rate` finite in [0, 1];
+//!    `simulated_accesses ≤ run_accesses` and ≤ the method's cap; `kind` and the typed `cut`
+//!    agree with the counts.
+//! 6. Work: what the report's set model would spend on the document ([`model_work`]) stays
+//!    below [`MAX_MODEL_STEPS`], so no document can make a report run for hours.
+
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+
+use crate::cache::geometry::{CacheKind, CacheLevel, GeometrySource, PRESET_NAMES};
+use crate::kernels::catalogue::{check_recorded_params, find};
+use crate::kernels::spec::ParamValue;
+use crate::results::{
+    PointRecord, ResultsDocument, SimulatedLevel, SimulatedMisses, SimulationCut, Summary, Timing,
+};
+
+/// Most timing samples one point may carry. The harness writes at most 1000 per pass-free run
+/// and ~3000 for a pooled gate run; the gate's bootstrap resamples every sample thousands of
+/// times, so this bounds its cost per point.
+pub const MAX_SAMPLES_PER_POINT: usize = 4096;
+
+/// Most measuring threads a point may claim (the harness runs one instance per thread).
+pub const MAX_THREADS: usize = 4096;
+
+/// Budget of set-model steps the report may spend on one document (a few seconds at most).
+pub const MAX_MODEL_STEPS: u64 = 1 << 26;
+
+/// Relative slack for values a reader recomputes from the samples (float summation order).
+const RELATIVE_SLACK: f64 = 1e-9;
+
+/// A rule a document breaks: where, and which rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    /// JSON path of the offending value, e.g. `records[3].timing.samples_ns_per_run`.
+    pub field: String,
+    pub message: String,
+}
+
+fn invalid(field: impl Into<String>, message: impl Into<String>) -> Invalid {
+    Invalid {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+type Checked = Result<(), Invalid>;
+
+/// Checks every rule of the module doc.
+pub fn validate(doc: &ResultsDocument) -> Checked {
+    finite_at_least("wall_s", doc.wall_s, 0.0)?;
+    check_method(doc)?;
+    let manifest = manifest_levels(&doc.info)?;
+    check_info(&doc.info)?;
+    if doc.records.len() > doc.suite.points {
+        return Err(invalid(
+            "suite.points",
+            format!(
+                "{} points, but the document has {} records",
+                doc.suite.points,
+                doc.records.len()
+            ),
+        ));
+    }
+    let mut indices = BTreeSet::new();
+    for (i, record) in doc.records.iter().enumerate() {
+        let at = format!("records[{i}]");
+        if record.index >= doc.suite.points {
+            return Err(invalid(
+                format!("{at}.index"),
+                format!(
+                    "{} is not below the suite's {} points",
+                    record.index, doc.suite.points
+                ),
+            ));
+        }
+        if !indices.insert(record.index) {
+            return Err(invalid(
+                format!("{at}.index"),
+                format!("{} is used by another record", record.index),
+            ));
+        }
+        check_record(record, &at, doc.method.simulation_access_cap)?;
+    }
+    let steps = model_work(doc, &manifest);
+    if steps > MAX_MODEL_STEPS {
+        return Err(invalid(
+            "records",
+            format!(
+                "the report's set model would need about {steps} steps for these points, above \
+                 the budget of {MAX_MODEL_STEPS}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn finite_at_least(field: &str, value: f64, min: f64) -> Checked {
+    if value.is_finite() && value >= min {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            format!("{value:?} is not a finite number ≥ {min}"),
+        ))
+    }
+}
+
+fn finite_positive(field: &str, value: f64) -> Checked {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            format!("{value:?} is not a finite number > 0"),
+        ))
+    }
+}
+
+fn check_method(doc: &ResultsDocument) -> Checked {
+    let m = &doc.method;
+    finite_at_least("method.warmup_ms", m.warmup_ms, 0.0)?;
+    finite_at_least("method.min_sample_ms", m.min_sample_ms, 0.0)?;
+    if !(m.confidence.is_finite() && m.confidence > 0.0 && m.confidence < 1.0) {
+        return Err(invalid(
+            "method.confidence",
+            format!("{} is not in (0, 1)", m.confidence),
+        ));
+    }
+    if m.simulation_access_cap == 0 {
+        return Err(invalid(
+            "method.simulation_access_cap",
+            "must be at least 1",
+        ));
+    }
+    Ok(())
+}
+
+/// A cache level as the manifest records it (`harness::machine::MachineInfo`).
+#[derive(Deserialize)]
+struct RecordedLevel {
+    name: String,
+    level: u64,
+    kind: CacheKind,
+    size: u64,
+    ways: u64,
+    line: u64,
+    sets: u64,
+    shared_cpus: Option<String>,
+    source: GeometrySource,
+    #[serde(default)]
+    warnings: Vec<String>,
+}
+
+/// The manifest's `info.caches`, each level rebuilt through [`CacheLevel::recorded`]; empty
+/// when the manifest has none.
+pub fn manifest_levels(info: &serde_json::Value) -> Result<Vec<CacheLevel>, Invalid> {
+    levels_at(info, "caches")
+}
+
+fn levels_at(info: &serde_json::Value, key: &str) -> Result<Vec<CacheLevel>, Invalid> {
+    let Some(list) = info.get(key) else {
+        return Ok(Vec::new());
+    };
+    let at = format!("info.{key}");
+    let Some(list) = list.as_array() else {
+        return Err(invalid(at, "must be a list of cache levels"));
+    };
+    let mut levels = Vec::with_capacity(list.len().min(16));
+    for (i, value) in list.iter().enumerate() {
+        let at = format!("{at}[{i}]");
+        let raw = RecordedLevel::deserialize(value).map_err(|e| invalid(&at, e.to_string()))?;
+        let mut level = CacheLevel::recorded(
+            &raw.name,
+            raw.kind,
+            raw.size,
+            raw.ways,
+            raw.line,
+            Some(raw.sets),
+            raw.source,
+        )
+        .map_err(|e| invalid(&at, e.to_string()))?;
+        if raw.level != u64::from(level.level) {
+            let e = crate::cache::geometry::GeometryError::LevelMismatch {
+                name: raw.name,
+                recorded: raw.level,
+                implied: level.level,
+            };
+            return Err(invalid(format!("{at}.level"), e.to_string()));
+        }
+        level.shared_cpus = raw.shared_cpus;
+        level.warnings = raw.warnings;
+        levels.push(level);
+    }
+    Ok(levels)
+}
+
+fn check_info(info: &serde_json::Value) -> Checked {
+    // `null` when a run was given no manifest (library callers, tests).
+    if !(info.is_object() || info.is_null()) {
+        return Err(invalid(
+            "info",
+            "must be an object (the machine manifest) or null",
+        ));
+    }
+    levels_at(info, "simulated_caches")?;
+    if let Some(gate) = info.get(crate::results::compare::GATE_MANIFEST_KEY) {
+        if !gate.is_object() {
+            return Err(invalid("info.gate", "must be an object"));
+        }
+        if let Some(preset) = gate.get("preset") {
+            match preset.as_str() {
+                Some(name) if PRESET_NAMES.contains(&name) => {}
+                _ => {
+                    return Err(invalid(
+                        "info.gate.preset",
+                        format!(
+                            "{preset} is not a known preset ({})",
+                            PRESET_NAMES.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_record(record: &PointRecord, at: &str, cap: u64) -> Checked {
+    let spec = find(&record.kernel).map_err(|e| invalid(format!("{at}.kernel"), e.to_string()))?;
+    if spec.family != record.family {
+        return Err(invalid(
+            format!("{at}.family"),
+            format!("`{}` belongs to {:?}", spec.name, spec.family),
+        ));
+    }
+    check_recorded_params(spec, &record.params)
+        .map_err(|e| invalid(format!("{at}.params"), e.to_string()))?;
+    if record.threads == 0 || record.threads > MAX_THREADS {
+        return Err(invalid(
+            format!("{at}.threads"),
+            format!("{} is not in 1..={MAX_THREADS}", record.threads),
+        ));
+    }
+    if let Some(timing) = &record.timing {
+        check_timing(timing, &format!("{at}.timing"))?;
+    }
+    if let Some(reference) = &record.reference {
+        let at = format!("{at}.reference");
+        finite_positive(&format!("{at}.ratio"), reference.ratio)?;
+        finite_positive(
+            &format!("{at}.reference_gb_per_s"),
+            reference.reference_gb_per_s,
+        )?;
+        for (name, v) in &reference.variants {
+            finite_positive(&format!("{at}.variants.{name}"), *v)?;
+        }
+        let samples = &reference.samples_ns_per_run;
+        if !samples.is_empty() {
+            check_samples(samples, &format!("{at}.samples_ns_per_run"))?;
+            let own = record.timing.as_ref().map(|t| t.samples_ns_per_run.len());
+            if own != Some(samples.len()) {
+                return Err(invalid(
+                    format!("{at}.samples_ns_per_run"),
+                    format!(
+                        "{} paired samples for the point's {}",
+                        samples.len(),
+                        own.unwrap_or(0)
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(sim) = &record.simulated {
+        check_simulated(sim, &format!("{at}.simulated"), cap)?;
+    }
+    Ok(())
+}
+
+fn check_samples(samples: &[f64], at: &str) -> Checked {
+    if samples.is_empty() {
+        return Err(invalid(at, "no samples"));
+    }
+    if samples.len() > MAX_SAMPLES_PER_POINT {
+        return Err(invalid(
+            at,
+            format!(
+                "{} samples, more than the {MAX_SAMPLES_PER_POINT} a point may have",
+                samples.len()
+            ),
+        ));
+    }
+    if let Some(i) = samples.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
+        return Err(invalid(
+            format!("{at}[{i}]"),
+            format!("{:?} is not a finite time > 0", samples[i]),
+        ));
+    }
+    Ok(())
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= RELATIVE_SLACK * a.abs().max(b.abs())
+}
+
+fn check_timing(t: &Timing, at: &str) -> Checked {
+    let samples_at = format!("{at}.samples_ns_per_run");
+    check_samples(&t.samples_ns_per_run, &samples_at)?;
+    if t.runs_per_sample == 0 {
+        return Err(invalid(
+            format!("{at}.runs_per_sample"),
+            "must be at least 1",
+        ));
+    }
+    check_summary(
+        &t.ns_per_run,
+        &t.samples_ns_per_run,
+        &format!("{at}.ns_per_run"),
+    )?;
+    finite_positive(&format!("{at}.ns_per_element"), t.ns_per_element)?;
+    if let Some(gb) = t.gb_per_s {
+        finite_positive(&format!("{at}.gb_per_s"), gb)?;
+        if let Some((low, high)) = t.gb_per_s_ci {
+            let ci_at = format!("{at}.gb_per_s_ci");
+            finite_positive(&format!("{ci_at}[0]"), low)?;
+            finite_positive(&format!("{ci_at}[1]"), high)?;
+            if !(low <= gb * (1.0 + RELATIVE_SLACK) && gb <= high * (1.0 + RELATIVE_SLACK)) {
+                return Err(invalid(
+                    ci_at,
+                    format!("[{low}, {high}] does not contain the median {gb}"),
+                ));
+            }
+        }
+    } else if t.gb_per_s_ci.is_some() {
+        return Err(invalid(
+            format!("{at}.gb_per_s_ci"),
+            "an interval without `gb_per_s`",
+        ));
+    }
+    Ok(())
+}
+
+/// The summary must be the one of the samples (`harness::stats::summarize`), up to float slack.
+fn check_summary(s: &Summary, samples: &[f64], at: &str) -> Checked {
+    if s.n != samples.len() {
+        return Err(invalid(
+            format!("{at}.n"),
+            format!("{} but there are {} samples", s.n, samples.len()),
+        ));
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let median = if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    };
+    for (name, value, expected) in [
+        ("min", s.min, sorted[0]),
+        ("max", s.max, sorted[n - 1]),
+        ("median", s.median, median),
+    ] {
+        if !close(value, expected) {
+            return Err(invalid(
+                format!("{at}.{name}"),
+                format!("{value}, but the samples' {name} is {expected}"),
+            ));
+        }
+    }
+    finite_at_least(&format!("{at}.mad"), s.mad, 0.0)?;
+    finite_positive(&format!("{at}.ci_low"), s.ci_low)?;
+    finite_positive(&format!("{at}.ci_high"), s.ci_high)?;
+    let slack = RELATIVE_SLACK * s.median;
+    if !(s.ci_low <= s.median + slack && s.median <= s.ci_high + slack) {
+        return Err(invalid(
+            format!("{at}.ci_low"),
+            format!(
+                "the interval [{}, {}] does not contain the median {}",
+                s.ci_low, s.ci_high, s.median
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn level_kind(name: &str) -> CacheKind {
+    if name.starts_with("L1") {
+        CacheKind::Data
+    } else {
+        CacheKind::Unified
+    }
+}
+
+/// A simulated level's geometry, rebuilt through [`CacheLevel::recorded`].
+pub fn simulated_geometry(level: &SimulatedLevel) -> Result<CacheLevel, String> {
+    CacheLevel::recorded(
+        &level.name,
+        level_kind(&level.name),
+        level.size,
+        level.ways,
+        level.line,
+        Some(level.sets),
+        GeometrySource::Override,
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn check_level(l: &SimulatedLevel, at: &str) -> Checked {
+    simulated_geometry(l).map_err(|e| invalid(at, e))?;
+    let accesses = l
+        .loads
+        .checked_add(l.stores)
+        .ok_or_else(|| invalid(format!("{at}.loads"), "loads + stores overflow"))?;
+    let sum = |parts: &[u64]| parts.iter().try_fold(0u64, |a, &b| a.checked_add(b));
+    let rules: [(&str, bool, &str); 5] = [
+        (
+            "misses",
+            sum(&[l.load_misses, l.store_misses]) == Some(l.misses),
+            "load_misses + store_misses must equal misses",
+        ),
+        (
+            "misses",
+            sum(&[l.compulsory, l.capacity, l.conflict]) == Some(l.misses),
+            "compulsory + capacity + conflict must equal misses",
+        ),
+        (
+            "misses",
+            l.misses <= accesses,
+            "more misses than loads + stores",
+        ),
+        (
+            "load_misses",
+            l.load_misses <= l.loads && l.store_misses <= l.stores,
+            "more load (store) misses than loads (stores)",
+        ),
+        (
+            "miss_rate",
+            l.miss_rate.is_finite() && (0.0..=1.0).contains(&l.miss_rate),
+            "must be a finite fraction in [0, 1]",
+        ),
+    ];
+    for (field, holds, message) in rules {
+        if !holds {
+            return Err(invalid(format!("{at}.{field}"), message));
+        }
+    }
+    Ok(())
+}
+
+/// What stopped a simulation early, for documents written before `scope.cut` existed, from the
+/// counts alone: a prefix exactly as long as the access cap is the cap's; a shorter one can
+/// only have been cut by the time budget. The free-text `note` is never read.
+pub fn legacy_cut(sim: &SimulatedMisses, cap: u64) -> SimulationCut {
+    let scope = &sim.scope;
+    let shorter = scope
+        .run_accesses
+        .is_some_and(|run| scope.simulated_accesses < run);
+    if scope.kind == "full" && !shorter {
+        SimulationCut::None
+    } else if scope.simulated_accesses == cap {
+        SimulationCut::AccessCap
+    } else {
+        SimulationCut::TimeBudget
+    }
+}
+
+/// Fills `scope.cut` of documents from older builds (see [`legacy_cut`]).
+pub fn fill_legacy_cuts(doc: &mut ResultsDocument) {
+    let cap = doc.method.simulation_access_cap;
+    for record in &mut doc.records {
+        if let Some(sim) = &mut record.simulated
+            && sim.scope.cut.is_none()
+        {
+            sim.scope.cut = Some(legacy_cut(sim, cap));
+        }
+    }
+}
+
+fn check_simulated(sim: &SimulatedMisses, at: &str, cap: u64) -> Checked {
+    let scope = &sim.scope;
+    let scope_at = format!("{at}.scope");
+    let simulated = scope.simulated_accesses;
+    if simulated > cap {
+        return Err(invalid(
+            format!("{scope_at}.simulated_accesses"),
+            format!("{simulated} is above the method's cap of {cap}"),
+        ));
+    }
+    let partial = match scope.run_accesses {
+        Some(run) if simulated > run => {
+            return Err(invalid(
+                format!("{scope_at}.simulated_accesses"),
+                format!("{simulated} is more than the run's {run} accesses"),
+            ));
+        }
+        Some(run) => simulated < run,
+        None => scope.kind == "prefix",
+    };
+    let expected_kind = if partial { "prefix" } else { "full" };
+    if scope.kind != expected_kind {
+        return Err(invalid(
+            format!("{scope_at}.kind"),
+            format!("`{}`, but the counts make it `{expected_kind}`", scope.kind),
+        ));
+    }
+    let consistent = match scope.cut {
+        Some(SimulationCut::None) | None => !partial,
+        Some(SimulationCut::AccessCap) => partial && simulated == cap,
+        Some(SimulationCut::TimeBudget) => true,
+    };
+    if !consistent {
+        return Err(invalid(
+            format!("{scope_at}.cut"),
+            format!(
+                "{:?} does not fit {simulated} simulated accesses of {:?} (cap {cap})",
+                scope.cut, scope.run_accesses
+            ),
+        ));
+    }
+    if !matches!(sim.start.as_str(), "cold" | "warm") {
+        return Err(invalid(format!("{at}.start"), "must be `cold` or `warm`"));
+    }
+    if sim.levels.is_empty() {
+        return Err(invalid(format!("{at}.levels"), "no levels"));
+    }
+    for (i, level) in sim.levels.iter().enumerate() {
+        check_level(level, &format!("{at}.levels[{i}]"))?;
+    }
+    Ok(())
+}
+
+fn int_param(record: &PointRecord, name: &str) -> u64 {
+    match record.params.get(name) {
+        Some(ParamValue::Int(i)) => *i,
+        _ => 0,
+    }
+}
+
+/// Steps the report's set model (`report::figures`, `report::findings`) would spend on `doc`,
+/// estimated from the parameters before anything runs: each conflict probe's K accesses per
+/// level and per figure, the (stride × K) grid of model curves, every per-set table of the L1,
+/// and each traversal's column walk.
+pub fn model_work(doc: &ResultsDocument, manifest: &[CacheLevel]) -> u64 {
+    let simulated: Option<Vec<CacheLevel>> = doc
+        .records
+        .iter()
+        .find_map(|r| r.simulated.as_ref())
+        .map(|s| {
+            s.levels
+                .iter()
+                .filter_map(|l| simulated_geometry(l).ok())
+                .collect()
+        });
+    let levels = simulated.unwrap_or_else(|| {
+        manifest
+            .iter()
+            .filter(|l| l.kind != CacheKind::Instruction)
+            .cloned()
+            .collect()
+    });
+    let level_count = levels.len() as u64 + 1;
+    let l1_sets = levels.first().map_or(0, |l| u64::from(l.sets));
+    let all_sets: u64 = levels.iter().map(|l| u64::from(l.sets)).sum();
+    let mut strides = BTreeSet::new();
+    let mut ks = BTreeSet::new();
+    let mut steps: u64 = 0;
+    for r in &doc.records {
+        match r.kernel.as_str() {
+            "conflict" => {
+                let k = int_param(r, "count");
+                strides.insert(int_param(r, "stride"));
+                ks.insert(k);
+                // distinct_sets in two figures and the findings, each over K and the L1 sets.
+                steps = steps.saturating_add(k.saturating_add(l1_sets).saturating_mul(4));
+            }
+            "row-sum" | "col-sum" => {
+                let rows = int_param(r, "rows");
+                // conflict_onset over rows + 1, distinct_sets per level.
+                steps = steps.saturating_add(
+                    rows.saturating_add(1)
+                        .saturating_mul(level_count)
+                        .saturating_add(all_sets),
+                );
+            }
+            _ => {}
+        }
+    }
+    let k_sum = ks.iter().fold(0u64, |a, &k| a.saturating_add(k));
+    let stride_count = strides.len() as u64;
+    // Model curves of figure 1 and the heatmap: every (stride, K) pair, per level.
+    let grid = stride_count
+        .saturating_mul(k_sum)
+        .saturating_mul(level_count)
+        .saturating_mul(2);
+    // The per-stride set table walks 4096 accesses over the L1 sets.
+    let table = stride_count.saturating_mul(4096 + l1_sets);
+    steps.saturating_add(grid).saturating_add(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::spec::ParamValue;
+    use crate::results::schema::tests::sample_document;
+    use crate::results::{Provenance, SimulationScope};
+
+    /// The sample document with full `row-sum` parameters and a consistent simulation.
+    fn valid() -> ResultsDocument {
+        let mut doc = sample_document();
+        let record = &mut doc.records[0];
+        for (name, value) in [("cols", 1024), ("ld", 1024), ("deopt", 0)] {
+            record.params.insert(name.into(), ParamValue::Int(value));
+        }
+        record.simulated = Some(SimulatedMisses {
+            source: Provenance::Simulated,
+            scope: SimulationScope {
+                run_accesses: Some(100),
+                simulated_accesses: 100,
+                kind: "full".into(),
+                cut: Some(SimulationCut::None),
+                note: None,
+            },
+            start: "cold".into(),
+            levels: vec![SimulatedLevel {
+                name: "L1d".into(),
+                size: 48 << 10,
+                ways: 12,
+                line: 64,
+                sets: 64,
+                loads: 100,
+                stores: 0,
+                load_misses: 13,
+                store_misses: 0,
+                misses: 13,
+                miss_rate: 0.13,
+                compulsory: 13,
+                capacity: 0,
+                conflict: 0,
+            }],
+        });
+        doc
+    }
+
+    #[test]
+    fn a_consistent_document_passes() {
+        assert_eq!(validate(&valid()), Ok(()));
+    }
+
+    #[test]
+    fn table_of_broken_rules_names_the_field() {
+        type Break = fn(&mut ResultsDocument);
+        let cases: &[(Break, &str)] = &[
+            (
+                |d| {
+                    d.records[0]
+                        .timing
+                        .as_mut()
+                        .unwrap()
+                        .samples_ns_per_run
+                        .clear()
+                },
+                "records[0].timing.samples_ns_per_run",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().samples_ns_per_run[1] = f64::NAN,
+                "records[0].timing.samples_ns_per_run[1]",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().samples_ns_per_run[2] = 0.0,
+                "records[0].timing.samples_ns_per_run[2]",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().ns_per_run.n = 0,
+                "records[0].timing.ns_per_run.n",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().ns_per_run.median = -5.0,
+                "records[0].timing.ns_per_run.median",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().ns_per_run.ci_low = 2.0,
+                "records[0].timing.ns_per_run.ci_low",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().runs_per_sample = 0,
+                "records[0].timing.runs_per_sample",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().gb_per_s_ci = Some((9.0, 1e308)),
+                "records[0].timing.gb_per_s_ci",
+            ),
+            (
+                |d| d.records[0].timing.as_mut().unwrap().gb_per_s = Some(f64::INFINITY),
+                "records[0].timing.gb_per_s",
+            ),
+            (
+                |d| {
+                    let samples = vec![1.0; MAX_SAMPLES_PER_POINT + 1];
+                    d.records[0].timing.as_mut().unwrap().samples_ns_per_run = samples;
+                },
+                "records[0].timing.samples_ns_per_run",
+            ),
+            (
+                |d| {
+                    d.records[0]
+                        .params
+                        .insert("rows".into(), ParamValue::Int(1 << 40));
+                },
+                "records[0].params",
+            ),
+            (|d| d.records[0].kernel = "nope".into(), "records[0].kernel"),
+            (|d| d.records[0].threads = 0, "records[0].threads"),
+            (|d| d.records[0].index = 5, "records[0].index"),
+            (
+                |d| d.records[0].simulated.as_mut().unwrap().levels[0].sets = 0,
+                "records[0].simulated.levels[0]",
+            ),
+            (
+                |d| d.records[0].simulated.as_mut().unwrap().levels[0].store_misses = 1,
+                "records[0].simulated.levels[0].misses",
+            ),
+            (
+                |d| d.records[0].simulated.as_mut().unwrap().levels[0].miss_rate = f64::NAN,
+                "records[0].simulated.levels[0].miss_rate",
+            ),
+            (
+                |d| {
+                    d.records[0]
+                        .simulated
+                        .as_mut()
+                        .unwrap()
+                        .scope
+                        .simulated_accesses = 101
+                },
+                "records[0].simulated.scope.simulated_accesses",
+            ),
+            (
+                |d| {
+                    d.records[0].simulated.as_mut().unwrap().scope.cut =
+                        Some(SimulationCut::AccessCap)
+                },
+                "records[0].simulated.scope.cut",
+            ),
+            (
+                |d| d.records[0].simulated.as_mut().unwrap().scope.kind = "prefix".into(),
+                "records[0].simulated.scope.kind",
+            ),
+            (
+                |d| {
+                    d.info = serde_json::json!({"caches": [{"name": "L1d", "level": 1,
+                    "kind": "data", "size": 49152, "ways": 12, "line": 64, "sets": 0,
+                    "shared_cpus": null, "source": "sysfs"}]})
+                },
+                "info.caches[0]",
+            ),
+            (
+                |d| d.info = serde_json::json!({"gate": {"preset": 7}}),
+                "info.gate.preset",
+            ),
+            (|d| d.method.confidence = f64::NAN, "method.confidence"),
+        ];
+        for (i, (corrupt, field)) in cases.iter().enumerate() {
+            let mut doc = valid();
+            corrupt(&mut doc);
+            match validate(&doc) {
+                Err(e) => assert_eq!(&e.field, field, "case {i}: {}", e.message),
+                Ok(()) => panic!("case {i} ({field}) passed"),
+            }
+        }
+    }
+
+    #[test]
+    fn legacy_cuts_come_from_the_counts_not_the_note() {
+        let mut sim = valid().records[0].simulated.clone().unwrap();
+        sim.scope.cut = None;
+        sim.scope.note = Some("the model's time budget ran out".into());
+        assert_eq!(legacy_cut(&sim, 1000), SimulationCut::None);
+        sim.scope.run_accesses = Some(5000);
+        sim.scope.kind = "prefix".into();
+        sim.scope.simulated_accesses = 1000;
+        assert_eq!(legacy_cut(&sim, 1000), SimulationCut::AccessCap);
+        sim.scope.note = None;
+        sim.scope.simulated_accesses = 700;
+        assert_eq!(legacy_cut(&sim, 1000), SimulationCut::TimeBudget);
+    }
+
+    #[test]
+    fn model_work_grows_with_the_parameters_the_report_enumerates() {
+        let doc = valid();
+        let small = model_work(&doc, &[]);
+        let mut big = doc.clone();
+        // A tall, one-column matrix: within the buffer limit, expensive for the set model.
+        for (name, value) in [("rows", 1 << 24), ("cols", 1), ("ld", 1)] {
+            big.records[0]
+                .params
+                .insert(name.into(), ParamValue::Int(value));
+        }
+        assert_eq!(validate(&big), Ok(()));
+        assert!(model_work(&big, &[]) > small + (1 << 24));
+        let mut many = big.clone();
+        for i in 1..8 {
+            let mut r = big.records[0].clone();
+            r.index = i;
+            many.records.push(r);
+        }
+        many.suite.points = many.records.len();
+        let err = validate(&many).unwrap_err();
+        assert_eq!(err.field, "records");
+        assert!(err.message.contains("budget"), "{}", err.message);
+    }
+}
