@@ -1,4 +1,4 @@
-//! The copy engine's ratio table (issue 6): each copy timed interleaved with a plain and a
+//! The copy engine's ratio table (`docs/copy-engine.md`): each copy timed interleaved with a plain and a
 //! non-temporal copy of the same bytes. The ratio is the median over repetitions of the
 //! repetition's faster copy time ÷ engine time (1.00 = as fast as the best copy in the same
 //! run); the summary table uses it. Beside it, the ratio to the one copy with the lower median
@@ -324,7 +324,7 @@ fn main() {
         "| copy (f64) | threads | ratio to best copy | ratio to the copy with the lower median | engine GB/s | that copy's GB/s | plain wins |"
     );
     println!("|---|---|---|---|---|---|---|");
-    // Ratios of the N×N transposes, for the issue-style summary: (1 thread, 2 threads).
+    // Ratios of the N×N transposes, for the summary table: (1 thread, 2 threads).
     let mut summary: Vec<(usize, f64, Option<f64>)> = Vec::new();
     for case in &cases {
         let (src, mut dst) = buffers(case);

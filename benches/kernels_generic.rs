@@ -2,7 +2,7 @@
 //! `transpose variant=blocked` (one generic function over `Mem`, instantiated with `RealMem`)
 //! against hand-written loops of exactly the same order and accumulators.
 //!
-//! Target (issue 4): the generic path within 5% of the hand-written loop. Run with
+//! Target: the generic path within 5% of the hand-written loop. Run with
 //! `cargo bench --bench kernels_generic`; compare the `generic` and `by-hand` lines of a group.
 //! On a shared machine the two criterion lines are measured minutes apart, so after criterion
 //! the bench also prints a *paired* figure: the two loops timed alternately, round after round,

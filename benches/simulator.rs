@@ -2,8 +2,8 @@
 //! L1+L2 with the 3C classification, on row- and column-order sums of a 512×512 f64 matrix
 //! (the first hits L1 7 times in 8, the second misses L1 on every access — the worst case).
 //!
-//! Targets (issue 3): ≥ 100 M accesses/s L1-only LRU, ≥ 30 M/s L1+L2 with 3C.
-//! Geometry: DESIGN.md's machine (`design-vm` preset: L1d 48 KiB 12-way, L2 2 MiB 16-way).
+//! Targets: ≥ 100 M accesses/s L1-only LRU, ≥ 30 M/s L1+L2 with 3C (figures in
+//! `docs/simulator.md`). Geometry: the `design-vm` preset (L1d 48 KiB 12-way, L2 2 MiB 16-way).
 //!
 //! Two measurements: wall time (criterion's default) and the thread's CPU time. The machines
 //! this runs on are shared 2-vCPU VMs where other jobs steal the CPU; CPU time discounts the
@@ -116,8 +116,8 @@ fn cpu(c: &mut Criterion<ThreadCpuTime>) {
 criterion_group! {
     name = wall_time;
     // Plots need system fonts these machines lack; the numbers are what matter.
-    // Short windows keep the whole `cargo bench` under 10 minutes on 2 vCPUs; the issue's
-    // figures use `-- --warm-up-time 1 --measurement-time 3 cpu` too.
+    // Short windows keep the whole `cargo bench` under 10 minutes on 2 vCPUs; the figures in
+    // `docs/simulator.md` use `-- --warm-up-time 1 --measurement-time 3 cpu` too.
     config = Criterion::default()
         .without_plots()
         .warm_up_time(std::time::Duration::from_secs(1))

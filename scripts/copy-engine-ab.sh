@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interleaved A/B runs of copy-engine variants (issue 6): on our shared VMs, batches of runs
+# Interleaved A/B runs of copy-engine variants (docs/copy-engine.md): on our shared VMs, batches of runs
 # minutes apart differ by more than most tuning effects, so variants are only compared run by
 # run, alternating, and summarised by median and range.
 #

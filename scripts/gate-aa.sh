@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The gate's A/A and slowdown experiment (issue 8, "must show"):
+# The gate's A/A and slowdown experiment (figures in docs/gate.md):
 #   * A/A: N gate runs of the unchanged code against a baseline recorded on this machine;
 #     every exit 1 is a false regression (target: at most 1 in 20);
 #   * slowdown: N gate runs with `--fixture-slowdown` (every row-sum point runs its documented

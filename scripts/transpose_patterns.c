@@ -1,7 +1,7 @@
-/* What limits a one-thread out-of-cache transpose on this machine (issue 6): the access
- * patterns a transpose is made of, timed against a non-temporal copy of the same bytes in the
- * same run. Each pattern reads n*n doubles and writes n*n doubles with non-temporal 64-byte
- * stores; only the order of the lines changes.
+/* What limits a one-thread out-of-cache transpose on this machine (docs/copy-engine.md): the
+ * access patterns a transpose is made of, timed against a non-temporal copy of the same bytes
+ * in the same run. Each pattern reads n*n doubles and writes n*n doubles with non-temporal
+ * 64-byte stores; only the order of the lines changes.
  *
  *   gcc -O3 -march=native scripts/transpose_patterns.c -o /tmp/transpose_patterns
  *   /tmp/transpose_patterns 4096        # also 8192, 4097 (any n >= 64), optional reps (7)

@@ -1,7 +1,7 @@
-//! Issue 3, must show: the simulator agrees with valgrind's cachegrind on D1 and LL load and
-//! store misses for row- and column-order sums of a 512×512 f64 matrix, a row-order store
-//! kernel and a transpose copy (column-order loads, row-order stores), on this machine's
-//! detected geometry and on DESIGN.md's (L1d 48 KiB 12-way, L2 2 MiB 16-way as LL).
+//! The simulator agrees with valgrind's cachegrind on D1 and LL load and store misses for
+//! row- and column-order sums of a 512×512 f64 matrix, a row-order store kernel and a transpose
+//! copy (column-order loads, row-order stores), on this machine's detected geometry and on the
+//! `design-vm` preset's (L1d 48 KiB 12-way, L2 2 MiB 16-way as LL).
 //!
 //! Skips with a note when valgrind or gcc is missing.
 

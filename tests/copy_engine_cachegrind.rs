@@ -1,7 +1,7 @@
 //! The simulator's replay of the copy engine ([`engine_order`]) against cachegrind profiling the
 //! real engine (`examples/copy_once.rs`: one transpose on line-aligned buffers after a flush of
-//! twice the last level, so both start cold), on DESIGN.md's L1d 48 KiB 12-way + L2 2 MiB
-//! 16-way.
+//! twice the last level, so both start cold), on the `design-vm` preset's L1d 48 KiB 12-way +
+//! L2 2 MiB 16-way.
 //!
 //! Cachegrind's counts are those of the engine's functions (`kernels::copy::*` and the libc
 //! `memcpy` the stage's row runs compile to). Under valgrind the CPU has no AVX-512, so the
@@ -10,9 +10,9 @@
 //! it is allocated (by libc's `memset`, outside the engine's functions), so its first-touch
 //! misses land outside cachegrind's count but inside the replay's; and the engine moves
 //! 32-byte vectors where the replay moves 8-byte elements (same lines, slightly different
-//! recency within a line). Measured here (session 4): 512×512 within 0.4% on L1 loads, 1.1%
-//! on L1 stores and 0.1% on L2 loads; 203×141 within 4.5% on L1 and 1.8% on L2 loads, hence
-//! 7% and 3%.
+//! recency within a line). The measured agreement (`docs/simulator.md`) is 0.4% on L1 loads,
+//! 1.1% on L1 stores and 0.1% on L2 loads at 512×512, 4.5% on L1 and 1.8% on L2 loads at
+//! 203×141, hence 7% and 3%.
 //!
 //! Skips with a note when valgrind is missing.
 

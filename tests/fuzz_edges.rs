@@ -32,7 +32,10 @@ fn run_cases<C: Sync>(cases: &[C], check: impl Fn(usize, &C) -> Result<(), Strin
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(case) = cases.get(i) else { break };
                     if let Err(message) = check(i, case) {
-                        failures.lock().unwrap().push(format!("case {i}: {message}"));
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("case {i}: {message}"));
                     }
                 }
             });
@@ -166,15 +169,17 @@ fn layout_step(rng: &mut SplitMix64) -> String {
 
 /// Damages a string the way a typo or a hostile user would.
 fn mangle(rng: &mut SplitMix64, text: &str) -> String {
-    const NOISE: &[&str] = &["(", ")", "[", "]", ",", ".", ":", "-", "=", "é", " ", "\u{7f}", "x"];
+    const NOISE: &[&str] = &[
+        "(", ")", "[", "]", ",", ".", ":", "-", "=", "é", " ", "\u{7f}", "x",
+    ];
     let chars: Vec<char> = text.chars().collect();
     let at = rng.below(chars.len() + 1);
     let mut out: String = chars[..at].iter().collect();
     match rng.below(3) {
-        0 => out.push_str(*pick(rng, NOISE)),
+        0 => out.push_str(pick::<&str>(rng, NOISE)),
         1 => {}
         _ => {
-            out.push_str(*pick(rng, NOISE));
+            out.push_str(pick::<&str>(rng, NOISE));
             out.push_str(&chars[at..].iter().collect::<String>());
             return out;
         }
@@ -187,7 +192,11 @@ fn layout_expression(rng: &mut SplitMix64) -> String {
     let storage = if rng.below(4) == 0 {
         wild_int(rng)
     } else {
-        pick(rng, &["0", "1", "12", "24", "54", "120", "4096", "16777216"]).to_string()
+        pick(
+            rng,
+            &["0", "1", "12", "24", "54", "120", "4096", "16777216"],
+        )
+        .to_string()
     };
     let mut expr = format!("arange({storage})");
     for _ in 0..rng.below(7) {
@@ -388,7 +397,10 @@ fn truncated_text(rng: &mut SplitMix64, base: &Value) -> String {
 #[test]
 fn corrupted_documents_never_crash_the_report_nor_pass_the_gate() {
     let baseline_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/baseline.json");
-    let bases = [fixture("reports/baseline.json"), fixture("tests/fixtures/results_small.json")];
+    let bases = [
+        fixture("reports/baseline.json"),
+        fixture("tests/fixtures/results_small.json"),
+    ];
     let mut rng = SplitMix64::new(0xd0c5);
     let cases: Vec<(usize, Damage)> = (0..DOCUMENT_CASES)
         .map(|_| {
@@ -455,7 +467,20 @@ fn wild_size(rng: &mut SplitMix64) -> String {
     pick(
         rng,
         &[
-            "0", "1", "7", "64", "1K", "32K", "48K", "1M", "256M", "4G", "64G", "1T", "-1", "x",
+            "0",
+            "1",
+            "7",
+            "64",
+            "1K",
+            "32K",
+            "48K",
+            "1M",
+            "256M",
+            "4G",
+            "64G",
+            "1T",
+            "-1",
+            "x",
             "18446744073709551615",
         ],
     )
@@ -467,7 +492,10 @@ fn sim_param(rng: &mut SplitMix64, name: &str) -> String {
         "expr" => format!("expr={}", layout_expression(rng)),
         "variant" => format!(
             "variant={}",
-            pick(rng, &["naive-read", "naive-write", "blocked", "fast", "bogus"])
+            pick(
+                rng,
+                &["naive-read", "naive-write", "blocked", "fast", "bogus"]
+            )
         ),
         "mode" => format!("mode={}", pick(rng, &["thr", "lat", "x"])),
         "order" => format!("order={}", pick(rng, &["row", "col", "tile", "?"])),
@@ -475,8 +503,13 @@ fn sim_param(rng: &mut SplitMix64, name: &str) -> String {
             let v = match rng.below(4) {
                 0 => wild_int(rng),
                 1 => wild_size(rng),
-                _ => pick(rng, &["1", "8", "16", "32", "64", "100", "511", "512", "513", "1024"])
-                    .to_string(),
+                _ => pick(
+                    rng,
+                    &[
+                        "1", "8", "16", "32", "64", "100", "511", "512", "513", "1024",
+                    ],
+                )
+                .to_string(),
             };
             format!("{name}={v}")
         }
@@ -527,7 +560,13 @@ fn sim_arguments(rng: &mut SplitMix64) -> Vec<String> {
         args.push(
             pick(
                 rng,
-                &["design-vm", "amd-zen4", "intel-golden-cove", "apple-m1-firestorm", "nope"],
+                &[
+                    "design-vm",
+                    "amd-zen4",
+                    "intel-golden-cove",
+                    "apple-m1-firestorm",
+                    "nope",
+                ],
             )
             .to_string(),
         );

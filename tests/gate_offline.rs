@@ -1,7 +1,7 @@
-//! `stridelab gate` on recorded result files (issue 8, "must show"): the real binary with
-//! `--current`, no measuring. `tests/fixtures/gate/recorded.json` is a real
-//! `stridelab gate --save-baseline` run on the dev VM; every variant below is derived from it by
-//! a transformation, never hand-written numbers.
+//! `stridelab gate` on recorded result files: the real binary with `--current`, no measuring.
+//! `tests/fixtures/gate/recorded.json` is a real `stridelab gate --save-baseline` run on a
+//! 2-vCPU KVM guest; every variant below is derived from it by a transformation, never
+//! hand-written numbers.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -233,7 +233,7 @@ fn observe(ways: usize, sets: usize, seed: u64) -> Vec<StrideObservation> {
 
 #[test]
 fn ways_and_sets_are_recovered_exactly() {
-    // This machine, the DESIGN.md VM, and a set count that is not a power of two.
+    // This machine, the `design-vm` machine, and a set count that is not a power of two.
     for (ways, sets) in [(8, 64), (12, 64), (12, 48), (4, 64), (16, 32)] {
         let fit = fit_ways_sets(&observe(ways, sets, 7), 64).unwrap();
         assert_eq!((fit.ways, fit.sets), (ways, sets), "{fit:?}");

@@ -106,7 +106,7 @@ fn invalid_geometry_and_unknown_preset_exit_2_naming_the_rule() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("amd-zen4"));
 }
 
-/// Issue 3, must show: on DESIGN.md's VM (its sysfs tree as a fixture) the L1d is 48 KiB,
+/// On the `design-vm` machine (its sysfs tree as a fixture) the L1d is 48 KiB,
 /// 12-way, 64 sets of 64 B lines, and the "480 MiB" L3 is flagged while L1d/L2 are not.
 #[test]
 fn design_vm_sysfs_tree_shows_48k_l1d_and_flags_the_l3() {

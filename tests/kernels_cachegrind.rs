@@ -1,8 +1,8 @@
-//! Issue 4, must show: for every reference kernel of the catalogue at two sizes, the simulator
-//! fed the kernel's own address stream (`Instance::simulate`) agrees with valgrind's cachegrind
-//! running an independent C re-implementation of the same order (`tests/fixtures/
-//! kernels_orders.c`): D1 and LL, loads and stores, same geometry (DESIGN.md's L1d 48 KiB
-//! 12-way + L2 2 MiB 16-way as LL), cold start — within 0.5%.
+//! For every reference kernel of the catalogue at two sizes, the simulator fed the kernel's own
+//! address stream (`Instance::simulate`) agrees with valgrind's cachegrind running an
+//! independent C re-implementation of the same order (`tests/fixtures/kernels_orders.c`): D1
+//! and LL, loads and stores, same geometry (the `design-vm` preset's L1d 48 KiB 12-way + L2
+//! 2 MiB 16-way as LL), cold start — within 0.5%.
 //!
 //! Cold start on both sides: the C program reads twice the LL size right before each kernel,
 //! which in an LRU cache leaves only lines the kernel never touches (they are evicted first,

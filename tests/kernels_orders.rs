@@ -1,5 +1,5 @@
 //! The address stream each kernel feeds the simulator, compared with a brute-force transcription
-//! of the order issue 4 specifies (written here independently of the kernels' code). The
+//! of the order the catalogue specifies (written here independently of the kernels' code). The
 //! accumulator interleaving never changes the address order, so the streams must be identical.
 
 use stridelab::cache::AccessSink;

@@ -1,4 +1,4 @@
-//! `stridelab sim` end to end: the must-show (a 512×512 column sum misses on every load,
+//! `stridelab sim` end to end: the README's example (a 512×512 column sum misses on every load,
 //! mostly conflict; padding ld to 513 leaves about one miss per 8 loads), JSON shape, human
 //! tables, and exit code 2 on bad input.
 

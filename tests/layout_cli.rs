@@ -1,4 +1,4 @@
-//! `stridelab layout` run as a real binary: the must-show commands, every error kind,
+//! `stridelab layout` run as a real binary: the README's example commands, every error kind,
 //! and the human explanation.
 
 use std::process::{Command, Output};
@@ -22,7 +22,7 @@ fn json_of(expr: &str) -> (Value, i32) {
 }
 
 #[test]
-fn must_show_transpose_object() {
+fn transpose_json_is_an_f_contiguous_view_of_shared_storage() {
     let (value, code) = json_of("arange(12).view(3,4).T");
     assert_eq!(code, 0);
     assert_eq!(
@@ -34,7 +34,7 @@ fn must_show_transpose_object() {
 }
 
 #[test]
-fn must_show_view_of_transpose_is_view_incompatible() {
+fn view_of_a_transpose_is_view_incompatible_and_names_reshape() {
     let (value, code) = json_of("arange(12).view(3,4).T.view(12)");
     assert_eq!(code, 2);
     assert_eq!(value["error"]["kind"], "view_incompatible");

@@ -1,4 +1,4 @@
-//! Every worked example of the seed notes (`../shared/seeds/`), as a test of the layout model.
+//! Every worked example of the seed notes (`docs/seeds/`), as a test of the layout model.
 //!
 //! Seed 000: `arange(12).reshape(3,4)` and its transpose. Seed 001: a 2×3 tensor, its
 //! transpose, `view` failing on it, views vs copies. Seed 002: the `points` tensor (offset of

@@ -384,9 +384,8 @@ unsafe fn copy_run(
 }
 
 /// The widest panel a streaming transpose sweeps 8 rows at a time (2 KiB of each source row,
-/// long enough for the prefetchers; wider panels spread single-line writes over more rows). At
-/// 4097² on 1 thread (6 interleaved runs, session 7): 0.69 (0.67–0.72) of the best copy,
-/// against 0.64 for 512 and 0.59 for 1024 columns; 32 to 128 columns were lower still.
+/// long enough for the prefetchers; wider panels spread single-line writes over more rows).
+/// Evidence: `docs/copy-engine.md#misaligned-rows-4097`.
 const SWEEP_COLUMNS: usize = 256;
 
 /// The widest staged panel: 64 destination rows × (64 + 8) elements is about an L1 (36 KiB
@@ -501,11 +500,7 @@ fn batch_prefetch_panels(tuning: Tuning, batch_src: isize) -> usize {
 /// than walked in tiles. Source rows off the line grid make every 8-element load straddle two
 /// lines; swept tile by tile (column blocks outermost) each line would reach L1 twice, so such
 /// panels (e.g. leading dimension 4097) are swept, where neighbouring blocks share their lines.
-/// Tiled instead, 4097² ran at 0.51 vs 0.69 of the best copy on 1 thread and 0.63 vs 0.73 of a
-/// 2-thread copy on 2 (6 interleaved runs, session 7); 32- to 128-row tiles did no better.
-/// Narrow tiles lost too: 128- or 256-column panels in 16-row tiles gave 0.43-0.59 and 256 × 32
-/// tiles 0.53-0.57, where the sweep gave 0.60-0.65 (4 sweeps of a build that let straddling
-/// panels tile, 1 thread, session 8).
+/// Every tile shape tried lost to the sweep there: `docs/copy-engine.md#misaligned-rows-4097`.
 fn sweeps(tuning: Tuning, lds: isize, src_on_line: bool) -> bool {
     let straddling = lds % 8 != 0 || !src_on_line;
     straddling || tuning.tile_rows <= 8

@@ -351,65 +351,31 @@ fn parse_size(text: &str) -> Option<usize> {
 }
 
 impl Tuning {
-    /// The tuning for a copy on one thread that writes `dst_bytes`, from the cache geometry:
+    /// The tuning for a copy on one thread that writes `dst_bytes`, from the cache geometry.
+    /// The evidence for each rule, from interleaved A/B runs, is in `docs/copy-engine.md`
+    /// (section "The rules and their evidence").
     ///
     /// - stream: non-temporal stores once the destination exceeds an eighth of the last-level
-    ///   cache (4 MiB of 32 MiB): on our VMs a non-temporal copy beats `memcpy` from 8 MiB up,
-    ///   since a regular store first reads the line it writes. The transposes there lose even
-    ///   more without them: regular stores through the L1 stage (32-128 columns × 32-64 rows)
-    ///   gave 0.26-0.41 of the best copy at 1024² and 2048², against 0.64-0.71 for the default
-    ///   (2 sweeps, 1 thread, `COPY_ENGINE_SHAPES=64x64x0x0,…`, session 8).
-    /// - staged: without streaming stores, transposes stage tiles through an L1 buffer (regular
-    ///   stores straight to a power-of-two leading dimension would pile into one cache set);
-    ///   with them, they stream straight from registers in tiles (below). At 8 MiB (1024²,
-    ///   source in L3) the tiles beat the staged buffer in three of three A/B runs (0.59-0.62
-    ///   vs 0.40-0.57 of the faster copy); in the DRAM-bound sizes the two were within noise.
-    /// - panel × tile rows: staged, the buffer (`panel` rows of `tile_rows + 8` elements) and
-    ///   the 8 source rows a micro-kernel reads should sit in L1: `panel = L1 / 512` (64 on a
-    ///   32 KiB L1) with 64-row tiles. Streaming directly, 512-column panels (4 KiB, a page, of
-    ///   each source row per visit) are cut into tiles of an eighth of L2 (32 rows, 128 KiB, on
-    ///   a 1 MiB L2; 8 to 64 rows) swept column block by column block, so each destination row
-    ///   gets runs of 4 lines, while the next tile is prefetched into L2 (a tile and the next
-    ///   take a quarter of it: the rest is the page-offset classes' slack, since a power-of-two
-    ///   leading dimension maps all rows of a column into one); panels whose source rows are
-    ///   off the line grid (e.g. 4097) are swept 8 rows at a time instead. Once the copy
-    ///   outgrows the last-level cache, every source line comes from DRAM, where fewer rows in
-    ///   flight stream better: tiles are halved (16 rows, runs of 2 lines; in interleaved runs
-    ///   at 4096² on 2 threads, 0.89 of a 2-thread copy against 0.82 for 32 rows, medians of
-    ///   8, session 5). A single thread there is bound by its own miss buffers rather than by the
-    ///   memory bus, and wants each line requested just in time: its panels double to 1024 columns
-    ///   (8 KiB of each source row) and, instead of the whole next tile, each block prefetches the
-    ///   same 8 rows 1 KiB further along the walk (near the end of a tile, the next tile's first
-    ///   columns), as the batched transposes below do. Against 512 × 16 tiles with next-tile
-    ///   prefetch, on 1 thread (interleaved runs): 0.68 vs 0.56 at 8192² (8 of 8 runs ahead) and
-    ///   0.62 vs 0.53 (4 runs); at 4096², 0.73 vs 0.65 (10 of 10 runs ahead), 0.70 vs 0.64 (10
-    ///   runs) and 0.69 vs 0.70 (8 runs). On 2 threads the walk lost at 4096² (0.80 vs 0.86 of a
-    ///   2-thread copy, 8 runs; 0.81 vs 0.83, 10 runs) and won at 8192² (0.84 vs 0.76 and 0.84 vs
-    ///   0.81, 8 runs each; 0.79 vs 0.75, 4 runs), so parallel copies walk only beyond 8 LLCs (256
-    ///   MiB here; only 4 and 16 LLCs were measured) and below that keep 512 × 16 tiles with
-    ///   next-tile prefetch. While the source fits in the LLC, 512 × 32 tiles with next-tile
-    ///   prefetch stay: they won at 1024² on 1 thread (0.68-0.74 vs 0.59-0.69 for 16 rows, 4 of 4
-    ///   runs), and the walk prefetch lost at 2048² (0.58 vs 0.66, 4 runs).
+    ///   cache, since a regular store first reads the line it writes
+    ///   (`docs/copy-engine.md#streaming-stores`).
+    /// - staged: without streaming stores, transposes stage tiles through an L1 buffer, since
+    ///   regular stores to a power-of-two leading dimension would pile into one cache set; with
+    ///   them, they stream straight from registers in tiles
+    ///   (`docs/copy-engine.md#staged-or-streamed-tiles`).
+    /// - panel × tile rows (`docs/copy-engine.md#panel-and-tile-shapes`): staged, `panel = L1 /
+    ///   512` with 64-row tiles, so the buffer and the 8 source rows a micro-kernel reads sit in
+    ///   L1. Streamed, 512-column panels in tiles of an eighth of L2 (8 to 64 rows), the next
+    ///   tile prefetched into L2, so destination rows get runs of several lines. Beyond the
+    ///   last-level cache, tiles of a sixteenth of L2, since fewer rows in flight stream better
+    ///   from DRAM; there one thread (or any number beyond 8 LLCs) walks 1024-column panels and
+    ///   prefetches each block's rows 1 KiB along the walk, since a single core is bound by its
+    ///   own miss buffers and wants each line just in time.
     /// - prefetch: 8 steps (64 source rows, one staged tile) ahead, into L2.
-    /// - batched transposes (e.g. a 4-D (64,64,64,64) → (3,1,2,0) permutation: 4096 panels of
-    ///   64 columns whose source rows run on from panel to panel) read 16 rows at once along
-    ///   the whole batch, so each destination row gets runs of 2 lines, and prefetch each row
-    ///   stream 1 KiB ahead. In interleaved runs of that permutation (6 each), this gave 0.81
-    ///   (0.65-0.82) of the same-run best copy on 1 thread and 0.87 (0.70-0.96) of a 2-thread
-    ///   copy on 2, against 0.72 (0.62-0.75) and 0.75 (0.69-0.85) for 8 rows without the
-    ///   prefetch; 16 rows without it, or prefetching 512 bytes ahead, were no better than 8
-    ///   rows; 2 KiB ahead matched 1 KiB; 32 rows were worse (0.69 / 0.82 with the prefetch,
-    ///   0.34 / 0.42 without: the 2 MiB-apart rows share L1 and L2 sets).
+    /// - batched transposes (e.g. a 4-D (64,64,64,64) → (3,1,2,0) permutation) read 16 rows at
+    ///   once along the whole batch and prefetch each row stream 1 KiB ahead, since long
+    ///   prefetched streams suit the prefetchers (`docs/copy-engine.md#batched-transposes`).
     ///
-    /// - the one-thread walk's 16 rows stay: in 4 runs of the sweep (each timing every shape),
-    ///   24 rows gave 0.66–0.77 of the best copy at 4096² against 0.72–0.83, and 0.61–0.68 at
-    ///   8192² against 0.68–0.73; 32 rows about 0.6 at 4096² (3 runs). Prefetching 2 KiB ahead
-    ///   or walking 2048-column panels stayed within those ranges (session 7).
-    ///
-    /// These were chosen from interleaved A/B runs on our shared 2-vCPU VM (`cargo bench
-    /// --bench copy_engine` with `COPY_ENGINE_SWEEP=1` for tunings, `scripts/copy-engine-ab.sh`
-    /// for code variants), where differences below ~20% drowned in noise; they are derived from
-    /// sizes, never measured at run time.
+    /// The tuning is derived from sizes, never measured at run time.
     pub fn for_copy(dst_bytes: usize) -> Tuning {
         Self::for_geometry(dst_bytes, 1, Geometry::get())
     }

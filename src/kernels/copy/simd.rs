@@ -1,8 +1,10 @@
-//! The copy engine's micro-kernels: the only unsafe code of the engine.
+//! The copy engine's micro-kernels: SIMD transposes, streaming runs and prefetch hints.
 //!
-//! Each kernel works on raw pointers the engine derived from slices whose bounds it validated
-//! once (see `super::validate`); every `unsafe fn` here states the ranges it touches in its
-//! `# Safety` section. The instruction set is picked at run time ([`Isa::detect`]): AVX-512F,
+//! Most of the engine's unsafe code is here; the rest is the parent module's raw-pointer loop
+//! nests (`RawCopy`, `copy_run`, the panel drivers), which call these kernels. Each kernel works
+//! on raw pointers the engine derived from slices whose bounds it validated once (see
+//! `super::validate`); every `unsafe fn` here states the ranges it touches in its `# Safety`
+//! section. The instruction set is picked at run time ([`Isa::detect`]): AVX-512F,
 //! AVX2 (4×4 blocks), or portable scalar code.
 //!
 //! Elements are moved as opaque 8-byte values through `f64` registers: the kernels only load,
@@ -60,7 +62,7 @@ pub(crate) fn stream_copy_f64(src: &[f64], dst: &mut [f64]) {
 
 /// Copies `len` contiguous 8-byte elements from `src` to `dst`, with non-temporal stores for the
 /// destination's whole cache lines and regular stores for the partial lines at either end.
-/// The caller issues [`store_fence`] once after its last run (a fence per run would wait for
+/// The caller calls [`store_fence`] once after its last run (a fence per run would wait for
 /// every run's write-combining buffers to drain).
 ///
 /// # Safety
@@ -439,11 +441,8 @@ unsafe fn transpose4x4_avx(src: *const f64, lds: isize, dst: *mut f64, ldd: isiz
 }
 
 /// Hints the CPU to fetch the line holding `ptr` into L2 (a hint: never faults); L2 rather
-/// than L1 because the staged tile already fills L1 and L1 tracks few misses at once. In
-/// interleaved runs (6 each, 1 thread, session 7) fetching into L1 (`T0`) or non-temporally
-/// (`NTA`) instead lost everywhere but 4097² (a tie, 0.49–0.51): 0.68 and 0.67 vs 0.75 of the
-/// best copy at 1024², 0.60 and 0.61 vs 0.71 at 4096², 0.54 and 0.55 vs 0.69 at 8192², 0.57 vs
-/// 0.74 for the 4-D permutation.
+/// than L1 because the staged tile already fills L1 and L1 tracks few misses at once
+/// (`T0` and `NTA` lost: `docs/copy-engine.md#prefetch`).
 #[inline(always)]
 pub(crate) fn prefetch(ptr: *const f64) {
     #[cfg(target_arch = "x86_64")]
@@ -693,9 +692,9 @@ enum Ahead {
         per_block: usize,
     },
     /// Before each block, the same rows `columns` further on in the walk: past the panel's
-    /// last whole block, the next tile's rows from its first column. Every line: prefetching
-    /// only every second one (in case the L2's adjacent-line prefetcher brought its pair) lost
-    /// at 4096² (0.68 vs 0.74) and 8192² (0.67 vs 0.70; 6 interleaved runs, session 7).
+    /// last whole block, the next tile's rows from its first column. Every line, not every
+    /// second one: the L2's adjacent-line prefetcher does not make up the difference
+    /// (`docs/copy-engine.md#prefetch`).
     Walk { columns: usize },
 }
 
@@ -795,7 +794,7 @@ impl TilePrefetch {
         }
     }
 
-    /// Issues up to `lines` more prefetches.
+    /// Requests up to `lines` more prefetches.
     #[inline(always)]
     fn issue(&mut self, lines: usize) {
         for _ in 0..lines.min(self.remaining) {
