@@ -109,10 +109,15 @@ pub struct LevelPrediction {
 }
 
 /// Upper bound on the accesses [`predict`] searches for a conflict onset: enough for any
-/// level's capacity plus one (the onset can never exceed `sets × ways + 1`).
+/// level's capacity plus one (the onset can never exceed `sets × ways + 1`), but at most
+/// [`MAX_ONSET_SEARCH`] — the search keeps every line in a hash set, and a made-up cache of
+/// millions of lines must not cost seconds and gigabytes (an onset beyond it reads as none).
 fn onset_search_bound(level: &CacheLevel) -> u64 {
-    level.lines().saturating_add(1)
+    level.lines().saturating_add(1).min(MAX_ONSET_SEARCH)
 }
+
+/// Accesses [`conflict_onset`] is asked to search at most: 2^21, a 128 MiB cache of 64 B lines.
+const MAX_ONSET_SEARCH: u64 = 1 << 21;
 
 /// Predicts, per level, how `count` accesses at `base + i·stride` spread over the sets.
 pub fn predict(levels: &[CacheLevel], base: u64, stride: i64, count: u64) -> Vec<LevelPrediction> {

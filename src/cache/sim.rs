@@ -40,10 +40,13 @@
 //! - The 3C shadow stays a linked recency list (`sim/shadow.rs` says why, with figures).
 //! - Set indexing masks for power-of-two set counts and divides otherwise.
 
+mod budget;
 #[cfg(test)]
 mod reference;
 mod shadow;
 
+use budget::size_text;
+pub use budget::{DEFAULT_STATE_BUDGET, state_bytes};
 use shadow::{FullyAssociativeLru, LineTable, MAX_CAPACITY as MAX_SHADOW_LINES};
 
 use serde::{Deserialize, Serialize};
@@ -79,6 +82,14 @@ pub enum SimError {
     BadGeometry { name: String, sets: u32, ways: u32 },
     #[error("{name}: {lines} lines is too many to classify misses (3C); the limit is 2^32 - 3")]
     TooLargeToClassify { name: String, lines: u64 },
+    #[error(
+        "the simulated caches need {} of state before the first access (tags and \
+         replacement state of every set), more than the limit of {}; `--max-sim-memory SIZE` \
+         raises it",
+        size_text(*bytes),
+        size_text(*budget)
+    )]
+    StateTooLarge { bytes: u64, budget: u64 },
 }
 
 /// Counts for one level since construction or the last [`Hierarchy::reset_stats`].
@@ -631,10 +642,25 @@ pub type Simulator = Hierarchy;
 
 impl Hierarchy {
     /// Builds empty (cold) caches for `levels`, innermost first, all with `policy`;
-    /// `classify_3c` turns on the compulsory/capacity/conflict split (slower).
+    /// `classify_3c` turns on the compulsory/capacity/conflict split (slower). Refuses levels
+    /// whose [`state_bytes`] exceed [`DEFAULT_STATE_BUDGET`].
     pub fn new(levels: &[CacheLevel], policy: Policy, classify_3c: bool) -> Result<Self, SimError> {
+        Self::with_state_budget(levels, policy, classify_3c, DEFAULT_STATE_BUDGET)
+    }
+
+    /// [`Hierarchy::new`] with an explicit budget (bytes) for the state allocated up front.
+    pub fn with_state_budget(
+        levels: &[CacheLevel],
+        policy: Policy,
+        classify_3c: bool,
+        budget: u64,
+    ) -> Result<Self, SimError> {
         if levels.is_empty() {
             return Err(SimError::NoLevels);
+        }
+        let bytes = state_bytes(levels, policy);
+        if bytes > budget {
+            return Err(SimError::StateTooLarge { bytes, budget });
         }
         // Classified levels with the same line size share a table (one column each).
         let mut table_lines: Vec<u32> = Vec::new();

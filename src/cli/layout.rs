@@ -13,16 +13,32 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::layout::contiguity::{self, Order};
+use crate::layout::error::ErrorKind;
 use crate::layout::expr::{self, Evaluation};
 use crate::layout::{Layout, LayoutError};
 
-/// Storages up to this many cells get a strip of touched cells.
+/// Storages up to this many cells get a strip of touched cells...
 const STRIP_MAX_CELLS: usize = 64;
+/// ...when the view has at most this many elements (the strip walks every one of them).
+const STRIP_MAX_VISITS: usize = 1 << 16;
 const STRIP_CELLS_PER_ROW: usize = 16;
 /// Views up to this many elements print all their values.
 const VALUES_MAX_SHOWN: usize = 256;
 
+/// The `--help` paragraph listing the JSON error kinds, built from the kinds themselves.
+fn error_kinds_help() -> String {
+    let mut text = String::from(
+        "With --json, an error prints {\"error\": {\"kind\": KIND, \"message\": TEXT}} and exits 2. \
+         KIND is one of:\n",
+    );
+    for kind in ErrorKind::ALL {
+        let _ = writeln!(text, "  {:<18} {}", kind.as_str(), kind.describe());
+    }
+    text
+}
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = error_kinds_help())]
 pub struct LayoutArgs {
     /// The view expression, e.g. 'arange(12).view(3,4).T' or 'arange(24).view(2,3,4)[:, ::-1, 1]'.
     #[arg(required_unless_present = "batch")]
@@ -172,7 +188,13 @@ fn contiguity_line(layout: &Layout, order: Order) -> String {
     }
 }
 
+/// The values nested like NumPy prints them. An empty view prints `[]` without visiting its
+/// dims (a shape of `[huge, 0]` would otherwise loop over `huge` empty rows); otherwise every
+/// dim is at least 1, so the walk costs at most `values.len() × ndim` steps.
 fn nested_values(shape: &[usize], values: &[i64]) -> String {
+    if values.is_empty() {
+        return format!("[] (no elements: shape {shape:?})");
+    }
     fn rec(shape: &[usize], values: &[i64], depth: usize, out: &mut String) {
         match shape {
             [] => {
@@ -347,14 +369,18 @@ fn explain(evaluation: &Evaluation<i64>) -> String {
     let _ = writeln!(out, "F-contiguous  {}", contiguity_line(layout, Order::F));
     out.push('\n');
 
-    if evaluation.storage_len() <= STRIP_MAX_CELLS && evaluation.storage_len() > 0 {
+    if evaluation.storage_len() <= STRIP_MAX_CELLS
+        && evaluation.storage_len() > 0
+        && numel <= STRIP_MAX_VISITS
+    {
         out.push_str(&storage_strip(evaluation));
         out.push('\n');
     } else if let Some((low, high)) = layout.reachable_range() {
         let _ = writeln!(
             out,
             "storage cells: the view reads cells {low}..={high} of {} (a strip of cells is \
-             drawn for storages of at most {STRIP_MAX_CELLS})\n",
+             drawn for storages of at most {STRIP_MAX_CELLS} cells read by at most \
+             {STRIP_MAX_VISITS} elements)\n",
             evaluation.storage_len()
         );
     }

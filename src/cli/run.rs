@@ -14,7 +14,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::harness::machine::MachineInfo;
-use crate::harness::suite::{Suite, parse_thread_list};
+use crate::harness::suite::{DEFAULT_MAX_ACCESSES_PER_RUN, PlanLimits, Suite, parse_thread_list};
 use crate::harness::{MethodOptions, Progress, RunOptions, catalogue, run_suite};
 use crate::kernels::spec::ParamValue;
 use crate::results::csv::to_csv;
@@ -62,6 +62,11 @@ pub struct RunArgs {
     /// under a minute).
     #[arg(long, value_name = "SECONDS")]
     pub sampling_budget: Option<f64>,
+    /// Most loads and stores one run of a point may make (estimated from its parameters before
+    /// anything runs); a larger point is refused. Runs this short let Ctrl-C stop a point
+    /// within about a second.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ACCESSES_PER_RUN)]
+    pub max_accesses: u64,
 }
 
 /// Extra sampling a `--kernel` run may spend per point to reach the target CI: DRAM bandwidth
@@ -154,7 +159,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .transpose()
         .map_err(|e| anyhow::anyhow!("--threads: {e}"))?;
     // Every parameter is validated here, before anything runs.
-    let plan = suite.plan(threads.as_deref())?;
+    let limits = PlanLimits {
+        max_accesses_per_run: args.max_accesses,
+        ..PlanLimits::default()
+    };
+    let plan = suite.plan_with(threads.as_deref(), limits)?;
     // So is every output: a run is never measured only to be lost at the end.
     let outputs = plan_outputs(&args, &plan.name)?;
 

@@ -8,6 +8,11 @@
 //! those ([`CacheArgs`]: presets' data levels first, then each `--cache` in the order given;
 //! one with the name of a level already listed replaces it in place). Buffer k of the kernel is placed at
 //! (k+1)·2^32. Cold start unless `--warm` (one unrecorded run first).
+//!
+//! Bounded before anything is allocated: the parameters are one point (a `run` grid such as
+//! `rows=1,2` is refused), the accesses the simulation will make (estimated from the
+//! parameters, twice with `--warm`) must not exceed `--max-accesses`, and the caches' up-front
+//! state must fit in `--max-sim-memory`.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -19,8 +24,15 @@ use crate::cache::model::{LevelPrediction, predict};
 use crate::cache::sim::{Hierarchy, LevelStats, Policy};
 use crate::cli::info::CacheArgs;
 use crate::kernels::access::sim_address;
-use crate::kernels::spec::{Params, PrepareOptions};
-use crate::kernels::{StridePattern, find, resolve_params, simulation_note, stride_pattern};
+use crate::kernels::args::parse_kernel_words;
+use crate::kernels::spec::{KernelSpec, Params, PrepareOptions};
+use crate::kernels::{
+    StridePattern, estimate_accesses, find, resolve_params, simulation_note, stride_pattern,
+};
+
+/// Accesses a simulation may make by default: 2^28, tens of seconds at most with the 3C
+/// split on a trace of distinct lines.
+const DEFAULT_MAX_ACCESSES: u64 = 1 << 28;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PolicyArg {
@@ -54,6 +66,30 @@ pub struct SimArgs {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Most accesses the simulation may make (estimated from the parameters, doubled by
+    /// --warm); a larger one is refused before anything is allocated.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ACCESSES)]
+    pub max_accesses: u64,
+    /// Most memory the simulated caches' tags and replacement state may take up front
+    /// (SIZE takes K/M/G).
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_memory_size)]
+    pub max_sim_memory: u64,
+}
+
+/// `SIZE` with an optional binary K/M/G suffix.
+fn parse_memory_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last() {
+        Some((at, 'k' | 'K')) => (&text[..at], 10),
+        Some((at, 'm' | 'M')) => (&text[..at], 20),
+        Some((at, 'g' | 'G')) => (&text[..at], 30),
+        _ => (text, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("`{text}` is not a size (a number with K, M or G)"))
 }
 
 /// One level of the JSON object (field names are the issue's contract).
@@ -96,16 +132,8 @@ struct SimOutput<'a> {
 
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let spec = find(&args.kernel)?;
-    let kernel_args: Vec<(String, String)> = args
-        .params
-        .iter()
-        .map(|arg| match arg.split_once('=') {
-            // `diagonal(offset=1)` inside a positional expression is not a key.
-            Some((key, value)) if is_param_name(key) => (key.to_string(), value.to_string()),
-            _ => (String::new(), arg.clone()),
-        })
-        .collect();
-    let params = resolve_params(spec, &kernel_args)?;
+    let params = point_params(spec, &args.params)?;
+    check_accesses(spec, &params, args.warm, args.max_accesses)?;
     let levels = levels(&args)?;
     let policy = match args.policy {
         PolicyArg::Lru => Policy::Lru,
@@ -113,7 +141,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         PolicyArg::Fifo => Policy::Fifo,
         PolicyArg::Random => Policy::Random { seed: args.seed },
     };
-    let mut hierarchy = Hierarchy::new(&levels, policy, true)?;
+    let mut hierarchy = Hierarchy::with_state_budget(&levels, policy, true, args.max_sim_memory)?;
     let mut instance = (spec.prepare)(&params, PrepareOptions::default())?;
     if args.warm {
         instance.simulate(&mut hierarchy);
@@ -154,8 +182,42 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn is_param_name(text: &str) -> bool {
-    !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+/// The one point the words name (read like `run --kernel`'s words); a grid is refused.
+fn point_params(spec: &KernelSpec, words: &[String]) -> anyhow::Result<Params> {
+    let mut kernel_args = Vec::new();
+    for word in parse_kernel_words(words) {
+        if word.is_grid() {
+            anyhow::bail!(
+                "`{}={}` lists {} values, but sim simulates one point; give one value (a grid \
+                 of points is `stridelab run --kernel {} ...`)",
+                word.key,
+                word.values.join(","),
+                word.values.len(),
+                spec.name
+            );
+        }
+        kernel_args.extend(word.values.into_iter().map(|v| (word.key.clone(), v)));
+    }
+    Ok(resolve_params(spec, &kernel_args)?)
+}
+
+/// Refuses a simulation whose estimated accesses exceed `limit`, before allocating anything.
+fn check_accesses(
+    spec: &KernelSpec,
+    params: &Params,
+    warm: bool,
+    limit: u64,
+) -> anyhow::Result<()> {
+    let per_run = estimate_accesses(spec, params)?;
+    let total = per_run.saturating_mul(if warm { 2 } else { 1 });
+    if total > limit {
+        anyhow::bail!(
+            "the simulation would make an estimated {total} accesses ({per_run} per run{}), \
+             more than the limit of {limit}; `--max-accesses N` raises it",
+            if warm { ", twice with --warm" } else { "" }
+        );
+    }
+    Ok(())
 }
 
 fn levels(args: &SimArgs) -> anyhow::Result<Vec<CacheLevel>> {

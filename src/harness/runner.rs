@@ -121,7 +121,9 @@ impl Subject {
 }
 
 /// State shared by the workers of one point.
-struct Shared {
+struct Shared<'a> {
+    /// The stop request (Ctrl-C), polled between single runs so a point stops within one run.
+    stop: &'a AtomicBool,
     barrier: Barrier,
     /// Any worker failed to prepare: everyone returns after the first barrier.
     prepare_failed: AtomicBool,
@@ -144,22 +146,36 @@ struct WorkerResult {
     software: Option<GroupReading>,
 }
 
-/// Runs `subject` `runs` times, checking every checksum; returns false on a mismatch.
-fn run_checked(subject: &mut Subject, runs: u64, shared: &Shared) -> bool {
-    for _ in 0..runs {
+/// How a batch of runs ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Batch {
+    Done,
+    /// A checksum was wrong (recorded in `shared.mismatch`).
+    Mismatch,
+    /// The stop flag was seen between two runs: the batch is partial and must not be timed.
+    Stopped,
+}
+
+/// Runs `subject` `runs` times, checking every checksum and the stop flag between runs.
+fn run_checked(subject: &mut Subject, runs: u64, shared: &Shared) -> Batch {
+    for done in 0..runs {
+        if shared.stop.load(Ordering::Relaxed) {
+            shared.runs_checked.fetch_add(done, Ordering::Relaxed);
+            return Batch::Stopped;
+        }
         let actual = subject.instance.run();
         if !checksum_ok(actual, subject.expected) {
             let mut slot = shared.mismatch.lock().unwrap_or_else(|p| p.into_inner());
             slot.get_or_insert((subject.expected, actual));
-            return false;
+            return Batch::Mismatch;
         }
     }
     shared.runs_checked.fetch_add(runs, Ordering::Relaxed);
-    true
+    Batch::Done
 }
 
 /// Warm-up in doubling batches until `warmup` has passed; returns (runs, fastest ns per run of
-/// a well-timed batch), or None on a checksum mismatch.
+/// a well-timed batch), or None on a checksum mismatch or a stop request.
 fn warm_up(subject: &mut Subject, warmup: Duration, shared: &Shared) -> Option<(u64, f64)> {
     let started = Instant::now();
     let mut batch = 1u64;
@@ -170,7 +186,7 @@ fn warm_up(subject: &mut Subject, warmup: Duration, shared: &Shared) -> Option<(
     loop {
         let mut clock = WallTime;
         let t = clock.start();
-        if !run_checked(subject, batch, shared) {
+        if run_checked(subject, batch, shared) != Batch::Done {
             return None;
         }
         let elapsed = clock.end(t);
@@ -211,7 +227,7 @@ fn accumulate(total: &mut Option<GroupReading>, reading: GroupReading) {
 }
 
 /// Measures one point on `pool` (one instance per worker). `prepare` is called once on every
-/// worker; `stop` is polled between samples.
+/// worker; `stop` is polled between single runs.
 pub fn measure_point(
     pool: &PinnedPool,
     prepare: &(dyn Fn() -> Result<Box<dyn Instance>, KernelError> + Sync),
@@ -221,6 +237,7 @@ pub fn measure_point(
 ) -> PointMeasurement {
     let threads = pool.threads();
     let shared = Shared {
+        stop,
         barrier: Barrier::new(threads),
         prepare_failed: AtomicBool::new(false),
         cancel: AtomicBool::new(false),
@@ -296,7 +313,8 @@ pub fn measure_point(
                         shared.warmup_runs.store(runs, Ordering::SeqCst);
                     }
                 }
-                // A mismatch is already recorded; thread 0 cancels at the first sample.
+                // A mismatch is already recorded, or a stop was requested: thread 0 cancels at
+                // the first sample.
                 _ => {}
             }
         }
@@ -342,7 +360,7 @@ pub fn measure_point(
                 let sw_start = software.as_mut().filter(|_| counting).map(|g| g.start());
                 let mut clock = WallTime;
                 let t = clock.start();
-                run_checked(subject, runs, &shared);
+                let batch = run_checked(subject, runs, &shared);
                 if let (Some(g), Some(s)) = (software.as_mut(), sw_start) {
                     accumulate(&mut sw_total, g.end(s));
                 }
@@ -350,7 +368,8 @@ pub fn measure_point(
                     accumulate(&mut hw_total, g.end(s));
                 }
                 shared.barrier.wait();
-                if thread == 0 {
+                // A batch cut short by a stop request is not a sample (the next round cancels).
+                if thread == 0 && batch != Batch::Stopped {
                     let elapsed = clock.end(t);
                     let mut samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
                     samples[index].push(elapsed.as_nanos() as f64 / runs as f64);

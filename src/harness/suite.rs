@@ -18,7 +18,12 @@
 //! 1. every point names a kernel of the catalogue;
 //! 2. every parameter set resolves under the kernel's rules (`resolve_params`);
 //! 3. thread counts lie in `1..=available CPUs`;
-//! 4. the plan is not empty.
+//! 4. the plan is not empty;
+//! 5. the plan has at most [`PlanLimits::max_points`] points, counted (checked products of
+//!    the axis lengths, cases and thread counts) before any grid is expanded;
+//! 6. no point's single run makes more than [`PlanLimits::max_accesses_per_run`] loads and
+//!    stores (estimated from its parameters, `kernels::estimate_accesses`), so every run is
+//!    short enough for a stop request to take effect between runs.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -27,7 +32,9 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use crate::harness::pin::cpu_count;
-use crate::kernels::spec::{KernelError, KernelSpec, Params};
+use crate::kernels::args::parse_kernel_words;
+use crate::kernels::estimate_accesses;
+use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, Params};
 
 use super::catalogue_link::{find, resolve_params};
 
@@ -37,6 +44,30 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
     ("full", include_str!("../../suites/full.toml")),
     ("gate", include_str!("../../suites/gate.toml")),
 ];
+
+/// Points a plan may have by default (rule 5): far more than any built-in suite, far fewer
+/// than would take the planner itself long to build.
+pub const DEFAULT_MAX_POINTS: u64 = 10_000;
+
+/// Loads and stores one run may make by default (rule 6): 2^28, about 0.7 s of L2-bound
+/// probe loads here, so Ctrl-C, polled between runs, takes effect within a second.
+pub const DEFAULT_MAX_ACCESSES_PER_RUN: u64 = 1 << 28;
+
+/// The limits [`Suite::plan_with`] checks before building or running anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanLimits {
+    pub max_points: u64,
+    pub max_accesses_per_run: u64,
+}
+
+impl Default for PlanLimits {
+    fn default() -> Self {
+        Self {
+            max_points: DEFAULT_MAX_POINTS,
+            max_accesses_per_run: DEFAULT_MAX_ACCESSES_PER_RUN,
+        }
+    }
+}
 
 /// Why a suite could not be read or planned.
 #[derive(Debug, Error)]
@@ -272,21 +303,18 @@ impl Suite {
         Ok(suite)
     }
 
-    /// A one-kernel suite from the command line: `key=a,b,c` values are grid axes, bare values
-    /// are positional.
+    /// A one-kernel suite from the command line, read by `kernels::args::parse_kernel_words`:
+    /// `key=a,b,c` values are grid axes (commas inside brackets belong to the value), other
+    /// words are positional.
     pub fn from_command_line(kernel: &str, args: &[String]) -> Self {
         let mut params = BTreeMap::new();
         let mut positional = Vec::new();
-        for arg in args {
-            match arg.split_once('=') {
-                Some((key, values)) => {
-                    let items = values
-                        .split(',')
-                        .map(|v| ScalarValue::Text(v.trim().to_string()))
-                        .collect();
-                    params.insert(key.trim().to_string(), GridValue::List(items));
-                }
-                None => positional.push(arg.clone()),
+        for word in parse_kernel_words(args) {
+            if word.key.is_empty() {
+                positional.extend(word.values);
+            } else {
+                let items = word.values.into_iter().map(ScalarValue::Text).collect();
+                params.insert(word.key, GridValue::List(items));
             }
         }
         Suite {
@@ -306,13 +334,23 @@ impl Suite {
         }
     }
 
-    /// Expands and validates every point (rules 1–4) without running anything.
+    /// Expands and validates every point (rules 1–6, default limits) without running anything.
     /// `threads_override` replaces every point's thread counts (the CLI's `--threads`).
     pub fn plan(&self, threads_override: Option<&[ThreadCount]>) -> Result<Plan, SuiteError> {
+        self.plan_with(threads_override, PlanLimits::default())
+    }
+
+    /// [`Suite::plan`] with explicit limits (rules 5 and 6).
+    pub fn plan_with(
+        &self,
+        threads_override: Option<&[ThreadCount]>,
+        limits: PlanLimits,
+    ) -> Result<Plan, SuiteError> {
         let cpus = cpu_count();
         let origin = self.source_label();
         let default_threads = vec![ThreadCount::Count(1)];
         let mut points = Vec::new();
+        let mut planned: u64 = 0;
         for point in &self.points {
             let line = line_of(&self.text, point.kernel.span().start);
             let kernel_name = point.kernel.get_ref();
@@ -346,6 +384,21 @@ impl Suite {
                     .map(|case| case.iter().map(|(k, v)| (k.clone(), v.as_arg())).collect())
                     .collect()
             };
+            // Rule 5, before anything is expanded.
+            let mut lengths = std::iter::once(cases.len())
+                .chain(axes.iter().map(|(_, values)| values.len()))
+                .chain(std::iter::once(threads.len()));
+            planned = lengths
+                .try_fold(1u64, |total, n| total.checked_mul(n as u64))
+                .and_then(|size| planned.checked_add(size))
+                .unwrap_or(u64::MAX);
+            if planned > limits.max_points {
+                return Err(SuiteError::Invalid {
+                    origin: origin.clone(),
+                    line,
+                    message: grid_too_large(planned, &axes, cases.len(), limits.max_points),
+                });
+            }
             for case in &cases {
                 for combo in cartesian(&axes) {
                     let mut args: Vec<(String, String)> = self
@@ -362,6 +415,14 @@ impl Suite {
                             kernel: kernel_name.clone(),
                             error: Box::new(source),
                         })?;
+                    check_run_size(spec, &params, limits.max_accesses_per_run).map_err(
+                        |error| SuiteError::Kernel {
+                            origin: origin.clone(),
+                            line,
+                            kernel: kernel_name.clone(),
+                            error: Box::new(error),
+                        },
+                    )?;
                     for &t in &threads {
                         points.push(PlannedPoint {
                             spec,
@@ -397,6 +458,58 @@ impl Suite {
                 .to_string()
         }
     }
+}
+
+/// Rule 5's message: the size, how it arose and the limit.
+fn grid_too_large(size: u64, axes: &[(String, Vec<String>)], cases: usize, limit: u64) -> String {
+    let mut factors: Vec<String> = axes
+        .iter()
+        .filter(|(_, values)| values.len() > 1)
+        .map(|(key, values)| format!("{} values of `{key}`", values.len()))
+        .collect();
+    if cases > 1 {
+        factors.push(format!("{cases} cases"));
+    }
+    let size = if size == u64::MAX {
+        "more than 2^64".to_string()
+    } else {
+        size.to_string()
+    };
+    format!(
+        "the plan would have {size} points ({}), more than the limit of {limit}; \
+         split the grid into smaller runs",
+        if factors.is_empty() {
+            "thread counts".to_string()
+        } else {
+            factors.join(" × ")
+        }
+    )
+}
+
+/// Rule 6 for one resolved point.
+pub fn check_run_size(
+    spec: &KernelSpec,
+    params: &Params,
+    max_accesses: u64,
+) -> Result<(), KernelError> {
+    let accesses = estimate_accesses(spec, params)?;
+    if accesses > max_accesses {
+        return Err(KernelError::InvalidParam {
+            param: spec
+                .params
+                .iter()
+                .filter(|p| !matches!(p.kind, ParamKind::Choice(_)) && p.name != "seed")
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join("/"),
+            message: format!(
+                "one run makes an estimated {accesses} loads and stores ({} MiB), more than the \
+                 limit of {max_accesses} per run; `--max-accesses N` raises it",
+                accesses.saturating_mul(8) >> 20
+            ),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

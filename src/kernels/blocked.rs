@@ -79,6 +79,7 @@ pub(crate) static TILED_SUM: Entry = Entry {
     plan: plan_tiled_sum,
     pattern: tiled_sum_pattern,
     simulation_note: None,
+    accesses: None,
 };
 
 pub(crate) static TO_TILES: Entry = Entry {
@@ -95,6 +96,7 @@ pub(crate) static TO_TILES: Entry = Entry {
     plan: plan_to_tiles,
     pattern: to_tiles_pattern,
     simulation_note: Some(to_tiles_simulation_note),
+    accesses: None,
 };
 
 /// The copy engine, replayed with [`REPLAY_CAVEAT`]'s omissions.

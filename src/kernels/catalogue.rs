@@ -32,14 +32,20 @@ pub(crate) type PatternFn = fn(&Params) -> Result<Option<StridePattern>, KernelE
 /// resolved parameters: a sentence saying how it differs (`None`: the same stream).
 pub(crate) type SimulationNoteFn = fn(&Params) -> Option<&'static str>;
 
+/// Loads and stores of one run for resolved parameters, computed from the parameters alone.
+pub(crate) type AccessesFn = fn(&Params) -> Result<u64, KernelError>;
+
 /// A catalogue entry: the public spec plus the buffer plan used to validate parameters, the
-/// strided pattern the analytic model is asked about, and where the simulation differs from
-/// the timed kernel.
+/// strided pattern the analytic model is asked about, where the simulation differs from
+/// the timed kernel, and the accesses of one run when they can exceed its buffers' elements.
 pub(crate) struct Entry {
     pub spec: KernelSpec,
     pub plan: PlanFn,
     pub pattern: PatternFn,
     pub simulation_note: Option<SimulationNoteFn>,
+    /// `None`: one run touches about every element of its buffers once (see
+    /// [`estimate_accesses`]).
+    pub accesses: Option<AccessesFn>,
 }
 
 /// The access pattern that decides how a kernel uses the cache sets: `count` accesses
@@ -80,6 +86,20 @@ pub fn stride_pattern(
 /// parameters (see `SimulationNoteFn`); `None` when the simulation replays the same stream.
 pub fn simulation_note(spec: &KernelSpec, params: &Params) -> Option<&'static str> {
     entry_of(spec).ok()?.simulation_note?(params)
+}
+
+/// The loads and stores one run of `spec` makes, estimated from resolved parameters without
+/// allocating or walking anything: the kernel's own count where it has one (probes that repeat,
+/// views that broadcast), else the elements of its buffers (every other kernel reads or writes
+/// each element about once; the copy engine's staging and `deopt` re-reads stay within 2×).
+pub fn estimate_accesses(spec: &KernelSpec, params: &Params) -> Result<u64, KernelError> {
+    let entry = entry_of(spec)?;
+    match entry.accesses {
+        Some(accesses) => accesses(params),
+        None => Ok((entry.plan)(params)?
+            .iter()
+            .fold(0u64, |total, &len| total.saturating_add(len as u64))),
+    }
 }
 
 /// The catalogue entry of `spec`.

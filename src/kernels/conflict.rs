@@ -86,6 +86,7 @@ pub(crate) static CONFLICT: Entry = Entry {
     plan,
     pattern,
     simulation_note: None,
+    accesses: Some(accesses),
 };
 
 /// Loads per run at most (keeps every checksum an exact integer in f64).
@@ -142,6 +143,12 @@ impl Probe {
 
 fn plan(params: &Params) -> Result<Vec<usize>, KernelError> {
     Ok(vec![Probe::from_params(params)?.buffer_len()?])
+}
+
+/// Loads of one run: `reps · count` (checked in [`Probe::from_params`]).
+fn accesses(params: &Params) -> Result<u64, KernelError> {
+    let probe = Probe::from_params(params)?;
+    Ok(probe.reps as u64 * probe.count as u64)
 }
 
 /// The `thr` order.

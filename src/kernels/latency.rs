@@ -62,6 +62,7 @@ pub(crate) static CHASE: Entry = Entry {
     plan,
     pattern,
     simulation_note: None,
+    accesses: None,
 };
 
 /// Number of slots and the elements between them.

@@ -4,6 +4,7 @@
 //! [`access::RealMem`], simulation [`access::SimMem`], so the two cannot drift apart.
 
 pub mod access;
+pub mod args;
 pub mod blocked;
 pub mod catalogue;
 pub mod common;
@@ -18,5 +19,6 @@ pub mod traverse;
 pub mod view;
 
 pub use catalogue::{
-    StridePattern, catalogue, find, resolve_params, simulation_note, stride_pattern,
+    StridePattern, catalogue, estimate_accesses, find, resolve_params, simulation_note,
+    stride_pattern,
 };

@@ -42,6 +42,7 @@ pub(crate) static READ: Entry = Entry {
     plan: plan_read,
     pattern: read_pattern,
     simulation_note: None,
+    accesses: None,
 };
 
 pub(crate) static COPY: Entry = Entry {
@@ -58,6 +59,7 @@ pub(crate) static COPY: Entry = Entry {
     plan: plan_copy,
     pattern: copy_pattern,
     simulation_note: None,
+    accesses: None,
 };
 
 fn elements(kernel: &str, params: &Params) -> Result<usize, KernelError> {

@@ -52,6 +52,7 @@ pub(crate) static STRIDE_SUM: Entry = Entry {
     plan,
     pattern,
     simulation_note: None,
+    accesses: None,
 };
 
 fn shape(params: &Params) -> Result<(usize, usize), KernelError> {

@@ -65,6 +65,7 @@ pub(crate) static TRANSPOSE: Entry = Entry {
     plan,
     pattern,
     simulation_note: Some(simulation_note),
+    accesses: None,
 };
 
 /// The loop order of a transpose.

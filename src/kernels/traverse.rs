@@ -76,6 +76,7 @@ pub(crate) static ROW_SUM: Entry = Entry {
     plan: |params| plan("row-sum", params),
     pattern: row_pattern,
     simulation_note: None,
+    accesses: None,
 };
 
 pub(crate) static COL_SUM: Entry = Entry {
@@ -94,6 +95,7 @@ pub(crate) static COL_SUM: Entry = Entry {
     plan: |params| plan("col-sum", params),
     pattern: col_pattern,
     simulation_note: None,
+    accesses: None,
 };
 
 fn plan(kernel: &str, params: &Params) -> Result<Vec<usize>, KernelError> {

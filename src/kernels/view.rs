@@ -41,6 +41,7 @@ pub(crate) static VIEW_SUM: Entry = Entry {
     plan,
     pattern,
     simulation_note: None,
+    accesses: Some(accesses),
 };
 
 /// A strided view over a storage of `storage_len` elements (strides in elements).
@@ -114,6 +115,11 @@ fn plan(params: &Params) -> Result<Vec<usize>, KernelError> {
     let view = geometry(params)?;
     view.validate()?;
     Ok(vec![view.storage_len])
+}
+
+/// Loads of one run: the view's elements (a broadcast view reads its storage many times).
+fn accesses(params: &Params) -> Result<u64, KernelError> {
+    Ok(geometry(params)?.elements() as u64)
 }
 
 /// The `view-sum` order.

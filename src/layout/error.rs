@@ -32,6 +32,34 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in the order `layout --help` lists them.
+    pub const ALL: [ErrorKind; 9] = [
+        ErrorKind::Parse,
+        ErrorKind::InvalidDim,
+        ErrorKind::InvalidArgument,
+        ErrorKind::OutOfBounds,
+        ErrorKind::ViewIncompatible,
+        ErrorKind::ShapeMismatch,
+        ErrorKind::Overflow,
+        ErrorKind::TooLarge,
+        ErrorKind::Copy,
+    ];
+
+    /// One line on when the kind is emitted (what `layout --help` prints beside it).
+    pub fn describe(self) -> &'static str {
+        match self {
+            ErrorKind::Parse => "the text is not well formed, or names an unknown method",
+            ErrorKind::InvalidDim => "a dimension is out of range, repeated or not allowed",
+            ErrorKind::InvalidArgument => "an argument has a bad value (step 0, two -1s, ...)",
+            ErrorKind::OutOfBounds => "an index, or the view, reaches outside the storage",
+            ErrorKind::ViewIncompatible => "view() needs a copy (reshape() would make one)",
+            ErrorKind::ShapeMismatch => "element counts, ranks or broadcast sizes disagree",
+            ErrorKind::Overflow => "a size, stride or offset computation overflows",
+            ErrorKind::TooLarge => "a storage, copy, all copies together or the view is too big",
+            ErrorKind::Copy => "the copy engine refused a copy (never expected)",
+        }
+    }
+
     /// The JSON spelling of the kind.
     pub fn as_str(self) -> &'static str {
         match self {

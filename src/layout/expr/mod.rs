@@ -17,6 +17,16 @@ pub const MAX_VALUE_ELEMENTS: usize = 1 << 24;
 /// still walks every element.
 pub const MAX_LAYOUT_ONLY_ELEMENTS: usize = 1 << 30;
 
+/// Elements all the copies of one expression may move together, as a multiple of the
+/// single-copy limit (at most 2^30): each copy is checked against what is left before it runs,
+/// so `.clone()` two hundred times is refused instead of taking half a minute.
+const COPY_WORK_FACTOR: usize = 4;
+
+/// The copy work one expression may do when single copies are limited to `max_elements`.
+fn copy_budget(max_elements: usize) -> usize {
+    max_elements.saturating_mul(COPY_WORK_FACTOR).min(1 << 30)
+}
+
 /// What a storage element must offer: `arange` fills storage cell `i` with `from_index(i)`.
 pub trait StorageElement: Copy + std::fmt::Debug + 'static {
     fn from_index(index: usize) -> Self;
@@ -122,8 +132,15 @@ pub fn evaluate_as<T: StorageElement>(
         writable: base.writable(),
     }];
     let mut tensor = base.clone();
+    let budget = copy_budget(max_elements);
+    let mut copy_left = budget;
     for step in &expr.steps {
-        let next = apply(&tensor, &step.kind, max_elements).map_err(|e| {
+        let limits = CopyLimits {
+            single: max_elements,
+            left: copy_left,
+            budget,
+        };
+        let next = apply(&tensor, &step.kind, limits).map_err(|e| {
             // Argument errors are raised without a position; they belong to this step.
             let e = match e {
                 LayoutError::Parse { column: 0, message } => LayoutError::Parse {
@@ -134,10 +151,14 @@ pub fn evaluate_as<T: StorageElement>(
             };
             e.in_op(step.text.trim().to_string())
         })?;
+        let copied = !next.shares_storage_with(&tensor);
+        if copied {
+            copy_left = copy_left.saturating_sub(tensor.layout().numel());
+        }
         steps.push(StepResult {
             text: step.text.trim().to_string(),
             layout: next.layout().clone(),
-            copied: !next.shares_storage_with(&tensor),
+            copied,
             writable: next.writable(),
         });
         tensor = next;
@@ -289,10 +310,19 @@ fn varargs(method: &str, args: &[Arg]) -> Result<Vec<i64>, LayoutError> {
     }
 }
 
+/// What a step may copy: at most `single` elements, and no more than the `left` of the
+/// expression's copy `budget`.
+#[derive(Debug, Clone, Copy)]
+struct CopyLimits {
+    single: usize,
+    left: usize,
+    budget: usize,
+}
+
 fn apply<T: StorageElement>(
     tensor: &Tensor<T>,
     step: &StepKind,
-    max_elements: usize,
+    limits: CopyLimits,
 ) -> Result<Tensor<T>, LayoutError> {
     let (name, args) = match step {
         StepKind::Index(items) => return tensor.index(items),
@@ -312,13 +342,20 @@ fn apply<T: StorageElement>(
     }
     let empty = Vec::new();
     let args = args.as_ref().unwrap_or(&empty);
+    // Checked before the step runs, as if it copied (reshape and contiguous may not).
     let copy_guard = || {
         let numel = tensor.layout().numel();
-        if numel > max_elements {
+        if numel > limits.single {
             Err(LayoutError::TooLarge {
                 what: "a copy",
                 len: numel as u128,
-                max: max_elements,
+                max: limits.single,
+            })
+        } else if numel > limits.left {
+            Err(LayoutError::TooLarge {
+                what: "copy work (all copies of the expression)",
+                len: (limits.budget - limits.left) as u128 + numel as u128,
+                max: limits.budget,
             })
         } else {
             Ok(())
