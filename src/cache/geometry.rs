@@ -517,7 +517,7 @@ impl Geometry {
         const M: u64 = 1 << 20;
         use CacheKind::{Data, Instruction, Unified};
         let rows: &[Row] = match name {
-            // The VM DESIGN.md's figures were measured on (2 vCPU KVM): L1d 48 KiB 12-way,
+            // The `design-vm` preset's machine (2 vCPU KVM): L1d 48 KiB 12-way,
             // L2 2 MiB 16-way, both with 64 B lines; its "480 MiB L3" is a VM artefact and
             // left out. This is the regression gate's fixed geometry.
             "design-vm" => &[
@@ -808,7 +808,7 @@ mod tests {
         dir
     }
 
-    /// DESIGN.md's VM: 48 KiB L1d, 2 MiB L2, and the "480 MiB 16-way 491 520-set" L3.
+    /// The `design-vm` preset's machine: 48 KiB L1d, 2 MiB L2, and the "480 MiB 16-way 491 520-set" L3.
     fn design_vm_tree() -> tempfile::TempDir {
         fake_sysfs(&[
             (0, 1, "Data", "48K", 12, 64, 64, "0"),

@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn conflict_onset_matches_the_design_probe() {
-        // DESIGN.md's L1d (48 KiB, 12 ways, 64 sets): K loads at 4096 B stay in L1 up to
+        // The design-vm L1d (48 KiB, 12 ways, 64 sets): K loads at 4096 B stay in L1 up to
         // K = 12 and conflict from K = 13; 4104 B only once a set gets a 13th line.
         let l1 = parse_cache_override("L1d=48K,12,64").unwrap();
         assert_eq!(conflict_onset(BASE, 4096, 64, 64, 12, 10_000), Some(13));

@@ -366,7 +366,7 @@ impl LevelSim {
         let evictions = &mut self.counts[EVICTIONS];
         // The common widths get code of their own: with the way count a constant, the scan
         // over the set compiles to a dozen compares against memory and the ring arithmetic
-        // folds (1.2× on a 12-way L1 that misses every access). 12 ways is DESIGN.md's L1d;
+        // folds (1.2× on a 12-way L1 that misses every access). 12 ways is the design-vm L1d;
         // 8 and 16 the usual L1 and L2.
         match self.ways {
             8 => lru_probe(set_tags::<8>(&mut self.tags, set), head, line, evictions),

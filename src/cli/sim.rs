@@ -92,7 +92,7 @@ fn parse_memory_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}` is not a size (a number with K, M or G)"))
 }
 
-/// One level of the JSON object (field names are the contract).
+/// One level of the JSON object (its field names are a stable contract for scripts).
 #[derive(Debug, Serialize)]
 struct LevelOutput {
     name: String,

@@ -28,7 +28,7 @@ pub(super) fn size_text(bytes: u64) -> String {
     }
 }
 
-/// Bytes of the state [`Hierarchy::new`] allocates up front for `levels` under `policy`: 8 per
+/// Bytes of the state [`Hierarchy::new`](super::Hierarchy::new) allocates up front for `levels` under `policy`: 8 per
 /// way of every set (tags) plus each set's replacement state (a 4-byte ring head under LRU and
 /// FIFO, 8 bytes of tree bits under pseudo-LRU). Checked arithmetic: `u64::MAX` on overflow.
 /// The 3C shadow and line tables grow with the lines touched, so they are not part of it.
