@@ -22,7 +22,8 @@
 //!   cache never conflicts — latency jumps once K exceeds the L1 data TLB. The control packs the
 //!   same number of lines into consecutive lines (few pages): the jump must vanish there. (Huge
 //!   pages are no control under a hypervisor that backs the guest with small pages: the TLB
-//!   then caches small translations whatever the guest maps — measured so on a 2-vCPU AMD EPYC KVM guest, 2026-11-22.)
+//!   then caches small translations whatever the guest maps — measured so on a 2-vCPU KVM
+//!   guest on 2026-11-22.)
 //!
 //! Each point is measured `repeats` times, the rounds interleaved over all points (so a burst of
 //! load from another process spreads over many points instead of bending one), and reduced to
