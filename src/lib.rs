@@ -29,6 +29,7 @@
 pub mod cache;
 pub mod cli;
 pub mod harness;
+pub mod infer;
 pub mod kernels;
 pub mod layout;
 pub mod report;
