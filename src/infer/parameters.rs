@@ -5,7 +5,7 @@
 
 use crate::cache::geometry::CacheLevel;
 use crate::results::infer_doc::{
-    ConflictCurves, Jump, Parameter, Point, StrideObservation, Verdict,
+    ConflictCurves, Edge, Jump, Parameter, Point, StrideObservation, Verdict,
 };
 
 use super::analysis::{
@@ -147,6 +147,114 @@ fn describe_jump(j: Jump) -> String {
     }
 }
 
+/// One line per conflict stride: what fitted at the stride and at its control, and the verdict.
+fn stride_evidence(c: &ConflictCurves) -> String {
+    let level =
+        |points: &[Point], k: usize| points.get(k.saturating_sub(1)).map_or(f64::NAN, |p| p.ns);
+    let latency = match c.observation.probe {
+        Jump::At { fits, first_slow } => {
+            format!(
+                " ({:.2} → {:.2} ns)",
+                level(&c.probe, fits),
+                level(&c.probe, first_slow)
+            )
+        }
+        Jump::None { .. } => String::new(),
+    };
+    let verdict = match c.observation.verdict() {
+        StrideVerdict::SetConflict => "set conflict",
+        StrideVerdict::NotSetConflict => "control jumps too: not an L1 set conflict",
+        StrideVerdict::AllFit => "no conflict seen",
+        StrideVerdict::Inconsistent => "control jumps, probe does not: ignored",
+    };
+    format!(
+        "stride {} B: {}{latency}; control {} B: {} → {verdict}",
+        c.stride_bytes,
+        describe_jump(c.observation.probe),
+        c.control_stride_bytes,
+        describe_jump(c.observation.control)
+    )
+}
+
+/// The classic reading, as a cross-check of the model fit: the smallest stride at which the
+/// fewest slots fit is sets × line, and that number of slots is the ways.
+fn classic_reading(conflict: &[ConflictCurves]) -> Option<String> {
+    let conflicts = || {
+        conflict
+            .iter()
+            .filter(|c| c.observation.verdict() == StrideVerdict::SetConflict)
+    };
+    let fewest = conflicts()
+        .filter_map(|c| c.observation.probe.fits())
+        .min()?;
+    let first = conflicts().find(|c| c.observation.probe.fits() == Some(fewest))?;
+    Some(format!(
+        "smallest stride where the fewest slots ({fewest}) fit: {} B = sets × line",
+        first.stride_bytes
+    ))
+}
+
+/// The L1d size's evidence, and its confidence: halved when the working-set curve's first step
+/// does not corroborate ways × sets × line.
+fn l1_size_evidence(size: Option<f64>, levels: &LevelEdges, confidence: f64) -> (Vec<String>, f64) {
+    let mut evidence = vec![format!(
+        "ways × sets × line = {}",
+        size.map_or("?".into(), human_bytes)
+    )];
+    let mut confidence = confidence;
+    if let Some(edge) = &levels.l1 {
+        evidence.push(format!(
+            "working-set curve: first step at {} (last fast point {}, first slow {}; {:.2} → {:.2} ns)",
+            human_bytes(edge.capacity_bytes),
+            human_bytes(edge.last_inside),
+            human_bytes(edge.first_outside),
+            edge.faster_ns,
+            edge.slower_ns
+        ));
+        // Corroborated when the conflict-probe size lies inside the curve's first transition.
+        if let Some(s) = size
+            && !(edge.last_inside <= s * (1.0 + CAPACITY_TOLERANCE)
+                && s <= edge.first_outside * (1.0 + CAPACITY_TOLERANCE))
+        {
+            evidence
+                .push("the working-set step does not corroborate the conflict-probe size".into());
+            confidence *= 0.5;
+        }
+    }
+    (evidence, confidence)
+}
+
+/// What an L1 parameter reads like before its numbers.
+struct Naming {
+    key: &'static str,
+    name: &'static str,
+    unit: &'static str,
+}
+
+/// A timed parameter compared exactly with what the system reports.
+fn exact_parameter(
+    naming: Naming,
+    value: Option<f64>,
+    reported: Option<f64>,
+    evidence: Vec<String>,
+    confidence: f64,
+) -> Parameter {
+    Parameter {
+        key: naming.key.into(),
+        name: naming.name.into(),
+        unit: naming.unit.into(),
+        value,
+        is_upper_bound: false,
+        source: "timed".into(),
+        confidence,
+        reported,
+        verdict: Verdict::exact(value, reported),
+        is_tlb: false,
+        evidence,
+        note: None,
+    }
+}
+
 fn l1_parameters(
     conflict: &[ConflictCurves],
     fit: Option<&WaysSetsFit>,
@@ -154,58 +262,14 @@ fn l1_parameters(
     levels: &LevelEdges,
     reported: Option<&CacheLevel>,
 ) -> Vec<Parameter> {
-    let mut evidence: Vec<String> = conflict
-        .iter()
-        .map(|c| {
-            let level = |points: &[Point], k: usize| {
-                points.get(k.saturating_sub(1)).map_or(f64::NAN, |p| p.ns)
-            };
-            let latency = match c.observation.probe {
-                Jump::At { fits, first_slow } => {
-                    format!(
-                        " ({:.2} → {:.2} ns)",
-                        level(&c.probe, fits),
-                        level(&c.probe, first_slow)
-                    )
-                }
-                Jump::None { .. } => String::new(),
-            };
-            let verdict = match c.observation.verdict() {
-                StrideVerdict::SetConflict => "set conflict",
-                StrideVerdict::NotSetConflict => "control jumps too: not an L1 set conflict",
-                StrideVerdict::AllFit => "no conflict seen",
-                StrideVerdict::Inconsistent => "control jumps, probe does not: ignored",
-            };
-            format!(
-                "stride {} B: {}{latency}; control {} B: {} → {verdict}",
-                c.stride_bytes,
-                describe_jump(c.observation.probe),
-                c.control_stride_bytes,
-                describe_jump(c.observation.control)
-            )
-        })
-        .collect();
+    let mut evidence: Vec<String> = conflict.iter().map(stride_evidence).collect();
     let same = fit.map_or(0, |f| {
         round_fits
             .iter()
             .filter(|r| **r == Some((f.ways, f.sets)))
             .count()
     });
-    // The classic reading, as a cross-check of the model fit: the smallest stride at which the
-    // fewest slots fit is sets × line, and that number of slots is the ways.
-    let conflicts = || {
-        conflict
-            .iter()
-            .filter(|c| c.observation.verdict() == StrideVerdict::SetConflict)
-    };
-    if let Some(fewest) = conflicts().filter_map(|c| c.observation.probe.fits()).min()
-        && let Some(first) = conflicts().find(|c| c.observation.probe.fits() == Some(fewest))
-    {
-        evidence.push(format!(
-            "smallest stride where the fewest slots ({fewest}) fit: {} B = sets × line",
-            first.stride_bytes
-        ));
-    }
+    evidence.extend(classic_reading(conflict));
     if let Some(f) = fit {
         evidence.push(format!(
             "model ways·sets/gcd(stride/line, sets) explains {:.0} % of {} strides; the same (ways, sets) in {same} of {} single rounds{}",
@@ -220,77 +284,38 @@ fn l1_parameters(
         evidence.last().cloned().unwrap_or_default(),
     ];
     let confidence = fit.map_or(0.0, |f| f.confidence * round_share(same, round_fits.len()));
-    let ways = fit.map(|f| f.ways as f64);
-    let sets = fit.map(|f| f.sets as f64);
     let size = fit.map(|f| (f.ways * f.sets * f.line) as f64);
-    let mut size_evidence = vec![format!(
-        "ways × sets × line = {}",
-        size.map_or("?".into(), human_bytes)
-    )];
-    let mut size_confidence = confidence;
-    if let Some(edge) = &levels.l1 {
-        size_evidence.push(format!(
-            "working-set curve: first step at {} (last fast point {}, first slow {}; {:.2} → {:.2} ns)",
-            human_bytes(edge.capacity_bytes),
-            human_bytes(edge.last_inside),
-            human_bytes(edge.first_outside),
-            edge.faster_ns,
-            edge.slower_ns
-        ));
-        // Corroborated when the conflict-probe size lies inside the curve's first transition.
-        if let Some(s) = size
-            && !(edge.last_inside <= s * (1.0 + CAPACITY_TOLERANCE)
-                && s <= edge.first_outside * (1.0 + CAPACITY_TOLERANCE))
-        {
-            size_evidence
-                .push("the working-set step does not corroborate the conflict-probe size".into());
-            size_confidence *= 0.5;
-        }
-    }
-    let make = |key: &str,
-                name: &str,
-                unit: &str,
-                value: Option<f64>,
-                reported: Option<f64>,
-                evidence: Vec<String>,
-                confidence: f64| Parameter {
-        key: key.into(),
-        name: name.into(),
-        unit: unit.into(),
-        value,
-        is_upper_bound: false,
-        source: "timed".into(),
-        confidence,
-        reported,
-        verdict: Verdict::exact(value, reported),
-        is_tlb: false,
-        evidence,
-        note: None,
-    };
+    let (size_evidence, size_confidence) = l1_size_evidence(size, levels, confidence);
     vec![
-        make(
-            "l1d_size",
-            "L1d size",
-            "bytes",
+        exact_parameter(
+            Naming {
+                key: "l1d_size",
+                name: "L1d size",
+                unit: "bytes",
+            },
             size,
             reported.map(|c| c.size as f64),
             size_evidence,
             size_confidence,
         ),
-        make(
-            "l1d_ways",
-            "L1d ways",
-            "ways",
-            ways,
+        exact_parameter(
+            Naming {
+                key: "l1d_ways",
+                name: "L1d ways",
+                unit: "ways",
+            },
+            fit.map(|f| f.ways as f64),
             reported.map(|c| c.ways as f64),
-            evidence.clone(),
+            evidence,
             confidence,
         ),
-        make(
-            "l1d_sets",
-            "L1d sets",
-            "sets",
-            sets,
+        exact_parameter(
+            Naming {
+                key: "l1d_sets",
+                name: "L1d sets",
+                unit: "sets",
+            },
+            fit.map(|f| f.sets as f64),
             reported.map(|c| c.sets as f64),
             sets_evidence,
             confidence,
@@ -298,52 +323,23 @@ fn l1_parameters(
     ]
 }
 
-/// A capacity from the working-set curve; `level` picks the edge (2 = L2, 3 = LLC) in each
-/// leave-one-round-out curve for the agreement part of the confidence.
-fn capacity_parameter(
-    key: &str,
-    name: &str,
+/// The edge a capacity parameter reads (2 = L2, 3 = LLC) and, for the LLC without its own
+/// step, the upper bound instead.
+fn level_value(levels: &LevelEdges, level: usize) -> (Option<Edge>, Option<f64>) {
+    if level == 2 {
+        (levels.l2.clone(), None)
+    } else {
+        (levels.llc.clone(), levels.llc_upper_bound())
+    }
+}
+
+/// The evidence of a capacity (the transition and its points, or the upper bound) and its note.
+fn capacity_evidence(
+    edge: Option<&Edge>,
+    upper_bound: Option<f64>,
     levels: &LevelEdges,
     curve: &[Point],
-    level: usize,
-    reported: Option<f64>,
-) -> Parameter {
-    let pick = |l: &LevelEdges| {
-        if level == 2 {
-            l.l2.clone()
-        } else {
-            l.llc.clone()
-        }
-    };
-    let edge = pick(levels);
-    let upper_bound = if level == 3 {
-        levels.llc_upper_bound()
-    } else {
-        None
-    };
-    let value = edge.as_ref().map(|e| e.capacity_bytes).or(upper_bound);
-    let per_round: Vec<f64> = (0..rounds_of(curve))
-        .filter_map(|r| {
-            let a = analysis::capacity_edges(
-                &analysis::leave_one_out(curve, r),
-                CapacitySettings::default(),
-            );
-            let l = analysis::label_levels(&a.edges);
-            let value = pick(&l).map(|e| e.capacity_bytes);
-            if level == 3 {
-                value.or(l.llc_upper_bound())
-            } else {
-                value
-            }
-        })
-        .collect();
-    let same = value.map_or(0, |v| {
-        per_round
-            .iter()
-            .filter(|&&r| (r - v).abs() <= 0.1 * v)
-            .count()
-    });
-    let mut evidence = Vec::new();
+) -> (Vec<String>, Option<String>) {
     let window = |from: f64, to: f64| -> String {
         curve
             .iter()
@@ -359,35 +355,68 @@ fn capacity_parameter(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let mut note = None;
-    if let Some(e) = &edge {
-        evidence.push(format!(
-            "plateau {:.2} ns up to {}, next plateau {:.2} ns from {}; the transition's geometric centre is {}",
-            e.faster_ns,
-            human_bytes(e.last_inside),
-            e.slower_ns,
-            human_bytes(e.first_outside),
-            human_bytes(e.capacity_bytes)
-        ));
-        evidence.push(format!(
-            "points: {}",
-            window(e.last_inside, e.first_outside)
-        ));
+    if let Some(e) = edge {
+        let evidence = vec![
+            format!(
+                "plateau {:.2} ns up to {}, next plateau {:.2} ns from {}; the transition's geometric centre is {}",
+                e.faster_ns,
+                human_bytes(e.last_inside),
+                e.slower_ns,
+                human_bytes(e.first_outside),
+                human_bytes(e.capacity_bytes)
+            ),
+            format!("points: {}", window(e.last_inside, e.first_outside)),
+        ];
+        (evidence, None)
     } else if let (Some(bound), Some(l2)) = (upper_bound, &levels.l2) {
-        evidence.push(format!(
-            "no separate plateau after the L2: latency went from {:.2} ns (L2) to {:.2} ns by {}",
-            l2.faster_ns,
-            l2.slower_ns,
-            human_bytes(bound)
-        ));
-        evidence.push(format!("points: {}", window(l2.last_inside, bound)));
-        note = Some(format!(
+        let evidence = vec![
+            format!(
+                "no separate plateau after the L2: latency went from {:.2} ns (L2) to {:.2} ns by {}",
+                l2.faster_ns,
+                l2.slower_ns,
+                human_bytes(bound)
+            ),
+            format!("points: {}", window(l2.last_inside, bound)),
+        ];
+        let note = format!(
             "an upper bound, not a size: whatever serves this core beyond the L2 holds less than {}",
             human_bytes(bound)
-        ));
+        );
+        (evidence, Some(note))
     } else {
-        evidence.push("no such step in the working-set curve".into());
+        (vec!["no such step in the working-set curve".into()], None)
     }
+}
+
+/// A capacity from the working-set curve; `level` picks the edge (2 = L2, 3 = LLC) in each
+/// leave-one-round-out curve for the agreement part of the confidence.
+fn capacity_parameter(
+    key: &str,
+    name: &str,
+    levels: &LevelEdges,
+    curve: &[Point],
+    level: usize,
+    reported: Option<f64>,
+) -> Parameter {
+    let (edge, upper_bound) = level_value(levels, level);
+    let value = edge.as_ref().map(|e| e.capacity_bytes).or(upper_bound);
+    let per_round: Vec<f64> = (0..rounds_of(curve))
+        .filter_map(|r| {
+            let a = analysis::capacity_edges(
+                &analysis::leave_one_out(curve, r),
+                CapacitySettings::default(),
+            );
+            let (edge, bound) = level_value(&analysis::label_levels(&a.edges), level);
+            edge.map(|e| e.capacity_bytes).or(bound)
+        })
+        .collect();
+    let same = value.map_or(0, |v| {
+        per_round
+            .iter()
+            .filter(|&&r| (r - v).abs() <= 0.1 * v)
+            .count()
+    });
+    let (mut evidence, mut note) = capacity_evidence(edge.as_ref(), upper_bound, levels, curve);
     evidence.push(format!(
         "the same within 10 % in {same} of {} leave-one-round-out curves",
         per_round.len()
