@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::results::infer_doc::{InferDocError, InferReport, Point, Verdict};
+use crate::results::infer_doc::{
+    ConflictCurves, InferCurves, InferDocError, InferReport, Point, Verdict,
+};
 
 use super::ReportError;
 use super::chart::{
@@ -82,6 +84,71 @@ fn series(name: String, colour: usize, kind: SeriesKind, pts: &[Point]) -> Serie
     }
 }
 
+/// The conflict probes beside their controls, for a few strides.
+fn conflict_panel(conflict: &[ConflictCurves]) -> Panel {
+    let mut s = Vec::new();
+    // A few strides keep the panel readable: page multiples first (the L1 set span on
+    // common parts), the full list is in infer.json.
+    let mut chosen: Vec<_> = conflict
+        .iter()
+        .filter(|k| k.stride_bytes % 4096 == 0)
+        .take(3)
+        .collect();
+    if chosen.is_empty() {
+        chosen = conflict.iter().take(3).collect();
+    }
+    for (i, curve) in chosen.into_iter().enumerate() {
+        s.push(series(
+            format!("{} B", curve.stride_bytes),
+            i * 2 + 1,
+            SeriesKind::Data,
+            &curve.probe,
+        ));
+        s.push(series(
+            format!("{} B (control)", curve.control_stride_bytes),
+            i * 2 + 2,
+            SeriesKind::Data,
+            &curve.control,
+        ));
+    }
+    Panel::Lines(LinePanel {
+        title: "conflict probes vs ±1 controls".into(),
+        x: Axis {
+            from_zero: false,
+            ..Axis::linear("K (lines at the stride)")
+        },
+        y: Axis::linear("ns per access"),
+        series: s,
+        vlines: Vec::new(),
+        hlines: Vec::new(),
+    })
+}
+
+/// The page-spread chase beside its packed control.
+fn tlb_panel(c: &InferCurves) -> Panel {
+    Panel::Lines(LinePanel {
+        title: "data TLB: one line per page vs packed".into(),
+        x: Axis::log2("pages / lines touched (log2)"),
+        y: Axis::linear("ns per access"),
+        series: vec![
+            series(
+                "one line per page".into(),
+                3,
+                SeriesKind::Data,
+                &c.tlb_spread,
+            ),
+            series(
+                "lines packed in few pages".into(),
+                2,
+                SeriesKind::Data,
+                &c.tlb_packed,
+            ),
+        ],
+        vlines: Vec::new(),
+        hlines: Vec::new(),
+    })
+}
+
 /// The inferred-geometry figure and table.
 pub fn built(report: &InferReport, suffix: &str) -> Built {
     let c = &report.curves;
@@ -108,66 +175,10 @@ pub fn built(report: &InferReport, suffix: &str) -> Built {
         }));
     }
     if !c.conflict.is_empty() {
-        let mut s = Vec::new();
-        // A few strides keep the panel readable: page multiples first (the L1 set span on
-        // common parts), the full list is in infer.json.
-        let mut chosen: Vec<_> = c
-            .conflict
-            .iter()
-            .filter(|k| k.stride_bytes % 4096 == 0)
-            .take(3)
-            .collect();
-        if chosen.is_empty() {
-            chosen = c.conflict.iter().take(3).collect();
-        }
-        for (i, curve) in chosen.into_iter().enumerate() {
-            s.push(series(
-                format!("{} B", curve.stride_bytes),
-                i * 2 + 1,
-                SeriesKind::Data,
-                &curve.probe,
-            ));
-            s.push(series(
-                format!("{} B (control)", curve.control_stride_bytes),
-                i * 2 + 2,
-                SeriesKind::Data,
-                &curve.control,
-            ));
-        }
-        panels.push(Panel::Lines(LinePanel {
-            title: "conflict probes vs ±1 controls".into(),
-            x: Axis {
-                from_zero: false,
-                ..Axis::linear("K (lines at the stride)")
-            },
-            y: Axis::linear("ns per access"),
-            series: s,
-            vlines: Vec::new(),
-            hlines: Vec::new(),
-        }));
+        panels.push(conflict_panel(&c.conflict));
     }
     if !c.tlb_spread.is_empty() || !c.tlb_packed.is_empty() {
-        panels.push(Panel::Lines(LinePanel {
-            title: "data TLB: one line per page vs packed".into(),
-            x: Axis::log2("pages / lines touched (log2)"),
-            y: Axis::linear("ns per access"),
-            series: vec![
-                series(
-                    "one line per page".into(),
-                    3,
-                    SeriesKind::Data,
-                    &c.tlb_spread,
-                ),
-                series(
-                    "lines packed in few pages".into(),
-                    2,
-                    SeriesKind::Data,
-                    &c.tlb_packed,
-                ),
-            ],
-            vlines: Vec::new(),
-            hlines: Vec::new(),
-        }));
+        panels.push(tlb_panel(c));
     }
     let rows = report
         .parameters
