@@ -6,7 +6,10 @@
 //!
 //! ## Module map
 //!
-//! Data flows one way: **suite → runner → records → (report | gate)**.
+//! Data flows one way: **suite → runner → records → (report | gate)**. The modules stand on
+//! floors and import only from floors below: `layout`, `cache` < `kernels`, `results` <
+//! `harness` < `report`, `infer` < `cli`. The two floor-4 modules never import each other: the
+//! infer document they share is data in [`results::infer_doc`].
 //!
 //! - [`layout`] — the strided-view model: a [`layout::Layout`] is shape + strides + offset over a
 //!   one-dimensional storage. View operations (transpose, permute, slicing, diagonal, expand,
@@ -22,13 +25,18 @@
 //!   [`kernels::copy`] is the strided N-d copy engine every copy in the lab goes through.
 //! - [`harness`] — aligned buffers, thread pinning, counters, timing, statistics, suites and the
 //!   runner that turns kernels into records. Kernels never time or print.
-//! - [`results`] — the versioned record schema, atomic file writes, baseline comparison.
+//! - [`results`] — the versioned record schema, atomic file writes, baseline comparison, and
+//!   the `stridelab infer` document with its validation on load.
 //! - [`report`] — figures and the HTML page; it reads only records and never measures.
+//! - [`infer`] — the cache geometry from timing alone: the timing probes, the analysis of their
+//!   latency curves, and the run that splits one budget between them; it writes the infer
+//!   document.
 //! - [`cli`] — the command-line front end; `main.rs` only maps errors to exit codes.
 
 pub mod cache;
 pub mod cli;
 pub mod harness;
+pub mod infer;
 pub mod kernels;
 pub mod layout;
 pub mod report;

@@ -43,7 +43,8 @@ fn a_short_run_reports_every_parameter_timed_within_budget() {
     );
     // The budget is kept by deadlines between rounds; a round in progress may overrun a little.
     assert!(wall <= 13.0, "took {wall:.1} s for a 10 s budget");
-    let report: stridelab::cache::infer::InferReport = serde_json::from_slice(&out.stdout).unwrap();
+    let report: stridelab::results::infer_doc::InferReport =
+        serde_json::from_slice(&out.stdout).unwrap();
     let keys: Vec<&str> = report.parameters.iter().map(|p| p.key.as_str()).collect();
     assert_eq!(
         keys,

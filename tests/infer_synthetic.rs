@@ -1,11 +1,12 @@
 //! The inference rules of `stridelab infer` on synthetic latency curves (known plateaus, cliffs
 //! and seeded noise) and on two working-set curves recorded on the development VM.
 
-use stridelab::cache::infer::{
-    self, CapacitySettings, Jump, Point, StrideObservation, StrideVerdict, capacity_edges,
-    fit_ways_sets, jump_capacity, label_levels, line_size, tlb_reach,
+use stridelab::infer::analysis::{
+    self, CapacitySettings, StrideVerdict, capacity_edges, fit_ways_sets, jump_capacity,
+    label_levels, line_size, tlb_reach,
 };
-use stridelab::harness::probe::SplitMix64;
+use stridelab::infer::probe::SplitMix64;
+use stridelab::results::infer_doc::{CapacityAnalysis, Jump, Point, StrideObservation};
 
 const ROUNDS: usize = 7;
 
@@ -149,8 +150,7 @@ fn thresholds_are_not_fixed_latencies() {
         .collect();
     let a = capacity_edges(&fast, CapacitySettings::default());
     let b = capacity_edges(&slow, CapacitySettings::default());
-    let caps =
-        |a: &infer::CapacityAnalysis| a.edges.iter().map(|e| e.capacity_bytes).collect::<Vec<_>>();
+    let caps = |a: &CapacityAnalysis| a.edges.iter().map(|e| e.capacity_bytes).collect::<Vec<_>>();
     assert_eq!(caps(&a), caps(&b));
 }
 
@@ -208,7 +208,7 @@ fn line_size_is_the_first_distance_on_the_high_step() {
 /// A set-associative L1 (`ways` × `sets`, 64 B lines) probed at `stride` with K = 1..=48
 /// slots: fast while the slots fit the sets the stride reaches, an L2 hit after.
 fn conflict_curve(ways: usize, sets: usize, stride_lines: usize, seed: u64) -> Vec<Point> {
-    let fits = infer::predicted_fit(ways, sets, stride_lines);
+    let fits = analysis::predicted_fit(ways, sets, stride_lines);
     let xs: Vec<f64> = (1..=48).map(|k| k as f64).collect();
     noisy_curve(
         &xs,

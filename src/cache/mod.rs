@@ -7,8 +7,6 @@
 //! - [`model`]: how many sets a stride touches (`S / gcd(s/L, S)`) and when conflicts start.
 #![forbid(unsafe_code)]
 
-pub mod infer;
-
 /// A consumer of memory accesses: the simulator implements it, kernels feed it.
 ///
 /// Addresses are byte addresses in the simulated address space; `len` is the access size in

@@ -121,7 +121,7 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
         bar.set_message(format!(
             "inferring the cache geometry from timing (≤ {MAIN_JOB_INFER_BUDGET_S} s)"
         ));
-        match super::infer::infer_geometry(MAIN_JOB_INFER_BUDGET_S, false) {
+        match crate::infer::infer_geometry(MAIN_JOB_INFER_BUDGET_S, false) {
             Ok(report) => Some(report),
             Err(err) => {
                 eprintln!("note: geometry inference skipped: {err:#}");

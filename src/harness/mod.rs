@@ -23,4 +23,3 @@ pub use runner::MethodOptions;
 pub use session::{Progress, RunOptions, run_suite};
 pub use suite::{Plan, Suite};
 pub mod pool;
-pub mod probe;

@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cache::infer::{InferReport, Verdict};
+use crate::results::infer_doc::{
+    ConflictCurves, InferCurves, InferDocError, InferReport, Point, Verdict,
+};
 
 use super::ReportError;
 use super::chart::{
@@ -30,99 +32,22 @@ pub fn read_beside(results: &Path) -> Result<Option<InferReport>, ReportError> {
     if !path.is_file() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&path).map_err(|source| ReportError::Io {
-        action: "read",
-        path: path.clone(),
-        source,
-    })?;
-    let report: InferReport = serde_json::from_str(&text).map_err(|e| ReportError::Infer {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
-    validate_infer(&report).map_err(|(field, message)| ReportError::Infer {
-        path,
-        message: format!("field `{field}` is invalid: {message}"),
-    })?;
-    Ok(Some(report))
-}
-
-/// Most curve points an infer report may carry (a default run measures a few hundred).
-pub const MAX_INFER_POINTS: usize = 1 << 16;
-
-/// The rules the infer section relies on, checked once on load: the schema this build reads,
-/// finite non-negative times, confidences in [0, 1], curve points at a finite x > 0 (the axes
-/// are logarithmic) with a finite time ≥ 0, and a bounded number of points.
-pub fn validate_infer(report: &InferReport) -> Result<(), (String, String)> {
-    let bad = |field: String, message: String| Err((field, message));
-    if report.schema != crate::cache::infer::INFER_SCHEMA {
-        return bad(
-            "schema".into(),
-            format!(
-                "{}; this build reads {}",
-                report.schema,
-                crate::cache::infer::INFER_SCHEMA
-            ),
-        );
-    }
-    for (field, v) in [
-        ("elapsed_s", report.elapsed_s),
-        ("budget_s", report.budget_s),
-    ] {
-        if !(v.is_finite() && v >= 0.0) {
-            return bad(field.into(), format!("{v} is not a finite number ≥ 0"));
-        }
-    }
-    for (i, p) in report.parameters.iter().enumerate() {
-        let at = format!("parameters[{i}]");
-        if !(p.confidence.is_finite() && (0.0..=1.0).contains(&p.confidence)) {
-            return bad(format!("{at}.confidence"), "must lie in [0, 1]".into());
-        }
-        for (name, v) in [("value", p.value), ("reported", p.reported)] {
-            if let Some(v) = v
-                && !(v.is_finite() && v >= 0.0)
-            {
-                return bad(
-                    format!("{at}.{name}"),
-                    format!("{v} is not a finite number ≥ 0"),
-                );
-            }
-        }
-    }
-    let c = &report.curves;
-    let mut curves: Vec<(String, &[crate::cache::infer::Point])> = vec![
-        ("curves.capacity".into(), &c.capacity),
-        ("curves.line_pairs".into(), &c.line_pairs),
-        ("curves.tlb_spread".into(), &c.tlb_spread),
-        ("curves.tlb_packed".into(), &c.tlb_packed),
-    ];
-    for (i, k) in c.conflict.iter().enumerate() {
-        curves.push((format!("curves.conflict[{i}].probe"), &k.probe));
-        curves.push((format!("curves.conflict[{i}].control"), &k.control));
-    }
-    let total: usize = curves.iter().map(|(_, pts)| pts.len()).sum();
-    if total > MAX_INFER_POINTS {
-        return bad(
-            "curves".into(),
-            format!("{total} points, more than the {MAX_INFER_POINTS} a report may have"),
-        );
-    }
-    for (at, points) in curves {
-        for (i, p) in points.iter().enumerate() {
-            if !(p.x.is_finite() && p.x > 0.0) {
-                return bad(
-                    format!("{at}[{i}].x"),
-                    format!("{} is not finite and > 0", p.x),
-                );
-            }
-            if !(p.ns.is_finite() && p.ns >= 0.0) {
-                return bad(
-                    format!("{at}[{i}].ns"),
-                    format!("{} is not finite and ≥ 0", p.ns),
-                );
-            }
-        }
-    }
-    Ok(())
+    InferReport::read(&path).map(Some).map_err(|e| match e {
+        InferDocError::Io { path, source } => ReportError::Io {
+            action: "read",
+            path,
+            source,
+        },
+        InferDocError::Parse { path, message } => ReportError::Infer { path, message },
+        InferDocError::Invalid {
+            path,
+            field,
+            message,
+        } => ReportError::Infer {
+            path,
+            message: format!("field `{field}` is invalid: {message}"),
+        },
+    })
 }
 
 fn value_text(unit: &str, v: Option<f64>, upper: bool) -> String {
@@ -146,12 +71,7 @@ fn verdict_text(v: &Verdict) -> &'static str {
     }
 }
 
-fn series(
-    name: String,
-    colour: usize,
-    kind: SeriesKind,
-    pts: &[crate::cache::infer::Point],
-) -> Series {
+fn series(name: String, colour: usize, kind: SeriesKind, pts: &[Point]) -> Series {
     Series {
         name,
         colour: PALETTE[colour % PALETTE.len()],
@@ -162,6 +82,71 @@ fn series(
             .map(|p| XY::new(p.x, p.ns))
             .collect(),
     }
+}
+
+/// The conflict probes beside their controls, for a few strides.
+fn conflict_panel(conflict: &[ConflictCurves]) -> Panel {
+    let mut s = Vec::new();
+    // A few strides keep the panel readable: page multiples first (the L1 set span on
+    // common parts), the full list is in infer.json.
+    let mut chosen: Vec<_> = conflict
+        .iter()
+        .filter(|k| k.stride_bytes % 4096 == 0)
+        .take(3)
+        .collect();
+    if chosen.is_empty() {
+        chosen = conflict.iter().take(3).collect();
+    }
+    for (i, curve) in chosen.into_iter().enumerate() {
+        s.push(series(
+            format!("{} B", curve.stride_bytes),
+            i * 2 + 1,
+            SeriesKind::Data,
+            &curve.probe,
+        ));
+        s.push(series(
+            format!("{} B (control)", curve.control_stride_bytes),
+            i * 2 + 2,
+            SeriesKind::Data,
+            &curve.control,
+        ));
+    }
+    Panel::Lines(LinePanel {
+        title: "conflict probes vs ±1 controls".into(),
+        x: Axis {
+            from_zero: false,
+            ..Axis::linear("K (lines at the stride)")
+        },
+        y: Axis::linear("ns per access"),
+        series: s,
+        vlines: Vec::new(),
+        hlines: Vec::new(),
+    })
+}
+
+/// The page-spread chase beside its packed control.
+fn tlb_panel(c: &InferCurves) -> Panel {
+    Panel::Lines(LinePanel {
+        title: "data TLB: one line per page vs packed".into(),
+        x: Axis::log2("pages / lines touched (log2)"),
+        y: Axis::linear("ns per access"),
+        series: vec![
+            series(
+                "one line per page".into(),
+                3,
+                SeriesKind::Data,
+                &c.tlb_spread,
+            ),
+            series(
+                "lines packed in few pages".into(),
+                2,
+                SeriesKind::Data,
+                &c.tlb_packed,
+            ),
+        ],
+        vlines: Vec::new(),
+        hlines: Vec::new(),
+    })
 }
 
 /// The inferred-geometry figure and table.
@@ -190,66 +175,10 @@ pub fn built(report: &InferReport, suffix: &str) -> Built {
         }));
     }
     if !c.conflict.is_empty() {
-        let mut s = Vec::new();
-        // A few strides keep the panel readable: page multiples first (the L1 set span on
-        // common parts), the full list is in infer.json.
-        let mut chosen: Vec<_> = c
-            .conflict
-            .iter()
-            .filter(|k| k.stride_bytes % 4096 == 0)
-            .take(3)
-            .collect();
-        if chosen.is_empty() {
-            chosen = c.conflict.iter().take(3).collect();
-        }
-        for (i, curve) in chosen.into_iter().enumerate() {
-            s.push(series(
-                format!("{} B", curve.stride_bytes),
-                i * 2 + 1,
-                SeriesKind::Data,
-                &curve.probe,
-            ));
-            s.push(series(
-                format!("{} B (control)", curve.control_stride_bytes),
-                i * 2 + 2,
-                SeriesKind::Data,
-                &curve.control,
-            ));
-        }
-        panels.push(Panel::Lines(LinePanel {
-            title: "conflict probes vs ±1 controls".into(),
-            x: Axis {
-                from_zero: false,
-                ..Axis::linear("K (lines at the stride)")
-            },
-            y: Axis::linear("ns per access"),
-            series: s,
-            vlines: Vec::new(),
-            hlines: Vec::new(),
-        }));
+        panels.push(conflict_panel(&c.conflict));
     }
     if !c.tlb_spread.is_empty() || !c.tlb_packed.is_empty() {
-        panels.push(Panel::Lines(LinePanel {
-            title: "data TLB: one line per page vs packed".into(),
-            x: Axis::log2("pages / lines touched (log2)"),
-            y: Axis::linear("ns per access"),
-            series: vec![
-                series(
-                    "one line per page".into(),
-                    3,
-                    SeriesKind::Data,
-                    &c.tlb_spread,
-                ),
-                series(
-                    "lines packed in few pages".into(),
-                    2,
-                    SeriesKind::Data,
-                    &c.tlb_packed,
-                ),
-            ],
-            vlines: Vec::new(),
-            hlines: Vec::new(),
-        }));
+        panels.push(tlb_panel(c));
     }
     let rows = report
         .parameters

@@ -78,7 +78,7 @@ pub struct ReportInput {
     pub path: PathBuf,
     pub doc: ResultsDocument,
     /// `stridelab infer --json` output stored beside the results file, if any.
-    pub infer: Option<crate::cache::infer::InferReport>,
+    pub infer: Option<crate::results::infer_doc::InferReport>,
 }
 
 impl ReportInput {

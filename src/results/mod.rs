@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod infer_doc;
 pub mod output;
 pub mod schema;
 pub mod validate;

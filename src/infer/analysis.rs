@@ -1,8 +1,9 @@
-//! Inferring cache geometry from timing alone — the pure half of `stridelab infer`.
+//! The analysis of `stridelab infer`: latency curves in, cache parameters out.
 //!
-//! The probes in [`crate::harness::probe`] produce latency curves (median ns per dependent
-//! access); this module turns them into parameters, each with the points behind it and a
-//! confidence. No timing, no I/O, no unsafe: every rule here is tested on synthetic curves.
+//! The probes in [`super::probe`] produce latency curves (median ns per dependent access, as
+//! [`Point`]s of the infer document); this module turns them into parameters, each with the
+//! points behind it and a confidence. No timing, no I/O, no unsafe: every rule here is tested
+//! on synthetic curves.
 //!
 //! - **Capacities** ([`capacity_edges`]): the working-set curve is split into plateaus by
 //!   optimal change-point segmentation (least squares on log latency, a penalty scaled by the
@@ -21,54 +22,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One measured point of a latency curve: `x` (bytes, slots or pages) and the median ns/access.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Point {
-    pub x: f64,
-    /// Median ns per access over the samples.
-    pub ns: f64,
-    /// Interquartile range of the samples relative to the median (0 = perfectly repeatable).
-    pub spread: f64,
-    /// The samples, in round order (round r of every point was measured in the same pass).
-    pub samples: Vec<f64>,
-}
-
-impl Point {
-    pub fn from_samples(x: f64, samples: &[f64]) -> Self {
-        let mut sorted: Vec<f64> = samples.iter().copied().filter(|v| v.is_finite()).collect();
-        sorted.sort_by(f64::total_cmp);
-        let ns = quantile(&sorted, 0.5);
-        let spread = if ns > 0.0 {
-            (quantile(&sorted, 0.75) - quantile(&sorted, 0.25)) / ns
-        } else {
-            0.0
-        };
-        Self {
-            x,
-            ns,
-            spread,
-            samples: samples.to_vec(),
-        }
-    }
-
-    /// A point without samples (synthetic curves, tests).
-    pub fn exact(x: f64, ns: f64) -> Self {
-        Self {
-            x,
-            ns,
-            spread: 0.0,
-            samples: vec![ns],
-        }
-    }
-}
-
-/// The `q` quantile of sorted values (nearest rank); NaN for none.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
-}
+use crate::results::infer_doc::{
+    CapacityAnalysis, Edge, Jump, Plateau, Point, StrideObservation, quantile,
+};
 
 fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
@@ -186,39 +142,6 @@ impl Default for CapacitySettings {
             max_plateau_spread: 0.2,
         }
     }
-}
-
-/// A latency plateau: points `[start, end)`, their median latency.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Plateau {
-    pub start: usize,
-    pub end: usize,
-    pub from_bytes: f64,
-    pub to_bytes: f64,
-    pub ns: f64,
-}
-
-/// A transition between two plateaus: the capacity of the faster level.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Edge {
-    /// The geometric centre of the transition, √(last_inside · first_outside), in bytes.
-    pub capacity_bytes: f64,
-    /// The last point of the faster plateau and the first point of the slower one (bytes).
-    pub last_inside: f64,
-    pub first_outside: f64,
-    pub faster_ns: f64,
-    pub slower_ns: f64,
-    /// 0..1, see [`capacity_edges`].
-    pub confidence: f64,
-}
-
-/// The plateaus of a working-set curve and the edges between them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CapacityAnalysis {
-    pub plateaus: Vec<Plateau>,
-    pub edges: Vec<Edge>,
-    /// Noise of the curve (log latency units).
-    pub noise: f64,
 }
 
 /// Finds plateaus and capacity edges in a working-set curve (points sorted by bytes).
@@ -420,25 +343,6 @@ fn best_step(points: &[Point]) -> Option<usize> {
         })
 }
 
-/// Where a slot-count curve (`x` = K = 1, 2, …) jumps: K slots fit, K+1 do not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Jump {
-    /// The latency jumped: `fits` slots stayed fast, the next point was slow.
-    At { fits: usize, first_slow: usize },
-    /// No jump up to the last point: at least `at_least` slots fit.
-    None { at_least: usize },
-}
-
-impl Jump {
-    /// The number of slots that fit, if a jump was seen.
-    pub fn fits(self) -> Option<usize> {
-        match self {
-            Jump::At { fits, .. } => Some(fits),
-            Jump::None { .. } => None,
-        }
-    }
-}
-
 /// The smallest step ratio counted as a jump (an L1 hit to an L2 hit is 3× or more on every
 /// CPU we know; noise on a busy machine stays well under 1.3×).
 pub const MIN_JUMP_RATIO: f64 = 1.3;
@@ -471,14 +375,6 @@ pub fn jump_capacity(points: &[Point]) -> Jump {
         }
     }
     Jump::None { at_least }
-}
-
-/// One conflict-probe stride: what fitted at `stride` and at its control `stride + line`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StrideObservation {
-    pub stride_bytes: usize,
-    pub probe: Jump,
-    pub control: Jump,
 }
 
 /// What a stride's pair of curves says.
@@ -656,115 +552,6 @@ pub fn tlb_reach(spread: &[Point], packed: &[Point], page_bytes: usize) -> Optio
     })
 }
 
-/// How an inferred value compares with what the system reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    Agrees,
-    Disagrees,
-    /// The system reports nothing to compare with.
-    NotReported,
-    /// The inference found no value (the evidence says why).
-    NotInferred,
-}
-
-impl Verdict {
-    /// Exact comparison (line size, ways, sets, L1 size).
-    pub fn exact(inferred: Option<f64>, reported: Option<f64>) -> Self {
-        Self::within(inferred, reported, 0.0)
-    }
-
-    /// Agrees when `|inferred − reported| ≤ tolerance · reported`.
-    pub fn within(inferred: Option<f64>, reported: Option<f64>, tolerance: f64) -> Self {
-        match (inferred, reported) {
-            (None, _) => Verdict::NotInferred,
-            (Some(_), None) => Verdict::NotReported,
-            (Some(i), Some(r)) if (i - r).abs() <= tolerance * r.abs() + 1e-9 => Verdict::Agrees,
-            (Some(_), Some(_)) => Verdict::Disagrees,
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Verdict::Agrees => "agrees",
-            Verdict::Disagrees => "disagrees",
-            Verdict::NotReported => "not reported",
-            Verdict::NotInferred => "not inferred",
-        }
-    }
-}
-
-/// One inferred parameter, as printed and serialised.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Parameter {
-    /// Stable key: `line_size`, `l1d_size`, `l1d_ways`, `l1d_sets`, `l2_size`, `llc_size`,
-    /// `l1_dtlb_reach`.
-    pub key: String,
-    /// Human name, e.g. "L1d ways".
-    pub name: String,
-    /// `bytes`, `ways`, `sets`.
-    pub unit: String,
-    pub value: Option<f64>,
-    /// True when `value` only bounds the parameter from above (printed as "< value").
-    #[serde(default)]
-    pub is_upper_bound: bool,
-    /// Always "timed": no counters are involved.
-    pub source: String,
-    /// 0..1 (heuristic, see the module docs): the rule's own confidence × agreement across
-    /// the probe's rounds.
-    pub confidence: f64,
-    /// What the system reports (sysfs), if anything.
-    pub reported: Option<f64>,
-    pub verdict: Verdict,
-    /// True for TLB parameters (a TLB, not a cache).
-    pub is_tlb: bool,
-    /// The measured points behind the value, in words (e.g. "stride 4096 B: 8 fit, 9 slow").
-    pub evidence: Vec<String>,
-    pub note: Option<String>,
-}
-
-/// One conflict-probe stride's two curves.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConflictCurves {
-    pub stride_bytes: usize,
-    pub control_stride_bytes: usize,
-    pub probe: Vec<Point>,
-    pub control: Vec<Point>,
-    pub observation: StrideObservation,
-}
-
-/// Every curve `infer` measured (all timed, median ns/access), for figures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct InferCurves {
-    /// x = working-set bytes.
-    pub capacity: Vec<Point>,
-    /// x = distance of the second access of a pair, bytes.
-    pub line_pairs: Vec<Point>,
-    pub conflict: Vec<ConflictCurves>,
-    /// x = pages, one line in each.
-    pub tlb_spread: Vec<Point>,
-    /// x = lines packed into few pages (the control).
-    pub tlb_packed: Vec<Point>,
-}
-
-/// The whole result of `stridelab infer`: what the report helper renders.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InferReport {
-    /// Schema version of this record.
-    pub schema: u32,
-    pub parameters: Vec<Parameter>,
-    pub curves: InferCurves,
-    pub capacity: Option<CapacityAnalysis>,
-    /// Seconds the whole inference took, and the budget it had.
-    pub elapsed_s: f64,
-    pub budget_s: f64,
-    /// Conditions that colour the numbers (huge pages granted, pinning, rounds run, load).
-    pub conditions: Vec<String>,
-}
-
-/// The version of [`InferReport`]'s layout.
-pub const INFER_SCHEMA: u32 = 1;
-
 /// The fraction of `values` within `tolerance` (relative) of their median: agreement across
 /// rounds.
 pub fn agreement(values: &[f64], tolerance: f64) -> f64 {
@@ -868,22 +655,6 @@ mod tests {
         assert_eq!(predicted_fit(8, 64, 48), 32);
         assert_eq!(predicted_fit(12, 48, 16), 36);
         assert_eq!(predicted_fit(8, 64, 65), 512);
-    }
-
-    #[test]
-    fn verdicts() {
-        assert_eq!(Verdict::exact(Some(64.0), Some(64.0)), Verdict::Agrees);
-        assert_eq!(Verdict::exact(Some(128.0), Some(64.0)), Verdict::Disagrees);
-        assert_eq!(
-            Verdict::within(Some(1.2e6), Some(1.0e6), 0.25),
-            Verdict::Agrees
-        );
-        assert_eq!(
-            Verdict::within(Some(2.0e6), Some(32.0e6), 0.25),
-            Verdict::Disagrees
-        );
-        assert_eq!(Verdict::within(Some(1.0), None, 0.25), Verdict::NotReported);
-        assert_eq!(Verdict::within(None, Some(1.0), 0.25), Verdict::NotInferred);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Timing probes for `stridelab infer`: small dependent pointer chases whose latency per access
-//! reveals the cache geometry. This module only times; [`crate::cache::infer`] interprets.
+//! reveals the cache geometry. This module only times; [`super::analysis`] interprets.
 //!
 //! Every probe is a *dependent* chase: each load's address is the value the previous load
 //! returned, so the time per access is the latency of wherever the line lives, not a bandwidth.
@@ -34,8 +34,8 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
-use crate::cache::infer::Point;
 use crate::harness::buffer::{AlignedBuffer, BufferError};
+use crate::results::infer_doc::Point;
 
 /// Spacing of capacity-chase nodes: at most one line on every mainstream CPU, so every line of
 /// the working set is touched (two nodes share a line where lines are 128 B; harmless).

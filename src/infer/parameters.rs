@@ -1,0 +1,515 @@
+//! The parameters of `stridelab infer`, each with its evidence in words and its confidence:
+//! the rule's own confidence (from the analysis) × how many single rounds (or
+//! leave-one-round-out curves) give the same value. Every value is held against what the
+//! system reports.
+
+use crate::cache::geometry::CacheLevel;
+use crate::results::infer_doc::{
+    ConflictCurves, Edge, Jump, Parameter, Point, StrideObservation, Verdict,
+};
+
+use super::analysis::{
+    self, CapacitySettings, LevelEdges, StepEstimate, StrideVerdict, TlbEstimate, WaysSetsFit,
+};
+use super::probe::SMALL_PAGE_BYTES;
+use super::run::{CapacityStage, ConflictStage, LineStage, Reported, TlbStage, human_bytes};
+
+/// Relative tolerance for capacities read off a latency curve (the L2 target is ±25 %).
+const CAPACITY_TOLERANCE: f64 = 0.25;
+
+/// Every parameter, in the order printed: line size, L1d size/ways/sets, L2, LLC, DTLB reach.
+pub(super) fn all(
+    capacity: &CapacityStage,
+    lines: &LineStage,
+    conflict: &ConflictStage,
+    tlb: &TlbStage,
+    sysfs: &Reported,
+) -> Vec<Parameter> {
+    let mut parameters = Vec::new();
+    parameters.push(line_parameter(
+        &lines.curve,
+        lines.line,
+        lines.region,
+        sysfs.l1d.as_ref().map(|c| c.line as f64),
+    ));
+    parameters.extend(l1_parameters(
+        &conflict.curves,
+        conflict.fit.as_ref(),
+        &conflict.round_fits,
+        &capacity.levels,
+        sysfs.l1d.as_ref(),
+    ));
+    parameters.push(capacity_parameter(
+        "l2_size",
+        "L2 size",
+        &capacity.levels,
+        &capacity.curve,
+        2,
+        sysfs.l2.as_ref().map(|c| c.size as f64),
+    ));
+    parameters.push(capacity_parameter(
+        "llc_size",
+        "LLC size",
+        &capacity.levels,
+        &capacity.curve,
+        3,
+        sysfs.llc.as_ref().map(|c| c.size as f64),
+    ));
+    parameters.push(tlb_parameter(&tlb.spread, &tlb.packed, tlb.tlb));
+    parameters
+}
+
+/// Fits (ways, sets) on each round of the conflict probe alone: the consistency behind the
+/// confidence.
+pub(super) fn conflict_round_fits(
+    conflict: &[ConflictCurves],
+    line: usize,
+) -> Vec<Option<(usize, usize)>> {
+    let rounds = conflict
+        .iter()
+        .flat_map(|c| c.probe.iter().chain(&c.control))
+        .map(|p| p.samples.len())
+        .min()
+        .unwrap_or(0);
+    (0..rounds)
+        .map(|r| {
+            let obs: Vec<StrideObservation> = conflict
+                .iter()
+                .map(|c| StrideObservation {
+                    stride_bytes: c.stride_bytes,
+                    probe: analysis::jump_capacity(&analysis::round_curve(&c.probe, r)),
+                    control: analysis::jump_capacity(&analysis::round_curve(&c.control, r)),
+                })
+                .collect();
+            analysis::fit_ways_sets(&obs, line).map(|f| (f.ways, f.sets))
+        })
+        .collect()
+}
+
+fn rounds_of(points: &[Point]) -> usize {
+    points.iter().map(|p| p.samples.len()).min().unwrap_or(0)
+}
+
+fn line_parameter(
+    points: &[Point],
+    line: Option<StepEstimate>,
+    region: usize,
+    reported: Option<f64>,
+) -> Parameter {
+    let per_round: Vec<f64> = (0..rounds_of(points))
+        .filter_map(|r| analysis::line_size(&analysis::round_curve(points, r)).map(|l| l.value))
+        .collect();
+    let value = line.map(|l| l.value);
+    let same = value.map_or(0, |v| per_round.iter().filter(|&&r| r == v).count());
+    let mut evidence = vec![format!(
+        "pairs A→A+s, A random 2 KiB blocks of a {} region: {}",
+        human_bytes(region as f64),
+        points
+            .iter()
+            .map(|p| format!("s={} B {:.2} ns", p.x, p.ns))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )];
+    if let Some(v) = value {
+        evidence.push(format!(
+            "first distance on the high step: {v} B; the same in {same} of {} single rounds",
+            per_round.len()
+        ));
+    }
+    Parameter {
+        key: "line_size".into(),
+        name: "line size".into(),
+        unit: "bytes".into(),
+        value,
+        is_upper_bound: false,
+        source: "timed".into(),
+        confidence: line.map_or(0.0, |l| l.confidence) * round_share(same, per_round.len()),
+        reported,
+        verdict: Verdict::exact(value, reported),
+        is_tlb: false,
+        evidence,
+        note: None,
+    }
+}
+
+fn round_share(same: usize, rounds: usize) -> f64 {
+    if rounds == 0 {
+        0.0
+    } else {
+        same as f64 / rounds as f64
+    }
+}
+
+fn describe_jump(j: Jump) -> String {
+    match j {
+        Jump::At { fits, first_slow } => format!("{fits} fit, {first_slow} slow"),
+        Jump::None { at_least } => format!("all {at_least} fit"),
+    }
+}
+
+/// One line per conflict stride: what fitted at the stride and at its control, and the verdict.
+fn stride_evidence(c: &ConflictCurves) -> String {
+    let level =
+        |points: &[Point], k: usize| points.get(k.saturating_sub(1)).map_or(f64::NAN, |p| p.ns);
+    let latency = match c.observation.probe {
+        Jump::At { fits, first_slow } => {
+            format!(
+                " ({:.2} → {:.2} ns)",
+                level(&c.probe, fits),
+                level(&c.probe, first_slow)
+            )
+        }
+        Jump::None { .. } => String::new(),
+    };
+    let verdict = match c.observation.verdict() {
+        StrideVerdict::SetConflict => "set conflict",
+        StrideVerdict::NotSetConflict => "control jumps too: not an L1 set conflict",
+        StrideVerdict::AllFit => "no conflict seen",
+        StrideVerdict::Inconsistent => "control jumps, probe does not: ignored",
+    };
+    format!(
+        "stride {} B: {}{latency}; control {} B: {} → {verdict}",
+        c.stride_bytes,
+        describe_jump(c.observation.probe),
+        c.control_stride_bytes,
+        describe_jump(c.observation.control)
+    )
+}
+
+/// The classic reading, as a cross-check of the model fit: the smallest stride at which the
+/// fewest slots fit is sets × line, and that number of slots is the ways.
+fn classic_reading(conflict: &[ConflictCurves]) -> Option<String> {
+    let conflicts = || {
+        conflict
+            .iter()
+            .filter(|c| c.observation.verdict() == StrideVerdict::SetConflict)
+    };
+    let fewest = conflicts()
+        .filter_map(|c| c.observation.probe.fits())
+        .min()?;
+    let first = conflicts().find(|c| c.observation.probe.fits() == Some(fewest))?;
+    Some(format!(
+        "smallest stride where the fewest slots ({fewest}) fit: {} B = sets × line",
+        first.stride_bytes
+    ))
+}
+
+/// The L1d size's evidence, and its confidence: halved when the working-set curve's first step
+/// does not corroborate ways × sets × line.
+fn l1_size_evidence(size: Option<f64>, levels: &LevelEdges, confidence: f64) -> (Vec<String>, f64) {
+    let mut evidence = vec![format!(
+        "ways × sets × line = {}",
+        size.map_or("?".into(), human_bytes)
+    )];
+    let mut confidence = confidence;
+    if let Some(edge) = &levels.l1 {
+        evidence.push(format!(
+            "working-set curve: first step at {} (last fast point {}, first slow {}; {:.2} → {:.2} ns)",
+            human_bytes(edge.capacity_bytes),
+            human_bytes(edge.last_inside),
+            human_bytes(edge.first_outside),
+            edge.faster_ns,
+            edge.slower_ns
+        ));
+        // Corroborated when the conflict-probe size lies inside the curve's first transition.
+        if let Some(s) = size
+            && !(edge.last_inside <= s * (1.0 + CAPACITY_TOLERANCE)
+                && s <= edge.first_outside * (1.0 + CAPACITY_TOLERANCE))
+        {
+            evidence
+                .push("the working-set step does not corroborate the conflict-probe size".into());
+            confidence *= 0.5;
+        }
+    }
+    (evidence, confidence)
+}
+
+/// What an L1 parameter reads like before its numbers.
+struct Naming {
+    key: &'static str,
+    name: &'static str,
+    unit: &'static str,
+}
+
+/// A timed parameter compared exactly with what the system reports.
+fn exact_parameter(
+    naming: Naming,
+    value: Option<f64>,
+    reported: Option<f64>,
+    evidence: Vec<String>,
+    confidence: f64,
+) -> Parameter {
+    Parameter {
+        key: naming.key.into(),
+        name: naming.name.into(),
+        unit: naming.unit.into(),
+        value,
+        is_upper_bound: false,
+        source: "timed".into(),
+        confidence,
+        reported,
+        verdict: Verdict::exact(value, reported),
+        is_tlb: false,
+        evidence,
+        note: None,
+    }
+}
+
+fn l1_parameters(
+    conflict: &[ConflictCurves],
+    fit: Option<&WaysSetsFit>,
+    round_fits: &[Option<(usize, usize)>],
+    levels: &LevelEdges,
+    reported: Option<&CacheLevel>,
+) -> Vec<Parameter> {
+    let mut evidence: Vec<String> = conflict.iter().map(stride_evidence).collect();
+    let same = fit.map_or(0, |f| {
+        round_fits
+            .iter()
+            .filter(|r| **r == Some((f.ways, f.sets)))
+            .count()
+    });
+    evidence.extend(classic_reading(conflict));
+    if let Some(f) = fit {
+        evidence.push(format!(
+            "model ways·sets/gcd(stride/line, sets) explains {:.0} % of {} strides; the same (ways, sets) in {same} of {} single rounds{}",
+            100.0 * f.confidence,
+            f.strides_used,
+            round_fits.len(),
+            f.runner_up.map_or(String::new(), |(w, s, score)| format!("; runner-up {w} ways × {s} sets scores {score:.1}"))
+        ));
+    }
+    let sets_evidence = vec![
+        "the same conflict probe as the ways (strides listed there)".to_string(),
+        evidence.last().cloned().unwrap_or_default(),
+    ];
+    let confidence = fit.map_or(0.0, |f| f.confidence * round_share(same, round_fits.len()));
+    let size = fit.map(|f| (f.ways * f.sets * f.line) as f64);
+    let (size_evidence, size_confidence) = l1_size_evidence(size, levels, confidence);
+    vec![
+        exact_parameter(
+            Naming {
+                key: "l1d_size",
+                name: "L1d size",
+                unit: "bytes",
+            },
+            size,
+            reported.map(|c| c.size as f64),
+            size_evidence,
+            size_confidence,
+        ),
+        exact_parameter(
+            Naming {
+                key: "l1d_ways",
+                name: "L1d ways",
+                unit: "ways",
+            },
+            fit.map(|f| f.ways as f64),
+            reported.map(|c| c.ways as f64),
+            evidence,
+            confidence,
+        ),
+        exact_parameter(
+            Naming {
+                key: "l1d_sets",
+                name: "L1d sets",
+                unit: "sets",
+            },
+            fit.map(|f| f.sets as f64),
+            reported.map(|c| c.sets as f64),
+            sets_evidence,
+            confidence,
+        ),
+    ]
+}
+
+/// The edge a capacity parameter reads (2 = L2, 3 = LLC) and, for the LLC without its own
+/// step, the upper bound instead.
+fn level_value(levels: &LevelEdges, level: usize) -> (Option<Edge>, Option<f64>) {
+    if level == 2 {
+        (levels.l2.clone(), None)
+    } else {
+        (levels.llc.clone(), levels.llc_upper_bound())
+    }
+}
+
+/// The evidence of a capacity (the transition and its points, or the upper bound) and its note.
+fn capacity_evidence(
+    edge: Option<&Edge>,
+    upper_bound: Option<f64>,
+    levels: &LevelEdges,
+    curve: &[Point],
+) -> (Vec<String>, Option<String>) {
+    let window = |from: f64, to: f64| -> String {
+        curve
+            .iter()
+            .filter(|p| p.x >= from / 1.3 && p.x <= to * 1.3)
+            .map(|p| {
+                format!(
+                    "{} {:.1} ns (±{:.0} %)",
+                    human_bytes(p.x),
+                    p.ns,
+                    50.0 * p.spread
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(e) = edge {
+        let evidence = vec![
+            format!(
+                "plateau {:.2} ns up to {}, next plateau {:.2} ns from {}; the transition's geometric centre is {}",
+                e.faster_ns,
+                human_bytes(e.last_inside),
+                e.slower_ns,
+                human_bytes(e.first_outside),
+                human_bytes(e.capacity_bytes)
+            ),
+            format!("points: {}", window(e.last_inside, e.first_outside)),
+        ];
+        (evidence, None)
+    } else if let (Some(bound), Some(l2)) = (upper_bound, &levels.l2) {
+        let evidence = vec![
+            format!(
+                "no separate plateau after the L2: latency went from {:.2} ns (L2) to {:.2} ns by {}",
+                l2.faster_ns,
+                l2.slower_ns,
+                human_bytes(bound)
+            ),
+            format!("points: {}", window(l2.last_inside, bound)),
+        ];
+        let note = format!(
+            "an upper bound, not a size: whatever serves this core beyond the L2 holds less than {}",
+            human_bytes(bound)
+        );
+        (evidence, Some(note))
+    } else {
+        (vec!["no such step in the working-set curve".into()], None)
+    }
+}
+
+/// A capacity from the working-set curve; `level` picks the edge (2 = L2, 3 = LLC) in each
+/// leave-one-round-out curve for the agreement part of the confidence.
+fn capacity_parameter(
+    key: &str,
+    name: &str,
+    levels: &LevelEdges,
+    curve: &[Point],
+    level: usize,
+    reported: Option<f64>,
+) -> Parameter {
+    let (edge, upper_bound) = level_value(levels, level);
+    let value = edge.as_ref().map(|e| e.capacity_bytes).or(upper_bound);
+    let per_round: Vec<f64> = (0..rounds_of(curve))
+        .filter_map(|r| {
+            let a = analysis::capacity_edges(
+                &analysis::leave_one_out(curve, r),
+                CapacitySettings::default(),
+            );
+            let (edge, bound) = level_value(&analysis::label_levels(&a.edges), level);
+            edge.map(|e| e.capacity_bytes).or(bound)
+        })
+        .collect();
+    let same = value.map_or(0, |v| {
+        per_round
+            .iter()
+            .filter(|&&r| (r - v).abs() <= 0.1 * v)
+            .count()
+    });
+    let (mut evidence, mut note) = capacity_evidence(edge.as_ref(), upper_bound, levels, curve);
+    evidence.push(format!(
+        "the same within 10 % in {same} of {} leave-one-round-out curves",
+        per_round.len()
+    ));
+    if level == 3 && note.is_none() {
+        note = Some("the last cache step before the slowest plateau; an exclusive (victim) LLC shows as L2 + LLC".into());
+    }
+    let tolerance = if edge.is_some() {
+        CAPACITY_TOLERANCE
+    } else {
+        0.0
+    };
+    Parameter {
+        key: key.into(),
+        name: name.into(),
+        unit: "bytes".into(),
+        value,
+        is_upper_bound: edge.is_none() && upper_bound.is_some(),
+        source: "timed".into(),
+        confidence: edge
+            .as_ref()
+            .map_or(if upper_bound.is_some() { 0.5 } else { 0.0 }, |e| {
+                e.confidence
+            })
+            * round_share(same, per_round.len()),
+        reported,
+        verdict: match (edge.is_some(), upper_bound, reported) {
+            // An upper bound below the reported size disagrees; above it, it cannot tell.
+            (false, Some(bound), Some(r)) => {
+                if bound < r * (1.0 - CAPACITY_TOLERANCE) {
+                    Verdict::Disagrees
+                } else {
+                    Verdict::Agrees
+                }
+            }
+            _ => Verdict::within(value, reported, tolerance),
+        },
+        is_tlb: false,
+        evidence,
+        note,
+    }
+}
+
+fn tlb_parameter(spread: &[Point], packed: &[Point], tlb: Option<TlbEstimate>) -> Parameter {
+    let near: Vec<String> = tlb
+        .map(|t| {
+            spread
+                .iter()
+                .zip(packed)
+                .filter(|(p, _)| p.x as usize + 12 >= t.entries && p.x as usize <= t.first_slow + 8)
+                .map(|(p, c)| format!("{} pages {:.2} ns (packed {:.2})", p.x, p.ns, c.ns))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut evidence = vec![format!(
+        "one line per {} KiB page (lines staggered over the L1 sets) vs the same lines packed: {}",
+        SMALL_PAGE_BYTES / 1024,
+        near.join(", ")
+    )];
+    if let Some(t) = tlb {
+        evidence.push(format!(
+            "{} pages fit, {} slow; packed control {}",
+            t.entries,
+            t.first_slow,
+            if t.is_tlb {
+                "stays fast: a TLB effect"
+            } else {
+                "jumps too: NOT a TLB effect"
+            }
+        ));
+    }
+    Parameter {
+        key: "l1_dtlb_reach".into(),
+        name: "L1 DTLB reach (TLB)".into(),
+        unit: "bytes".into(),
+        value: tlb.filter(|t| t.is_tlb).map(|t| t.reach_bytes as f64),
+        is_upper_bound: false,
+        source: "timed".into(),
+        confidence: tlb.map_or(0.0, |t| t.confidence),
+        reported: None,
+        verdict: if tlb.is_some_and(|t| t.is_tlb) {
+            Verdict::NotReported
+        } else {
+            Verdict::NotInferred
+        },
+        is_tlb: true,
+        evidence,
+        note: tlb.map(|t| {
+            format!(
+                "≈ {} entries × {} KiB pages; a TLB, not a cache",
+                t.entries,
+                SMALL_PAGE_BYTES / 1024
+            )
+        }),
+    }
+}
