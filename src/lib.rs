@@ -6,8 +6,14 @@
 //!
 //! ## Module map
 //!
-//! Data flows one way: **suite → runner → records → (report | gate)**.
+//! Data flows one way: **suite → runner → records → (report | gate)**. Modules stand on floors
+//! and import only from their own floor or below: ground ([`units`], [`stats`], [`mem`]) <
+//! [`layout`], [`cache`] < [`kernels`], [`results`] < [`harness`] < [`report`] < [`cli`].
 //!
+//! - [`units`] — the one byte-size parser (`48K`, `2MiB`, `1G`) and byte formatters. No unsafe.
+//! - [`stats`] — median, MAD, percentiles, the bootstrap CI and the one seeded generator
+//!   ([`stats::SplitMix64`]). No unsafe.
+//! - [`mem`] — 2 MiB-aligned, first-touched buffers and transparent huge pages.
 //! - [`layout`] — the strided-view model: a [`layout::Layout`] is shape + strides + offset over a
 //!   one-dimensional storage. View operations (transpose, permute, slicing, diagonal, expand,
 //!   flip, `view`/`reshape`) only rewrite that metadata and are validated once with checked
@@ -20,8 +26,8 @@
 //!   (traversals, transposes, view walks, conflict probes, blocked layouts), each written once,
 //!   generic over an accessor so the same code runs on real memory and feeds the simulator.
 //!   [`kernels::copy`] is the strided N-d copy engine every copy in the lab goes through.
-//! - [`harness`] — aligned buffers, thread pinning, counters, timing, statistics, suites and the
-//!   runner that turns kernels into records. Kernels never time or print.
+//! - [`harness`] — thread pinning, counters, timing, suites and the runner that turns kernels
+//!   into records. Kernels never time or print.
 //! - [`results`] — the versioned record schema, atomic file writes, baseline comparison.
 //! - [`report`] — figures and the HTML page; it reads only records and never measures.
 //! - [`cli`] — the command-line front end; `main.rs` only maps errors to exit codes.
@@ -31,5 +37,8 @@ pub mod cli;
 pub mod harness;
 pub mod kernels;
 pub mod layout;
+pub mod mem;
 pub mod report;
 pub mod results;
+pub mod stats;
+pub mod units;

@@ -21,6 +21,9 @@
 
 use serde::{Deserialize, Serialize};
 
+// Nearest-rank statistics: every level and spread here is a measured value, never a mean.
+use crate::stats::{nearest_rank as quantile, upper_median as median};
+
 /// One measured point of a latency curve: `x` (bytes, slots or pages) and the median ns/access.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
@@ -60,20 +63,6 @@ impl Point {
             samples: vec![ns],
         }
     }
-}
-
-/// The `q` quantile of sorted values (nearest rank); NaN for none.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    quantile(&v, 0.5)
 }
 
 /// The curve of one round only (sample `round` of every point that has it).

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 use crate::cache::infer::Point;
-use crate::harness::buffer::{AlignedBuffer, BufferError};
+use crate::mem::{AlignedBuffer, BufferError};
 
 /// Spacing of capacity-chase nodes: at most one line on every mainstream CPU, so every line of
 /// the working set is touched (two nodes share a line where lines are 128 B; harmless).
@@ -52,7 +52,7 @@ pub enum ProbeError {
     BadParameter(String),
 }
 
-pub use crate::harness::rng::SplitMix64;
+pub use crate::stats::SplitMix64;
 
 /// A random permutation of `0..n` that is one single cycle (Sattolo's algorithm): following it
 /// from any node visits every node before returning.

@@ -101,7 +101,7 @@ pub enum KernelError {
     #[error("checksum mismatch: expected {expected}, got {actual}")]
     Checksum { expected: f64, actual: f64 },
     #[error("{0}")]
-    Buffer(#[from] crate::harness::buffer::BufferError),
+    Buffer(#[from] crate::mem::BufferError),
 }
 
 /// A kernel with its buffers allocated and initialised, ready to run many times.
