@@ -19,6 +19,8 @@ use crate::harness::probe::{
     self, CapacityProbe, ConflictProbe, LINE_PAIR_BLOCK, LinePairProbe, ProbeBudget,
     SMALL_PAGE_BYTES, TlbProbe,
 };
+// Sizes in the text read like the rest of the lab's (`32 KiB`, `1.5 MiB`).
+use crate::units::format_bytes as human_bytes;
 
 #[derive(Debug, clap::Args)]
 pub struct InferArgs {
@@ -789,22 +791,6 @@ pub fn reported_levels(geometry: &Geometry) -> Reported {
     }
 }
 
-/// "32 KiB", "1.5 MiB", "64 B".
-pub fn human_bytes(bytes: f64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = bytes;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if (value - value.round()).abs() < 0.05 {
-        format!("{:.0} {}", value.round(), UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
 fn format_value(unit: &str, value: Option<f64>) -> String {
     match (unit, value) {
         (_, None) => "—".into(),
@@ -888,12 +874,5 @@ mod tests {
         assert_eq!(sizes.first(), Some(&(4 << 10)));
         assert_eq!(sizes.last(), Some(&(64 << 20)));
         assert!(sizes.contains(&(32 << 10)) && sizes.contains(&(1 << 20)));
-    }
-
-    #[test]
-    fn human_bytes_reads_well() {
-        assert_eq!(human_bytes(64.0), "64 B");
-        assert_eq!(human_bytes(32768.0), "32 KiB");
-        assert_eq!(human_bytes(1.5 * 1048576.0), "1.5 MiB");
     }
 }

@@ -39,7 +39,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::kernels::spec::ParamValue;
+use crate::kernels::spec::format_params;
 use crate::results::{
     ChecksumOutcome, PointRecord, ResultsDocument, RunStatus, SimulatedLevel, SimulatedMisses,
     SimulationCut,
@@ -224,16 +224,12 @@ fn key_of(record: &PointRecord, drop_fixture: bool) -> String {
 }
 
 fn params_label(record: &PointRecord, drop_fixture: bool) -> String {
-    record
-        .params
-        .iter()
-        .filter(|(k, _)| !(drop_fixture && k.as_str() == FIXTURE_PARAM))
-        .map(|(k, v)| match v {
-            ParamValue::Int(i) => format!("{k}={i}"),
-            ParamValue::Text(t) => format!("{k}={t}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    format_params(
+        record
+            .params
+            .iter()
+            .filter(|(k, _)| !(drop_fixture && k.as_str() == FIXTURE_PARAM)),
+    )
 }
 
 /// A geometry in one line: `L1d 48K 12-way 64B (64 sets), L2 …`.
@@ -1334,9 +1330,10 @@ mod tests {
     fn the_fixture_switch_matches_the_real_kernels_baseline() {
         let base = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
         let mut cur = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
-        cur.records[0]
-            .params
-            .insert(FIXTURE_PARAM.into(), ParamValue::Int(1));
+        cur.records[0].params.insert(
+            FIXTURE_PARAM.into(),
+            crate::kernels::spec::ParamValue::Int(1),
+        );
         let v = compare(&base, &cur, &CompareOptions::default(), None).unwrap();
         assert!(v.rows.iter().all(|r| r.verdict != Verdict::New), "{v:#?}");
         assert!(v.rows[0].params.contains("deopt=1"));
