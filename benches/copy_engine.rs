@@ -18,11 +18,11 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use stridelab::harness::buffer::AlignedBuffer;
 use stridelab::kernels::copy::reference::{nt_copy, plain_copy};
 use stridelab::kernels::copy::{
     Tuning, copy_into_contiguous, copy_into_contiguous_par, copy_into_contiguous_tuned,
 };
+use stridelab::mem::AlignedBuffer;
 
 /// A copy under test: source storage, view, destination.
 struct Case {

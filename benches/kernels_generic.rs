@@ -12,11 +12,11 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group};
-use stridelab::harness::buffer::AlignedBuffer;
 use stridelab::kernels::access::RealMem;
 use stridelab::kernels::common::{ACCUMULATORS, Matrix, cell_value, check_indices};
 use stridelab::kernels::transpose::{Variant, transpose};
 use stridelab::kernels::traverse::row_sum;
+use stridelab::mem::AlignedBuffer;
 
 fn filled(len: usize) -> AlignedBuffer {
     let mut buffer = AlignedBuffer::zeroed(len, false).unwrap();

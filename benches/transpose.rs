@@ -7,8 +7,8 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use stridelab::harness::buffer::AlignedBuffer;
 use stridelab::kernels::copy::copy_into_contiguous;
+use stridelab::mem::AlignedBuffer;
 
 /// `dst[j·rows + i] = src[i·ld + j]`, row by row of the source.
 fn naive(src: &[f64], rows: usize, cols: usize, ld: usize, dst: &mut [f64]) {

@@ -6,8 +6,8 @@
 
 use std::process::ExitCode;
 
-use stridelab::harness::buffer::AlignedBuffer;
 use stridelab::kernels::copy::copy_into_contiguous;
+use stridelab::mem::AlignedBuffer;
 
 fn main() -> ExitCode {
     let args: Vec<usize> = std::env::args()

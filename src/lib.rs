@@ -6,11 +6,17 @@
 //!
 //! ## Module map
 //!
-//! Data flows one way: **suite → runner → records → (report | gate)**. The modules stand on
-//! floors and import only from floors below: `layout`, `cache` < `kernels`, `results` <
-//! `harness` < `report`, `infer` < `cli`. The two floor-4 modules never import each other: the
-//! infer document they share is data in [`results::infer_doc`].
+//! Data flows one way: **suite → runner → records → (report | gate)**. Modules stand on floors
+//! and import only from floors below: ground ([`units`], [`stats`], [`mem`]) < [`layout`],
+//! [`cache`] < [`kernels`], [`results`] < [`harness`] < [`report`], [`infer`] < [`cli`]. The two
+//! floor-4 modules never import each other: the infer document they share is data in
+//! [`results::infer_doc`]. `tests/architecture.rs` enforces the plan; `docs/architecture.md`
+//! draws it.
 //!
+//! - [`units`] — the one byte-size parser (`48K`, `2MiB`, `1G`) and byte formatters. No unsafe.
+//! - [`stats`] — median, MAD, percentiles, the bootstrap CI and the one seeded generator
+//!   ([`stats::SplitMix64`]). No unsafe.
+//! - [`mem`] — 2 MiB-aligned, first-touched buffers and transparent huge pages.
 //! - [`layout`] — the strided-view model: a [`layout::Layout`] is shape + strides + offset over a
 //!   one-dimensional storage. View operations (transpose, permute, slicing, diagonal, expand,
 //!   flip, `view`/`reshape`) only rewrite that metadata and are validated once with checked
@@ -23,10 +29,10 @@
 //!   (traversals, transposes, view walks, conflict probes, blocked layouts), each written once,
 //!   generic over an accessor so the same code runs on real memory and feeds the simulator.
 //!   [`kernels::copy`] is the strided N-d copy engine every copy in the lab goes through.
-//! - [`harness`] — aligned buffers, thread pinning, counters, timing, statistics, suites and the
-//!   runner that turns kernels into records. Kernels never time or print.
-//! - [`results`] — the versioned record schema, atomic file writes, baseline comparison, and
-//!   the `stridelab infer` document with its validation on load.
+//! - [`harness`] — thread pinning, counters, timing, suites and the runner that turns kernels
+//!   into records. Kernels never time or print.
+//! - [`results`] — the versioned record schema, validation on load, atomic file writes and
+//!   output paths, baseline comparison, and the `stridelab infer` document.
 //! - [`report`] — figures and the HTML page; it reads only records and never measures.
 //! - [`infer`] — the cache geometry from timing alone: the timing probes, the analysis of their
 //!   latency curves, and the run that splits one budget between them; it writes the infer
@@ -39,5 +45,8 @@ pub mod harness;
 pub mod infer;
 pub mod kernels;
 pub mod layout;
+pub mod mem;
 pub mod report;
 pub mod results;
+pub mod stats;
+pub mod units;

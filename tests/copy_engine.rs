@@ -376,8 +376,7 @@ fn batched_permutations_match_the_definition() {
         let expected = naive_copy(&src, &view);
         for shift in [0usize, 3] {
             let mut backing =
-                stridelab::harness::buffer::AlignedBuffer::zeroed(count + shift, false)
-                    .expect("buffer");
+                stridelab::mem::AlignedBuffer::zeroed(count + shift, false).expect("buffer");
             let dst = &mut backing[shift..];
             // Row steps that divide the rows, leave a partial step, or take them all; panels
             // prefetched 1 or several panels ahead, or not at all.
@@ -414,7 +413,7 @@ fn batched_permutations_match_the_definition() {
 /// tiles, panels and sizes that are not multiples of 8, sequential and parallel.
 #[test]
 fn streamed_tiles_on_aligned_buffers_match_the_definition() {
-    use stridelab::harness::buffer::AlignedBuffer;
+    use stridelab::mem::AlignedBuffer;
     for (rows, cols) in [(64usize, 64usize), (72, 40), (96, 100), (40, 203), (57, 48)] {
         let mut src = AlignedBuffer::zeroed(rows * cols, false).expect("buffer");
         for (i, x) in src.iter_mut().enumerate() {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::guarded::{Outcome, leftover_temp_files, run_guarded};
 use serde_json::{Value, json};
-use stridelab::harness::rng::SplitMix64;
+use stridelab::stats::SplitMix64;
 
 /// Cases per fuzzed surface (the floors the suite promises).
 const LAYOUT_CASES: usize = 10_000;

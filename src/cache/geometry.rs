@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::units::{format_size_exact, parse_size};
+
 /// What a cache level holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -294,13 +296,13 @@ impl CacheLevel {
             warnings.push(format!(
                 "implausible: {} in one cache instance; no shipped x86/Arm part has more than \
                  96 MiB per instance (rule 2) — likely a hypervisor artefact",
-                format_size(self.size)
+                format_size_exact(self.size)
             ));
         }
         if self.level == 1 && self.size > MAX_L1 {
             warnings.push(format!(
                 "implausible: {} level-1 cache; the largest shipped is 128 KiB (rule 3)",
-                format_size(self.size)
+                format_size_exact(self.size)
             ));
         }
         if !(32..=256).contains(&self.line) {
@@ -325,23 +327,13 @@ impl fmt::Display for CacheLevel {
             f,
             "{} {} {}-way {} sets {} B lines ({})",
             self.name,
-            format_size(self.size),
+            format_size_exact(self.size),
             self.ways,
             self.sets,
             self.line,
             self.source
         )
     }
-}
-
-/// Formats a byte count with a binary suffix when it divides evenly (`48 KiB`, `480 MiB`).
-pub fn format_size(bytes: u64) -> String {
-    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
-            return format!("{} {unit}", bytes >> shift);
-        }
-    }
-    format!("{bytes} B")
 }
 
 /// The level number implied by a name (`L1d` → 1, `L3` → 3).
@@ -377,22 +369,6 @@ fn canonical_name(name: &str) -> Result<(String, CacheKind), GeometryError> {
     }
 }
 
-/// Parses `SIZE` with an optional K/M/G (binary) suffix, as sysfs and `--cache` write it.
-fn parse_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let text = text
-        .strip_suffix("iB")
-        .or_else(|| text.strip_suffix('B'))
-        .unwrap_or(text);
-    let (digits, shift) = match text.char_indices().last()? {
-        (i, 'K' | 'k') => (&text[..i], 10),
-        (i, 'M' | 'm') => (&text[..i], 20),
-        (i, 'G' | 'g') => (&text[..i], 30),
-        _ => (text, 0),
-    };
-    digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
-}
-
 /// Counts the CPUs in a kernel cpu list (`0-3,8`) → 5.
 fn count_cpu_list(list: &str) -> Option<usize> {
     let mut count = 0;
@@ -423,7 +399,9 @@ pub fn parse_cache_override(text: &str) -> Result<CacheLevel, GeometryError> {
     let [size, ways, line] = fields.as_slice() else {
         return Err(bad("expected three comma-separated fields"));
     };
-    let size = parse_size(size).ok_or_else(|| bad("SIZE is not a number with K/M/G suffix"))?;
+    let size = parse_size(size)
+        .ok()
+        .ok_or_else(|| bad("SIZE is not a number with K/M/G suffix"))?;
     let ways = ways
         .trim()
         .parse::<u64>()
@@ -661,7 +639,9 @@ fn read_sysfs_level(dir: &Path) -> Result<CacheLevel, String> {
         (n, _) => format!("L{n}"),
     };
     let size_text = read("size")?;
-    let size = parse_size(&size_text).ok_or(format!("size: `{size_text}` is not a size"))?;
+    let size = parse_size(&size_text)
+        .ok()
+        .ok_or(format!("size: `{size_text}` is not a size"))?;
     let ways = number("ways_of_associativity")?;
     let line = number("coherency_line_size")?;
     // "L1" (unified L1) is not a name `level_number` rejects; kind is kept as read.
@@ -1027,13 +1007,5 @@ mod tests {
         assert_eq!(count_cpu_list("0-1"), Some(2));
         assert_eq!(count_cpu_list("0-3,8,10-11"), Some(7));
         assert_eq!(count_cpu_list("x"), None);
-    }
-
-    #[test]
-    fn sizes_format() {
-        assert_eq!(format_size(48 << 10), "48 KiB");
-        assert_eq!(format_size(480 << 20), "480 MiB");
-        assert_eq!(format_size(1280 << 10), "1280 KiB");
-        assert_eq!(format_size(100), "100 B");
     }
 }

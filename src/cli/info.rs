@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::cache::geometry::{
-    CacheLevel, Geometry, LevelSpec, PRESET_NAMES, format_size, parse_cache_override,
-    resolve_levels,
+    CacheLevel, Geometry, LevelSpec, PRESET_NAMES, parse_cache_override, resolve_levels,
 };
 use crate::harness::counters::EventAvailability;
 use crate::harness::machine::MachineInfo;
+use crate::units::format_size_exact;
 
 /// `--cache` / `--preset`: the hierarchy to simulate instead of the detected one.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -187,7 +187,7 @@ fn render_levels(out: &mut String, levels: &[CacheLevel]) {
             "  {:<5} {:<12} {:>10} {:>5} {:>8} {:>5}  {:<7} {:<8}",
             l.name,
             l.kind.to_string(),
-            format_size(l.size),
+            format_size_exact(l.size),
             l.ways,
             l.sets,
             format!("{} B", l.line),

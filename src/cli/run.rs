@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::harness::machine::MachineInfo;
 use crate::harness::suite::{DEFAULT_MAX_ACCESSES_PER_RUN, PlanLimits, Suite, parse_thread_list};
 use crate::harness::{MethodOptions, Progress, RunOptions, catalogue, run_suite};
-use crate::kernels::spec::ParamValue;
+use crate::kernels::spec::format_params;
 use crate::results::csv::to_csv;
 use crate::results::output::{FileTarget, OutputPlan, STDOUT};
 use crate::results::{ChecksumOutcome, ResultsDocument, RunStatus};
@@ -340,15 +340,7 @@ fn print_summary(doc: &ResultsDocument, quiet: bool) {
     );
     let mut first_ns_per_element: BTreeMap<&str, f64> = BTreeMap::new();
     for r in &doc.records {
-        let params: Vec<String> = r
-            .params
-            .iter()
-            .map(|(k, v)| match v {
-                ParamValue::Int(i) => format!("{k}={i}"),
-                ParamValue::Text(t) => format!("{k}={t}"),
-            })
-            .collect();
-        let mut label = format!("{} {}", r.kernel, params.join(" "));
+        let mut label = format!("{} {}", r.kernel, format_params(&r.params));
         if label.chars().count() > 60 {
             label = label.chars().take(59).collect();
             label.push('…');

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::cache::geometry::{CacheLevel, Geometry, format_size};
+use crate::cache::geometry::{CacheLevel, Geometry};
 use crate::cache::model::{LevelPrediction, predict};
 use crate::cache::sim::{Hierarchy, LevelStats, Policy};
 use crate::cli::info::CacheArgs;
@@ -29,6 +29,7 @@ use crate::kernels::spec::{KernelSpec, Params, PrepareOptions};
 use crate::kernels::{
     StridePattern, estimate_accesses, find, resolve_params, simulation_note, stride_pattern,
 };
+use crate::units::format_size_exact;
 
 /// Accesses a simulation may make by default: 2^28, tens of seconds at most with the 3C
 /// split on a trace of distinct lines.
@@ -76,20 +77,9 @@ pub struct SimArgs {
     pub max_sim_memory: u64,
 }
 
-/// `SIZE` with an optional binary K/M/G suffix.
+/// `SIZE` for `--max-sim-memory`, read by the crate's one size parser.
 fn parse_memory_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let (digits, shift) = match text.char_indices().last() {
-        Some((at, 'k' | 'K')) => (&text[..at], 10),
-        Some((at, 'm' | 'M')) => (&text[..at], 20),
-        Some((at, 'g' | 'G')) => (&text[..at], 30),
-        _ => (text, 0),
-    };
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(1 << shift))
-        .ok_or_else(|| format!("`{text}` is not a size (a number with K, M or G)"))
+    crate::units::parse_size(text).map_err(|e| e.to_string())
 }
 
 /// One level of the JSON object (its field names are a stable contract for scripts).
@@ -274,20 +264,13 @@ fn percent(part: u64, whole: u64) -> String {
 /// The tables a person reads: counts per level, the 3C split, and the model beside it.
 fn human(output: &SimOutput<'_>, levels: &[CacheLevel]) -> String {
     let mut text = String::new();
-    let params: Vec<String> = output
-        .params
-        .iter()
-        .map(|(k, v)| match v {
-            crate::kernels::spec::ParamValue::Int(n) => format!("{k}={n}"),
-            crate::kernels::spec::ParamValue::Text(t) => format!("{k}={t}"),
-        })
-        .collect();
+    let params = crate::kernels::spec::format_params(output.params);
     let start = if output.warm { "warm" } else { "cold" };
     let _ = writeln!(
         text,
         "{} {} — simulated ({} replacement, {start} start, cachegrind semantics)",
         output.kernel,
-        params.join(" "),
+        params,
         policy_name(output.policy)
     );
     if let Some(note) = output.simulation_note {
@@ -313,7 +296,7 @@ fn human(output: &SimOutput<'_>, levels: &[CacheLevel]) -> String {
             text,
             "{:<5} {:>9} {:>4} {:>4} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8}",
             level.name,
-            format_size(level.size),
+            format_size_exact(level.size),
             level.ways,
             level.line,
             level.sets,

@@ -1,21 +1,18 @@
-//! The harness: aligned buffers, thread pinning, counters, timing, statistics, suites and the
-//! runner that turns kernel instances into records. It never plots.
+//! The harness: thread pinning, counters, timing, suites and the runner that turns kernel
+//! instances into records. It never plots.
 //!
 //! Entry point: [`run_suite`] measures a validated [`suite::Plan`] and returns the results
 //! document; [`suite::Suite`] loads the built-in suites (`quick`, `full`, `gate`) or a TOML file.
 
-pub mod buffer;
 mod catalogue_link;
 pub mod counters;
 pub mod machine;
 pub mod measure;
 pub mod pin;
 pub mod reference;
-pub mod rng;
 pub mod runner;
 pub mod session;
 pub mod simulate;
-pub mod stats;
 pub mod suite;
 
 pub use catalogue_link::catalogue;

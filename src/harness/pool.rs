@@ -12,8 +12,8 @@
 use thiserror::Error;
 
 use crate::harness::runner::timing_of;
-use crate::harness::stats::{BootstrapSettings, median};
 use crate::results::{PointRecord, ResultsDocument, RunStatus};
+use crate::stats::{BootstrapSettings, median};
 
 /// Why passes could not be pooled.
 #[derive(Debug, Error, PartialEq)]

@@ -21,12 +21,12 @@ use crate::harness::measure::{
 };
 use crate::harness::pin::PinnedPool;
 use crate::harness::reference::{ReferenceInstance, ReferenceVariant};
-use crate::harness::stats::{BootstrapSettings, summarize};
 use crate::kernels::spec::{Instance, KernelError, Work};
 use crate::results::{
     ChecksumOutcome, ChecksumStatus, CounterReport, PointError, Provenance, ReferenceComparison,
     Timing,
 };
+use crate::stats::{BootstrapSettings, summarize};
 
 /// How every point is measured.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use thiserror::Error;
 
 use crate::cache::geometry::CacheLevel;
-use crate::harness::buffer::anon_huge_pages_bytes;
 use crate::harness::pin::{PinError, PinnedPool};
 use crate::harness::runner::{MethodOptions, PointKind, measure_point};
 use crate::harness::simulate::{detected_levels, simulate_instance};
 use crate::harness::suite::{Plan, PlannedPoint};
-use crate::kernels::spec::{Family, Instance, KernelError, ParamValue, PrepareOptions};
+use crate::kernels::spec::{Family, Instance, KernelError, PrepareOptions, format_params};
+use crate::mem::anon_huge_pages_bytes;
 use crate::results::{
     ChecksumOutcome, ChecksumStatus, HugePageStatus, MachineManifest, MethodSettings, PointError,
     PointRecord, ResultsDocument, RunStatus, SCHEMA_VERSION, SuiteSummary, ToolInfo,
@@ -75,18 +75,10 @@ pub enum HarnessError {
 
 /// `kernel key=value ... ×threads`: how a point is named in progress output.
 pub fn point_label(point: &PlannedPoint) -> String {
-    let params: Vec<String> = point
-        .params
-        .iter()
-        .map(|(k, v)| match v {
-            ParamValue::Int(i) => format!("{k}={i}"),
-            ParamValue::Text(t) => format!("{k}={t}"),
-        })
-        .collect();
     format!(
         "{} {} ×{}",
         point.spec.name,
-        params.join(" "),
+        format_params(&point.params),
         point.threads
     )
 }

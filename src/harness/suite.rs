@@ -503,9 +503,9 @@ pub fn check_run_size(
                 .collect::<Vec<_>>()
                 .join("/"),
             message: format!(
-                "one run makes an estimated {accesses} loads and stores ({} MiB), more than the \
+                "one run makes an estimated {accesses} loads and stores ({}), more than the \
                  limit of {max_accesses} per run; `--max-accesses N` raises it",
-                accesses.saturating_mul(8) >> 20
+                crate::units::format_bytes_tenths(accesses.saturating_mul(8))
             ),
         });
     }

@@ -22,15 +22,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::infer_doc::{
-    CapacityAnalysis, Edge, Jump, Plateau, Point, StrideObservation, quantile,
-};
-
-fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    quantile(&v, 0.5)
-}
+use crate::results::infer_doc::{CapacityAnalysis, Edge, Jump, Plateau, Point, StrideObservation};
+// Nearest-rank statistics: every level and spread here is a measured value, never a mean.
+use crate::stats::{nearest_rank as quantile, upper_median as median};
 
 /// The curve of one round only (sample `round` of every point that has it).
 pub fn round_curve(points: &[Point], round: usize) -> Vec<Point> {

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
-use crate::harness::buffer::{AlignedBuffer, BufferError};
+use crate::mem::{AlignedBuffer, BufferError};
 use crate::results::infer_doc::Point;
 
 /// Spacing of capacity-chase nodes: at most one line on every mainstream CPU, so every line of
@@ -52,7 +52,7 @@ pub enum ProbeError {
     BadParameter(String),
 }
 
-pub use crate::harness::rng::SplitMix64;
+pub use crate::stats::SplitMix64;
 
 /// A random permutation of `0..n` that is one single cycle (Sattolo's algorithm): following it
 /// from any node visits every node before returning.

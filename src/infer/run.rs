@@ -453,21 +453,8 @@ pub fn reported_levels(geometry: &Geometry) -> Reported {
     }
 }
 
-/// "32 KiB", "1.5 MiB", "64 B".
-pub fn human_bytes(bytes: f64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = bytes;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if (value - value.round()).abs() < 0.05 {
-        format!("{:.0} {}", value.round(), UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
+/// Sizes in the text read like the rest of the lab's (`32 KiB`, `1.5 MiB`).
+pub use crate::units::format_bytes as human_bytes;
 
 #[cfg(test)]
 mod tests {
@@ -510,12 +497,5 @@ mod tests {
             infer_geometry(MIN_BUDGET_S / 2.0, false),
             Err(InferError::Budget(_))
         ));
-    }
-
-    #[test]
-    fn human_bytes_reads_well() {
-        assert_eq!(human_bytes(64.0), "64 B");
-        assert_eq!(human_bytes(32768.0), "32 KiB");
-        assert_eq!(human_bytes(1.5 * 1048576.0), "1.5 MiB");
     }
 }

@@ -19,7 +19,6 @@
 //! ([`crate::kernels::copy::order`]), then the sampled checksum cells of buffer 1.
 
 use crate::cache::AccessSink;
-use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
 use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
@@ -30,6 +29,7 @@ use crate::kernels::copy::order::REPLAY_CAVEAT;
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::mem::AlignedBuffer;
 
 const N: ParamSpec = ParamSpec {
     name: "n",

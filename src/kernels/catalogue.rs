@@ -20,6 +20,7 @@ use std::sync::LazyLock;
 
 use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params};
 use crate::kernels::{blocked, conflict, latency, reference, stride, transpose, traverse, view};
+use crate::units::format_bytes_tenths;
 
 /// Buffer lengths (in f64 elements) an instance needs for resolved parameters; checks the
 /// kernel's cross-parameter rules on the way.
@@ -331,19 +332,9 @@ fn parse_value(param: &ParamSpec, text: &str) -> Result<ParamValue, KernelError>
     }
 }
 
-/// A non-negative integer with an optional binary suffix K, M or G (case-insensitive).
+/// A non-negative integer with an optional binary multiple K, M or G (case-insensitive).
 fn parse_int(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let (digits, multiplier) = match text.char_indices().last()? {
-        (at, 'k' | 'K') => (&text[..at], 1u64 << 10),
-        (at, 'm' | 'M') => (&text[..at], 1 << 20),
-        (at, 'g' | 'G') => (&text[..at], 1 << 30),
-        _ => (text, 1),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse::<u64>().ok()?.checked_mul(multiplier)
+    crate::units::parse_count(text).ok()
 }
 
 /// Rule 5: the buffers together must fit in half of physical memory (when it is known).
@@ -353,9 +344,9 @@ fn check_memory(spec: &KernelSpec, buffers: &[usize]) -> Result<(), KernelError>
         Some(total) if bytes > total / 2 => Err(KernelError::InvalidParam {
             param: size_param_names(spec),
             message: format!(
-                "the buffers need {} MiB, more than half of physical memory ({} MiB)",
-                bytes >> 20,
-                total >> 20
+                "the buffers need {}, more than half of physical memory ({})",
+                format_bytes_tenths(bytes),
+                format_bytes_tenths(total)
             ),
         }),
         _ => Ok(()),

@@ -2,9 +2,9 @@
 //! run (the one inner loop of all summing kernels), the sampled checksum of copies, the seeded
 //! cyclic permutation of pointer chases, and typed access to resolved parameters.
 
-use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{MAX_BUFFER_ELEMENTS, Mem};
 use crate::kernels::spec::{KernelError, ParamValue, Params, PrepareOptions};
+use crate::mem::AlignedBuffer;
 
 pub use crate::kernels::access::ACCUMULATORS;
 
@@ -46,7 +46,7 @@ pub fn sampled_sum<M: Mem>(m: &mut M, buffer: usize, len: usize) -> f64 {
     check_indices(len).map(|index| m.load(buffer, index)).sum()
 }
 
-pub use crate::harness::rng::SplitMix64;
+use crate::stats::SplitMix64;
 
 /// A random cyclic permutation of `0..n` (one cycle through every slot): Sattolo's algorithm
 /// over the identity with splitmix64(seed): for i = n-1 down to 1, j = next() mod i, swap `p[i]`

@@ -14,7 +14,6 @@
 //! all sets and isolates the effect from TLB misses (which the ±1 controls share).
 
 use crate::cache::AccessSink;
-use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
@@ -24,6 +23,7 @@ use crate::kernels::common::{
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::mem::AlignedBuffer;
 
 const PARAMS: [ParamSpec; 5] = [
     ParamSpec {

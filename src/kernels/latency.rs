@@ -9,7 +9,6 @@
 //! latency of the level the working set fits in. Checksum: the sum of the element indices read.
 
 use crate::cache::AccessSink;
-use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
@@ -19,6 +18,7 @@ use crate::kernels::common::{
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::mem::AlignedBuffer;
 
 const CHASE_PARAMS: [ParamSpec; 3] = [
     ParamSpec {

@@ -9,7 +9,6 @@
 //! ([`crate::kernels::common::sampled_sum`]).
 
 use crate::cache::AccessSink;
-use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
@@ -18,6 +17,7 @@ use crate::kernels::common::{
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::mem::AlignedBuffer;
 
 const BYTES_PARAMS: [ParamSpec; 1] = [ParamSpec {
     name: "bytes",

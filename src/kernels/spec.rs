@@ -64,6 +64,25 @@ pub enum ParamValue {
 /// Every parameter of a kernel, defaults filled in and validated, in name order.
 pub type Params = BTreeMap<String, ParamValue>;
 
+impl std::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamValue::Int(i) => write!(f, "{i}"),
+            ParamValue::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// `key=value key=value`: how parameters are written in every label, table and CSV cell, so a
+/// point is named the same way everywhere (and reads back as command-line arguments).
+pub fn format_params<'a>(params: impl IntoIterator<Item = (&'a String, &'a ParamValue)>) -> String {
+    params
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Options that apply to every kernel's buffers.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PrepareOptions {
@@ -101,7 +120,7 @@ pub enum KernelError {
     #[error("checksum mismatch: expected {expected}, got {actual}")]
     Checksum { expected: f64, actual: f64 },
     #[error("{0}")]
-    Buffer(#[from] crate::harness::buffer::BufferError),
+    Buffer(#[from] crate::mem::BufferError),
 }
 
 /// A kernel with its buffers allocated and initialised, ready to run many times.

@@ -6,7 +6,6 @@
 //! until the step defeats the prefetcher or the TLB.
 
 use crate::cache::AccessSink;
-use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
@@ -15,6 +14,7 @@ use crate::kernels::common::{
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::mem::AlignedBuffer;
 
 const PARAMS: [ParamSpec; 2] = [
     ParamSpec {

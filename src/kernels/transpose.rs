@@ -15,7 +15,6 @@
 //! ([`crate::kernels::common::sampled_sum`]).
 
 use crate::cache::AccessSink;
-use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
 use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
@@ -27,6 +26,7 @@ use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::kernels::traverse::MATRIX_PARAMS;
+use crate::mem::AlignedBuffer;
 
 const PARAMS: [ParamSpec; 5] = [
     MATRIX_PARAMS[0],

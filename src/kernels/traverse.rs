@@ -11,13 +11,13 @@
 //! `deopt=0` is the real kernel.
 
 use crate::cache::AccessSink;
-use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{ACCUMULATORS, Matrix, filled_buffer, fold, int_param};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::mem::AlignedBuffer;
 
 /// `rows`, `cols`, `ld` (defaults to `cols`): the matrix parameters shared with `transpose`.
 pub(crate) const MATRIX_PARAMS: [ParamSpec; 3] = [

@@ -7,7 +7,6 @@
 //! accumulator `k mod 8`. A 0-d view reads its one element.
 
 use crate::cache::AccessSink;
-use crate::harness::buffer::AlignedBuffer;
 use crate::kernels::access::{Mem, RealMem, SimMem, for_each_view_index};
 use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
@@ -17,6 +16,7 @@ use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::layout::expr::evaluate_layout;
+use crate::mem::AlignedBuffer;
 
 const PARAMS: [ParamSpec; 1] = [ParamSpec {
     name: "expr",

@@ -221,24 +221,8 @@ impl Axis {
     }
 }
 
-/// `4 KiB`, `32 MiB`, `8 B` (binary prefixes).
-pub fn format_bytes(v: f64) -> String {
-    if !v.is_finite() {
-        return "—".into();
-    }
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = v;
-    let mut unit = 0;
-    while value.abs() >= 1024.0 && unit + 1 < units.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if (value - value.round()).abs() < 1e-9 {
-        format!("{} {}", value.round() as i64, units[unit])
-    } else {
-        format!("{value:.1} {}", units[unit])
-    }
-}
+/// `4 KiB`, `32 MiB`, `8 B`: the crate's one byte formatter, where the figures look for it.
+pub use crate::units::format_bytes;
 
 /// A compact number for ticks and tables: 3 significant digits, no exponent for common ranges.
 pub fn format_number(v: f64) -> String {

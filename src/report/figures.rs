@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::cache::geometry::CacheLevel;
 use crate::cache::model;
-use crate::kernels::spec::ParamValue;
+use crate::kernels::spec::format_params;
 use crate::results::{PointRecord, ResultsDocument};
 
 use super::chart::{
@@ -88,18 +88,12 @@ fn prov_sim(doc: &ResultsDocument) -> String {
 
 /// `kernel key=value …` without the parameters that do not change what is measured.
 pub fn point_label(r: &PointRecord) -> String {
-    let params: Vec<String> = r
-        .params
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "seed" | "reps" | "deopt" | "line"))
-        .map(|(k, v)| match v {
-            ParamValue::Int(i) => format!("{k}={i}"),
-            ParamValue::Text(t) => format!("{k}={t}"),
-        })
-        .collect();
-    format!("{} {}", r.kernel, params.join(" "))
-        .trim()
-        .to_string()
+    let params = format_params(
+        r.params
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "seed" | "reps" | "deopt" | "line")),
+    );
+    format!("{} {params}", r.kernel).trim().to_string()
 }
 
 /// A compact name for a point in a long list (figure 11): the parameters that tell points

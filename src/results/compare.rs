@@ -39,11 +39,12 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::kernels::spec::ParamValue;
+use crate::kernels::spec::format_params;
 use crate::results::{
     ChecksumOutcome, PointRecord, ResultsDocument, RunStatus, SimulatedLevel, SimulatedMisses,
     SimulationCut,
 };
+use crate::stats::{SplitMix64, median_of_sorted, percentile_of_sorted, resampled_median, sorted};
 
 /// The manifest key (`info.gate`) under which `stridelab gate` records how its run was made.
 pub const GATE_MANIFEST_KEY: &str = "gate";
@@ -223,16 +224,12 @@ fn key_of(record: &PointRecord, drop_fixture: bool) -> String {
 }
 
 fn params_label(record: &PointRecord, drop_fixture: bool) -> String {
-    record
-        .params
-        .iter()
-        .filter(|(k, _)| !(drop_fixture && k.as_str() == FIXTURE_PARAM))
-        .map(|(k, v)| match v {
-            ParamValue::Int(i) => format!("{k}={i}"),
-            ParamValue::Text(t) => format!("{k}={t}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    format_params(
+        record
+            .params
+            .iter()
+            .filter(|(k, _)| !(drop_fixture && k.as_str() == FIXTURE_PARAM)),
+    )
 }
 
 /// A geometry in one line: `L1d 48K 12-way 64B (64 sets), L2 …`.
@@ -762,7 +759,9 @@ fn timing_row(
         paired_quotients(&ct.samples_ns_per_run, &cn),
     );
     let (bs, cs) = (bs.as_slice(), cs.as_slice());
-    let ratio = |kernel: &[f64], n: &Normaliser<'_>| median(kernel) / reference_median(n);
+    let ratio = |kernel: &[f64], n: &Normaliser<'_>| {
+        median_of_sorted(&sorted(kernel)) / reference_median(n)
+    };
     let (was, is) = (ratio(bs, &bn), ratio(cs, &cn));
     r.baseline = Some(was);
     r.current = Some(is);
@@ -785,8 +784,8 @@ fn timing_row(
     r.ci = Some(change_ci(changes, is / was - 1.0, options));
     // The point's own time: the same bootstrap without a reference.
     let (own_was, own_is) = (
-        median(&bt.samples_ns_per_run),
-        median(&ct.samples_ns_per_run),
+        median_of_sorted(&sorted(&bt.samples_ns_per_run)),
+        median_of_sorted(&sorted(&ct.samples_ns_per_run)),
     );
     r.own_change = Some(own_is / own_was - 1.0);
     let own_changes = (0..resamples)
@@ -855,7 +854,10 @@ fn change_ci(mut changes: Vec<f64>, estimate: f64, options: &CompareOptions) -> 
     }
     changes.sort_by(f64::total_cmp);
     let tail = (1.0 - options.confidence.clamp(0.0, 1.0)) / 2.0;
-    (percentile(&changes, tail), percentile(&changes, 1.0 - tail))
+    (
+        percentile_of_sorted(&changes, tail),
+        percentile_of_sorted(&changes, 1.0 - tail),
+    )
 }
 
 /// A point's samples as the timing track compares them: divided sample by sample by a paired
@@ -875,7 +877,7 @@ fn reference_median(n: &Normaliser<'_>) -> f64 {
     match n {
         Normaliser::Paired { .. } => 1.0,
         Normaliser::Interleaved { ns, .. } | Normaliser::RunSpeed { factor: ns } => *ns,
-        Normaliser::Point { samples, .. } => median(samples),
+        Normaliser::Point { samples, .. } => median_of_sorted(&sorted(samples)),
     }
 }
 
@@ -884,66 +886,6 @@ fn resampled_reference(n: &Normaliser<'_>, rng: &mut SplitMix64) -> f64 {
         Normaliser::Paired { .. } => 1.0,
         Normaliser::Interleaved { ns, .. } | Normaliser::RunSpeed { factor: ns } => *ns,
         Normaliser::Point { samples, .. } => resampled_median(samples, rng),
-    }
-}
-
-fn median(samples: &[f64]) -> f64 {
-    let mut sorted = samples.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    median_of_sorted(&sorted)
-}
-
-fn median_of_sorted(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
-/// The median of a resample, found by selection (linear) rather than a sort: the same value.
-fn resampled_median(samples: &[f64], rng: &mut SplitMix64) -> f64 {
-    let mut resample: Vec<f64> = (0..samples.len())
-        .map(|_| samples[rng.below(samples.len())])
-        .collect();
-    let n = resample.len();
-    let (below, &mut upper, _) = resample.select_nth_unstable_by(n / 2, f64::total_cmp);
-    if n % 2 == 1 {
-        upper
-    } else {
-        let lower = below
-            .iter()
-            .copied()
-            .max_by(f64::total_cmp)
-            .unwrap_or(upper);
-        (lower + upper) / 2.0
-    }
-}
-
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    let position = q * (sorted.len() - 1) as f64;
-    let (below, above) = (position.floor() as usize, position.ceil() as usize);
-    sorted[below] + (sorted[above] - sorted[below]) * (position - below as f64)
-}
-
-/// SplitMix64: the bootstrap must be reproducible, not cryptographic. (The harness has its own;
-/// results does not depend on the harness.)
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 }
 
@@ -1240,7 +1182,7 @@ mod tests {
             probe_record.kernel = "chase".into();
             probe_record.timing.as_mut().unwrap().samples_ns_per_run = noisy(probe, 10, 5);
             let timing = doc.records[0].timing.as_mut().unwrap();
-            timing.ns_per_run.median = median(&timing.samples_ns_per_run);
+            timing.ns_per_run.median = median_of_sorted(&sorted(&timing.samples_ns_per_run));
             let ratio = reference / timing.ns_per_run.median;
             doc.records[0].reference = Some(read_reference(ratio, Vec::new()));
             doc.records.push(probe_record);
@@ -1285,8 +1227,8 @@ mod tests {
                 .collect();
             let mut doc = document(&kernel, &noisy(50.0, n, 2), 7);
             let timing = doc.records[0].timing.as_mut().unwrap();
-            timing.ns_per_run.median = median(&kernel);
-            let ratio = median(&reference) / median(&kernel);
+            timing.ns_per_run.median = median_of_sorted(&sorted(&kernel));
+            let ratio = median_of_sorted(&sorted(&reference)) / median_of_sorted(&sorted(&kernel));
             doc.records[0].reference = Some(read_reference(ratio, reference));
             doc
         };
@@ -1388,9 +1330,10 @@ mod tests {
     fn the_fixture_switch_matches_the_real_kernels_baseline() {
         let base = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
         let mut cur = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
-        cur.records[0]
-            .params
-            .insert(FIXTURE_PARAM.into(), ParamValue::Int(1));
+        cur.records[0].params.insert(
+            FIXTURE_PARAM.into(),
+            crate::kernels::spec::ParamValue::Int(1),
+        );
         let v = compare(&base, &cur, &CompareOptions::default(), None).unwrap();
         assert!(v.rows.iter().all(|r| r.verdict != Verdict::New), "{v:#?}");
         assert!(v.rows[0].params.contains("deopt=1"));

@@ -4,7 +4,7 @@
 //! `sim_first_*` / `sim_last_*` columns), so files from different runs line up.
 
 use super::schema::{ChecksumOutcome, PointRecord, ResultsDocument};
-use crate::kernels::spec::ParamValue;
+use crate::kernels::spec::format_params;
 
 /// The fixed CSV header.
 pub const CSV_HEADER: &[&str] = &[
@@ -51,15 +51,7 @@ pub fn to_csv(doc: &ResultsDocument) -> String {
 
 fn record_fields(r: &PointRecord) -> Vec<String> {
     let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-    let params = r
-        .params
-        .iter()
-        .map(|(k, v)| match v {
-            ParamValue::Int(i) => format!("{k}={i}"),
-            ParamValue::Text(t) => format!("{k}={t}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ");
+    let params = format_params(&r.params);
     let cpus = r
         .pinning
         .threads

@@ -51,13 +51,8 @@ impl Point {
     }
 }
 
-/// The `q` quantile of sorted values (nearest rank); NaN for none.
-pub fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
-}
+/// The `q` quantile of sorted values by nearest rank (the infer analysis's statistic).
+pub use crate::stats::nearest_rank as quantile;
 
 /// A latency plateau: points `[start, end)`, their median latency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -195,31 +195,8 @@ pub struct ChecksumStatus {
     pub runs_checked: u64,
 }
 
-/// Robust summary of a set of samples.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Summary {
-    pub n: usize,
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    /// Median absolute deviation from the median (unscaled).
-    pub mad: f64,
-    /// Bootstrap percentile confidence interval of the median.
-    pub ci_low: f64,
-    pub ci_high: f64,
-}
-
-impl Summary {
-    /// Width of the confidence interval relative to the median (0 when the median is 0).
-    pub fn relative_ci_width(&self) -> f64 {
-        if self.median == 0.0 {
-            0.0
-        } else {
-            (self.ci_high - self.ci_low) / self.median
-        }
-    }
-}
+/// Robust summary of a set of samples (defined beside the statistics that compute it).
+pub use crate::stats::Summary;
 
 /// Wall-clock timing of a point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

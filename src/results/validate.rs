@@ -356,7 +356,7 @@ fn check_timing(t: &Timing, at: &str) -> Checked {
     Ok(())
 }
 
-/// The summary must be the one of the samples (`harness::stats::summarize`), up to float slack.
+/// The summary must be the one of the samples (`stats::summarize`), up to float slack.
 fn check_summary(s: &Summary, samples: &[f64], at: &str) -> Checked {
     if s.n != samples.len() {
         return Err(invalid(

@@ -9,23 +9,12 @@ use crate::cache::geometry::CacheLevel;
 /// the machine this runs on must not be asked for what a typo in `--cache` implies.
 pub const DEFAULT_STATE_BUDGET: u64 = 1 << 30;
 
-/// `1234567` → `1.2 MiB` (or "more than 2^64 bytes").
+/// `1234567` → `1.2 MiB` (or "more than 2^64 bytes": the state estimate saturates).
 pub(super) fn size_text(bytes: u64) -> String {
     if bytes == u64::MAX {
         return "more than 2^64 bytes".to_string();
     }
-    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < units.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", units[unit])
-    }
+    crate::units::format_bytes_tenths(bytes)
 }
 
 /// Bytes of the state [`Hierarchy::new`](super::Hierarchy::new) allocates up front for `levels` under `policy`: 8 per

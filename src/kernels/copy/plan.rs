@@ -312,7 +312,7 @@ impl Geometry {
                 break;
             };
             let kind = read("type").unwrap_or_default();
-            let Some(size) = read("size").and_then(|s| parse_size(s.trim())) else {
+            let Some(size) = read("size").and_then(|s| sysfs_size(&s)) else {
                 continue;
             };
             if level == 1 && kind.trim() == "Data" {
@@ -333,21 +333,9 @@ impl Geometry {
     }
 }
 
-/// Parses sysfs cache sizes such as `32K`, `1024K`, `32768K`, `2M`.
-fn parse_size(text: &str) -> Option<usize> {
-    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((i, _)) => text.split_at(i),
-        None => (text, ""),
-    };
-    let value: usize = digits.parse().ok()?;
-    let scale = match unit {
-        "" => 1,
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        _ => return None,
-    };
-    value.checked_mul(scale)
+/// A sysfs cache size (`32K`, `2M`) in bytes, through the crate's one size parser.
+fn sysfs_size(text: &str) -> Option<usize> {
+    usize::try_from(crate::units::parse_size(text).ok()?).ok()
 }
 
 impl Tuning {
@@ -635,7 +623,7 @@ mod tests {
             ("x", None),
             ("4Q", None),
         ] {
-            assert_eq!(parse_size(text), expected, "{text}");
+            assert_eq!(sysfs_size(text), expected, "{text}");
         }
     }
 }

@@ -1,9 +1,16 @@
-//! Robust statistics of timing samples: median, min, max, MAD and a seeded bootstrap
-//! confidence interval of the median (criterion's method, deterministic given the samples).
+//! Robust statistics of timing samples: median, min, max, MAD, percentiles and a seeded
+//! bootstrap confidence interval of the median (criterion's method, deterministic given the
+//! samples), plus the crate's one seeded generator ([`SplitMix64`]). Every median in the crate
+//! is computed here. Ground floor: it imports nothing from the rest of the crate.
 
+#![forbid(unsafe_code)]
+
+mod rng;
+
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::results::Summary;
+pub use rng::SplitMix64;
 
 /// Why samples could not be summarised.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -12,6 +19,32 @@ pub enum StatsError {
     Empty,
     #[error("sample {index} is not a finite number")]
     NotFinite { index: usize },
+}
+
+/// Robust summary of a set of samples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    pub n: usize,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Median absolute deviation from the median (unscaled).
+    pub mad: f64,
+    /// Bootstrap percentile confidence interval of the median.
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+impl Summary {
+    /// Width of the confidence interval relative to the median (0 when the median is 0).
+    pub fn relative_ci_width(&self) -> f64 {
+        if self.median == 0.0 {
+            0.0
+        } else {
+            (self.ci_high - self.ci_low) / self.median
+        }
+    }
 }
 
 /// How the confidence interval is computed.
@@ -34,7 +67,7 @@ impl Default for BootstrapSettings {
 }
 
 /// Median of a sorted, non-empty slice (mean of the two middle values for even lengths).
-fn median_of_sorted(sorted: &[f64]) -> f64 {
+pub fn median_of_sorted(sorted: &[f64]) -> f64 {
     let n = sorted.len();
     if n % 2 == 1 {
         sorted[n / 2]
@@ -43,10 +76,37 @@ fn median_of_sorted(sorted: &[f64]) -> f64 {
     }
 }
 
+/// A sorted copy of `values` (total order, so a NaN sorts to an end instead of panicking).
+pub fn sorted(values: &[f64]) -> Vec<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted
+}
+
 /// The median of `samples` (any order).
 pub fn median(samples: &[f64]) -> Result<f64, StatsError> {
     let sorted = sorted_finite(samples)?;
     Ok(median_of_sorted(&sorted))
+}
+
+/// The median of the finite values among `values`; `None` when there are none.
+pub fn median_of_finite(values: &[f64]) -> Option<f64> {
+    let finite: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    (!finite.is_empty()).then(|| median_of_sorted(&sorted(&finite)))
+}
+
+/// The nearest-rank median: the upper of the two middle values for even lengths, NaN for none.
+/// The cache inference reads plateaus with it, so a level is always a measured value.
+pub fn upper_median(values: &[f64]) -> f64 {
+    nearest_rank(&sorted(values), 0.5)
+}
+
+/// The `q` quantile (0..=1) of sorted values by nearest rank; NaN for none.
+pub fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
 fn sorted_finite(samples: &[f64]) -> Result<Vec<f64>, StatsError> {
@@ -56,12 +116,28 @@ fn sorted_finite(samples: &[f64]) -> Result<Vec<f64>, StatsError> {
     if let Some(index) = samples.iter().position(|x| !x.is_finite()) {
         return Err(StatsError::NotFinite { index });
     }
-    let mut sorted = samples.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    Ok(sorted)
+    Ok(sorted(samples))
 }
 
-pub use crate::harness::rng::SplitMix64;
+/// The median of one bootstrap resample of `samples` (non-empty), drawn with `rng.below`, found
+/// by selection (linear) rather than a sort: the same value as sorting would give.
+pub fn resampled_median(samples: &[f64], rng: &mut SplitMix64) -> f64 {
+    let mut resample: Vec<f64> = (0..samples.len())
+        .map(|_| samples[rng.below(samples.len())])
+        .collect();
+    let n = resample.len();
+    let (below, &mut upper, _) = resample.select_nth_unstable_by(n / 2, f64::total_cmp);
+    if n % 2 == 1 {
+        upper
+    } else {
+        let lower = below
+            .iter()
+            .copied()
+            .max_by(f64::total_cmp)
+            .unwrap_or(upper);
+        (lower + upper) / 2.0
+    }
+}
 
 /// Summarises samples: median, min, max, MAD and the bootstrap CI of the median.
 pub fn summarize(samples: &[f64], bootstrap: BootstrapSettings) -> Result<Summary, StatsError> {
@@ -104,7 +180,7 @@ pub fn summarize(samples: &[f64], bootstrap: BootstrapSettings) -> Result<Summar
 }
 
 /// Linear-interpolated percentile (`q` in 0..=1) of a sorted, non-empty slice.
-fn percentile_of_sorted(sorted: &[f64], q: f64) -> f64 {
+pub fn percentile_of_sorted(sorted: &[f64], q: f64) -> f64 {
     let position = q * (sorted.len() - 1) as f64;
     let below = position.floor() as usize;
     let above = position.ceil() as usize;

@@ -1,4 +1,5 @@
-//! Aligned, first-touched f64 buffers: the memory every real kernel run works on.
+//! Memory for real runs: aligned, first-touched f64 buffers and transparent huge pages
+//! (`madvise`, the `AnonHugePages` count). Ground floor: it imports nothing from the crate.
 //!
 //! Buffers start on a 2 MiB boundary so their cache-set mapping matches the simulator's
 //! placement (buffer k at (k+1)·2^32) for every cache whose set span (sets × line) is ≤ 2 MiB.
