@@ -27,6 +27,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Args;
 
+use super::common::parse_fraction;
 use crate::cache::geometry::{Geometry, PRESET_NAMES};
 use crate::harness::machine::MachineInfo;
 use crate::harness::pool::pool_passes;
@@ -125,28 +126,6 @@ pub const GATE_PASSES: usize = 3;
 /// Passes of a baseline recording.
 pub const GATE_BASELINE_PASSES: usize = 5;
 
-/// `10%` → 0.10; a bare number is a fraction (`0.1`) and must lie in 0..=1.
-pub fn parse_fraction(text: &str) -> Result<f64, String> {
-    let text = text.trim();
-    let (number, scale) = match text.strip_suffix('%') {
-        Some(n) => (n.trim(), 0.01),
-        None => (text, 1.0),
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number or a percentage like 10%"))?;
-    let fraction = value * scale;
-    if !fraction.is_finite() || fraction < 0.0 {
-        return Err(format!("`{text}` must be a non-negative amount"));
-    }
-    if scale == 1.0 && fraction > 1.0 {
-        return Err(format!(
-            "`{text}` is a fraction above 1; write a percentage like {text}%"
-        ));
-    }
-    Ok(fraction)
-}
-
 /// Rewrites every point that has the fixture switch to its de-optimised variant.
 fn apply_fixture_slowdown(plan: &mut Plan) -> anyhow::Result<()> {
     let mut changed = 0;
@@ -236,7 +215,7 @@ fn run_gate_suite(
         simulation_time_budget: SIMULATION_TIME_BUDGET,
         ..RunOptions::default()
     };
-    let stop = super::run::stop_flag()?;
+    let stop = super::common::stop_flag()?;
     let verbose = !args.quiet;
     let mut runs = Vec::with_capacity(passes);
     for pass in 1..=passes {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod common;
 pub mod gate;
 pub mod infer;
 pub mod info;

@@ -45,7 +45,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let claim = outdir::claim(&args.out)?;
     // Ctrl-C stops the rendering between figures; the staging directory is then removed.
-    let stop = super::run::stop_flag()?;
+    let stop = super::common::stop_flag()?;
     let rendered = match render_claimed(&inputs, &claim, &stop) {
         Err(ReportError::Interrupted) => {
             eprintln!(
@@ -90,7 +90,7 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
         manifest,
         ..RunOptions::default()
     };
-    let stop = super::run::stop_flag()?;
+    let stop = super::common::stop_flag()?;
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::with_draw_target(
             Some(plan.points.len() as u64),

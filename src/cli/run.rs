@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -54,7 +52,7 @@ pub struct RunArgs {
     pub list: bool,
     /// Keep sampling a point until the 95% CI of its median is at most this wide, relative to
     /// the median (within the sampling budget).
-    #[arg(long, value_name = "PCT", default_value = "2%", value_parser = super::gate::parse_fraction)]
+    #[arg(long, value_name = "PCT", default_value = "2%", value_parser = super::common::parse_fraction)]
     pub target_ci: f64,
     /// Seconds of extra sampling a point may take to reach --target-ci. Default: 10 with
     /// --kernel (one point, so precision is cheap; sampling stops once the CI is reached); for
@@ -101,19 +99,6 @@ fn method_of(args: &RunArgs) -> anyhow::Result<MethodOptions> {
         },
         ..defaults
     })
-}
-
-/// The process-wide stop flag set by Ctrl-C (a handler can only be installed once).
-pub(crate) fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
-    if let Some(flag) = FLAG.get() {
-        return Ok(Arc::clone(flag));
-    }
-    let flag = Arc::new(AtomicBool::new(false));
-    let in_handler = Arc::clone(&flag);
-    ctrlc::set_handler(move || in_handler.store(true, Ordering::SeqCst))
-        .context("cannot install the Ctrl-C handler")?;
-    Ok(Arc::clone(FLAG.get_or_init(|| flag)))
 }
 
 fn list_kernels() -> ExitCode {
@@ -174,7 +159,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         cache_levels: machine.effective_data_levels(),
         ..RunOptions::default()
     };
-    let stop = stop_flag()?;
+    let stop = super::common::stop_flag()?;
     // Without a terminal (CI logs) a plain line per finished point replaces the bar.
     let plain_log = !args.quiet && !std::io::stderr().is_terminal();
     let bar = if args.quiet || plain_log {

@@ -208,7 +208,7 @@ impl Layout {
 
     /// Storage offsets of all elements in logical C order (last index fastest).
     pub fn offsets(&self) -> Offsets<'_> {
-        Offsets::new(self)
+        Offsets::new(&self.shape, &self.strides, self.offset, self.numel())
     }
 
     /// Storage offset of one element, or `None` if the index is out of range or has the wrong
@@ -260,5 +260,31 @@ impl Layout {
             span += (n - 1) * s;
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Layout;
+
+    #[test]
+    fn transposed_3x4_visits_columns_first() {
+        let layout = Layout::new(vec![4, 3], vec![1, 4], 0, 12).unwrap();
+        let offsets: Vec<usize> = layout.offsets().collect();
+        assert_eq!(offsets, vec![0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]);
+    }
+
+    #[test]
+    fn zero_d_and_empty_layouts() {
+        let scalar = Layout::new(vec![], vec![], 5, 6).unwrap();
+        assert_eq!(scalar.offsets().collect::<Vec<_>>(), vec![5]);
+        let empty = Layout::new(vec![3, 0], vec![1, 1], 0, 0).unwrap();
+        assert_eq!(empty.offsets().count(), 0);
+    }
+
+    #[test]
+    fn negative_stride_walks_backwards() {
+        let layout = Layout::new(vec![4], vec![-1], 3, 4).unwrap();
+        assert_eq!(layout.offsets().collect::<Vec<_>>(), vec![3, 2, 1, 0]);
     }
 }
