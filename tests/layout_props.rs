@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use stridelab::kernels::copy::copy_into_contiguous;
-use stridelab::layout::expr;
-use stridelab::layout::{IndexItem, Layout, Tensor};
+use stridelab::kernels::eval as expr;
+use stridelab::kernels::tensor::Tensor;
+use stridelab::layout::{IndexItem, Layout};
 
 // ---------------------------------------------------------------- a tiny deterministic RNG
 

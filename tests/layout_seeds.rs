@@ -7,8 +7,9 @@
 //! row/column-major, padded rows, the 6×9 diagonal, the `A[2i, 3j]` sub-sample, negative
 //! strides, sub-block contiguity.
 
-use stridelab::layout::expr::{self, Evaluation};
-use stridelab::layout::{ErrorKind, Layout, Tensor};
+use stridelab::kernels::eval::{self as expr, Evaluation};
+use stridelab::kernels::tensor::Tensor;
+use stridelab::layout::{ErrorKind, Layout};
 
 fn eval(text: &str) -> Evaluation<i64> {
     expr::evaluate(text).unwrap_or_else(|e| panic!("{text}: {e}"))
@@ -271,4 +272,31 @@ fn seed004_sub_block_contiguity() {
             .layout()
             .is_c_contiguous()
     );
+}
+
+/// The layout-only evaluation (no storage values) and the tensor evaluation with values agree
+/// on the final layout and storage length, copies included, and on refusals.
+#[test]
+fn layout_only_evaluation_matches_the_tensor_evaluation() {
+    for text in [
+        "arange(12).view(3, 4).T",
+        "arange(12).view(3, 4).T.reshape(12)",
+        "arange(24).view(2, 3, 4).permute(2, 0, 1).flatten(0, 1)",
+        "arange(6).view(2, 3).T.contiguous().clone()[::-1]",
+        "arange(5).expand(3, 5).clone()",
+        "arange(0).view(0, 3).T.contiguous()",
+        "arange(6).view(2, 3).T.view(6)",
+        "arange(8).as_strided((2, 2), (1, 1)).flatten()",
+    ] {
+        let with_values = expr::evaluate(text).map(|e| (e.layout().clone(), e.storage_len()));
+        let layout_only = stridelab::layout::expr::evaluate_layout(text);
+        match (with_values, layout_only) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.kind(), b.kind(), "{text}");
+                assert_eq!(a.to_string(), b.to_string(), "{text}");
+            }
+            (a, b) => panic!("{text}: {a:?} vs {b:?}"),
+        }
+    }
 }

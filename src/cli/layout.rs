@@ -12,9 +12,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::Serialize;
 
+use crate::kernels::eval::{self as expr, Evaluation};
 use crate::layout::contiguity::{self, Order};
 use crate::layout::error::ErrorKind;
-use crate::layout::expr::{self, Evaluation};
 use crate::layout::{Layout, LayoutError};
 
 /// Storages up to this many cells get a strip of touched cells...
@@ -121,7 +121,7 @@ pub fn run(args: LayoutArgs) -> anyhow::Result<ExitCode> {
         }
         Err(err) => {
             let mut message = format!("error: {err}\n");
-            if let LayoutError::Parse { column, .. } = err.root() {
+            if let Some(LayoutError::Parse { column, .. }) = err.layout_root() {
                 message.push_str(&caret(&text, *column));
             }
             eprint!("{message}");

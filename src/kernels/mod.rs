@@ -1,4 +1,5 @@
-//! Kernel catalogue (data) and kernel families, plus the copy engine.
+//! Kernel catalogue (data) and kernel families, plus the copy engine and the strided tensor
+//! with values (and the EXPR evaluation that copies) built on it.
 //!
 //! Every kernel's access order is one generic function over [`access::Mem`]: timed runs use
 //! [`access::RealMem`], simulation [`access::SimMem`], so the two cannot drift apart.
@@ -10,10 +11,12 @@ pub mod catalogue;
 pub mod common;
 pub mod conflict;
 pub mod copy;
+pub mod eval;
 pub mod latency;
 pub mod reference;
 pub mod spec;
 pub mod stride;
+pub mod tensor;
 pub mod transpose;
 pub mod traverse;
 pub mod view;

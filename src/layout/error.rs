@@ -5,8 +5,6 @@
 
 use thiserror::Error;
 
-use crate::kernels::copy::CopyError;
-
 /// The category of a [`LayoutError`], stable across releases (printed as JSON `kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -28,6 +26,7 @@ pub enum ErrorKind {
     /// The storage would be too large to materialise.
     TooLarge,
     /// The copy engine refused a copy (a bug if it ever happens: layouts are pre-validated).
+    /// Raised by the value-bearing evaluator on the kernels floor, where copies run.
     Copy,
 }
 
@@ -156,10 +155,6 @@ pub enum LayoutError {
         max: usize,
     },
 
-    /// The copy engine refused a copy.
-    #[error("the copy engine refused the copy: {0}")]
-    Copy(#[from] CopyError),
-
     /// An error raised by one step of an expression, with that step's text.
     #[error("in `{op}`: {source}")]
     InOp {
@@ -185,7 +180,6 @@ impl LayoutError {
             LayoutError::Overflow(_) => ErrorKind::Overflow,
             LayoutError::InvalidArgument(_) => ErrorKind::InvalidArgument,
             LayoutError::TooLarge { .. } => ErrorKind::TooLarge,
-            LayoutError::Copy(_) => ErrorKind::Copy,
             LayoutError::InOp { source, .. } => source.kind(),
         }
     }
@@ -196,6 +190,16 @@ impl LayoutError {
             op: op.into(),
             source: Box::new(self),
         }
+    }
+
+    /// Attaches the step text; an argument error raised without a position (column 0) gets
+    /// the step's `column`, since it belongs to that step.
+    pub fn in_step(self, op: impl Into<String>, column: usize) -> LayoutError {
+        let located = match self {
+            LayoutError::Parse { column: 0, message } => LayoutError::Parse { column, message },
+            other => other,
+        };
+        located.in_op(op)
     }
 
     /// The error without step context (the innermost error).

@@ -1,5 +1,6 @@
 //! The strided-view model: a [`Layout`] is shape + strides + offset over a one-dimensional
-//! storage; a [`Tensor`] pairs a layout with a shared storage.
+//! storage. This floor holds metadata only: the tensor with values (and its copies) lives in
+//! `kernels::tensor`, beside the copy engine.
 //!
 //! - [`strided`] — `Layout` and its validator (numbered invariants).
 //! - [`error`] — `LayoutError` and the stable `ErrorKind`.
@@ -8,8 +9,8 @@
 //! - [`contiguity`] — C/F contiguity and why a layout is not contiguous.
 //! - [`reshape`] — the `view` rule and shape inference.
 //! - [`iter`] — storage offsets in logical C order.
-//! - [`tensor`] — views vs copies; every copy goes through the copy engine.
-//! - [`expr`] — the `arange(N).op(...)[...]` language of `stridelab layout`.
+//! - [`expr`] — the `arange(N).op(...)[...]` language of `stridelab layout`, and its
+//!   layout-only evaluation.
 #![forbid(unsafe_code)]
 
 pub mod contiguity;
@@ -19,11 +20,9 @@ pub mod iter;
 pub mod ops;
 pub mod reshape;
 pub mod strided;
-pub mod tensor;
 
 pub use contiguity::{ContiguityBreak, Order};
 pub use error::{ErrorKind, LayoutError};
 pub use iter::Offsets;
 pub use ops::IndexItem;
 pub use strided::{Layout, MAX_DIMS};
-pub use tensor::Tensor;

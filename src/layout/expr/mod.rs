@@ -1,20 +1,20 @@
 //! The EXPR language of `stridelab layout`: `arange(N)` followed by view ops, e.g.
 //! `arange(12).view(3,4).T[::-1, 1:]`. Parsing lives in [`parse`]; this file binds
-//! arguments and evaluates the steps on a [`Tensor`] whose storage is `0..N`.
+//! arguments and runs the steps on any [`ViewSubject`]: the layout-only [`LayoutView`] here
+//! ([`evaluate_layout`]), or a tensor with values on the kernels floor, where copies run.
 
 pub mod parse;
 
-use std::sync::Arc;
-
 use super::error::LayoutError;
+use super::reshape::infer_shape;
 use super::strided::Layout;
-use super::tensor::Tensor;
-use parse::{Arg, StepKind, Value};
+use parse::{Arg, Expr, StepKind, Value};
 
-/// Largest storage (and largest copy / view) [`evaluate`] materialises: 16 Mi elements.
+/// Largest storage (and largest copy / view) the value-bearing evaluator materialises: 16 Mi
+/// elements.
 pub const MAX_VALUE_ELEMENTS: usize = 1 << 24;
 /// Largest storage and copy [`evaluate_layout`] accepts: it stores no values, but a copy
-/// still walks every element.
+/// still counts every element against the copy budget.
 pub const MAX_LAYOUT_ONLY_ELEMENTS: usize = 1 << 30;
 
 /// Elements all the copies of one expression may move together, as a multiple of the
@@ -27,26 +27,133 @@ fn copy_budget(max_elements: usize) -> usize {
     max_elements.saturating_mul(COPY_WORK_FACTOR).min(1 << 30)
 }
 
-/// What a storage element must offer: `arange` fills storage cell `i` with `from_index(i)`.
-pub trait StorageElement: Copy + std::fmt::Debug + 'static {
-    fn from_index(index: usize) -> Self;
+/// What the steps of an expression act on: a layout over some storage. Views keep the
+/// storage; copies make a fresh C-contiguous one (how is the subject's business).
+pub trait ViewSubject: Clone {
+    type Error: From<LayoutError>;
+    fn layout(&self) -> &Layout;
+    /// False for views that may alias storage cells, and anything derived from them.
+    fn writable(&self) -> bool;
+    /// The same storage seen through `layout`.
+    fn with_layout(&self, layout: Layout) -> Self;
+    /// A fresh C-contiguous storage holding the view's elements.
+    fn copy_to_contiguous(&self) -> Result<Self, Self::Error>;
+    fn shares_storage_with(&self, other: &Self) -> bool;
+    /// Attaches the text (and column, for argument errors) of the expression step that failed.
+    fn in_step(error: Self::Error, op: String, column: usize) -> Self::Error;
 }
 
-impl StorageElement for i64 {
-    fn from_index(index: usize) -> i64 {
-        index as i64
+/// A view when possible, else a C-contiguous copy with the new shape.
+pub fn reshape<S: ViewSubject>(subject: &S, shape: &[i64]) -> Result<S, S::Error> {
+    // Reject a bad shape before deciding whether to copy.
+    infer_shape(shape, subject.layout().numel())?;
+    match subject.layout().view(shape) {
+        Ok(layout) => Ok(subject.with_layout(layout)),
+        Err(LayoutError::ViewIncompatible(_)) => {
+            let copy = subject.copy_to_contiguous()?;
+            Ok(copy.with_layout(copy.layout().view(shape)?))
+        }
+        Err(other) => Err(other.into()),
     }
 }
 
-impl StorageElement for f64 {
-    fn from_index(index: usize) -> f64 {
-        index as f64
+/// Merges dims `start_dim..=end_dim` into one (PyTorch `flatten`): a view when possible.
+pub fn flatten<S: ViewSubject>(subject: &S, start_dim: i64, end_dim: i64) -> Result<S, S::Error> {
+    let layout = subject.layout();
+    if layout.ndim() == 0 {
+        return reshape(subject, &[1]);
+    }
+    let ndim = layout.ndim();
+    let start = super::ops::normalize_dim(start_dim, ndim)?;
+    let end = super::ops::normalize_dim(end_dim, ndim)?;
+    if start > end {
+        return Err(LayoutError::InvalidDims(format!(
+            "flatten: start_dim {start_dim} comes after end_dim {end_dim}"
+        ))
+        .into());
+    }
+    if start == end {
+        return Ok(subject.clone());
+    }
+    let shape = layout.shape();
+    let merged = shape[start..=end]
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .ok_or_else(|| LayoutError::overflow("the size of the flattened dim"))?;
+    let new_shape: Vec<i64> = shape[..start]
+        .iter()
+        .copied()
+        .chain(std::iter::once(merged))
+        .chain(shape[end + 1..].iter().copied())
+        .map(|n| n as i64)
+        .collect();
+    reshape(subject, &new_shape)
+}
+
+/// The same subject if already C-contiguous, else a contiguous copy.
+pub fn contiguous<S: ViewSubject>(subject: &S) -> Result<S, S::Error> {
+    if subject.layout().is_c_contiguous() {
+        Ok(subject.clone())
+    } else {
+        subject.copy_to_contiguous()
     }
 }
 
-/// Zero-sized elements: evaluates layouts without allocating storage.
-impl StorageElement for () {
-    fn from_index(_: usize) {}
+/// A layout with no values behind it: copies only make a fresh contiguous layout.
+#[derive(Debug, Clone)]
+pub struct LayoutView {
+    layout: Layout,
+    writable: bool,
+    /// Which storage the view indexes: 0 for `arange(N)`, one more per copy along the chain.
+    storage: u64,
+}
+
+impl LayoutView {
+    /// The view of a whole storage of `layout.storage_len()` elements.
+    pub fn new(layout: Layout) -> LayoutView {
+        let writable = layout.is_non_overlapping();
+        LayoutView {
+            layout,
+            writable,
+            storage: 0,
+        }
+    }
+}
+
+impl ViewSubject for LayoutView {
+    type Error = LayoutError;
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn writable(&self) -> bool {
+        self.writable
+    }
+
+    fn with_layout(&self, layout: Layout) -> LayoutView {
+        LayoutView {
+            writable: self.writable && layout.is_non_overlapping(),
+            layout,
+            storage: self.storage,
+        }
+    }
+
+    fn copy_to_contiguous(&self) -> Result<LayoutView, LayoutError> {
+        let layout = Layout::contiguous(self.layout.shape())?;
+        Ok(LayoutView {
+            storage: self.storage + 1,
+            ..LayoutView::new(layout)
+        })
+    }
+
+    fn shares_storage_with(&self, other: &LayoutView) -> bool {
+        self.storage == other.storage
+    }
+
+    fn in_step(error: LayoutError, op: String, column: usize) -> LayoutError {
+        error.in_step(op, column)
+    }
 }
 
 /// One evaluated step: its source text, the layout after it, and whether it copied.
@@ -58,63 +165,8 @@ pub struct StepResult {
     pub writable: bool,
 }
 
-/// The result of evaluating an expression.
-#[derive(Debug, Clone)]
-pub struct Evaluation<T> {
-    pub expr: String,
-    /// `arange(N)` first, then one entry per postfix step.
-    pub steps: Vec<StepResult>,
-    tensor: Tensor<T>,
-    shares_storage: bool,
-}
-
-impl<T: StorageElement> Evaluation<T> {
-    pub fn layout(&self) -> &Layout {
-        self.tensor.layout()
-    }
-
-    pub fn tensor(&self) -> &Tensor<T> {
-        &self.tensor
-    }
-
-    /// The storage the final view indexes: `0..N`, or the copy once a step copied.
-    pub fn storage(&self) -> &[T] {
-        self.tensor.storage()
-    }
-
-    pub fn storage_len(&self) -> usize {
-        self.tensor.storage().len()
-    }
-
-    /// False once some step copied (then [`Evaluation::storage`] is that copy).
-    pub fn shares_storage(&self) -> bool {
-        self.shares_storage
-    }
-
-    /// The view's elements in logical C order.
-    pub fn values(&self) -> Vec<T> {
-        self.tensor.values()
-    }
-}
-
-/// Evaluates `text` over an `i64` storage `0..N` (at most [`MAX_VALUE_ELEMENTS`]).
-pub fn evaluate(text: &str) -> Result<Evaluation<i64>, LayoutError> {
-    evaluate_as::<i64>(text, MAX_VALUE_ELEMENTS)
-}
-
-/// The final layout and its storage length, without materialising storage values (storages
-/// and copies up to [`MAX_LAYOUT_ONLY_ELEMENTS`]). For kernels that build their own storage.
-pub fn evaluate_layout(text: &str) -> Result<(Layout, usize), LayoutError> {
-    let evaluation = evaluate_as::<()>(text, MAX_LAYOUT_ONLY_ELEMENTS)?;
-    Ok((evaluation.layout().clone(), evaluation.storage_len()))
-}
-
-/// Evaluates `text` over a storage of `T::from_index(0..N)`; storages, copies and (for
-/// value-bearing `T`) views larger than `max_elements` are refused with `too_large`.
-pub fn evaluate_as<T: StorageElement>(
-    text: &str,
-    max_elements: usize,
-) -> Result<Evaluation<T>, LayoutError> {
+/// Parses `text`, refusing an `arange(N)` storage larger than `max_elements` (`too_large`).
+pub fn parse_bounded(text: &str, max_elements: usize) -> Result<Expr, LayoutError> {
     let expr = parse::parse(text)?;
     if expr.arange > max_elements {
         return Err(LayoutError::TooLarge {
@@ -123,15 +175,24 @@ pub fn evaluate_as<T: StorageElement>(
             max: max_elements,
         });
     }
-    let storage: Arc<[T]> = (0..expr.arange).map(T::from_index).collect();
-    let base = Tensor::from_storage(Arc::clone(&storage), Layout::contiguous(&[expr.arange])?)?;
+    Ok(expr)
+}
+
+/// Runs the postfix steps of `expr` on `base` (the `arange(N)` view): returns one
+/// [`StepResult`] per step (`arange(N)` first) and the final subject. Copies larger than
+/// `max_elements`, or beyond the expression's copy budget, are refused with `too_large`.
+pub fn run_steps<S: ViewSubject>(
+    expr: &Expr,
+    base: S,
+    max_elements: usize,
+) -> Result<(Vec<StepResult>, S), S::Error> {
     let mut steps = vec![StepResult {
         text: format!("arange({})", expr.arange),
         layout: base.layout().clone(),
         copied: false,
         writable: base.writable(),
     }];
-    let mut tensor = base.clone();
+    let mut subject = base;
     let budget = copy_budget(max_elements);
     let mut copy_left = budget;
     for step in &expr.steps {
@@ -140,20 +201,11 @@ pub fn evaluate_as<T: StorageElement>(
             left: copy_left,
             budget,
         };
-        let next = apply(&tensor, &step.kind, limits).map_err(|e| {
-            // Argument errors are raised without a position; they belong to this step.
-            let e = match e {
-                LayoutError::Parse { column: 0, message } => LayoutError::Parse {
-                    column: step.column,
-                    message,
-                },
-                other => other,
-            };
-            e.in_op(step.text.trim().to_string())
-        })?;
-        let copied = !next.shares_storage_with(&tensor);
+        let next = apply(&subject, &step.kind, limits)
+            .map_err(|e| S::in_step(e, step.text.trim().to_string(), step.column))?;
+        let copied = !next.shares_storage_with(&subject);
         if copied {
-            copy_left = copy_left.saturating_sub(tensor.layout().numel());
+            copy_left = copy_left.saturating_sub(subject.layout().numel());
         }
         steps.push(StepResult {
             text: step.text.trim().to_string(),
@@ -161,22 +213,19 @@ pub fn evaluate_as<T: StorageElement>(
             copied,
             writable: next.writable(),
         });
-        tensor = next;
+        subject = next;
     }
-    if std::mem::size_of::<T>() > 0 && tensor.layout().numel() > max_elements {
-        return Err(LayoutError::TooLarge {
-            what: "the final view (its values are listed)",
-            len: tensor.layout().numel() as u128,
-            max: max_elements,
-        });
-    }
-    let shares_storage = tensor.shares_storage_with(&base);
-    Ok(Evaluation {
-        expr: text.to_string(),
-        steps,
-        tensor,
-        shares_storage,
-    })
+    Ok((steps, subject))
+}
+
+/// The final layout and its storage length, without materialising storage values (storages
+/// and copies up to [`MAX_LAYOUT_ONLY_ELEMENTS`]). For kernels that build their own storage.
+pub fn evaluate_layout(text: &str) -> Result<(Layout, usize), LayoutError> {
+    let expr = parse_bounded(text, MAX_LAYOUT_ONLY_ELEMENTS)?;
+    let base = LayoutView::new(Layout::contiguous(&[expr.arange])?);
+    let (_, last) = run_steps(&expr, base, MAX_LAYOUT_ONLY_ELEMENTS)?;
+    let storage_len = last.layout.storage_len();
+    Ok((last.layout, storage_len))
 }
 
 /// The methods the language knows, for "unknown method" messages.
@@ -200,7 +249,7 @@ pub const METHODS: &[&str] = &[
     "clone()",
 ];
 
-/// An argument error; `evaluate_as` fills in the column of the step it belongs to.
+/// An argument error; [`run_steps`] fills in the column of the step it belongs to.
 fn arg_error(message: impl Into<String>) -> LayoutError {
     LayoutError::Parse {
         column: 0,
@@ -319,13 +368,13 @@ struct CopyLimits {
     budget: usize,
 }
 
-fn apply<T: StorageElement>(
-    tensor: &Tensor<T>,
-    step: &StepKind,
-    limits: CopyLimits,
-) -> Result<Tensor<T>, LayoutError> {
+/// One step on `tensor`; the view ops of [`Layout`] keep its storage.
+fn apply<S: ViewSubject>(tensor: &S, step: &StepKind, limits: CopyLimits) -> Result<S, S::Error> {
+    let view = |layout: Result<Layout, LayoutError>| -> Result<S, S::Error> {
+        Ok(tensor.with_layout(layout?))
+    };
     let (name, args) = match step {
-        StepKind::Index(items) => return tensor.index(items),
+        StepKind::Index(items) => return view(tensor.layout().index(items)),
         StepKind::Method { name, args } => (name.as_str(), args),
     };
     let attribute = name == "T";
@@ -333,10 +382,11 @@ fn apply<T: StorageElement>(
         (None, false) => {
             return Err(arg_error(format!(
                 "{name} is a method: write .{name}(...) (only .T is an attribute)"
-            )));
+            ))
+            .into());
         }
         (Some(_), true) => {
-            return Err(arg_error("T is an attribute: write .T, not .T()"));
+            return Err(arg_error("T is an attribute: write .T, not .T()").into());
         }
         _ => {}
     }
@@ -362,75 +412,76 @@ fn apply<T: StorageElement>(
         }
     };
     match name {
-        "T" => tensor.reversed_dims(),
+        "T" => view(tensor.layout().reversed_dims()),
         "t" => {
             bind(name, args, &[])?;
-            tensor.t()
+            view(tensor.layout().t())
         }
         "transpose" => {
             let b = bind(name, args, &["dim0", "dim1"])?;
-            tensor.transpose(
+            view(tensor.layout().transpose(
                 required_int(name, "dim0", b[0])?,
                 required_int(name, "dim1", b[1])?,
-            )
+            ))
         }
-        "permute" => tensor.permute(&varargs(name, args)?),
+        "permute" => view(tensor.layout().permute(&varargs(name, args)?)),
         "select" => {
             let b = bind(name, args, &["dim", "index"])?;
-            tensor.select(
+            view(tensor.layout().select(
                 required_int(name, "dim", b[0])?,
                 required_int(name, "index", b[1])?,
-            )
+            ))
         }
         "narrow" => {
             let b = bind(name, args, &["dim", "start", "length"])?;
-            tensor.narrow(
+            view(tensor.layout().narrow(
                 required_int(name, "dim", b[0])?,
                 required_int(name, "start", b[1])?,
                 required_int(name, "length", b[2])?,
-            )
+            ))
         }
         "diagonal" => {
             let b = bind(name, args, &["offset", "dim1", "dim2"])?;
-            tensor.diagonal(
+            view(tensor.layout().diagonal(
                 int_param(name, "offset", b[0])?.unwrap_or(0),
                 int_param(name, "dim1", b[1])?.unwrap_or(0),
                 int_param(name, "dim2", b[2])?.unwrap_or(1),
-            )
+            ))
         }
         "squeeze" => {
             let b = bind(name, args, &["dim"])?;
             match int_param(name, "dim", b[0])? {
-                None => tensor.squeeze(),
-                Some(d) => tensor.squeeze_dim(d),
+                None => view(tensor.layout().squeeze()),
+                Some(d) => view(tensor.layout().squeeze_dim(d)),
             }
         }
         "unsqueeze" => {
             let b = bind(name, args, &["dim"])?;
-            tensor.unsqueeze(required_int(name, "dim", b[0])?)
+            view(tensor.layout().unsqueeze(required_int(name, "dim", b[0])?))
         }
-        "expand" => tensor.expand(&varargs(name, args)?),
-        "flip" => tensor.flip(&varargs(name, args)?),
+        "expand" => view(tensor.layout().expand(&varargs(name, args)?)),
+        "flip" => view(tensor.layout().flip(&varargs(name, args)?)),
         "as_strided" => {
             let b = bind(name, args, &["size", "stride", "storage_offset"])?;
-            tensor.as_strided(
+            view(tensor.layout().as_strided(
                 &tuple_param(name, "size", b[0])?,
                 &tuple_param(name, "stride", b[1])?,
                 int_param(name, "storage_offset", b[2])?,
-            )
+            ))
         }
-        "view" => tensor.view(&varargs(name, args)?),
+        "view" => view(tensor.layout().view(&varargs(name, args)?)),
         "reshape" => {
             let shape = varargs(name, args)?;
             if tensor.layout().view(&shape).is_err() {
                 copy_guard()?;
             }
-            tensor.reshape(&shape)
+            reshape(tensor, &shape)
         }
         "flatten" => {
             let b = bind(name, args, &["start_dim", "end_dim"])?;
             copy_guard()?;
-            tensor.flatten(
+            flatten(
+                tensor,
                 int_param(name, "start_dim", b[0])?.unwrap_or(0),
                 int_param(name, "end_dim", b[1])?.unwrap_or(-1),
             )
@@ -438,16 +489,17 @@ fn apply<T: StorageElement>(
         "contiguous" => {
             bind(name, args, &[])?;
             copy_guard()?;
-            tensor.contiguous()
+            contiguous(tensor)
         }
         "clone" => {
             bind(name, args, &[])?;
             copy_guard()?;
-            tensor.clone_data()
+            tensor.copy_to_contiguous()
         }
         other => Err(arg_error(format!(
             "unknown method '{other}'; known: {}",
             METHODS.join(", ")
-        ))),
+        ))
+        .into()),
     }
 }

@@ -1,13 +1,58 @@
 //! [`Tensor`]: a shared storage plus a [`Layout`] — views share the storage, copies go
-//! through the copy engine ([`crate::kernels::copy::copy_into_contiguous`]).
+//! through the copy engine ([`super::copy::copy_into_contiguous`]). It lives on the kernels
+//! floor because it copies; the layout floor below holds the metadata it is built from.
 
 use std::sync::Arc;
 
-use super::error::LayoutError;
-use super::ops::IndexItem;
-use super::reshape::infer_shape;
-use super::strided::Layout;
-use crate::kernels::copy::copy_into_contiguous;
+use thiserror::Error;
+
+use super::copy::{CopyError, copy_into_contiguous};
+use crate::layout::expr::{self, ViewSubject};
+use crate::layout::{ErrorKind, IndexItem, Layout, LayoutError};
+
+/// Why a tensor operation or a value-bearing expression failed: a layout error, or the copy
+/// engine refusing a copy (never expected: layouts are validated before they copy).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TensorError {
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    /// `op` is the text of the expression step that copied, when there is one.
+    #[error("{}the copy engine refused the copy: {source}", step_prefix(.op))]
+    Copy {
+        op: Option<String>,
+        source: CopyError,
+    },
+}
+
+fn step_prefix(op: &Option<String>) -> String {
+    op.as_ref()
+        .map(|op| format!("in `{op}`: "))
+        .unwrap_or_default()
+}
+
+impl From<CopyError> for TensorError {
+    fn from(source: CopyError) -> TensorError {
+        TensorError::Copy { op: None, source }
+    }
+}
+
+impl TensorError {
+    /// The stable category `stridelab layout --json` prints.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            TensorError::Layout(e) => e.kind(),
+            TensorError::Copy { .. } => ErrorKind::Copy,
+        }
+    }
+
+    /// The innermost layout error, if this is one.
+    pub fn layout_root(&self) -> Option<&LayoutError> {
+        match self {
+            TensorError::Layout(e) => Some(e.root()),
+            TensorError::Copy { .. } => None,
+        }
+    }
+}
 
 /// A strided view over a reference-counted storage.
 ///
@@ -90,12 +135,12 @@ impl<T: Copy + 'static> Tensor<T> {
 
     /// A fresh C-contiguous tensor holding this view's elements, copied by the copy engine.
     /// This is the only place the layout model copies data.
-    pub fn copy_to_contiguous(&self) -> Result<Tensor<T>, LayoutError> {
+    pub fn copy_to_contiguous(&self) -> Result<Tensor<T>, TensorError> {
         let layout = Layout::contiguous(self.layout.shape())?;
         let numel = layout.numel();
         let Some(&fill) = self.storage.first() else {
             // An empty storage backs only empty views, so there is nothing to copy.
-            return Tensor::from_storage(Vec::new().into(), layout);
+            return Ok(Tensor::from_storage(Vec::new().into(), layout)?);
         };
         let mut data = vec![fill; numel];
         copy_into_contiguous(
@@ -105,7 +150,7 @@ impl<T: Copy + 'static> Tensor<T> {
             self.layout.offset(),
             &mut data,
         )?;
-        Tensor::from_storage(data.into(), layout)
+        Ok(Tensor::from_storage(data.into(), layout)?)
     }
 
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor<T>, LayoutError> {
@@ -176,59 +221,57 @@ impl<T: Copy + 'static> Tensor<T> {
     }
 
     /// A view when possible, else a C-contiguous copy with the new shape.
-    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor<T>, LayoutError> {
-        // Reject a bad shape before deciding whether to copy.
-        infer_shape(shape, self.layout.numel())?;
-        match self.layout.view(shape) {
-            Ok(layout) => Ok(self.with_layout(layout)),
-            Err(LayoutError::ViewIncompatible(_)) => self.copy_to_contiguous()?.view(shape),
-            Err(other) => Err(other),
-        }
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor<T>, TensorError> {
+        expr::reshape(self, shape)
     }
 
     /// Merges dims `start_dim..=end_dim` into one (PyTorch `flatten`): a view when possible.
-    pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor<T>, LayoutError> {
-        if self.layout.ndim() == 0 {
-            return self.reshape(&[1]);
-        }
-        let ndim = self.layout.ndim();
-        let start = super::ops::normalize_dim(start_dim, ndim)?;
-        let end = super::ops::normalize_dim(end_dim, ndim)?;
-        if start > end {
-            return Err(LayoutError::InvalidDims(format!(
-                "flatten: start_dim {start_dim} comes after end_dim {end_dim}"
-            )));
-        }
-        if start == end {
-            return Ok(self.clone());
-        }
-        let shape = self.layout.shape();
-        let merged = shape[start..=end]
-            .iter()
-            .try_fold(1usize, |acc, &n| acc.checked_mul(n))
-            .ok_or_else(|| LayoutError::overflow("the size of the flattened dim"))?;
-        let new_shape: Vec<i64> = shape[..start]
-            .iter()
-            .copied()
-            .chain(std::iter::once(merged))
-            .chain(shape[end + 1..].iter().copied())
-            .map(|n| n as i64)
-            .collect();
-        self.reshape(&new_shape)
+    pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor<T>, TensorError> {
+        expr::flatten(self, start_dim, end_dim)
     }
 
     /// The same tensor if already C-contiguous, else a contiguous copy.
-    pub fn contiguous(&self) -> Result<Tensor<T>, LayoutError> {
-        if self.layout.is_c_contiguous() {
-            Ok(self.clone())
-        } else {
-            self.copy_to_contiguous()
-        }
+    pub fn contiguous(&self) -> Result<Tensor<T>, TensorError> {
+        expr::contiguous(self)
     }
 
     /// PyTorch's `clone()`: always a copy. The copy is C-contiguous (NumPy's `copy()`;
     /// PyTorch would keep the strides of a dense non-contiguous input).
-    pub fn clone_data(&self) -> Result<Tensor<T>, LayoutError> {
+    pub fn clone_data(&self) -> Result<Tensor<T>, TensorError> {
         self.copy_to_contiguous()
+    }
+}
+
+impl<T: Copy + 'static> ViewSubject for Tensor<T> {
+    type Error = TensorError;
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn writable(&self) -> bool {
+        self.writable
+    }
+
+    fn with_layout(&self, layout: Layout) -> Tensor<T> {
+        Tensor::with_layout(self, layout)
+    }
+
+    fn copy_to_contiguous(&self) -> Result<Tensor<T>, TensorError> {
+        Tensor::copy_to_contiguous(self)
+    }
+
+    fn shares_storage_with(&self, other: &Tensor<T>) -> bool {
+        Tensor::shares_storage_with(self, other)
+    }
+
+    fn in_step(error: TensorError, op: String, column: usize) -> TensorError {
+        match error {
+            TensorError::Layout(e) => TensorError::Layout(e.in_step(op, column)),
+            TensorError::Copy { source, .. } => TensorError::Copy {
+                op: Some(op),
+                source,
+            },
+        }
     }
 }
