@@ -463,7 +463,7 @@ fn round_cancels(
         let samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
         // The bootstrap costs O(n log n) per check: check every round
         // at first, then every 32nd (a few percent of the sampling time).
-        let check = round < 64 || round % 32 == 0;
+        let check = round < 64 || round.is_multiple_of(32);
         cancel |= sampling_started.elapsed() >= took + budget
             || (check && precise_enough(&samples[0], method));
     }
