@@ -2,19 +2,21 @@
 //! that description came from (sysfs, CPUID, a `--cache` override or a named preset), and
 //! warnings for values no real part has.
 //!
-//! Detection reads `/sys/devices/system/cpu/cpu0/cache/index*/` (under a root that tests point
-//! at a fake tree) and, on x86-64, cross-checks every level against CPUID's deterministic cache
-//! parameters (leaf 4 on Intel, 0x8000_001D on AMD), listing disagreements instead of hiding
-//! them. Sets need not be a power of two: the simulator indexes with `line address mod sets`.
+//! Detection (`geometry/detect.rs`) reads `/sys/devices/system/cpu/cpu0/cache/index*/` (under
+//! a root that tests point at a fake tree) and, on x86-64, cross-checks every level against
+//! CPUID's deterministic cache parameters (leaf 4 on Intel, 0x8000_001D on AMD), listing
+//! disagreements instead of hiding them. Sets need not be a power of two: the simulator indexes with `line address mod sets`.
 
 use std::fmt;
-use std::fs;
-use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::units::{format_size_exact, parse_size};
+
+mod detect;
+#[cfg(test)]
+use detect::compare_levels;
 
 /// What a cache level holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -441,52 +443,6 @@ pub struct Geometry {
 }
 
 impl Geometry {
-    /// Detects this machine's caches: sysfs first, CPUID as cross-check (or fallback on x86).
-    pub fn detect() -> Self {
-        let mut geometry = Self::from_sysfs(Path::new("/sys/devices/system/cpu/cpu0/cache"));
-        cross_check_cpuid(&mut geometry);
-        geometry
-    }
-
-    /// Reads `index*/` directories under `root` (a real or fake `.../cpu0/cache`). Never fails:
-    /// unreadable or invalid entries become notes.
-    pub fn from_sysfs(root: &Path) -> Self {
-        let mut geometry = Self::default();
-        let mut dirs: Vec<PathBuf> = match fs::read_dir(root) {
-            Ok(entries) => entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with("index"))
-                })
-                .collect(),
-            Err(err) => {
-                geometry
-                    .notes
-                    .push(format!("sysfs: cannot read {}: {err}", root.display()));
-                return geometry;
-            }
-        };
-        dirs.sort_by_key(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n["index".len()..].parse::<u32>().ok())
-                .unwrap_or(u32::MAX)
-        });
-        for dir in dirs {
-            match read_sysfs_level(&dir) {
-                Ok(level) => geometry.levels.push(level),
-                Err(reason) => geometry
-                    .notes
-                    .push(format!("sysfs: {}: {reason}", dir.display())),
-            }
-        }
-        geometry.sort_levels();
-        geometry
-    }
-
     /// A named preset of a real machine (see [`PRESET_NAMES`]).
     pub fn preset(name: &str) -> Result<Self, GeometryError> {
         // (name, kind, size, ways, line) per level.
@@ -614,155 +570,11 @@ pub fn resolve_levels(
     Ok(levels)
 }
 
-fn read_sysfs_level(dir: &Path) -> Result<CacheLevel, String> {
-    let read = |file: &str| -> Result<String, String> {
-        fs::read_to_string(dir.join(file))
-            .map(|s| s.trim().to_string())
-            .map_err(|err| format!("{file}: {err}"))
-    };
-    let number = |file: &str| -> Result<u64, String> {
-        let text = read(file)?;
-        text.parse::<u64>()
-            .map_err(|_| format!("{file}: `{text}` is not a number"))
-    };
-    let level = number("level")?;
-    let kind = match read("type")?.as_str() {
-        "Data" => CacheKind::Data,
-        "Instruction" => CacheKind::Instruction,
-        "Unified" => CacheKind::Unified,
-        other => return Err(format!("type: unknown cache type `{other}`")),
-    };
-    let name = match (level, kind) {
-        (1, CacheKind::Data) => "L1d".to_string(),
-        (1, CacheKind::Instruction) => "L1i".to_string(),
-        (1, CacheKind::Unified) => "L1".to_string(),
-        (n, _) => format!("L{n}"),
-    };
-    let size_text = read("size")?;
-    let size = parse_size(&size_text)
-        .ok()
-        .ok_or(format!("size: `{size_text}` is not a size"))?;
-    let ways = number("ways_of_associativity")?;
-    let line = number("coherency_line_size")?;
-    // "L1" (unified L1) is not a name `level_number` rejects; kind is kept as read.
-    let mut cache = CacheLevel::new(&name, kind, size, ways, line, GeometrySource::Sysfs)
-        .map_err(|err| err.to_string())?;
-    cache.level = u8::try_from(level).map_err(|_| format!("level {level} out of range"))?;
-    let mut warnings = Vec::new();
-    if let Ok(reported_sets) = number("number_of_sets")
-        && reported_sets != u64::from(cache.sets)
-    {
-        warnings.push(format!(
-            "sysfs number_of_sets = {reported_sets} but size / (ways × line) = {}",
-            cache.sets
-        ));
-    }
-    cache.shared_cpus = read("shared_cpu_list").ok();
-    warnings.extend(cache.plausibility_warnings());
-    cache.warnings = warnings;
-    Ok(cache)
-}
-
-/// Compares detected levels with CPUID; on x86-64 without sysfs, CPUID becomes the source.
-#[cfg(target_arch = "x86_64")]
-fn cross_check_cpuid(geometry: &mut Geometry) {
-    let cpuid_levels = cpuid_levels();
-    if cpuid_levels.is_empty() {
-        geometry
-            .notes
-            .push("cpuid: no deterministic cache parameters leaf".into());
-        return;
-    }
-    if geometry.levels.is_empty() {
-        geometry.levels = cpuid_levels;
-        geometry
-            .notes
-            .push("sysfs had no caches; levels come from CPUID".into());
-        return;
-    }
-    let disagreements = compare_levels(&geometry.levels, &cpuid_levels);
-    for (name, message) in disagreements {
-        if let Some(level) = geometry.levels.iter_mut().find(|l| l.name == name) {
-            level.warnings.push(message.clone());
-        }
-        geometry.notes.push(format!("{name}: {message}"));
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn cross_check_cpuid(_geometry: &mut Geometry) {}
-
-/// CPUID's view of the caches (leaf 4 on Intel, 0x8000_001D on AMD).
-#[cfg(target_arch = "x86_64")]
-fn cpuid_levels() -> Vec<CacheLevel> {
-    use raw_cpuid::{CacheType, CpuId};
-    let Some(params) = CpuId::new().get_cache_parameters() else {
-        return Vec::new();
-    };
-    let mut levels = Vec::new();
-    for p in params {
-        let kind = match p.cache_type() {
-            CacheType::Data => CacheKind::Data,
-            CacheType::Instruction => CacheKind::Instruction,
-            CacheType::Unified => CacheKind::Unified,
-            _ => continue,
-        };
-        let name = match (p.level(), kind) {
-            (1, CacheKind::Data) => "L1d".to_string(),
-            (1, CacheKind::Instruction) => "L1i".to_string(),
-            (n, _) => format!("L{n}"),
-        };
-        let ways = p.associativity() as u64;
-        let line = p.coherency_line_size() as u64;
-        let size = ways * p.physical_line_partitions() as u64 * line * p.sets() as u64;
-        if let Ok(level) = CacheLevel::new(&name, kind, size, ways, line, GeometrySource::Cpuid) {
-            levels.push(level);
-        }
-    }
-    levels
-}
-
-/// Pairs levels by name and describes every field on which `cpuid` disagrees with `primary`.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-fn compare_levels(primary: &[CacheLevel], cpuid: &[CacheLevel]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for level in primary {
-        let Some(other) = cpuid.iter().find(|c| c.name == level.name) else {
-            out.push((
-                level.name.clone(),
-                "CPUID does not report this level".to_string(),
-            ));
-            continue;
-        };
-        let fields = [
-            ("size", level.size, other.size),
-            ("ways", level.ways.into(), other.ways.into()),
-            ("line", level.line.into(), other.line.into()),
-            ("sets", level.sets.into(), other.sets.into()),
-        ];
-        for (field, ours, theirs) in fields {
-            if ours != theirs {
-                out.push((
-                    level.name.clone(),
-                    format!("sysfs and CPUID disagree on {field}: {ours} vs {theirs}"),
-                ));
-            }
-        }
-    }
-    for other in cpuid {
-        if !primary.iter().any(|l| l.name == other.name) {
-            out.push((
-                other.name.clone(),
-                format!("CPUID reports {other} but sysfs does not"),
-            ));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::path::Path;
 
     /// (index, level, type, size, ways, sets, line, shared_cpu_list) of one fake sysfs entry.
     type SysfsRow<'a> = (u32, u32, &'a str, &'a str, u32, u32, u32, &'a str);

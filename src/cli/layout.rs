@@ -275,12 +275,10 @@ fn storage_strip(evaluation: &Evaluation<i64>) -> String {
     out
 }
 
-fn explain(evaluation: &Evaluation<i64>) -> String {
-    let layout = evaluation.layout();
+/// The chain of steps as a table: one row per step with its shape, strides, offset and
+/// whether it viewed or copied.
+fn chain_table(evaluation: &Evaluation<i64>) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}\n", evaluation.expr.trim());
-
-    // The chain, one step per row.
     let rows: Vec<[String; 5]> = evaluation
         .steps
         .iter()
@@ -325,6 +323,15 @@ fn explain(evaluation: &Evaluation<i64>) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
+    out
+}
+
+fn explain(evaluation: &Evaluation<i64>) -> String {
+    let layout = evaluation.layout();
+    let mut out = String::new();
+    let _ = writeln!(out, "{}\n", evaluation.expr.trim());
+
+    out.push_str(&chain_table(evaluation));
     out.push('\n');
 
     let numel = layout.numel();

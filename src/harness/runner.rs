@@ -251,48 +251,9 @@ pub fn measure_point(
     let work_slot: Mutex<Option<Work>> = Mutex::new(None);
 
     let results: Vec<WorkerResult> = pool.broadcast(|thread| {
-        let fail = |e: KernelError| {
-            shared
-                .errors
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((thread, e));
-            shared.prepare_failed.store(true, Ordering::SeqCst);
-        };
         // Step 1: prepare on this (pinned) worker.
-        let mut subjects: Vec<Subject> = Vec::new();
-        match prepare() {
-            Ok(instance) => {
-                let work = instance.work();
-                if thread == 0 {
-                    *work_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(work);
-                }
-                subjects.push(Subject::new(instance));
-                let wants_reference = match kind {
-                    PointKind::Bandwidth => true,
-                    PointKind::Latency => method.latency_references,
-                    PointKind::Reference => false,
-                };
-                if wants_reference && method.references && work.bytes_read > 0 {
-                    let elements = (work.bytes_read as usize).div_ceil(size_of::<f64>());
-                    for &variant in ReferenceVariant::for_writing_kernel(work.bytes_written > 0) {
-                        match ReferenceInstance::new(variant, elements, method.huge_pages) {
-                            Ok(r) => subjects.push(Subject::new(Box::new(r))),
-                            Err(e) => fail(e),
-                        }
-                    }
-                }
-            }
-            Err(e) => fail(e),
-        }
-        let (mut hardware, mut software) = if method.counters {
-            (
-                Some(PerfGroup::open(CounterKind::Hardware)),
-                Some(PerfGroup::open(CounterKind::Software)),
-            )
-        } else {
-            (None, None)
-        };
+        let mut subjects = prepare_subjects(thread, prepare, kind, method, &shared, &work_slot);
+        let mut counters = WorkerCounters::open(method.counters);
         shared.barrier.wait();
         if shared.prepare_failed.load(Ordering::SeqCst) {
             return WorkerResult {
@@ -301,117 +262,263 @@ pub fn measure_point(
                 software: None,
             };
         }
-
         // Step 2: warm-up and calibration.
-        for (index, subject) in subjects.iter_mut().enumerate() {
-            match warm_up(subject, method.warmup, &shared) {
-                Some((runs, ns_per_run)) if thread == 0 => {
-                    let target = method.min_sample.as_nanos() as f64;
-                    let runs_per_sample = (target / ns_per_run.max(1.0)).ceil().max(1.0) as u64;
-                    shared.runs_per_sample[index].store(runs_per_sample, Ordering::SeqCst);
-                    if index == 0 {
-                        shared.warmup_runs.store(runs, Ordering::SeqCst);
-                    }
-                }
-                // A mismatch is already recorded, or a stop was requested: thread 0 cancels at
-                // the first sample.
-                _ => {}
-            }
-        }
-        if thread == 0 {
-            let mut samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
-            *samples = vec![Vec::with_capacity(method.samples); subjects.len()];
-        }
-
-        // Step 3: interleaved samples.
-        let mut hw_total: Option<GroupReading> = None;
-        let mut sw_total: Option<GroupReading> = None;
-        let sampling_started = Instant::now();
-        let mut minimum_took: Option<Duration> = None;
-        'samples: for round in 0..method.max_samples.max(method.samples) {
-            for (index, subject) in subjects.iter_mut().enumerate() {
-                if thread == 0 {
-                    let mismatch = shared.mismatch.lock().map(|m| m.is_some()).unwrap_or(true);
-                    let mut cancel = mismatch || stop.load(Ordering::SeqCst);
-                    if index == 0 && round >= method.samples {
-                        let took = *minimum_took.get_or_insert_with(|| sampling_started.elapsed());
-                        let budget = if method.extra_sampling_scales_with_minimum {
-                            method.extra_sampling.min(took)
-                        } else {
-                            method.extra_sampling
-                        };
-                        let samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
-                        // The bootstrap costs O(n log n) per check: check every round
-                        // at first, then every 32nd (a few percent of the sampling time).
-                        let check = round < 64 || round % 32 == 0;
-                        cancel |= sampling_started.elapsed() >= took + budget
-                            || (check && precise_enough(&samples[0], method));
-                    }
-                    shared.cancel.store(cancel, Ordering::SeqCst);
-                }
-                shared.barrier.wait();
-                if shared.cancel.load(Ordering::SeqCst) {
-                    break 'samples;
-                }
-                let runs = shared.runs_per_sample[index].load(Ordering::SeqCst);
-                // Step 4: counters around the kernel only.
-                let counting = index == 0;
-                let hw_start = hardware.as_mut().filter(|_| counting).map(|g| g.start());
-                let sw_start = software.as_mut().filter(|_| counting).map(|g| g.start());
-                let mut clock = WallTime;
-                let t = clock.start();
-                let batch = run_checked(subject, runs, &shared);
-                if let (Some(g), Some(s)) = (software.as_mut(), sw_start) {
-                    accumulate(&mut sw_total, g.end(s));
-                }
-                if let (Some(g), Some(s)) = (hardware.as_mut(), hw_start) {
-                    accumulate(&mut hw_total, g.end(s));
-                }
-                shared.barrier.wait();
-                // A batch cut short by a stop request is not a sample (the next round cancels).
-                if thread == 0 && batch != Batch::Stopped {
-                    let elapsed = clock.end(t);
-                    let mut samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
-                    samples[index].push(elapsed.as_nanos() as f64 / runs as f64);
-                }
-            }
-        }
+        warm_up_subjects(thread, &mut subjects, method, &shared);
+        // Steps 3 and 4: interleaved samples, counters around the kernel's.
+        take_samples(thread, &mut subjects, method, &shared, &mut counters);
         WorkerResult {
             kernel: (thread == 0)
                 .then(|| subjects.into_iter().next().map(|s| s.instance))
                 .flatten(),
-            hardware: hw_total,
-            software: sw_total,
+            hardware: counters.hw_total,
+            software: counters.sw_total,
         }
     });
 
     let work = work_slot.into_inner().unwrap_or_else(|p| p.into_inner());
+    assemble(shared, work, results, kind, method, threads)
+}
+
+/// Step 1 on one worker: its kernel instance and, when the point wants them, its reference
+/// streams over the same bytes. Failures are recorded in `shared` (the point then stops).
+fn prepare_subjects(
+    thread: usize,
+    prepare: &(dyn Fn() -> Result<Box<dyn Instance>, KernelError> + Sync),
+    kind: PointKind,
+    method: &MethodOptions,
+    shared: &Shared,
+    work_slot: &Mutex<Option<Work>>,
+) -> Vec<Subject> {
+    let fail = |e: KernelError| {
+        shared
+            .errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((thread, e));
+        shared.prepare_failed.store(true, Ordering::SeqCst);
+    };
+    let mut subjects: Vec<Subject> = Vec::new();
+    match prepare() {
+        Ok(instance) => {
+            let work = instance.work();
+            if thread == 0 {
+                *work_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(work);
+            }
+            subjects.push(Subject::new(instance));
+            let wants_reference = match kind {
+                PointKind::Bandwidth => true,
+                PointKind::Latency => method.latency_references,
+                PointKind::Reference => false,
+            };
+            if wants_reference && method.references && work.bytes_read > 0 {
+                let elements = (work.bytes_read as usize).div_ceil(size_of::<f64>());
+                for &variant in ReferenceVariant::for_writing_kernel(work.bytes_written > 0) {
+                    match ReferenceInstance::new(variant, elements, method.huge_pages) {
+                        Ok(r) => subjects.push(Subject::new(Box::new(r))),
+                        Err(e) => fail(e),
+                    }
+                }
+            }
+        }
+        Err(e) => fail(e),
+    }
+    subjects
+}
+
+/// One worker's counter groups and the readings accumulated over the kernel's samples.
+struct WorkerCounters {
+    hardware: Option<PerfGroup>,
+    software: Option<PerfGroup>,
+    hw_total: Option<GroupReading>,
+    sw_total: Option<GroupReading>,
+}
+
+impl WorkerCounters {
+    fn open(counters: bool) -> Self {
+        let (hardware, software) = if counters {
+            (
+                Some(PerfGroup::open(CounterKind::Hardware)),
+                Some(PerfGroup::open(CounterKind::Software)),
+            )
+        } else {
+            (None, None)
+        };
+        Self {
+            hardware,
+            software,
+            hw_total: None,
+            sw_total: None,
+        }
+    }
+}
+
+/// Step 2 on one worker: warms every subject up; thread 0 calibrates the runs per sample.
+fn warm_up_subjects(
+    thread: usize,
+    subjects: &mut [Subject],
+    method: &MethodOptions,
+    shared: &Shared,
+) {
+    for (index, subject) in subjects.iter_mut().enumerate() {
+        match warm_up(subject, method.warmup, shared) {
+            Some((runs, ns_per_run)) if thread == 0 => {
+                let target = method.min_sample.as_nanos() as f64;
+                let runs_per_sample = (target / ns_per_run.max(1.0)).ceil().max(1.0) as u64;
+                shared.runs_per_sample[index].store(runs_per_sample, Ordering::SeqCst);
+                if index == 0 {
+                    shared.warmup_runs.store(runs, Ordering::SeqCst);
+                }
+            }
+            // A mismatch is already recorded, or a stop was requested: thread 0 cancels at
+            // the first sample.
+            _ => {}
+        }
+    }
+    if thread == 0 {
+        let mut samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
+        *samples = vec![Vec::with_capacity(method.samples); subjects.len()];
+    }
+}
+
+/// Steps 3 and 4 on one worker: the interleaved sampling rounds, with counters around the
+/// kernel's batches only.
+fn take_samples(
+    thread: usize,
+    subjects: &mut [Subject],
+    method: &MethodOptions,
+    shared: &Shared,
+    counters: &mut WorkerCounters,
+) {
+    let sampling_started = Instant::now();
+    let mut minimum_took: Option<Duration> = None;
+    for round in 0..method.max_samples.max(method.samples) {
+        for (index, subject) in subjects.iter_mut().enumerate() {
+            if thread == 0 {
+                let cancel = round_cancels(
+                    round,
+                    index,
+                    method,
+                    shared,
+                    sampling_started,
+                    &mut minimum_took,
+                );
+                shared.cancel.store(cancel, Ordering::SeqCst);
+            }
+            shared.barrier.wait();
+            if shared.cancel.load(Ordering::SeqCst) {
+                return;
+            }
+            let runs = shared.runs_per_sample[index].load(Ordering::SeqCst);
+            // Step 4: counters around the kernel only.
+            let counting = index == 0;
+            let hw_start = counters
+                .hardware
+                .as_mut()
+                .filter(|_| counting)
+                .map(|g| g.start());
+            let sw_start = counters
+                .software
+                .as_mut()
+                .filter(|_| counting)
+                .map(|g| g.start());
+            let mut clock = WallTime;
+            let t = clock.start();
+            let batch = run_checked(subject, runs, shared);
+            if let (Some(g), Some(s)) = (counters.software.as_mut(), sw_start) {
+                accumulate(&mut counters.sw_total, g.end(s));
+            }
+            if let (Some(g), Some(s)) = (counters.hardware.as_mut(), hw_start) {
+                accumulate(&mut counters.hw_total, g.end(s));
+            }
+            shared.barrier.wait();
+            // A batch cut short by a stop request is not a sample (the next round cancels).
+            if thread == 0 && batch != Batch::Stopped {
+                let elapsed = clock.end(t);
+                let mut samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
+                samples[index].push(elapsed.as_nanos() as f64 / runs as f64);
+            }
+        }
+    }
+}
+
+/// Thread 0's decision before a sample: stop on a mismatch or a stop request, and after the
+/// minimum samples once the time budget is spent or the median is precise enough.
+fn round_cancels(
+    round: usize,
+    index: usize,
+    method: &MethodOptions,
+    shared: &Shared,
+    sampling_started: Instant,
+    minimum_took: &mut Option<Duration>,
+) -> bool {
+    let mismatch = shared.mismatch.lock().map(|m| m.is_some()).unwrap_or(true);
+    let mut cancel = mismatch || shared.stop.load(Ordering::SeqCst);
+    if index == 0 && round >= method.samples {
+        let took = *minimum_took.get_or_insert_with(|| sampling_started.elapsed());
+        let budget = if method.extra_sampling_scales_with_minimum {
+            method.extra_sampling.min(took)
+        } else {
+            method.extra_sampling
+        };
+        let samples = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
+        // The bootstrap costs O(n log n) per check: check every round
+        // at first, then every 32nd (a few percent of the sampling time).
+        let check = round < 64 || round.is_multiple_of(32);
+        cancel |= sampling_started.elapsed() >= took + budget
+            || (check && precise_enough(&samples[0], method));
+    }
+    cancel
+}
+
+/// A point that ended without a timing: `stage` says where, `message` why.
+fn unfinished(
+    work: Option<Work>,
+    checksum: ChecksumStatus,
+    stage: &str,
+    message: String,
+    instance: Option<Box<dyn Instance>>,
+    interrupted: bool,
+) -> PointMeasurement {
+    PointMeasurement {
+        work,
+        checksum,
+        timing: None,
+        counters: None,
+        reference: None,
+        error: Some(PointError {
+            stage: stage.into(),
+            message,
+        }),
+        instance,
+        interrupted,
+    }
+}
+
+/// The record from the workers' results: an error at the first stage that failed (prepare,
+/// checksum, interrupted, statistics), otherwise timing, references and counters.
+fn assemble(
+    shared: Shared,
+    work: Option<Work>,
+    mut results: Vec<WorkerResult>,
+    kind: PointKind,
+    method: &MethodOptions,
+    threads: usize,
+) -> PointMeasurement {
     let errors = shared
         .errors
         .into_inner()
         .unwrap_or_else(|p| p.into_inner());
     let runs_checked = shared.runs_checked.load(Ordering::SeqCst);
     if let Some((thread, e)) = errors.into_iter().next() {
-        return PointMeasurement {
-            work,
-            checksum: ChecksumStatus {
-                status: ChecksumOutcome::NotRun,
-                expected: None,
-                actual: None,
-                runs_checked: 0,
-            },
-            timing: None,
-            counters: None,
-            reference: None,
-            error: Some(PointError {
-                stage: "prepare".into(),
-                message: format!("thread {thread}: {e}"),
-            }),
-            instance: None,
-            interrupted: false,
+        let not_run = ChecksumStatus {
+            status: ChecksumOutcome::NotRun,
+            expected: None,
+            actual: None,
+            runs_checked: 0,
         };
+        let message = format!("thread {thread}: {e}");
+        return unfinished(work, not_run, "prepare", message, None, false);
     }
-    let mut results = results;
     let instance = results.first_mut().and_then(|r| r.kernel.take());
     let expected = instance.as_ref().map(|i| i.expected_checksum());
 
@@ -420,24 +527,14 @@ pub fn measure_point(
         .into_inner()
         .unwrap_or_else(|p| p.into_inner())
     {
-        return PointMeasurement {
-            work,
-            checksum: ChecksumStatus {
-                status: ChecksumOutcome::Mismatch,
-                expected: Some(expected),
-                actual: Some(actual),
-                runs_checked,
-            },
-            timing: None,
-            counters: None,
-            reference: None,
-            error: Some(PointError {
-                stage: "checksum".into(),
-                message: format!("wrong result: expected checksum {expected}, got {actual}"),
-            }),
-            instance,
-            interrupted: false,
+        let mismatch = ChecksumStatus {
+            status: ChecksumOutcome::Mismatch,
+            expected: Some(expected),
+            actual: Some(actual),
+            runs_checked,
         };
+        let message = format!("wrong result: expected checksum {expected}, got {actual}");
+        return unfinished(work, mismatch, "checksum", message, instance, false);
     }
 
     let samples = shared
@@ -454,19 +551,8 @@ pub fn measure_point(
         runs_checked,
     };
     if !complete {
-        return PointMeasurement {
-            work,
-            checksum,
-            timing: None,
-            counters: None,
-            reference: None,
-            error: Some(PointError {
-                stage: "interrupted".into(),
-                message: "stopped before all samples were taken".into(),
-            }),
-            instance,
-            interrupted: true,
-        };
+        let message = "stopped before all samples were taken".into();
+        return unfinished(work, checksum, "interrupted", message, instance, true);
     }
 
     let work_value = work.unwrap_or_default();
@@ -482,19 +568,7 @@ pub fn measure_point(
     ) {
         Ok(t) => t,
         Err(message) => {
-            return PointMeasurement {
-                work,
-                checksum,
-                timing: None,
-                counters: None,
-                reference: None,
-                error: Some(PointError {
-                    stage: "statistics".into(),
-                    message,
-                }),
-                instance,
-                interrupted: false,
-            };
+            return unfinished(work, checksum, "statistics", message, instance, false);
         }
     };
     let reference = reference_of(&samples[1..], work_value, threads, method, &timing);

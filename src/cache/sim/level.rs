@@ -1,0 +1,498 @@
+//! One simulated cache level: its tags, replacement state (LRU and FIFO rings, tree
+//! pseudo-LRU bits, seeded random) and counters, and the set lookups the hierarchy calls per
+//! access. The hot path lives here; `#[inline]` attributes mark what the hierarchy inlines.
+
+use super::shadow::{FullyAssociativeLru, LineTable};
+use super::{LevelStats, Policy, SimError};
+use crate::cache::geometry::CacheLevel;
+
+/// What one line access did at a level; for a straddling access, the worst of its lines
+/// (ordered: a compulsory miss outranks a capacity one, which outranks a conflict). `Miss` is
+/// a miss at a level that does not classify.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Outcome {
+    Hit,
+    Conflict,
+    Capacity,
+    Compulsory,
+    Miss,
+}
+
+/// A level's counters live in one array so each access updates them by index, without
+/// branching on the kind of access or outcome: `[LOADS + is_store]`, `[LOAD_MISSES +
+/// is_store]` and `[BY_OUTCOME + outcome]` (whose `Hit` and `Miss` slots are never read).
+pub(super) const LOADS: usize = 0;
+pub(super) const LOAD_MISSES: usize = 2;
+const EVICTIONS: usize = 4;
+const BY_OUTCOME: usize = 5;
+pub(super) const COUNTERS: usize = BY_OUTCOME + Outcome::Miss as usize + 1;
+
+pub(super) const EMPTY: u64 = u64::MAX;
+
+/// Replacement state beyond the tag array (and the ring heads, [`LevelSim::ring_heads`]).
+#[derive(Debug, Clone)]
+enum Replacement {
+    /// Each set's tags are a ring in recency order: most recent at `ring_heads[set]`, then
+    /// onwards (wrapping within the set), least recent last. A miss moves the head back one
+    /// way onto the least recent tag and overwrites it — O(1), where keeping tags most-recent
+    /// first in place (cachegrind's layout) shifted the whole set. A hit at recency position p
+    /// closes the gap from whichever side is shorter: O(min(p, ways - 1 - p)) tag moves, so
+    /// the cyclic patterns that hit the least recent way cost O(1) too.
+    Lru,
+    /// The same rings in insertion order (newest at the head); hits change nothing.
+    Fifo,
+    /// Tags stay in their way; `bits[set]` holds the tree (node k at bit k-1, root k=1; a
+    /// bit set means "the pseudo-LRU side is the right subtree").
+    TreePlru { bits: Vec<u64>, depth: u32 },
+    /// Tags stay in their way; invalid ways are filled first, then a random victim.
+    Random { state: u64 },
+}
+
+/// One simulated level.
+#[derive(Debug, Clone)]
+pub(super) struct LevelSim {
+    pub(super) geometry: CacheLevel,
+    sets: u64,
+    /// `sets - 1` when sets is a power of two (mask instead of a division).
+    set_mask: Option<u64>,
+    pub(super) ways: usize,
+    pub(super) line_shift: u32,
+    pub(super) tags: Vec<u64>,
+    /// Each set's ring head under LRU and FIFO (empty for the other policies). Kept out of
+    /// [`Replacement`] so the inline LRU path reaches it without matching on the policy.
+    ring_heads: Vec<u32>,
+    replacement: Replacement,
+    pub(super) counts: [u64; COUNTERS],
+    shadow: Option<FullyAssociativeLru>,
+}
+
+impl LevelSim {
+    pub(super) fn new(
+        geometry: &CacheLevel,
+        policy: Policy,
+        shadow: Option<FullyAssociativeLru>,
+        index: usize,
+    ) -> Result<Self, SimError> {
+        let bad = || SimError::BadGeometry {
+            name: geometry.name.clone(),
+            sets: geometry.sets,
+            ways: geometry.ways,
+        };
+        // Lines of at least 2 B (geometry rule 2): no line number can equal `EMPTY`.
+        if geometry.sets == 0
+            || geometry.ways == 0
+            || !geometry.line.is_power_of_two()
+            || geometry.line < 2
+        {
+            return Err(bad());
+        }
+        let sets = u64::from(geometry.sets);
+        let ways = geometry.ways as usize;
+        let slots = usize::try_from(sets)
+            .ok()
+            .and_then(|s| s.checked_mul(ways))
+            .ok_or_else(bad)?;
+        let replacement = match policy {
+            Policy::Lru => Replacement::Lru,
+            Policy::Fifo => Replacement::Fifo,
+            Policy::TreePlru => {
+                if !geometry.ways.is_power_of_two() || geometry.ways > 64 {
+                    return Err(SimError::PlruWays {
+                        name: geometry.name.clone(),
+                        ways: geometry.ways,
+                    });
+                }
+                Replacement::TreePlru {
+                    bits: vec![0; sets as usize],
+                    depth: geometry.ways.trailing_zeros(),
+                }
+            }
+            Policy::Random { seed } => Replacement::Random {
+                // Distinct, never-zero streams per level (xorshift must not start at 0).
+                state: splitmix(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F)) | 1,
+            },
+        };
+        Ok(Self {
+            geometry: geometry.clone(),
+            sets,
+            set_mask: geometry.sets.is_power_of_two().then(|| sets - 1),
+            ways,
+            line_shift: geometry.line.trailing_zeros(),
+            tags: vec![EMPTY; slots],
+            ring_heads: match replacement {
+                Replacement::Lru | Replacement::Fifo => vec![0; sets as usize],
+                Replacement::TreePlru { .. } | Replacement::Random { .. } => Vec::new(),
+            },
+            replacement,
+            counts: [0; COUNTERS],
+            shadow,
+        })
+    }
+
+    #[inline]
+    pub(super) fn set_of(&self, line: u64) -> usize {
+        match self.set_mask {
+            Some(mask) => (line & mask) as usize,
+            None => (line % self.sets) as usize,
+        }
+    }
+
+    /// One access (possibly straddling); returns true on a miss. Rules 3 and 6 of the module
+    /// docs live here.
+    #[inline]
+    pub(super) fn access(
+        &mut self,
+        addr: u64,
+        len: u32,
+        is_store: bool,
+        tables: &mut [LineTable],
+    ) -> bool {
+        let first = addr >> self.line_shift;
+        let last = addr.saturating_add(u64::from(len.max(1)) - 1) >> self.line_shift;
+        let outcome = if first == last {
+            self.touch(first, tables)
+        } else {
+            self.touch_lines(first, last, tables)
+        };
+        let store = usize::from(is_store);
+        let missed = outcome != Outcome::Hit;
+        self.counts[LOADS + store] += 1;
+        self.counts[LOAD_MISSES + store] += u64::from(missed);
+        self.counts[BY_OUTCOME + outcome as usize] += 1;
+        missed
+    }
+
+    /// A straddling access: every line is looked up (replacement state updated for each);
+    /// the worst outcome counts. Kept out of line so the one-line path stays small.
+    #[inline(never)]
+    fn touch_lines(&mut self, first: u64, last: u64, tables: &mut [LineTable]) -> Outcome {
+        (first..=last)
+            .map(|line| self.touch(line, tables))
+            .fold(Outcome::Hit, Outcome::max)
+    }
+
+    /// One line: the lookup, and the 3C shadow's view of it if this level classifies.
+    #[inline(always)]
+    fn touch(&mut self, line: u64, tables: &mut [LineTable]) -> Outcome {
+        let hit = self.lookup(line);
+        match &mut self.shadow {
+            None if hit => Outcome::Hit,
+            None => Outcome::Miss,
+            Some(shadow) => {
+                let seen = shadow.access(line, &mut tables[shadow.table]);
+                if hit {
+                    Outcome::Hit
+                } else if seen.first_touch {
+                    Outcome::Compulsory
+                } else if !seen.fully_associative_hit {
+                    Outcome::Capacity
+                } else {
+                    Outcome::Conflict
+                }
+            }
+        }
+    }
+
+    /// The counters as [`LevelStats`].
+    pub(super) fn stats(&self) -> LevelStats {
+        let c = &self.counts;
+        LevelStats {
+            loads: c[LOADS],
+            stores: c[LOADS + 1],
+            load_misses: c[LOAD_MISSES],
+            store_misses: c[LOAD_MISSES + 1],
+            evictions: c[EVICTIONS],
+            compulsory: c[BY_OUTCOME + Outcome::Compulsory as usize],
+            capacity: c[BY_OUTCOME + Outcome::Capacity as usize],
+            conflict: c[BY_OUTCOME + Outcome::Conflict as usize],
+        }
+    }
+
+    /// Looks `line` up in its set, updating replacement state; returns true on a hit. LRU, the
+    /// default and the benchmarked policy, is inline; the others are out of line so the hot
+    /// path stays small.
+    #[inline(always)]
+    fn lookup(&mut self, line: u64) -> bool {
+        let set = self.set_of(line);
+        if !matches!(self.replacement, Replacement::Lru) {
+            return self.lookup_other(set, line);
+        }
+        // One width-generic copy here: this is the path of 3C and lower levels, where the
+        // fixed-width copies of [`Self::lru_probe`] measured no faster and bloated the loop.
+        let ways = self.ways;
+        let probe = lru_probe(
+            &mut self.tags[set * ways..][..ways],
+            &mut self.ring_heads[set],
+            line,
+            &mut self.counts[EVICTIONS],
+        );
+        match probe {
+            Probe::Hit => true,
+            Probe::Miss => false,
+            Probe::HitDeeper => {
+                self.lru_hit_deeper(set, line);
+                true
+            }
+        }
+    }
+
+    /// The inline part of an LRU lookup in `set` (see [`lru_probe`]), for the first level's
+    /// inline path in [`Hierarchy::access`].
+    #[inline(always)]
+    pub(super) fn lru_probe(&mut self, set: usize, line: u64) -> Probe {
+        let head = &mut self.ring_heads[set];
+        let evictions = &mut self.counts[EVICTIONS];
+        // The common widths get code of their own: with the way count a constant, the scan
+        // over the set compiles to a dozen compares against memory and the ring arithmetic
+        // folds (1.2× on a 12-way L1 that misses every access). 12 ways is the design-vm L1d;
+        // 8 and 16 the usual L1 and L2.
+        match self.ways {
+            8 => lru_probe(set_tags::<8>(&mut self.tags, set), head, line, evictions),
+            12 => lru_probe(set_tags::<12>(&mut self.tags, set), head, line, evictions),
+            16 => lru_probe(set_tags::<16>(&mut self.tags, set), head, line, evictions),
+            ways => lru_probe(&mut self.tags[set * ways..][..ways], head, line, evictions),
+        }
+    }
+
+    /// An LRU hit neither at the most nor at the least recent way of `set`: finds the way and
+    /// moves it to the front. Out of line: it is the rarer, longer case, and keeping it out
+    /// keeps the inline lookup (which every miss passes through) small.
+    #[inline(never)]
+    pub(super) fn lru_hit_deeper(&mut self, set: usize, line: u64) {
+        let ways = self.ways;
+        let tags = &mut self.tags[set * ways..][..ways];
+        let head = &mut self.ring_heads[set];
+        // No early exit: where a line sits in its ring moves as heads rotate, so an exit
+        // branch would mispredict on cyclic traces; a full pass does not.
+        let mut found = 0;
+        for (way, &tag) in tags.iter().enumerate() {
+            if tag == line {
+                found = way;
+            }
+        }
+        // Recency position of the hit: its distance from the head around the ring.
+        let position = wrap_add(found, ways - *head as usize, ways);
+        if position != 0 {
+            ring_move_to_front(tags, head, position, line);
+        }
+    }
+
+    /// [`Self::lookup`] for every policy but LRU.
+    #[inline(never)]
+    fn lookup_other(&mut self, set: usize, line: u64) -> bool {
+        let ways = self.ways;
+        let tags = &mut self.tags[set * ways..][..ways];
+        match &mut self.replacement {
+            Replacement::Lru => unreachable!("LRU is looked up inline"),
+            Replacement::Fifo => {
+                if tags.contains(&line) {
+                    return true;
+                }
+                if ring_push_front(tags, &mut self.ring_heads[set], line) != EMPTY {
+                    self.counts[EVICTIONS] += 1;
+                }
+                false
+            }
+            Replacement::TreePlru { bits, depth } => {
+                let depth = *depth;
+                let tree = &mut bits[set];
+                let way = match tags.iter().position(|&t| t == line) {
+                    Some(way) => {
+                        plru_touch(tree, depth, way);
+                        return true;
+                    }
+                    None => match tags.iter().position(|&t| t == EMPTY) {
+                        Some(free) => free,
+                        None => {
+                            self.counts[EVICTIONS] += 1;
+                            plru_victim(*tree, depth)
+                        }
+                    },
+                };
+                tags[way] = line;
+                plru_touch(tree, depth, way);
+                false
+            }
+            Replacement::Random { state } => {
+                if tags.contains(&line) {
+                    return true;
+                }
+                let way = match tags.iter().position(|&t| t == EMPTY) {
+                    Some(free) => free,
+                    None => {
+                        self.counts[EVICTIONS] += 1;
+                        (xorshift(state) % ways as u64) as usize
+                    }
+                };
+                tags[way] = line;
+                false
+            }
+        }
+    }
+
+    /// Resident line numbers per set: recency order (most recent first) for LRU, insertion
+    /// order (newest first) for FIFO, way order for tree-PLRU and random.
+    pub(super) fn resident(&self) -> Vec<Vec<u64>> {
+        let heads = match &self.replacement {
+            Replacement::Lru | Replacement::Fifo => Some(&self.ring_heads),
+            Replacement::TreePlru { .. } | Replacement::Random { .. } => None,
+        };
+        self.tags
+            .chunks(self.ways)
+            .enumerate()
+            .map(|(set, tags)| {
+                // Rings read from their head; the other policies in way order.
+                let start = heads.map_or(0, |heads| heads[set] as usize);
+                (0..self.ways)
+                    .map(|i| tags[wrap_add(start, i, self.ways)])
+                    .filter(|&t| t != EMPTY)
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// `(a + b) mod ways` for `a, b < ways`, without a division.
+#[inline]
+fn wrap_add(a: usize, b: usize, ways: usize) -> usize {
+    let sum = a + b;
+    if sum >= ways { sum - ways } else { sum }
+}
+
+/// The tags of set `set` when every set is `WAYS` ways wide: a slice whose length the
+/// compiler knows.
+#[inline(always)]
+fn set_tags<const WAYS: usize>(tags: &mut [u64], set: usize) -> &mut [u64] {
+    &mut tags[set * WAYS..][..WAYS]
+}
+
+/// What [`lru_probe`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Probe {
+    /// At the most or the least recent way; the ring is updated.
+    Hit,
+    /// Not in the set; the line replaced the least recent tag.
+    Miss,
+    /// Elsewhere in the set; nothing is updated yet ([`LevelSim::lru_hit_deeper`] does it).
+    HitDeeper,
+}
+
+/// The inline part of an LRU lookup in one ring set (see [`Replacement::Lru`]); counts a
+/// valid tag a miss evicts.
+///
+/// The most and the least recent ways are checked first: cyclic traces (a loop over a few
+/// lines more than a set holds, or exactly as many) hit the latter every time, and the move
+/// is O(1). Then one pass over the set tells a miss from a deeper hit.
+#[inline(always)]
+fn lru_probe(tags: &mut [u64], head: &mut u32, line: u64, evictions: &mut u64) -> Probe {
+    let ways = tags.len();
+    let start = *head as usize;
+    if tags[start] == line {
+        return Probe::Hit;
+    }
+    let oldest = if start == 0 { ways - 1 } else { start - 1 };
+    if tags[oldest] == line {
+        *head = oldest as u32;
+        return Probe::Hit;
+    }
+    if set_holds(tags, line) {
+        return Probe::HitDeeper;
+    }
+    // A miss: the head steps back onto the least recent tag, which the line replaces.
+    *head = oldest as u32;
+    let victim = std::mem::replace(&mut tags[oldest], line);
+    *evictions += u64::from(victim != EMPTY);
+    Probe::Miss
+}
+
+/// Whether `line` is among `tags`: an OR over the set, with no dependency chain between
+/// ways. Over a slice of unknown length it vectorises; over a constant width the compiler
+/// emits a compare against memory per way, which measured faster on a set that misses every
+/// access (in the profile the vector loop held ~40% of the samples; its 16-byte loads overlap
+/// the previous access's 8-byte tag store, which cannot be forwarded to them).
+#[inline(always)]
+fn set_holds(tags: &[u64], line: u64) -> bool {
+    tags.iter().fold(false, |any, &tag| any | (tag == line))
+}
+
+/// Makes the tag at recency `position` of a ring set (see [`Replacement::Lru`]) the most
+/// recent, as `line`. Either the `position` more recent tags move one step older, or the
+/// older ones move one step more recent and the head steps back onto the freed least recent
+/// slot — whichever moves fewer tags.
+#[inline]
+fn ring_move_to_front(tags: &mut [u64], head: &mut u32, position: usize, line: u64) {
+    let ways = tags.len();
+    let start = *head as usize;
+    if position <= ways - 1 - position {
+        let mut to = wrap_add(start, position, ways);
+        for _ in 0..position {
+            let from = if to == 0 { ways - 1 } else { to - 1 };
+            tags[to] = tags[from];
+            to = from;
+        }
+        tags[start] = line;
+    } else {
+        let mut to = wrap_add(start, position, ways);
+        for _ in position..ways - 1 {
+            let from = if to + 1 == ways { 0 } else { to + 1 };
+            tags[to] = tags[from];
+            to = from;
+        }
+        let new_head = if start == 0 { ways - 1 } else { start - 1 };
+        tags[new_head] = line;
+        *head = new_head as u32;
+    }
+}
+
+/// Puts `line` at the head of a ring set in place of its oldest tag; returns that tag.
+#[inline]
+fn ring_push_front(tags: &mut [u64], head: &mut u32, line: u64) -> u64 {
+    let ways = tags.len();
+    let start = *head as usize;
+    let new_head = if start == 0 { ways - 1 } else { start - 1 };
+    *head = new_head as u32;
+    std::mem::replace(&mut tags[new_head], line)
+}
+
+/// Marks `way` most recently used: every node on its path points away from it.
+#[inline]
+pub(super) fn plru_touch(tree: &mut u64, depth: u32, way: usize) {
+    let mut node = 1usize;
+    for level in (0..depth).rev() {
+        let went_right = (way >> level) & 1;
+        // The pseudo-LRU side is the other subtree.
+        let lru_is_right = (went_right ^ 1) as u64;
+        *tree = (*tree & !(1 << (node - 1))) | (lru_is_right << (node - 1));
+        node = node * 2 + went_right;
+    }
+}
+
+/// Follows the bits from the root to the pseudo-least-recently-used way.
+#[inline]
+pub(super) fn plru_victim(tree: u64, depth: u32) -> usize {
+    let mut node = 1usize;
+    let mut way = 0usize;
+    for _ in 0..depth {
+        let right = ((tree >> (node - 1)) & 1) as usize;
+        way = way * 2 + right;
+        node = node * 2 + right;
+    }
+    way
+}
+
+pub(super) fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+#[inline]
+pub(super) fn xorshift(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    x
+}
