@@ -92,12 +92,12 @@ impl ReportInput {
     }
 }
 
-/// A report section: an anchor, a title, the kernels it explains and its figure builders.
+/// A report section: an anchor, a title and the kernels it explains; its figures are the
+/// registered ones that name its anchor ([`figures::of_section`]).
 pub struct SectionDef {
     pub anchor: &'static str,
     pub title: &'static str,
     pub kernels: &'static [&'static str],
-    pub figures: &'static [fn(&ResultsDocument) -> Outcome],
 }
 
 /// The sections in page order (the conflict probes hold the headline figure).
@@ -106,59 +106,46 @@ pub const SECTIONS: &[SectionDef] = &[
         anchor: "conflict",
         title: "Power-of-two strides and cache sets",
         kernels: &["conflict"],
-        figures: &[
-            figures::miss_rate_vs_stride,
-            figures::sets_used,
-            figures::conflict_heatmap,
-        ],
     },
     SectionDef {
         anchor: "stride",
         title: "Time per access vs step",
         kernels: &["stride-sum"],
-        figures: &[figures::stride_sweep],
     },
     SectionDef {
         anchor: "traverse",
         title: "Row vs column order",
         kernels: &["row-sum", "col-sum"],
-        figures: &[figures::row_vs_column],
     },
     SectionDef {
         anchor: "latency",
         title: "Working-set latency",
         kernels: &["chase"],
-        figures: &[figures::working_set],
     },
     SectionDef {
         anchor: "transpose",
         title: "Transposes and copies",
         kernels: &["transpose"],
-        figures: &[figures::transposes],
     },
     SectionDef {
         anchor: "view",
         title: "Views: diagonal, flip, sub-sample",
         kernels: &["view-sum"],
-        figures: &[figures::views],
     },
     SectionDef {
         anchor: "blocked",
         title: "Blocked (tile-major) layouts",
         kernels: &["tiled-sum", "to-tiles"],
-        figures: &[figures::blocked],
     },
     SectionDef {
         anchor: "bandwidth",
         title: "Bandwidth vs threads",
         kernels: &["copy", "read"],
-        figures: &[figures::threads],
     },
     SectionDef {
         anchor: "three-c",
         title: "Where the misses come from (3C)",
         kernels: &[],
-        figures: &[figures::three_c],
     },
 ];
 
@@ -260,9 +247,9 @@ fn render_into(
         let mut sections = Vec::new();
         for section in SECTIONS {
             let mut outcomes = Vec::new();
-            for build in section.figures {
+            for figure in figures::of_section(section.anchor) {
                 check()?;
-                let mut outcome = build(&input.doc);
+                let mut outcome = figure.build(&input.doc);
                 match &mut outcome {
                     Outcome::Drawn(built) => {
                         built.figure.id.push_str(&suffix);

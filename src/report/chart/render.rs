@@ -1,0 +1,208 @@
+//! Drawing a [`Figure`] to PNG and SVG: the title, the provenance lines, the panels in a grid
+//! and the legend below each plot.
+
+use super::bars::draw_bars;
+use super::heat::draw_heat;
+use super::lines::draw_lines;
+use super::*;
+
+/// Height of the title line; each provenance line adds [`PROVENANCE_LINE`].
+pub(super) const TITLE_HEIGHT: u32 = 44;
+pub(super) const PROVENANCE_LINE: u32 = 18;
+pub(super) const LEGEND_ROW: u32 = 20;
+
+impl Figure {
+    /// The provenance text broken into lines that fit the figure's width.
+    fn provenance_lines(&self) -> Vec<String> {
+        let width = self.panel_width * self.columns() as u32;
+        let max_chars = ((width.saturating_sub(28)) / 7).max(20) as usize;
+        let mut lines = Vec::new();
+        let mut current = String::new();
+        for word in self.provenance.split(' ') {
+            if !current.is_empty() && current.chars().count() + 1 + word.chars().count() > max_chars
+            {
+                lines.push(std::mem::take(&mut current));
+            }
+            if !current.is_empty() {
+                current.push(' ');
+            }
+            current.push_str(word);
+        }
+        if !current.is_empty() {
+            lines.push(current);
+        }
+        lines
+    }
+
+    fn head_height(&self) -> u32 {
+        TITLE_HEIGHT + PROVENANCE_LINE * self.provenance_lines().len() as u32 + 6
+    }
+
+    fn columns(&self) -> usize {
+        self.panels.len().clamp(1, 3)
+    }
+
+    fn legend_rows(&self, panel: &Panel) -> u32 {
+        let names: Vec<&str> = match panel {
+            Panel::Lines(p) => p
+                .series
+                .iter()
+                .map(|s| s.name.as_str())
+                .filter(|n| !n.is_empty())
+                .collect(),
+            Panel::Bars(p) => p.series.iter().map(|s| s.name.as_str()).collect(),
+            Panel::Heat(_) => return 1,
+        };
+        let (_, rows) = legend_grid(&names, self.panel_width);
+        rows
+    }
+
+    fn cell_height(&self) -> u32 {
+        let legend = self
+            .panels
+            .iter()
+            .map(|p| self.legend_rows(p))
+            .max()
+            .unwrap_or(0);
+        self.panel_height + legend * LEGEND_ROW + 10
+    }
+
+    /// Pixel size of the whole figure.
+    pub fn size(&self) -> (u32, u32) {
+        let cols = self.columns() as u32;
+        let rows = self.panels.len().div_ceil(self.columns()).max(1) as u32;
+        (
+            self.panel_width * cols,
+            self.head_height() + rows * self.cell_height(),
+        )
+    }
+
+    /// Draws the figure as `<dir>/<id>.png` and `<dir>/<id>.svg`.
+    pub fn render(&self, dir: &Path) -> Result<(), ReportError> {
+        ensure_font()?;
+        let size = self.size();
+        let err = |message: String| ReportError::Figure {
+            figure: self.id.clone(),
+            message,
+        };
+        let png = dir.join(format!("{}.png", self.id));
+        {
+            let root = BitMapBackend::new(&png, size).into_drawing_area();
+            self.draw(&root).map_err(err)?;
+            root.present().map_err(|e| err(e.to_string()))?;
+        }
+        let svg = dir.join(format!("{}.svg", self.id));
+        {
+            let root = SVGBackend::new(&svg, size).into_drawing_area();
+            self.draw(&root).map_err(err)?;
+            root.present().map_err(|e| err(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+        root.fill(&WHITE).map_err(e)?;
+        let (head, body) = root.split_vertically(self.head_height());
+        head.draw_text(
+            &self.title,
+            &TextStyle::from((FONT, 21).into_font().style(FontStyle::Bold)).color(&BLACK),
+            (14, 8),
+        )
+        .map_err(e)?;
+        for (i, line) in self.provenance_lines().iter().enumerate() {
+            head.draw_text(
+                line,
+                &TextStyle::from((FONT, 14).into_font()).color(&RGBColor(80, 80, 80)),
+                (14, 38 + (i as u32 * PROVENANCE_LINE) as i32),
+            )
+            .map_err(e)?;
+        }
+        let cols = self.columns();
+        let rows = self.panels.len().div_ceil(cols).max(1);
+        let cells = body.split_evenly((rows, cols));
+        for (panel, cell) in self.panels.iter().zip(cells.iter()) {
+            let (plot, legend) = cell.split_vertically(self.panel_height);
+            match panel {
+                Panel::Lines(p) => {
+                    draw_lines(&plot, p)?;
+                    let entries: Vec<(String, Colour, SeriesKind)> = p
+                        .series
+                        .iter()
+                        .map(|s| (s.name.clone(), s.colour, s.kind))
+                        .collect();
+                    draw_legend(&legend, &entries, self.panel_width)?;
+                }
+                Panel::Bars(p) => {
+                    draw_bars(&plot, p)?;
+                    let entries: Vec<(String, Colour, SeriesKind)> = p
+                        .series
+                        .iter()
+                        .map(|s| (s.name.clone(), s.colour, SeriesKind::Bar))
+                        .collect();
+                    draw_legend(&legend, &entries, self.panel_width)?;
+                }
+                Panel::Heat(p) => draw_heat(&plot, &legend, p)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Columns and rows of a legend for these names in a panel this wide.
+pub(super) fn legend_grid(names: &[&str], width: u32) -> (u32, u32) {
+    if names.is_empty() {
+        return (1, 0);
+    }
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(1) as u32;
+    let entry = longest * 7 + 40;
+    let cols = (width.saturating_sub(20) / entry).clamp(1, names.len() as u32);
+    (cols, (names.len() as u32).div_ceil(cols))
+}
+
+pub(super) fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, Colour, SeriesKind)],
+    width: u32,
+) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let entries: Vec<&(String, Colour, SeriesKind)> =
+        entries.iter().filter(|(n, _, _)| !n.is_empty()).collect();
+    let names: Vec<&str> = entries.iter().map(|(n, _, _)| n.as_str()).collect();
+    let (cols, _) = legend_grid(&names, width);
+    let col_width = (width.saturating_sub(20)) / cols;
+    let style = TextStyle::from((FONT, 13).into_font()).color(&BLACK);
+    for (i, (name, colour, kind)) in entries.iter().enumerate() {
+        let (c, r) = (i as u32 % cols, i as u32 / cols);
+        let x = 20 + (c * col_width) as i32;
+        let y = 4 + (r * LEGEND_ROW) as i32 + 7;
+        let shape = ShapeStyle::from(colour.rgb()).stroke_width(2);
+        match kind {
+            SeriesKind::Data => {
+                area.draw(&PathElement::new(vec![(x, y), (x + 24, y)], shape))
+                    .map_err(e)?;
+                area.draw(&Circle::new((x + 12, y), 3, shape.filled()))
+                    .map_err(e)?;
+            }
+            SeriesKind::Bar => {
+                area.draw(&Rectangle::new(
+                    [(x + 4, y - 6), (x + 20, y + 6)],
+                    colour.rgb().filled(),
+                ))
+                .map_err(e)?;
+            }
+            SeriesKind::Model => {
+                area.draw(&DashedPathElement::new(
+                    vec![(x, y), (x + 24, y)],
+                    5,
+                    3,
+                    shape,
+                ))
+                .map_err(e)?;
+                area.draw(&Circle::new((x + 12, y), 3, shape)).map_err(e)?;
+            }
+        }
+        area.draw_text(name, &style, (x + 30, y - 7)).map_err(e)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! Figure 10: bandwidth vs threads (pinned), with perfect scaling dashed.
+//! One figure of the report, built from records alone.
+
+use std::collections::BTreeSet;
+
+use super::labels::point_label;
+use super::{Built, FigureBuilder, Outcome, Table, est_cell, omitted, prov_timed};
+use crate::report::chart::{Axis, Figure, LinePanel, Panel, Series, SeriesKind, XY, colour_for};
+use crate::report::data;
+use crate::results::{PointRecord, ResultsDocument};
+
+const ID: &str = "fig10-threads";
+const TITLE: &str = "Bandwidth vs threads";
+
+/// Figure 10: bandwidth vs threads (pinned), with perfect scaling dashed.
+pub struct Threads;
+
+impl FigureBuilder for Threads {
+    fn id(&self) -> &'static str {
+        ID
+    }
+
+    fn title(&self) -> &'static str {
+        TITLE
+    }
+
+    fn section(&self) -> &'static str {
+        "bandwidth"
+    }
+
+    fn build(&self, doc: &ResultsDocument) -> Outcome {
+        threads(doc)
+    }
+}
+
+fn threads(doc: &ResultsDocument) -> Outcome {
+    let recs: Vec<&PointRecord> = doc
+        .records
+        .iter()
+        .filter(|r| r.kernel == "copy" || r.kernel == "read")
+        .filter(|r| data::gb_per_s(r).is_some())
+        .collect();
+    if recs.is_empty() {
+        return omitted(
+            ID,
+            TITLE,
+            "no timed `copy`/`read` points in this results file",
+        );
+    }
+    let counts: Vec<usize> = recs
+        .iter()
+        .map(|r| r.threads)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let pos = |t: usize| counts.iter().position(|&c| c == t).unwrap_or(0) as f64;
+    let mut series = Vec::new();
+    let mut rows = Vec::new();
+    for kernel in ["copy", "read"] {
+        let mut ks: Vec<&&PointRecord> = recs.iter().filter(|r| r.kernel == kernel).collect();
+        if ks.is_empty() {
+            continue;
+        }
+        ks.sort_by_key(|r| r.threads);
+        let colour = colour_for(kernel, 0);
+        series.push(Series {
+            name: format!("{kernel} (timed)"),
+            colour,
+            kind: SeriesKind::Data,
+            points: ks
+                .iter()
+                .filter_map(|r| {
+                    let e = data::gb_per_s(r)?;
+                    Some(XY::with_ci(pos(r.threads), e.value, e.ci()))
+                })
+                .collect(),
+        });
+        if let Some(one) = ks
+            .iter()
+            .find(|r| r.threads == 1)
+            .and_then(|r| data::gb_per_s(r))
+        {
+            series.push(Series {
+                name: format!("{kernel}: perfect scaling"),
+                colour,
+                kind: SeriesKind::Model,
+                points: ks
+                    .iter()
+                    .map(|r| XY::new(pos(r.threads), one.value * r.threads as f64))
+                    .collect(),
+            });
+        }
+        for r in &ks {
+            let pinned = r.pinning.threads.iter().filter(|t| t.pinned).count();
+            rows.push(vec![
+                point_label(r),
+                r.threads.to_string(),
+                format!("{pinned} of {}", r.pinning.threads.len()),
+                est_cell(data::gb_per_s(r)),
+            ]);
+        }
+    }
+    Outcome::Drawn(Box::new(Built {
+        figure: Figure {
+            id: ID.into(),
+            title: "Bandwidth vs threads (one buffer per pinned thread)".into(),
+            provenance: format!(
+                "{}; dashed: one thread's bandwidth × threads",
+                prov_timed(doc)
+            ),
+            panels: vec![Panel::Lines(LinePanel {
+                title: "aggregate bandwidth".into(),
+                x: Axis::categories("threads", counts.iter().map(|c| c.to_string()).collect()),
+                y: Axis::linear("GB/s (all threads, read + written)"),
+                series,
+                vlines: Vec::new(),
+                hlines: Vec::new(),
+            })],
+            panel_width: 900,
+            panel_height: 380,
+        },
+        tables: vec![Table {
+            caption: "Copy and read bandwidth per thread count".into(),
+            headers: ["point", "threads", "pinned", "GB/s (timed, CI)"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        }],
+        look_for: "Where the solid line leaves the dashed one, the threads share a bottleneck \
+                   (memory bandwidth, a shared cache or, in a VM, the host)."
+            .into(),
+        notes: Vec::new(),
+    }))
+}

@@ -1,0 +1,75 @@
+//! How a record is named in tables and legends: the kernel and the parameters that tell
+//! points apart.
+
+use crate::kernels::spec::format_params;
+use crate::report::data;
+use crate::results::PointRecord;
+
+/// `kernel key=value …` without the parameters that do not change what is measured.
+pub fn point_label(r: &PointRecord) -> String {
+    let params = format_params(
+        r.params
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "seed" | "reps" | "deopt" | "line")),
+    );
+    format!("{} {params}", r.kernel).trim().to_string()
+}
+
+/// A compact name for a point in a long list (figure 11): the parameters that tell points
+/// of the suite apart, defaults left out.
+pub fn short_label(r: &PointRecord) -> String {
+    let int = |k: &str| data::int(r, k).unwrap_or(0);
+    match r.kernel.as_str() {
+        "row-sum" | "col-sum" => {
+            let ld = data::int(r, "ld").filter(|&ld| ld != int("cols"));
+            format!(
+                "{} {}×{}{}",
+                r.kernel,
+                int("rows"),
+                int("cols"),
+                ld.map(|ld| format!(" ld={ld}")).unwrap_or_default()
+            )
+        }
+        "transpose" => {
+            let variant = data::text(r, "variant").unwrap_or("?");
+            format!(
+                "transpose {variant} {}×{}{}",
+                int("rows"),
+                int("cols"),
+                if variant == "blocked" {
+                    format!(" B={}", int("B"))
+                } else {
+                    String::new()
+                }
+            )
+        }
+        "view-sum" => {
+            let expr = data::text(r, "expr").unwrap_or("");
+            format!(
+                "view {}",
+                view_label(expr).0.split("  ").next().unwrap_or(expr)
+            )
+        }
+        _ => point_label(r),
+    }
+}
+
+/// A short name for a view expression and its shape/strides (from the layout model).
+pub(super) fn view_label(expr: &str) -> (String, Option<bool>) {
+    let short = expr
+        .find(".view(")
+        .and_then(|i| expr[i..].find(')').map(|j| &expr[i + j + 1..]))
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(expr);
+    match crate::layout::expr::evaluate_layout(expr) {
+        Ok((layout, _)) => (
+            format!(
+                "{short}  shape {:?} strides {:?}",
+                layout.shape(),
+                layout.strides()
+            ),
+            Some(layout.is_c_contiguous()),
+        ),
+        Err(_) => (short.to_string(), None),
+    }
+}

@@ -1,0 +1,164 @@
+//! The eleven figures of the report, built from records (never from the machine): each
+//! builder returns the figure, the table of numbers behind it and what to look for — or says
+//! why it was omitted when the results hold no data for it.
+//!
+//! Provenance is part of every figure: `timed` (wall clock), `simulated` (with the geometry)
+//! and `model` (the analytic set/GCD model of `crate::cache::model`), drawn dashed.
+//!
+//! Each figure lives in its own file behind [`FigureBuilder`]; [`REGISTRY`] lists them in
+//! figure order, and a report section draws the registered figures that name it. A new
+//! figure is one new file and one line in the registry.
+
+mod conflict;
+pub mod fig01_miss_rate_vs_stride;
+pub mod fig02_sets_used;
+pub mod fig03_conflict_heatmap;
+pub mod fig04_stride_sweep;
+pub mod fig05_working_set;
+pub mod fig06_row_vs_column;
+pub mod fig07_transpose;
+pub mod fig08_views;
+pub mod fig09_blocked;
+pub mod fig10_threads;
+pub mod fig11_three_c;
+mod labels;
+
+use crate::report::chart::{Figure, format_number};
+use crate::report::data::{self, Estimate};
+use crate::results::{PointRecord, ResultsDocument};
+
+pub use labels::point_label;
+
+/// Where buffer 0 of every kernel sits in the simulated address space (`(k+1)·2^32`).
+const SIM_BASE: u64 = 1 << 32;
+
+/// One figure of the report: a stable id (its file name), a title, the section it belongs to
+/// and a builder that reads only the results document.
+pub trait FigureBuilder: Sync {
+    /// The file stem of the figure (`fig01-miss-rate-vs-stride`).
+    fn id(&self) -> &'static str;
+    /// The title shown above the figure.
+    fn title(&self) -> &'static str;
+    /// The anchor of the report section that shows the figure.
+    fn section(&self) -> &'static str;
+    /// The figure with its tables, or why it was omitted.
+    fn build(&self, doc: &ResultsDocument) -> Outcome;
+}
+
+/// Every figure, in figure order.
+pub const REGISTRY: &[&dyn FigureBuilder] = &[
+    &fig01_miss_rate_vs_stride::MissRateVsStride,
+    &fig02_sets_used::SetsUsed,
+    &fig03_conflict_heatmap::ConflictHeatmap,
+    &fig04_stride_sweep::StrideSweep,
+    &fig05_working_set::WorkingSet,
+    &fig06_row_vs_column::RowVsColumn,
+    &fig07_transpose::Transposes,
+    &fig08_views::Views,
+    &fig09_blocked::Blocked,
+    &fig10_threads::Threads,
+    &fig11_three_c::ThreeC,
+];
+
+/// The registered figures of one section, in figure order.
+pub fn of_section(anchor: &str) -> impl Iterator<Item = &'static dyn FigureBuilder> + '_ {
+    REGISTRY
+        .iter()
+        .copied()
+        .filter(move |f| f.section() == anchor)
+}
+
+/// A table of numbers behind a figure; every cell is already formatted (no NaN, no inf).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub caption: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// A figure that could be drawn, with its table and reading guide.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub figure: Figure,
+    pub tables: Vec<Table>,
+    /// What to look for, in one or two sentences (may quote numbers computed from the data).
+    pub look_for: String,
+    /// Parts left out (e.g. "no block-size sweep in this file").
+    pub notes: Vec<String>,
+}
+
+/// One figure slot of a section.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Drawn(Box<Built>),
+    Omitted {
+        id: &'static str,
+        title: &'static str,
+        reason: String,
+    },
+}
+
+fn omitted(id: &'static str, title: &'static str, reason: impl Into<String>) -> Outcome {
+    Outcome::Omitted {
+        id,
+        title,
+        reason: reason.into(),
+    }
+}
+
+/// A cell for an optional number.
+fn cell(v: Option<f64>) -> String {
+    v.filter(|x| x.is_finite())
+        .map(format_number)
+        .unwrap_or_else(|| "—".into())
+}
+
+fn est_cell(e: Option<Estimate>) -> String {
+    e.map(|e| e.display()).unwrap_or_else(|| "—".into())
+}
+
+/// `timed: wall clock, median of 10 samples, 95% bootstrap CI`.
+fn prov_timed(doc: &ResultsDocument) -> String {
+    format!(
+        "timed: wall clock, median of {} samples ({}% bootstrap CI in the table)",
+        doc.method.samples,
+        (doc.method.confidence * 100.0).round()
+    )
+}
+
+fn prov_sim(doc: &ResultsDocument) -> String {
+    format!(
+        "simulated: {} (LRU, cachegrind semantics)",
+        data::geometry_summary(&data::data_levels(doc))
+    )
+}
+
+/// Global misses per access at level `index` (misses there / accesses the kernel made).
+fn misses_per_access(r: &PointRecord, index: usize) -> Option<f64> {
+    let first = data::sim_level(r, 0)?;
+    let level = data::sim_level(r, index)?;
+    let accesses = data::accesses(first);
+    (accesses > 0).then(|| level.misses as f64 / accesses as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::SECTIONS;
+
+    #[test]
+    fn every_registered_figure_names_a_section_and_a_unique_id() {
+        let mut ids = std::collections::BTreeSet::new();
+        for f in REGISTRY {
+            assert!(ids.insert(f.id()), "duplicate figure id {}", f.id());
+            assert!(
+                SECTIONS.iter().any(|s| s.anchor == f.section()),
+                "{} names no section ({})",
+                f.id(),
+                f.section()
+            );
+        }
+        let drawn: usize = SECTIONS.iter().map(|s| of_section(s.anchor).count()).sum();
+        assert_eq!(drawn, REGISTRY.len());
+    }
+}
