@@ -7,9 +7,9 @@
 //! ## Module map
 //!
 //! Data flows one way: **suite → runner → records → (report | gate)**. Modules stand on floors
-//! and import only from floors below: ground ([`units`], [`stats`], [`mem`]) < [`layout`],
-//! [`cache`] < [`kernels`], [`results`] < [`harness`] < [`report`], [`infer`] < [`cli`]. The two
-//! floor-4 modules never import each other: the infer document they share is data in
+//! and import only from floors below: ground ([`units`], [`stats`], [`mem`], [`vocab`]) <
+//! [`layout`], [`cache`] < [`kernels`], [`results`] < [`harness`] < [`report`], [`infer`] <
+//! [`cli`]. The two floor-4 modules never import each other: the infer document they share is data in
 //! [`results::infer_doc`]. `tests/architecture.rs` enforces the plan; `docs/architecture.md`
 //! draws it.
 //!
@@ -17,6 +17,10 @@
 //! - [`stats`] — median, MAD, percentiles, the bootstrap CI and the one seeded generator
 //!   ([`stats::SplitMix64`]). No unsafe.
 //! - [`mem`] — 2 MiB-aligned, first-touched buffers and transparent huge pages.
+//! - [`vocab`] — the kernel vocabulary records carry, as plain data: [`vocab::Family`],
+//!   [`vocab::Params`], [`vocab::Work`], the one `key=value` formatter, and the
+//!   [`vocab::ParamRules`] the catalogue implements so records are validated without importing
+//!   the kernels. No unsafe.
 //! - [`layout`] — the strided-view model: a [`layout::Layout`] is shape + strides + offset over a
 //!   one-dimensional storage. View operations (transpose, permute, slicing, diagonal, expand,
 //!   flip, `view`/`reshape`) only rewrite that metadata and are validated once with checked
@@ -50,3 +54,4 @@ pub mod report;
 pub mod results;
 pub mod stats;
 pub mod units;
+pub mod vocab;

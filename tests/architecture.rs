@@ -14,6 +14,7 @@ const FLOORS: &[(&str, u8)] = &[
     ("units", 0),
     ("stats", 0),
     ("mem", 0),
+    ("vocab", 0),
     ("layout", 1),
     ("cache", 1),
     ("kernels", 2),
@@ -26,14 +27,11 @@ const FLOORS: &[(&str, u8)] = &[
 
 /// Narrower than the floors allow: the report draws records and never measures nor re-derives
 /// an analysis, so it reads `results` (and the ground floor) only.
-const ONLY: &[(&str, &[&str])] = &[("report", &["units", "stats", "mem", "results"])];
+const ONLY: &[(&str, &[&str])] = &[("report", &["units", "stats", "mem", "vocab", "results"])];
 
 /// Module edges that break the plan today, each to be removed by moving code to its floor. The
 /// list may only shrink: an entry no longer needed fails the test, so it is struck.
 const KNOWN_VIOLATIONS: &[(&str, &str)] = &[
-    // Records still name kernels by the kernel vocabulary (Family, Params, Work) and validate
-    // parameters against the catalogue.
-    ("results", "kernels"),
     // Figures still run the set/GCD model, evaluate views and read the catalogue at render time.
     ("report", "cache"),
     ("report", "kernels"),

@@ -84,7 +84,7 @@ fn a_stop_request_keeps_finished_points_and_marks_the_document() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.json");
     doc.write_atomic(&path).unwrap();
-    let back = ResultsDocument::read(&path).unwrap();
+    let back = ResultsDocument::read(&path, &stridelab::kernels::CATALOGUE_RULES).unwrap();
     assert_eq!(back.records.len(), 2);
     assert_eq!(back.status, RunStatus::Interrupted);
 }

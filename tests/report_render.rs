@@ -182,7 +182,11 @@ fn the_small_recorded_results_render_a_complete_page() {
     assert!(summary.contains("×"), "findings carry ratios: {summary}");
 
     // The data files are there and the JSON re-reads.
-    let copy = stridelab::results::ResultsDocument::read(&out.join("results.json")).unwrap();
+    let copy = stridelab::results::ResultsDocument::read(
+        &out.join("results.json"),
+        &stridelab::kernels::CATALOGUE_RULES,
+    )
+    .unwrap();
     assert_eq!(copy.records.len(), 36);
     assert!(out.join("results.csv").is_file());
 }

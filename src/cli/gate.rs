@@ -33,6 +33,7 @@ use crate::harness::machine::MachineInfo;
 use crate::harness::pool::pool_passes;
 use crate::harness::suite::{Plan, Suite};
 use crate::harness::{MethodOptions, Progress, RunOptions, run_suite};
+use crate::kernels::CATALOGUE_RULES;
 use crate::kernels::spec::ParamValue;
 use crate::results::compare::{
     CompareOptions, FIXTURE_PARAM, GATE_MANIFEST_KEY, GateVerdict, compare, point_key,
@@ -251,7 +252,7 @@ fn read_results(path: &Path, what: &str) -> anyhow::Result<ResultsDocument> {
         }
         bail!("no {what} results at `{}`", path.display());
     }
-    ResultsDocument::read(path).map_err(|e| {
+    ResultsDocument::read(path, &CATALOGUE_RULES).map_err(|e| {
         let fix = if what == "baseline" {
             format!("fix the file or {SAVE_HINT}")
         } else {

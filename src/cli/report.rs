@@ -14,6 +14,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::harness::machine::MachineInfo;
 use crate::harness::{Progress, RunOptions, Suite, run_suite};
+use crate::kernels::CATALOGUE_RULES;
 use crate::report::{ReportError, ReportInput, copy_report, outdir, render_claimed, utc_stamp};
 use crate::results::RunStatus;
 
@@ -41,7 +42,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let inputs = args
         .inputs
         .iter()
-        .map(|p| ReportInput::read(p))
+        .map(|p| ReportInput::read(p, &CATALOGUE_RULES))
         .collect::<Result<Vec<_>, _>>()?;
     let claim = outdir::claim(&args.out)?;
     // Ctrl-C stops the rendering between figures; the staging directory is then removed.

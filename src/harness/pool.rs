@@ -175,12 +175,13 @@ fn pool_point(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::CATALOGUE_RULES;
     use crate::results::PointError;
     use std::path::Path;
 
     fn fixture() -> ResultsDocument {
         let text = include_str!("../../tests/fixtures/results_small.json");
-        ResultsDocument::from_json(text, Path::new("results_small.json")).unwrap()
+        ResultsDocument::from_json(text, Path::new("results_small.json"), &CATALOGUE_RULES).unwrap()
     }
 
     /// The fixture with every sample (kernel and paired reference) multiplied by `scale`.

@@ -21,6 +21,7 @@ use std::sync::LazyLock;
 use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params};
 use crate::kernels::{blocked, conflict, latency, reference, stride, transpose, traverse, view};
 use crate::units::format_bytes_tenths;
+use crate::vocab::{Family, ParamRules, RuleBreak};
 
 /// Buffer lengths (in f64 elements) an instance needs for resolved parameters; checks the
 /// kernel's cross-parameter rules on the way.
@@ -141,6 +142,27 @@ pub fn find(name: &str) -> Result<&'static KernelSpec, KernelError> {
         .iter()
         .find(|spec| spec.name == name)
         .ok_or_else(|| KernelError::UnknownKernel(name.to_string()))
+}
+
+/// The catalogue as the rules a recorded point is checked against on load: the kernel exists,
+/// belongs to the recorded family, and its parameters pass [`check_recorded_params`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CatalogueRules;
+
+/// The one instance loaders pass to `ResultsDocument::read`.
+pub const CATALOGUE_RULES: CatalogueRules = CatalogueRules;
+
+impl ParamRules for CatalogueRules {
+    fn check(&self, kernel: &str, family: Family, params: &Params) -> Result<(), RuleBreak> {
+        let spec = find(kernel).map_err(|e| RuleBreak::Kernel(e.to_string()))?;
+        if spec.family != family {
+            return Err(RuleBreak::Family(format!(
+                "`{}` belongs to {:?}",
+                spec.name, spec.family
+            )));
+        }
+        check_recorded_params(spec, params).map_err(|e| RuleBreak::Params(e.to_string()))
+    }
 }
 
 fn plan_of(spec: &KernelSpec) -> Result<PlanFn, KernelError> {
@@ -596,5 +618,26 @@ mod tests {
             let mut instance = (spec.prepare)(&params, PrepareOptions::default()).unwrap();
             assert_eq!(instance.run(), instance.expected_checksum(), "{kernel}");
         }
+    }
+
+    #[test]
+    fn catalogue_rules_name_the_broken_part_of_a_recorded_point() {
+        let rules = CATALOGUE_RULES;
+        let good = resolve("row-sum", &[("rows", "64"), ("cols", "64")]).unwrap();
+        assert_eq!(rules.check("row-sum", Family::Traverse, &good), Ok(()));
+        assert!(matches!(
+            rules.check("nope", Family::Traverse, &good),
+            Err(RuleBreak::Kernel(_))
+        ));
+        assert!(matches!(
+            rules.check("row-sum", Family::Stride, &good),
+            Err(RuleBreak::Family(_))
+        ));
+        let mut huge = good.clone();
+        huge.insert("rows".into(), ParamValue::Int(1 << 40));
+        assert!(matches!(
+            rules.check("row-sum", Family::Traverse, &huge),
+            Err(RuleBreak::Params(_))
+        ));
     }
 }

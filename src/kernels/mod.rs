@@ -22,6 +22,6 @@ pub mod traverse;
 pub mod view;
 
 pub use catalogue::{
-    StridePattern, catalogue, estimate_accesses, find, resolve_params, simulation_note,
-    stride_pattern,
+    CATALOGUE_RULES, CatalogueRules, StridePattern, catalogue, estimate_accesses, find,
+    resolve_params, simulation_note, stride_pattern,
 };

@@ -4,34 +4,11 @@
 //! This is the contract between `kernels` (which defines access orders) and `harness`
 //! (which times them): kernels never time or print; the harness never knows an access order.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::cache::AccessSink;
-
-/// The kernel families of the catalogue (one report section each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Family {
-    /// Row- and column-order traversals (`row-sum`, `col-sum`).
-    Traverse,
-    /// Fixed-step walks (`stride-sum`).
-    Stride,
-    /// Power-of-two stride conflict probes with ±1 controls (`conflict`).
-    Conflict,
-    /// Walks of views written in the layout language (`view-sum`).
-    View,
-    /// Transpose copies (`transpose`).
-    Transpose,
-    /// Tile-major layouts (`tiled-sum`, `to-tiles`).
-    Blocked,
-    /// Working-set latency (pointer chase).
-    Latency,
-    /// The references bandwidth figures are normalised by (`copy`, `read`).
-    Reference,
-}
+// The plain-data vocabulary lives on the ground floor, shared with the records.
+pub use crate::vocab::{Family, ParamValue, Params, Work, format_params};
 
 /// The type and validation rule of one parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,52 +30,11 @@ pub struct ParamSpec {
     pub doc: &'static str,
 }
 
-/// A resolved parameter value.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ParamValue {
-    Int(u64),
-    Text(String),
-}
-
-/// Every parameter of a kernel, defaults filled in and validated, in name order.
-pub type Params = BTreeMap<String, ParamValue>;
-
-impl std::fmt::Display for ParamValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ParamValue::Int(i) => write!(f, "{i}"),
-            ParamValue::Text(t) => f.write_str(t),
-        }
-    }
-}
-
-/// `key=value key=value`: how parameters are written in every label, table and CSV cell, so a
-/// point is named the same way everywhere (and reads back as command-line arguments).
-pub fn format_params<'a>(params: impl IntoIterator<Item = (&'a String, &'a ParamValue)>) -> String {
-    params
-        .into_iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Options that apply to every kernel's buffers.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PrepareOptions {
     /// Ask for transparent huge pages on the kernel's buffers.
     pub huge_pages: bool,
-}
-
-/// The work one run of an instance does, from which the harness derives GB/s and ns/element.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Work {
-    /// Bytes the kernel's definition reads (not counting cache-line overfetch).
-    pub bytes_read: u64,
-    /// Bytes the kernel's definition writes.
-    pub bytes_written: u64,
-    /// Elements (or, for probes, accesses) one run visits: the denominator of ns/element.
-    pub elements: u64,
 }
 
 /// Why a kernel could not be prepared or run.

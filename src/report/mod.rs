@@ -23,6 +23,7 @@ use thiserror::Error;
 
 use crate::results::output::OutputError;
 use crate::results::{ResultsDocument, ResultsError, csv::to_csv};
+use crate::vocab::ParamRules;
 
 use figures::Outcome;
 
@@ -82,11 +83,12 @@ pub struct ReportInput {
 }
 
 impl ReportInput {
-    /// Reads and validates a results file (errors name the offending field).
-    pub fn read(path: &Path) -> Result<Self, ReportError> {
+    /// Reads and validates a results file (errors name the offending field); `rules` are the
+    /// catalogue's, handed in by the caller because the report never imports the kernels.
+    pub fn read(path: &Path, rules: &dyn ParamRules) -> Result<Self, ReportError> {
         Ok(Self {
             path: path.to_path_buf(),
-            doc: ResultsDocument::read(path)?,
+            doc: ResultsDocument::read(path, rules)?,
             infer: infer::read_beside(path)?,
         })
     }

@@ -39,12 +39,12 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::kernels::spec::format_params;
 use crate::results::{
     ChecksumOutcome, PointRecord, ResultsDocument, RunStatus, SimulatedLevel, SimulatedMisses,
     SimulationCut,
 };
 use crate::stats::{SplitMix64, median_of_sorted, percentile_of_sorted, resampled_median, sorted};
+use crate::vocab::format_params;
 
 /// The manifest key (`info.gate`) under which `stridelab gate` records how its run was made.
 pub const GATE_MANIFEST_KEY: &str = "gate";
@@ -1330,10 +1330,9 @@ mod tests {
     fn the_fixture_switch_matches_the_real_kernels_baseline() {
         let base = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
         let mut cur = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
-        cur.records[0].params.insert(
-            FIXTURE_PARAM.into(),
-            crate::kernels::spec::ParamValue::Int(1),
-        );
+        cur.records[0]
+            .params
+            .insert(FIXTURE_PARAM.into(), crate::vocab::ParamValue::Int(1));
         let v = compare(&base, &cur, &CompareOptions::default(), None).unwrap();
         assert!(v.rows.iter().all(|r| r.verdict != Verdict::New), "{v:#?}");
         assert!(v.rows[0].params.contains("deopt=1"));

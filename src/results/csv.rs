@@ -4,7 +4,7 @@
 //! `sim_first_*` / `sim_last_*` columns), so files from different runs line up.
 
 use super::schema::{ChecksumOutcome, PointRecord, ResultsDocument};
-use crate::kernels::spec::format_params;
+use crate::vocab::format_params;
 
 /// The fixed CSV header.
 pub const CSV_HEADER: &[&str] = &[

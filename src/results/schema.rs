@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::kernels::spec::{Family, Params, Work};
+use crate::vocab::{Family, ParamRules, Params, Work};
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -413,18 +413,23 @@ impl ResultsDocument {
         write_atomic(path, json.as_bytes())
     }
 
-    /// Reads and validates a results file.
-    pub fn read(path: &Path) -> Result<Self, ResultsError> {
+    /// Reads and validates a results file; `rules` check each record's kernel and parameters
+    /// (the catalogue's, `kernels::CATALOGUE_RULES`, for every file read from disk).
+    pub fn read(path: &Path, rules: &dyn ParamRules) -> Result<Self, ResultsError> {
         let text = fs::read_to_string(path).map_err(|error| ResultsError::Io {
             action: "read",
             path: path.to_path_buf(),
             error,
         })?;
-        Self::from_json(&text, path)
+        Self::from_json(&text, path, rules)
     }
 
     /// Parses a results document; `origin` names the file in errors.
-    pub fn from_json(text: &str, origin: &Path) -> Result<Self, ResultsError> {
+    pub fn from_json(
+        text: &str,
+        origin: &Path,
+        rules: &dyn ParamRules,
+    ) -> Result<Self, ResultsError> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| ResultsError::Syntax {
                 path: origin.to_path_buf(),
@@ -455,7 +460,7 @@ impl ResultsDocument {
         let mut doc: Self =
             serde_json::from_str(text).map_err(|e| field_error(text, origin, &e))?;
         crate::results::validate::fill_legacy_cuts(&mut doc);
-        crate::results::validate::validate(&doc).map_err(|e| ResultsError::Invalid {
+        crate::results::validate::validate(&doc, rules).map_err(|e| ResultsError::Invalid {
             path: origin.to_path_buf(),
             field: e.field,
             message: e.message,
@@ -645,6 +650,32 @@ pub(crate) fn json_path_at(text: &str, line: usize, column: usize, object_only: 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::vocab::{ParamValue, RuleBreak};
+
+    /// Rules standing in for the catalogue in this module's tests: `row-sum` of the traverse
+    /// family with integers below 2^30 (the real catalogue's rules are pinned where it lives).
+    pub(crate) struct RowSumRules;
+
+    /// Largest integer parameter [`RowSumRules`] accepts.
+    pub(crate) const ROW_SUM_LIMIT: u64 = 1 << 30;
+
+    impl ParamRules for RowSumRules {
+        fn check(&self, kernel: &str, family: Family, params: &Params) -> Result<(), RuleBreak> {
+            if kernel != "row-sum" {
+                return Err(RuleBreak::Kernel(format!("unknown kernel `{kernel}`")));
+            }
+            if family != Family::Traverse {
+                return Err(RuleBreak::Family("`row-sum` belongs to Traverse".into()));
+            }
+            match params
+                .iter()
+                .find(|(_, v)| matches!(v, ParamValue::Int(i) if *i > ROW_SUM_LIMIT))
+            {
+                Some((name, _)) => Err(RuleBreak::Params(format!("`{name}` is out of range"))),
+                None => Ok(()),
+            }
+        }
+    }
 
     fn summary(m: f64) -> Summary {
         Summary {
@@ -660,7 +691,7 @@ pub(crate) mod tests {
 
     pub(crate) fn sample_document() -> ResultsDocument {
         let mut params = Params::new();
-        params.insert("rows".into(), crate::kernels::spec::ParamValue::Int(1024));
+        params.insert("rows".into(), ParamValue::Int(1024));
         ResultsDocument {
             schema: SCHEMA_VERSION,
             tool: ToolInfo {
@@ -737,13 +768,13 @@ pub(crate) mod tests {
         let path = dir.path().join("sub/results.json");
         let mut doc = sample_document();
         for name in ["cols", "ld"] {
-            let value = crate::kernels::spec::ParamValue::Int(1024);
+            let value = ParamValue::Int(1024);
             doc.records[0].params.insert(name.into(), value);
         }
-        let deopt = crate::kernels::spec::ParamValue::Int(0);
+        let deopt = ParamValue::Int(0);
         doc.records[0].params.insert("deopt".into(), deopt);
         doc.write_atomic(&path).unwrap();
-        assert_eq!(ResultsDocument::read(&path).unwrap(), doc);
+        assert_eq!(ResultsDocument::read(&path, &RowSumRules).unwrap(), doc);
         let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap())
             .unwrap()
             .map(|e| e.unwrap().file_name())
@@ -763,7 +794,7 @@ pub(crate) mod tests {
             .unwrap()
             .remove("checksum");
         let text = serde_json::to_string_pretty(&value).unwrap();
-        match ResultsDocument::from_json(&text, Path::new("r.json")) {
+        match ResultsDocument::from_json(&text, Path::new("r.json"), &RowSumRules) {
             Err(ResultsError::MissingField { field, .. }) => {
                 assert_eq!(field, "records[0].checksum")
             }
@@ -776,7 +807,7 @@ pub(crate) mod tests {
         let mut value = serde_json::to_value(sample_document()).unwrap();
         value["records"][0]["timing"]["ns_per_run"]["median"] = serde_json::json!("fast");
         let text = serde_json::to_string_pretty(&value).unwrap();
-        match ResultsDocument::from_json(&text, Path::new("r.json")) {
+        match ResultsDocument::from_json(&text, Path::new("r.json"), &RowSumRules) {
             Err(ResultsError::CorruptField { field, .. }) => {
                 assert_eq!(field, "records[0].timing.ns_per_run.median")
             }
@@ -790,15 +821,15 @@ pub(crate) mod tests {
         value["schema"] = serde_json::json!(2);
         let text = serde_json::to_string(&value).unwrap();
         assert!(matches!(
-            ResultsDocument::from_json(&text, Path::new("r.json")),
+            ResultsDocument::from_json(&text, Path::new("r.json"), &RowSumRules),
             Err(ResultsError::UnsupportedSchema { .. })
         ));
         assert!(matches!(
-            ResultsDocument::from_json("{\"schema\": 1,", Path::new("r.json")),
+            ResultsDocument::from_json("{\"schema\": 1,", Path::new("r.json"), &RowSumRules),
             Err(ResultsError::Syntax { .. })
         ));
         assert!(matches!(
-            ResultsDocument::from_json("{}", Path::new("r.json")),
+            ResultsDocument::from_json("{}", Path::new("r.json"), &RowSumRules),
             Err(ResultsError::MissingField { ref field, .. }) if field == "schema"
         ));
     }

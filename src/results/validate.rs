@@ -8,7 +8,9 @@
 //!    uses; `gate.preset`, when present, names a known preset.
 //! 2. `method`: finite, non-negative durations, a confidence in (0, 1), an access cap ≥ 1.
 //! 3. Records: unique indices below `suite.points`; a kernel of the catalogue with its family;
-//!    parameters within the catalogue's declared ranges and rules; `threads` in 1..=[`MAX_THREADS`].
+//!    parameters within the catalogue's declared ranges and rules (handed in as
+//!    [`ParamRules`], which the catalogue implements, so records never import the kernels);
+//!    `threads` in 1..=[`MAX_THREADS`].
 //! 4. Timing: 1..=[`MAX_SAMPLES_PER_POINT`] samples, each finite and > 0; `n` equal to their
 //!    count; `min`/`max`/`median` those of the samples; `ci_low ≤ median ≤ ci_high`;
 //!    `runs_per_sample ≥ 1`; ns/element, GB/s and its CI finite, > 0 and ordered. Paired
@@ -25,11 +27,11 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 
 use crate::cache::geometry::{CacheKind, CacheLevel, GeometrySource, PRESET_NAMES};
-use crate::kernels::catalogue::{check_recorded_params, find};
-use crate::kernels::spec::ParamValue;
 use crate::results::{
     PointRecord, ResultsDocument, SimulatedLevel, SimulatedMisses, SimulationCut, Summary, Timing,
 };
+use crate::vocab::ParamValue;
+use crate::vocab::{ParamRules, RuleBreak};
 
 /// Most timing samples one point may carry. The harness writes at most 1000 per pass-free run
 /// and ~3000 for a pooled gate run; the gate's bootstrap resamples every sample thousands of
@@ -62,8 +64,8 @@ fn invalid(field: impl Into<String>, message: impl Into<String>) -> Invalid {
 
 type Checked = Result<(), Invalid>;
 
-/// Checks every rule of the module doc.
-pub fn validate(doc: &ResultsDocument) -> Checked {
+/// Checks every rule of the module doc; `rules` are the catalogue's (rule 3).
+pub fn validate(doc: &ResultsDocument, rules: &dyn ParamRules) -> Checked {
     finite_at_least("wall_s", doc.wall_s, 0.0)?;
     check_method(doc)?;
     let manifest = manifest_levels(&doc.info)?;
@@ -96,7 +98,7 @@ pub fn validate(doc: &ResultsDocument) -> Checked {
                 format!("{} is used by another record", record.index),
             ));
         }
-        check_record(record, &at, doc.method.simulation_access_cap)?;
+        check_record(record, &at, doc.method.simulation_access_cap, rules)?;
     }
     let steps = model_work(doc, &manifest);
     if steps > MAX_MODEL_STEPS {
@@ -242,16 +244,14 @@ fn check_info(info: &serde_json::Value) -> Checked {
     Ok(())
 }
 
-fn check_record(record: &PointRecord, at: &str, cap: u64) -> Checked {
-    let spec = find(&record.kernel).map_err(|e| invalid(format!("{at}.kernel"), e.to_string()))?;
-    if spec.family != record.family {
-        return Err(invalid(
-            format!("{at}.family"),
-            format!("`{}` belongs to {:?}", spec.name, spec.family),
-        ));
-    }
-    check_recorded_params(spec, &record.params)
-        .map_err(|e| invalid(format!("{at}.params"), e.to_string()))?;
+fn check_record(record: &PointRecord, at: &str, cap: u64, rules: &dyn ParamRules) -> Checked {
+    rules
+        .check(&record.kernel, record.family, &record.params)
+        .map_err(|broken| match broken {
+            RuleBreak::Kernel(m) => invalid(format!("{at}.kernel"), m),
+            RuleBreak::Family(m) => invalid(format!("{at}.family"), m),
+            RuleBreak::Params(m) => invalid(format!("{at}.params"), m),
+        })?;
     if record.threads == 0 || record.threads > MAX_THREADS {
         return Err(invalid(
             format!("{at}.threads"),
@@ -617,9 +617,9 @@ pub fn model_work(doc: &ResultsDocument, manifest: &[CacheLevel]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::spec::ParamValue;
-    use crate::results::schema::tests::sample_document;
+    use crate::results::schema::tests::{ROW_SUM_LIMIT, RowSumRules, sample_document};
     use crate::results::{Provenance, SimulationScope};
+    use crate::vocab::ParamValue;
 
     /// The sample document with full `row-sum` parameters and a consistent simulation.
     fn valid() -> ResultsDocument {
@@ -660,7 +660,7 @@ mod tests {
 
     #[test]
     fn a_consistent_document_passes() {
-        assert_eq!(validate(&valid()), Ok(()));
+        assert_eq!(validate(&valid(), &RowSumRules), Ok(()));
     }
 
     #[test]
@@ -721,7 +721,7 @@ mod tests {
                 |d| {
                     d.records[0]
                         .params
-                        .insert("rows".into(), ParamValue::Int(1 << 40));
+                        .insert("rows".into(), ParamValue::Int(ROW_SUM_LIMIT + 1));
                 },
                 "records[0].params",
             ),
@@ -779,7 +779,7 @@ mod tests {
         for (i, (corrupt, field)) in cases.iter().enumerate() {
             let mut doc = valid();
             corrupt(&mut doc);
-            match validate(&doc) {
+            match validate(&doc, &RowSumRules) {
                 Err(e) => assert_eq!(&e.field, field, "case {i}: {}", e.message),
                 Ok(()) => panic!("case {i} ({field}) passed"),
             }
@@ -812,7 +812,7 @@ mod tests {
                 .params
                 .insert(name.into(), ParamValue::Int(value));
         }
-        assert_eq!(validate(&big), Ok(()));
+        assert_eq!(validate(&big, &RowSumRules), Ok(()));
         assert!(model_work(&big, &[]) > small + (1 << 24));
         let mut many = big.clone();
         for i in 1..8 {
@@ -821,7 +821,7 @@ mod tests {
             many.records.push(r);
         }
         many.suite.points = many.records.len();
-        let err = validate(&many).unwrap_err();
+        let err = validate(&many, &RowSumRules).unwrap_err();
         assert_eq!(err.field, "records");
         assert!(err.message.contains("budget"), "{}", err.message);
     }
