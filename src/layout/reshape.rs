@@ -3,7 +3,7 @@
 //! PyTorch's rule (`computeStride`): split the input into chunks of dims that are contiguous
 //! with each other (dim `k` merges with `k+1` when `stride[k] == size[k+1]·stride[k+1]`,
 //! size-1 dims never break a chunk). A view exists iff every chunk is covered exactly by a
-//! run of consecutive new dims. `reshape` (in [`super::tensor`]) copies when this fails.
+//! run of consecutive new dims. `reshape` (in `kernels::tensor`) copies when this fails.
 
 use super::error::{LayoutError, ViewIncompatible};
 use super::strided::{Layout, checked_numel, contiguous_strides};
