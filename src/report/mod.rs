@@ -251,7 +251,7 @@ fn render_into(
             let mut outcomes = Vec::new();
             for figure in figures::of_section(section.anchor) {
                 check()?;
-                let mut outcome = figure.build(&input.doc);
+                let mut outcome = (figure.build)(&input.doc);
                 match &mut outcome {
                     Outcome::Drawn(built) => {
                         built.figure.id.push_str(&suffix);

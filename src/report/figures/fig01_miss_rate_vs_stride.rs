@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use super::conflict::{Probe, k_colour, predicted_cyclic_misses, probes};
 use super::{
-    Built, FigureBuilder, Outcome, SIM_BASE, Table, cell, est_cell, misses_per_access, omitted,
+    Built, FigureDef, Outcome, SIM_BASE, Table, cell, est_cell, misses_per_access, omitted,
     prov_sim,
 };
 use crate::cache::model;
@@ -20,25 +20,12 @@ const TITLE: &str = "Miss rate vs stride";
 
 /// Figure 1: simulated misses per access vs stride, per level, one series per K, with the
 /// model's prediction dashed.
-pub struct MissRateVsStride;
-
-impl FigureBuilder for MissRateVsStride {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn title(&self) -> &'static str {
-        TITLE
-    }
-
-    fn section(&self) -> &'static str {
-        "conflict"
-    }
-
-    fn build(&self, doc: &ResultsDocument) -> Outcome {
-        miss_rate_vs_stride(doc)
-    }
-}
+pub const FIGURE: FigureDef = FigureDef {
+    id: ID,
+    title: TITLE,
+    section: "conflict",
+    build: miss_rate_vs_stride,
+};
 
 fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
     let probes = probes(doc);

@@ -5,8 +5,7 @@ use std::collections::BTreeSet;
 
 use super::conflict::{Probe, k_colour, probes};
 use super::{
-    Built, FigureBuilder, Outcome, SIM_BASE, Table, misses_per_access, omitted, prov_sim,
-    prov_timed,
+    Built, FigureDef, Outcome, SIM_BASE, Table, misses_per_access, omitted, prov_sim, prov_timed,
 };
 use crate::cache::model;
 use crate::report::chart::{Axis, Figure, LinePanel, Panel, RefLine, Series, SeriesKind, XY};
@@ -17,25 +16,12 @@ const ID: &str = "fig02-sets-used";
 const TITLE: &str = "Miss rate and time vs sets used";
 
 /// Figure 2: misses and time vs the number of L1 sets the stride really uses.
-pub struct SetsUsed;
-
-impl FigureBuilder for SetsUsed {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn title(&self) -> &'static str {
-        TITLE
-    }
-
-    fn section(&self) -> &'static str {
-        "conflict"
-    }
-
-    fn build(&self, doc: &ResultsDocument) -> Outcome {
-        sets_used(doc)
-    }
-}
+pub const FIGURE: FigureDef = FigureDef {
+    id: ID,
+    title: TITLE,
+    section: "conflict",
+    build: sets_used,
+};
 
 fn sets_used(doc: &ResultsDocument) -> Outcome {
     let probes = probes(doc);

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::conflict::{Probe, predicted_cyclic_misses, probes};
-use super::{Built, FigureBuilder, Outcome, Table, est_cell, omitted, prov_timed};
+use super::{Built, FigureDef, Outcome, Table, est_cell, omitted, prov_timed};
 use crate::report::chart::{Figure, HeatPanel, Panel, format_number};
 use crate::report::data;
 use crate::results::ResultsDocument;
@@ -13,25 +13,12 @@ const ID: &str = "fig03-conflict-heatmap";
 const TITLE: &str = "Conflict-probe heat map";
 
 /// Figure 3: the conflict-probe heat map, stride (with ±1 controls) × K → ns per load.
-pub struct ConflictHeatmap;
-
-impl FigureBuilder for ConflictHeatmap {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn title(&self) -> &'static str {
-        TITLE
-    }
-
-    fn section(&self) -> &'static str {
-        "conflict"
-    }
-
-    fn build(&self, doc: &ResultsDocument) -> Outcome {
-        conflict_heatmap(doc)
-    }
-}
+pub const FIGURE: FigureDef = FigureDef {
+    id: ID,
+    title: TITLE,
+    section: "conflict",
+    build: conflict_heatmap,
+};
 
 fn conflict_heatmap(doc: &ResultsDocument) -> Outcome {
     let probes = probes(doc);

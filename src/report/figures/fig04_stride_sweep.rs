@@ -2,7 +2,7 @@
 //! One figure of the report, built from records alone.
 
 use super::{
-    Built, FigureBuilder, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_sim,
+    Built, FigureDef, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_sim,
     prov_timed,
 };
 use crate::report::chart::{
@@ -15,25 +15,12 @@ const ID: &str = "fig04-stride-sweep";
 const TITLE: &str = "Time per access vs step";
 
 /// Figure 4: time per access vs step (`stride-sum`).
-pub struct StrideSweep;
-
-impl FigureBuilder for StrideSweep {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn title(&self) -> &'static str {
-        TITLE
-    }
-
-    fn section(&self) -> &'static str {
-        "stride"
-    }
-
-    fn build(&self, doc: &ResultsDocument) -> Outcome {
-        stride_sweep(doc)
-    }
-}
+pub const FIGURE: FigureDef = FigureDef {
+    id: ID,
+    title: TITLE,
+    section: "stride",
+    build: stride_sweep,
+};
 
 fn stride_sweep(doc: &ResultsDocument) -> Outcome {
     let recs: Vec<&PointRecord> = data::of_kernel(doc, "stride-sum")

@@ -2,7 +2,7 @@
 //! One figure of the report, built from records alone.
 
 use super::{
-    Built, FigureBuilder, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_timed,
+    Built, FigureDef, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_timed,
 };
 use crate::report::chart::{
     Axis, Figure, LinePanel, PALETTE, Panel, RefLine, Series, SeriesKind, XY, format_bytes,
@@ -14,25 +14,12 @@ const ID: &str = "fig05-working-set";
 const TITLE: &str = "Working-set latency";
 
 /// Figure 5: working-set latency of the pointer chase, with the cache sizes as vertical lines.
-pub struct WorkingSet;
-
-impl FigureBuilder for WorkingSet {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn title(&self) -> &'static str {
-        TITLE
-    }
-
-    fn section(&self) -> &'static str {
-        "latency"
-    }
-
-    fn build(&self, doc: &ResultsDocument) -> Outcome {
-        working_set(doc)
-    }
-}
+pub const FIGURE: FigureDef = FigureDef {
+    id: ID,
+    title: TITLE,
+    section: "latency",
+    build: working_set,
+};
 
 fn working_set(doc: &ResultsDocument) -> Outcome {
     let mut recs: Vec<&PointRecord> = data::of_kernel(doc, "chase")

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::{
-    Built, FigureBuilder, Outcome, SIM_BASE, Table, cell, est_cell, misses_per_access, omitted,
+    Built, FigureDef, Outcome, SIM_BASE, Table, cell, est_cell, misses_per_access, omitted,
     prov_sim, prov_timed,
 };
 use crate::cache::model;
@@ -18,25 +18,12 @@ const ID: &str = "fig06-row-vs-column";
 const TITLE: &str = "Row vs column order";
 
 /// Figure 6: row vs column order vs matrix size, at 2^k and 2^k+1.
-pub struct RowVsColumn;
-
-impl FigureBuilder for RowVsColumn {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn title(&self) -> &'static str {
-        TITLE
-    }
-
-    fn section(&self) -> &'static str {
-        "traverse"
-    }
-
-    fn build(&self, doc: &ResultsDocument) -> Outcome {
-        row_vs_column(doc)
-    }
-}
+pub const FIGURE: FigureDef = FigureDef {
+    id: ID,
+    title: TITLE,
+    section: "traverse",
+    build: row_vs_column,
+};
 
 /// One square-matrix traversal point.
 pub(super) struct Traversal<'a> {

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::{
-    Built, FigureBuilder, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_timed,
+    Built, FigureDef, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_timed,
 };
 use crate::report::chart::{
     Axis, BarPanel, BarSeries, Figure, LinePanel, PALETTE, Panel, RefLine, Series, SeriesKind, XY,
@@ -17,25 +17,12 @@ const ID: &str = "fig07-transpose";
 const TITLE: &str = "Transpose and copies";
 
 /// Figure 7: transposes and copies — GB/s and the fraction of the same-run best copy.
-pub struct Transposes;
-
-impl FigureBuilder for Transposes {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn title(&self) -> &'static str {
-        TITLE
-    }
-
-    fn section(&self) -> &'static str {
-        "transpose"
-    }
-
-    fn build(&self, doc: &ResultsDocument) -> Outcome {
-        transposes(doc)
-    }
-}
+pub const FIGURE: FigureDef = FigureDef {
+    id: ID,
+    title: TITLE,
+    section: "transpose",
+    build: transposes,
+};
 
 /// Where the simulated stream of `r` differs from the one its timing measured (the
 /// catalogue's note for the record's resolved parameters; none for unknown kernels).

@@ -3,7 +3,7 @@
 
 use super::labels::view_label;
 use super::{
-    Built, FigureBuilder, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_timed,
+    Built, FigureDef, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_timed,
 };
 use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, PALETTE, Panel};
 use crate::report::data;
@@ -13,25 +13,12 @@ const ID: &str = "fig08-views";
 const TITLE: &str = "Views";
 
 /// Figure 8: views — ns per element vs a contiguous walk of the same count.
-pub struct Views;
-
-impl FigureBuilder for Views {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn title(&self) -> &'static str {
-        TITLE
-    }
-
-    fn section(&self) -> &'static str {
-        "view"
-    }
-
-    fn build(&self, doc: &ResultsDocument) -> Outcome {
-        views(doc)
-    }
-}
+pub const FIGURE: FigureDef = FigureDef {
+    id: ID,
+    title: TITLE,
+    section: "view",
+    build: views,
+};
 
 fn views(doc: &ResultsDocument) -> Outcome {
     let recs: Vec<&PointRecord> = data::of_kernel(doc, "view-sum")

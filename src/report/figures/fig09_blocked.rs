@@ -3,7 +3,7 @@
 
 use super::fig06_row_vs_column::traversals;
 use super::labels::point_label;
-use super::{Built, FigureBuilder, Outcome, Table, cell, est_cell, omitted, prov_timed};
+use super::{Built, FigureDef, Outcome, Table, cell, est_cell, omitted, prov_timed};
 use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for};
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
@@ -12,25 +12,12 @@ const ID: &str = "fig09-blocked";
 const TITLE: &str = "Blocked vs row-major";
 
 /// Figure 9: tile-major (blocked) vs row-major layout, in row and column order.
-pub struct Blocked;
-
-impl FigureBuilder for Blocked {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn title(&self) -> &'static str {
-        TITLE
-    }
-
-    fn section(&self) -> &'static str {
-        "blocked"
-    }
-
-    fn build(&self, doc: &ResultsDocument) -> Outcome {
-        blocked(doc)
-    }
-}
+pub const FIGURE: FigureDef = FigureDef {
+    id: ID,
+    title: TITLE,
+    section: "blocked",
+    build: blocked,
+};
 
 fn blocked(doc: &ResultsDocument) -> Outcome {
     let tiled: Vec<&PointRecord> = data::of_kernel(doc, "tiled-sum")

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::labels::point_label;
-use super::{Built, FigureBuilder, Outcome, Table, est_cell, omitted, prov_timed};
+use super::{Built, FigureDef, Outcome, Table, est_cell, omitted, prov_timed};
 use crate::report::chart::{Axis, Figure, LinePanel, Panel, Series, SeriesKind, XY, colour_for};
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
@@ -13,25 +13,12 @@ const ID: &str = "fig10-threads";
 const TITLE: &str = "Bandwidth vs threads";
 
 /// Figure 10: bandwidth vs threads (pinned), with perfect scaling dashed.
-pub struct Threads;
-
-impl FigureBuilder for Threads {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn title(&self) -> &'static str {
-        TITLE
-    }
-
-    fn section(&self) -> &'static str {
-        "bandwidth"
-    }
-
-    fn build(&self, doc: &ResultsDocument) -> Outcome {
-        threads(doc)
-    }
-}
+pub const FIGURE: FigureDef = FigureDef {
+    id: ID,
+    title: TITLE,
+    section: "bandwidth",
+    build: threads,
+};
 
 fn threads(doc: &ResultsDocument) -> Outcome {
     let recs: Vec<&PointRecord> = doc

@@ -2,7 +2,7 @@
 //! One figure of the report, built from records alone.
 
 use super::labels::short_label;
-use super::{Built, FigureBuilder, Outcome, Table, omitted, prov_sim};
+use super::{Built, FigureDef, Outcome, Table, omitted, prov_sim};
 use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for};
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
@@ -11,25 +11,12 @@ const ID: &str = "fig11-3c";
 const TITLE: &str = "3C breakdown";
 
 /// Figure 11: the 3C split (compulsory / capacity / conflict) of L1 misses per kernel.
-pub struct ThreeC;
-
-impl FigureBuilder for ThreeC {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn title(&self) -> &'static str {
-        TITLE
-    }
-
-    fn section(&self) -> &'static str {
-        "three-c"
-    }
-
-    fn build(&self, doc: &ResultsDocument) -> Outcome {
-        three_c(doc)
-    }
-}
+pub const FIGURE: FigureDef = FigureDef {
+    id: ID,
+    title: TITLE,
+    section: "three-c",
+    build: three_c,
+};
 
 fn three_c(doc: &ResultsDocument) -> Outcome {
     use crate::kernels::spec::Family;

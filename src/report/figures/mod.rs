@@ -5,7 +5,7 @@
 //! Provenance is part of every figure: `timed` (wall clock), `simulated` (with the geometry)
 //! and `model` (the analytic set/GCD model of `crate::cache::model`), drawn dashed.
 //!
-//! Each figure lives in its own file behind [`FigureBuilder`]; [`REGISTRY`] lists them in
+//! Each figure lives in its own file as a [`FigureDef`] descriptor; [`REGISTRY`] lists them in
 //! figure order, and a report section draws the registered figures that name it. A new
 //! figure is one new file and one line in the registry.
 
@@ -34,38 +34,38 @@ const SIM_BASE: u64 = 1 << 32;
 
 /// One figure of the report: a stable id (its file name), a title, the section it belongs to
 /// and a builder that reads only the results document.
-pub trait FigureBuilder: Sync {
+pub struct FigureDef {
     /// The file stem of the figure (`fig01-miss-rate-vs-stride`).
-    fn id(&self) -> &'static str;
+    pub id: &'static str,
     /// The title shown above the figure.
-    fn title(&self) -> &'static str;
+    pub title: &'static str,
     /// The anchor of the report section that shows the figure.
-    fn section(&self) -> &'static str;
+    pub section: &'static str,
     /// The figure with its tables, or why it was omitted.
-    fn build(&self, doc: &ResultsDocument) -> Outcome;
+    pub build: fn(&ResultsDocument) -> Outcome,
 }
 
 /// Every figure, in figure order.
-pub const REGISTRY: &[&dyn FigureBuilder] = &[
-    &fig01_miss_rate_vs_stride::MissRateVsStride,
-    &fig02_sets_used::SetsUsed,
-    &fig03_conflict_heatmap::ConflictHeatmap,
-    &fig04_stride_sweep::StrideSweep,
-    &fig05_working_set::WorkingSet,
-    &fig06_row_vs_column::RowVsColumn,
-    &fig07_transpose::Transposes,
-    &fig08_views::Views,
-    &fig09_blocked::Blocked,
-    &fig10_threads::Threads,
-    &fig11_three_c::ThreeC,
+pub const REGISTRY: &[&FigureDef] = &[
+    &fig01_miss_rate_vs_stride::FIGURE,
+    &fig02_sets_used::FIGURE,
+    &fig03_conflict_heatmap::FIGURE,
+    &fig04_stride_sweep::FIGURE,
+    &fig05_working_set::FIGURE,
+    &fig06_row_vs_column::FIGURE,
+    &fig07_transpose::FIGURE,
+    &fig08_views::FIGURE,
+    &fig09_blocked::FIGURE,
+    &fig10_threads::FIGURE,
+    &fig11_three_c::FIGURE,
 ];
 
 /// The registered figures of one section, in figure order.
-pub fn of_section(anchor: &str) -> impl Iterator<Item = &'static dyn FigureBuilder> + '_ {
+pub fn of_section(anchor: &str) -> impl Iterator<Item = &'static FigureDef> + '_ {
     REGISTRY
         .iter()
         .copied()
-        .filter(move |f| f.section() == anchor)
+        .filter(move |f| f.section == anchor)
 }
 
 /// A table of numbers behind a figure; every cell is already formatted (no NaN, no inf).
@@ -150,12 +150,12 @@ mod tests {
     fn every_registered_figure_names_a_section_and_a_unique_id() {
         let mut ids = std::collections::BTreeSet::new();
         for f in REGISTRY {
-            assert!(ids.insert(f.id()), "duplicate figure id {}", f.id());
+            assert!(ids.insert(f.id), "duplicate figure id {}", f.id);
             assert!(
-                SECTIONS.iter().any(|s| s.anchor == f.section()),
+                SECTIONS.iter().any(|s| s.anchor == f.section),
                 "{} names no section ({})",
-                f.id(),
-                f.section()
+                f.id,
+                f.section
             );
         }
         let drawn: usize = SECTIONS.iter().map(|s| of_section(s.anchor).count()).sum();
