@@ -20,12 +20,12 @@
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
-use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, sampled_sum,
     size_param, text_param,
 };
 use crate::kernels::copy::order::REPLAY_CAVEAT;
+use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };

@@ -18,63 +18,13 @@
 
 use std::sync::LazyLock;
 
-use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params};
+pub use crate::kernels::spec::StridePattern;
+use crate::kernels::spec::{
+    Entry, KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params, PlanFn,
+};
 use crate::kernels::{blocked, conflict, latency, reference, stride, transpose, traverse, view};
 use crate::units::format_bytes_tenths;
 use crate::vocab::{Family, ParamRules, RuleBreak};
-
-/// Buffer lengths (in f64 elements) an instance needs for resolved parameters; checks the
-/// kernel's cross-parameter rules on the way.
-pub(crate) type PlanFn = fn(&Params) -> Result<Vec<usize>, KernelError>;
-
-/// The kernel's characteristic strided pattern for resolved parameters (see [`StridePattern`]).
-pub(crate) type PatternFn = fn(&Params) -> Result<Option<StridePattern>, KernelError>;
-
-/// Where the simulated address stream is not exactly the one the timed kernel makes, for
-/// resolved parameters: a sentence saying how it differs (`None`: the same stream).
-pub(crate) type SimulationNoteFn = fn(&Params) -> Option<&'static str>;
-
-/// Loads and stores of one run for resolved parameters, computed from the parameters alone.
-pub(crate) type AccessesFn = fn(&Params) -> Result<u64, KernelError>;
-
-/// A catalogue entry: the public spec plus the buffer plan used to validate parameters, the
-/// strided pattern the analytic model is asked about, where the simulation differs from
-/// the timed kernel, and the accesses of one run when they can exceed its buffers' elements.
-pub(crate) struct Entry {
-    pub spec: KernelSpec,
-    pub plan: PlanFn,
-    pub pattern: PatternFn,
-    pub simulation_note: Option<SimulationNoteFn>,
-    /// `None`: one run touches about every element of its buffers once (see
-    /// [`estimate_accesses`]).
-    pub accesses: Option<AccessesFn>,
-}
-
-/// The access pattern that decides how a kernel uses the cache sets: `count` accesses
-/// `stride_bytes` apart in buffer `buffer`, which the kernel repeats (one column of `col-sum`,
-/// the K slots of `conflict`, …). The analytic set/GCD model predicts from it how many sets
-/// the kernel really uses; `None` for kernels without one (the random pointer chase).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct StridePattern {
-    pub buffer: usize,
-    pub stride_bytes: i64,
-    pub count: u64,
-    /// What the pattern is, in words ("one column: 512 elements 4096 B apart").
-    pub description: String,
-}
-
-impl StridePattern {
-    /// `count` elements `stride` elements apart in `buffer`, described as `what`.
-    pub(crate) fn elements(buffer: usize, stride: isize, count: usize, what: &str) -> Self {
-        let stride_bytes = stride as i64 * 8;
-        Self {
-            buffer,
-            stride_bytes,
-            count: count as u64,
-            description: format!("{what}: {count} elements {stride_bytes} B apart"),
-        }
-    }
-}
 
 /// The strided pattern of `spec` for resolved parameters.
 pub fn stride_pattern(

@@ -10,11 +10,11 @@
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem};
-use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
     cell_to_link, checked_elements, cyclic_permutation, int_param, invalid, link_to_cell,
     size_param,
 };
+use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };

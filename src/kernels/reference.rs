@@ -10,10 +10,10 @@
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem};
-use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
     cell_value, check_indices, checked_elements, filled_buffer, invalid, sampled_sum, size_param,
 };
+use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };

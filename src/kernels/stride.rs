@@ -7,10 +7,10 @@
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem};
-use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{
     ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, size_param,
 };
+use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };

@@ -12,8 +12,8 @@
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem};
-use crate::kernels::catalogue::{Entry, StridePattern};
 use crate::kernels::common::{ACCUMULATORS, Matrix, filled_buffer, fold, int_param};
+use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
 };
