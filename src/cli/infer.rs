@@ -8,8 +8,9 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 
-use crate::infer::{self, MAX_BUDGET_S, MIN_BUDGET_S, human_bytes};
+use crate::infer::{self, MAX_BUDGET_S, MIN_BUDGET_S};
 use crate::results::infer_doc::InferReport;
+use crate::units::format_bytes as human_bytes;
 
 #[derive(Debug, clap::Args)]
 pub struct InferArgs {

@@ -14,8 +14,10 @@ pub mod analysis;
 mod parameters;
 pub mod probe;
 mod run;
+mod stages;
 
 pub use run::{
     BUDGET_SHARES, BudgetShares, CONFLICT_STRIDE_LINES, InferError, MAX_BUDGET_S, MIN_BUDGET_S,
-    Reported, budget_in_range, human_bytes, infer_geometry, reported_levels,
+    budget_in_range, infer_geometry,
 };
+pub use stages::{Reported, reported_levels};

@@ -12,7 +12,8 @@ use super::analysis::{
     self, CapacitySettings, LevelEdges, StepEstimate, StrideVerdict, TlbEstimate, WaysSetsFit,
 };
 use super::probe::SMALL_PAGE_BYTES;
-use super::run::{CapacityStage, ConflictStage, LineStage, Reported, TlbStage, human_bytes};
+use super::stages::{CapacityStage, ConflictStage, LineStage, Reported, TlbStage};
+use crate::units::format_bytes as human_bytes;
 
 /// Relative tolerance for capacities read off a latency curve (the L2 target is ±25 %).
 const CAPACITY_TOLERANCE: f64 = 0.25;

@@ -6,18 +6,19 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
-use crate::cache::geometry::{CacheKind, CacheLevel, Geometry};
+use crate::cache::geometry::Geometry;
 use crate::results::infer_doc::{
-    CapacityAnalysis, ConflictCurves, INFER_SCHEMA, InferCurves, InferReport, Point,
-    StrideObservation,
+    ConflictCurves, INFER_SCHEMA, InferCurves, InferReport, StrideObservation,
 };
+use crate::units::format_bytes as human_bytes;
 
-use super::analysis::{self, CapacitySettings, LevelEdges, StepEstimate, TlbEstimate, WaysSetsFit};
+use super::analysis::{self, CapacitySettings, LevelEdges, WaysSetsFit};
 use super::parameters;
 use super::probe::{
     self, CapacityProbe, ConflictProbe, LINE_PAIR_BLOCK, LinePairProbe, ProbeBudget, ProbeError,
     SMALL_PAGE_BYTES, TlbProbe,
 };
+use super::stages::{CapacityStage, ConflictStage, LineStage, Reported, TlbStage, reported_levels};
 
 /// The budget below which the probes cannot each get one round.
 pub const MIN_BUDGET_S: f64 = 10.0;
@@ -103,34 +104,6 @@ impl Clock {
             eprintln!("[{:5.1}s] {what}", self.started.elapsed().as_secs_f64());
         }
     }
-}
-
-/// What the working-set sweep found.
-pub(super) struct CapacityStage {
-    pub curve: Vec<Point>,
-    pub analysis: CapacityAnalysis,
-    pub levels: LevelEdges,
-}
-
-/// What the line-pair probe found.
-pub(super) struct LineStage {
-    pub curve: Vec<Point>,
-    pub line: Option<StepEstimate>,
-    pub region: usize,
-}
-
-/// What the conflict strides found, with the model fitted on all rounds and on each alone.
-pub(super) struct ConflictStage {
-    pub curves: Vec<ConflictCurves>,
-    pub fit: Option<WaysSetsFit>,
-    pub round_fits: Vec<Option<(usize, usize)>>,
-}
-
-/// What the TLB probe and its control found.
-pub(super) struct TlbStage {
-    pub spread: Vec<Point>,
-    pub packed: Vec<Point>,
-    pub tlb: Option<TlbEstimate>,
 }
 
 /// Runs every probe within `budget_s` seconds and assembles the document; `show_progress`
@@ -425,57 +398,9 @@ fn line_pair_region(levels: &LevelEdges) -> usize {
     (region / LINE_PAIR_BLOCK).max(16) * LINE_PAIR_BLOCK
 }
 
-/// What the system reports (sysfs, cross-checked with CPUID by [`Geometry::detect`]) for the
-/// levels `infer` measures; each absent when the system does not say.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reported {
-    pub l1d: Option<CacheLevel>,
-    pub l2: Option<CacheLevel>,
-    /// The highest data/unified level above the L2.
-    pub llc: Option<CacheLevel>,
-}
-
-/// Picks the L1d, the L2 and the last level above the L2 out of a geometry.
-pub fn reported_levels(geometry: &Geometry) -> Reported {
-    let data = geometry.data_levels();
-    let at = |level: u8| data.iter().find(|l| l.level == level).cloned();
-    Reported {
-        l1d: data
-            .iter()
-            .find(|l| l.level == 1 && l.kind == CacheKind::Data)
-            .cloned(),
-        l2: at(2),
-        llc: data
-            .iter()
-            .filter(|l| l.level > 2)
-            .max_by_key(|l| l.level)
-            .cloned(),
-    }
-}
-
-/// Sizes in the text read like the rest of the lab's (`32 KiB`, `1.5 MiB`).
-pub use crate::units::format_bytes as human_bytes;
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reported_levels_pick_l1d_l2_and_the_last_level() {
-        let zen4 = reported_levels(&Geometry::preset("amd-zen4").unwrap());
-        assert_eq!(
-            zen4.l1d.map(|l| (l.size, l.ways, l.sets)),
-            Some((32 << 10, 8, 64))
-        );
-        assert_eq!(zen4.l2.map(|l| l.size), Some(1 << 20));
-        assert_eq!(zen4.llc.map(|l| l.size), Some(32 << 20));
-        let design_vm = reported_levels(&Geometry::preset("design-vm").unwrap());
-        assert!(
-            design_vm.llc.is_none(),
-            "no L3 listed: nothing to compare the LLC with"
-        );
-        assert_eq!(reported_levels(&Geometry::default()), Reported::default());
-    }
 
     #[test]
     fn sweep_is_increasing_and_denser_below_8_mib() {
