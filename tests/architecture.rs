@@ -4,9 +4,11 @@
 //! draws the same plan; `src/lib.rs`'s module map says it in words.
 //!
 //! The test reads the source as text: every `crate::NAME` path and every `super::` path that
-//! climbs out of its module is an import of module `NAME`.
+//! climbs out of its module is an import of module `NAME`. A second test draws the same imports
+//! file to file and fails on a circle, because two files that need each other are one concept
+//! in two places.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The floors, ground up. A module may import modules on lower floors only (never sideways).
@@ -215,4 +217,201 @@ fn the_scanner_sees_crate_and_escaping_super_paths() {
     ];
     let found = imported_modules("use super::super::super::layout::Layout;", &deep);
     assert!(found.contains("layout"), "{found:?}");
+}
+
+/// A file's module path: `["kernels", "copy", "simd"]`; the crate root is `[]`.
+type ModPath = Vec<String>;
+
+/// The module paths a file names, from every `crate::a::b` and `super::a` path, with one level
+/// of `{x, y::z}` groups expanded (`use crate::kernels::{blocked, spec::Entry}` names both).
+fn imported_paths(text: &str, module: &[String]) -> Vec<ModPath> {
+    let mut paths = Vec::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        for (i, _) in code.match_indices("crate::") {
+            if code[..i].ends_with('$') || code[..i].ends_with(|c: char| c.is_alphanumeric()) {
+                continue;
+            }
+            paths.extend(path_segments(&code[i + "crate::".len()..], Vec::new()));
+        }
+        for (i, _) in code.match_indices("super::") {
+            let before = &code[..i];
+            if before.ends_with("super::") || before.ends_with(|c: char| c.is_alphanumeric()) {
+                continue; // counted from the first `super::` of the chain
+            }
+            let mut rest = &code[i..];
+            let mut base = module.to_vec();
+            while let Some(r) = rest.strip_prefix("super::") {
+                rest = r;
+                base.pop();
+            }
+            paths.extend(path_segments(rest, base));
+        }
+    }
+    paths
+}
+
+/// The segments of the path at the start of `rest`, after `base`.
+fn path_segments(mut rest: &str, mut base: ModPath) -> Vec<ModPath> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    loop {
+        let name: String = rest.chars().take_while(|&c| is_ident(c)).collect();
+        if name.is_empty() {
+            let Some(group) = rest.strip_prefix('{') else {
+                return vec![base];
+            };
+            let group = group.split('}').next().unwrap_or("");
+            return group
+                .split(',')
+                .map(|item| {
+                    let mut path = base.clone();
+                    path.extend(
+                        item.split(" as ")
+                            .next()
+                            .unwrap_or("")
+                            .split("::")
+                            .map(|s| s.trim().to_string()),
+                    );
+                    path.retain(|s| !s.is_empty() && s.chars().all(is_ident));
+                    path
+                })
+                .collect();
+        }
+        rest = &rest[name.len()..];
+        base.push(name);
+        match rest.strip_prefix("::") {
+            Some(r) => rest = r,
+            None => return vec![base],
+        }
+    }
+}
+
+/// The file-to-file import graph of `src/` (code before each file's test module), leaving out
+/// edges between a module and its own submodules: a parent re-exporting its children and a
+/// child using its parent's items is one unit, not a circle.
+fn file_graph(src: &Path) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let modules: BTreeMap<ModPath, PathBuf> = files
+        .iter()
+        .map(|f| (module_path(src, f), f.clone()))
+        .filter(|(m, _)| !matches!(m.first().map(String::as_str), Some("lib" | "main")))
+        .collect();
+    let mut graph = BTreeMap::new();
+    for (module, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+        let mut targets = BTreeSet::new();
+        for path in imported_paths(code, module) {
+            let deepest = (1..=path.len())
+                .rev()
+                .map(|n| path[..n].to_vec())
+                .find(|prefix| modules.contains_key(prefix));
+            if let Some(target) = deepest {
+                let related = target.starts_with(module) || module.starts_with(&target);
+                if !related {
+                    targets.insert(target);
+                }
+            }
+        }
+        graph.insert(module.clone(), targets);
+    }
+    graph
+}
+
+/// Every import circle of `graph`, each as the files along it (first file repeated at the end).
+fn circles(graph: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Vec<Vec<ModPath>> {
+    let mut found: Vec<Vec<ModPath>> = Vec::new();
+    for start in graph.keys() {
+        // Breadth-first from `start`'s imports back to `start`: the shortest circle through it.
+        let mut came_from: BTreeMap<ModPath, ModPath> = BTreeMap::new();
+        let mut queue: std::collections::VecDeque<ModPath> = graph[start].iter().cloned().collect();
+        for next in &graph[start] {
+            came_from.insert(next.clone(), start.clone());
+        }
+        while let Some(at) = queue.pop_front() {
+            if &at == start {
+                let mut circle = vec![start.clone()];
+                let mut step = came_from[start].clone();
+                while &step != start {
+                    circle.push(step.clone());
+                    step = came_from[&step].clone();
+                }
+                circle.push(start.clone());
+                circle.reverse();
+                let mut members = circle[1..].to_vec();
+                members.sort();
+                if !found.iter().any(|c| {
+                    let mut m = c[1..].to_vec();
+                    m.sort();
+                    m == members
+                }) {
+                    found.push(circle);
+                }
+                break;
+            }
+            for next in graph.get(&at).into_iter().flatten() {
+                if !came_from.contains_key(next) {
+                    came_from.insert(next.clone(), at.clone());
+                    queue.push_back(next.clone());
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_import_circle_between_files() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let shown: Vec<String> = circles(&file_graph(&src))
+        .iter()
+        .map(|circle| {
+            circle
+                .iter()
+                .map(|m| m.join("::"))
+                .collect::<Vec<_>>()
+                .join(" → ")
+        })
+        .collect();
+    assert!(
+        shown.is_empty(),
+        "import circles between files (move what both sides need into a file both import, \
+         see docs/architecture.md):\n{}",
+        shown.join("\n")
+    );
+}
+
+#[test]
+fn the_circle_finder_finds_a_circle_and_only_one() {
+    let m = |s: &str| -> ModPath { s.split("::").map(String::from).collect() };
+    let mut graph = BTreeMap::new();
+    graph.insert(m("cli::gate"), [m("cli::run")].into_iter().collect());
+    graph.insert(
+        m("cli::run"),
+        [m("cli::gate"), m("units")].into_iter().collect(),
+    );
+    graph.insert(m("units"), BTreeSet::new());
+    assert_eq!(
+        circles(&graph),
+        vec![vec![m("cli::gate"), m("cli::run"), m("cli::gate")]]
+    );
+    graph.insert(m("cli::run"), [m("units")].into_iter().collect());
+    assert!(circles(&graph).is_empty());
+}
+
+#[test]
+fn file_paths_resolve_groups_and_climbing_super() {
+    let module: ModPath = vec!["infer".into(), "run".into()];
+    let text = "use crate::kernels::{blocked, spec::Entry};\nuse super::stages::Reported;\n";
+    let paths = imported_paths(text, &module);
+    let want: Vec<ModPath> = [
+        &["kernels", "blocked"][..],
+        &["kernels", "spec", "Entry"],
+        &["infer", "stages", "Reported"],
+    ]
+    .iter()
+    .map(|p| p.iter().map(|s| s.to_string()).collect())
+    .collect();
+    assert_eq!(paths, want);
 }
