@@ -27,39 +27,23 @@ use crate::kernels::common::{
 use crate::kernels::copy::order::REPLAY_CAVEAT;
 use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
-    Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
+    Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::mem::AlignedBuffer;
 
-const N: ParamSpec = ParamSpec {
-    name: "n",
-    kind: ParamKind::Int {
-        min: 1,
-        max: 1 << 16,
-    },
-    default: None,
-    doc: "matrix edge (n×n)",
-};
+const N: ParamSpec = ParamSpec::int("n", 1, 1 << 16, None, "matrix edge (n×n)");
 
-const B: ParamSpec = ParamSpec {
-    name: "B",
-    kind: ParamKind::Int {
-        min: 1,
-        max: 1 << 12,
-    },
-    default: None,
-    doc: "tile edge in elements (B×B tiles)",
-};
+const B: ParamSpec = ParamSpec::int("B", 1, 1 << 12, None, "tile edge in elements (B×B tiles)");
 
 const TILED_SUM_PARAMS: [ParamSpec; 3] = [
     N,
     B,
-    ParamSpec {
-        name: "order",
-        kind: ParamKind::Choice(&["row", "col"]),
-        default: Some("row"),
-        doc: "logical traversal order: row (for i, for j) or col (for j, for i)",
-    },
+    ParamSpec::choice(
+        "order",
+        &["row", "col"],
+        Some("row"),
+        "logical traversal order: row (for i, for j) or col (for j, for i)",
+    ),
 ];
 
 const TO_TILES_PARAMS: [ParamSpec; 2] = [N, B];

@@ -21,53 +21,39 @@ use crate::kernels::common::{
 };
 use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
-    Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
+    Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::mem::AlignedBuffer;
 
 const PARAMS: [ParamSpec; 5] = [
-    ParamSpec {
-        name: "stride",
-        kind: ParamKind::Int {
-            min: 1,
-            max: 1 << 26,
-        },
-        default: None,
-        doc: "distance between slots in elements (512 = 4096 B)",
-    },
-    ParamSpec {
-        name: "count",
-        kind: ParamKind::Int {
-            min: 1,
-            max: 1 << 20,
-        },
-        default: None,
-        doc: "number of slots K",
-    },
-    ParamSpec {
-        name: "reps",
-        kind: ParamKind::Int {
-            min: 1,
-            max: 1 << 30,
-        },
-        default: Some("100"),
-        doc: "passes over the K slots per run",
-    },
-    ParamSpec {
-        name: "mode",
-        kind: ParamKind::Choice(&["thr", "lat"]),
-        default: Some("thr"),
-        doc: "thr = independent loads, lat = dependent pointer chase",
-    },
-    ParamSpec {
-        name: "seed",
-        kind: ParamKind::Int {
-            min: 0,
-            max: u64::MAX,
-        },
-        default: Some("1"),
-        doc: "seed of the chase's random cyclic order (lat only)",
-    },
+    ParamSpec::int(
+        "stride",
+        1,
+        1 << 26,
+        None,
+        "distance between slots in elements (512 = 4096 B)",
+    ),
+    ParamSpec::int("count", 1, 1 << 20, None, "number of slots K"),
+    ParamSpec::int(
+        "reps",
+        1,
+        1 << 30,
+        Some("100"),
+        "passes over the K slots per run",
+    ),
+    ParamSpec::choice(
+        "mode",
+        &["thr", "lat"],
+        Some("thr"),
+        "thr = independent loads, lat = dependent pointer chase",
+    ),
+    ParamSpec::int(
+        "seed",
+        0,
+        u64::MAX,
+        Some("1"),
+        "seed of the chase's random cyclic order (lat only)",
+    ),
 ];
 
 pub(crate) static CONFLICT: Entry = Entry {

@@ -16,35 +16,32 @@ use crate::kernels::common::{
 };
 use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
-    Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
+    Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::mem::AlignedBuffer;
 
 const CHASE_PARAMS: [ParamSpec; 3] = [
-    ParamSpec {
-        name: "bytes",
-        kind: ParamKind::Int {
-            min: 8,
-            max: 1 << 32,
-        },
-        default: None,
-        doc: "working-set size in bytes (a multiple of line; K, M, G suffixes)",
-    },
-    ParamSpec {
-        name: "seed",
-        kind: ParamKind::Int {
-            min: 0,
-            max: u64::MAX,
-        },
-        default: Some("1"),
-        doc: "seed of the random cyclic order (splitmix64 + Sattolo)",
-    },
-    ParamSpec {
-        name: "line",
-        kind: ParamKind::Int { min: 8, max: 4096 },
-        default: Some("64"),
-        doc: "bytes between slots: the cache line size (a power of two)",
-    },
+    ParamSpec::int(
+        "bytes",
+        8,
+        1 << 32,
+        None,
+        "working-set size in bytes (a multiple of line; K, M, G suffixes)",
+    ),
+    ParamSpec::int(
+        "seed",
+        0,
+        u64::MAX,
+        Some("1"),
+        "seed of the random cyclic order (splitmix64 + Sattolo)",
+    ),
+    ParamSpec::int(
+        "line",
+        8,
+        4096,
+        Some("64"),
+        "bytes between slots: the cache line size (a power of two)",
+    ),
 ];
 
 pub(crate) static CHASE: Entry = Entry {

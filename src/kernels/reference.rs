@@ -15,19 +15,17 @@ use crate::kernels::common::{
 };
 use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
-    Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
+    Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::mem::AlignedBuffer;
 
-const BYTES_PARAMS: [ParamSpec; 1] = [ParamSpec {
-    name: "bytes",
-    kind: ParamKind::Int {
-        min: 8,
-        max: 1 << 32,
-    },
-    default: None,
-    doc: "bytes per buffer (a multiple of 8; K, M, G suffixes)",
-}];
+const BYTES_PARAMS: [ParamSpec; 1] = [ParamSpec::int(
+    "bytes",
+    8,
+    1 << 32,
+    None,
+    "bytes per buffer (a multiple of 8; K, M, G suffixes)",
+)];
 
 pub(crate) static READ: Entry = Entry {
     spec: KernelSpec {

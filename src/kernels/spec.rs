@@ -30,6 +30,56 @@ pub struct ParamSpec {
     pub doc: &'static str,
 }
 
+impl ParamSpec {
+    /// An integer parameter in `min..=max` (the catalogue is data: one line a parameter).
+    pub const fn int(
+        name: &'static str,
+        min: u64,
+        max: u64,
+        default: Option<&'static str>,
+        doc: &'static str,
+    ) -> Self {
+        let kind = ParamKind::Int { min, max };
+        Self {
+            name,
+            kind,
+            default,
+            doc,
+        }
+    }
+
+    /// A parameter that takes one of `words`.
+    pub const fn choice(
+        name: &'static str,
+        words: &'static [&'static str],
+        default: Option<&'static str>,
+        doc: &'static str,
+    ) -> Self {
+        let kind = ParamKind::Choice(words);
+        Self {
+            name,
+            kind,
+            default,
+            doc,
+        }
+    }
+
+    /// A free-text parameter the kernel validates itself.
+    pub const fn text(
+        name: &'static str,
+        default: Option<&'static str>,
+        doc: &'static str,
+    ) -> Self {
+        let kind = ParamKind::Text;
+        Self {
+            name,
+            kind,
+            default,
+            doc,
+        }
+    }
+}
+
 /// Options that apply to every kernel's buffers.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PrepareOptions {

@@ -12,29 +12,19 @@ use crate::kernels::common::{
 };
 use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
-    Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
+    Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::mem::AlignedBuffer;
 
 const PARAMS: [ParamSpec; 2] = [
-    ParamSpec {
-        name: "len",
-        kind: ParamKind::Int {
-            min: 1,
-            max: 1 << 29,
-        },
-        default: None,
-        doc: "buffer length in elements",
-    },
-    ParamSpec {
-        name: "stride",
-        kind: ParamKind::Int {
-            min: 1,
-            max: 1 << 29,
-        },
-        default: None,
-        doc: "step between reads in elements (≤ len)",
-    },
+    ParamSpec::int("len", 1, 1 << 29, None, "buffer length in elements"),
+    ParamSpec::int(
+        "stride",
+        1,
+        1 << 29,
+        None,
+        "step between reads in elements (≤ len)",
+    ),
 ];
 
 pub(crate) static STRIDE_SUM: Entry = Entry {

@@ -23,7 +23,7 @@ use crate::kernels::common::{
 use crate::kernels::copy::order::REPLAY_CAVEAT;
 use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
-    Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
+    Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::kernels::traverse::MATRIX_PARAMS;
 use crate::mem::AlignedBuffer;
@@ -32,21 +32,19 @@ const PARAMS: [ParamSpec; 5] = [
     MATRIX_PARAMS[0],
     MATRIX_PARAMS[1],
     MATRIX_PARAMS[2],
-    ParamSpec {
-        name: "variant",
-        kind: ParamKind::Choice(&["naive-read", "naive-write", "blocked", "fast"]),
-        default: None,
-        doc: "loop order: naive-read, naive-write, blocked (B×B tiles) or fast (copy engine)",
-    },
-    ParamSpec {
-        name: "B",
-        kind: ParamKind::Int {
-            min: 1,
-            max: 1 << 16,
-        },
-        default: Some("32"),
-        doc: "tile edge in elements (blocked only)",
-    },
+    ParamSpec::choice(
+        "variant",
+        &["naive-read", "naive-write", "blocked", "fast"],
+        None,
+        "loop order: naive-read, naive-write, blocked (B×B tiles) or fast (copy engine)",
+    ),
+    ParamSpec::int(
+        "B",
+        1,
+        1 << 16,
+        Some("32"),
+        "tile edge in elements (blocked only)",
+    ),
 ];
 
 pub(crate) static TRANSPOSE: Entry = Entry {

@@ -15,51 +15,34 @@ use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::common::{ACCUMULATORS, Matrix, filled_buffer, fold, int_param};
 use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
-    Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
+    Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::mem::AlignedBuffer;
 
 /// `rows`, `cols`, `ld` (defaults to `cols`): the matrix parameters shared with `transpose`.
 pub(crate) const MATRIX_PARAMS: [ParamSpec; 3] = [
-    ParamSpec {
-        name: "rows",
-        kind: ParamKind::Int {
-            min: 1,
-            max: 1 << 24,
-        },
-        default: None,
-        doc: "number of rows",
-    },
-    ParamSpec {
-        name: "cols",
-        kind: ParamKind::Int {
-            min: 1,
-            max: 1 << 24,
-        },
-        default: None,
-        doc: "number of columns",
-    },
-    ParamSpec {
-        name: "ld",
-        kind: ParamKind::Int {
-            min: 1,
-            max: 1 << 25,
-        },
-        default: Some("cols"),
-        doc: "leading dimension in elements (≥ cols; ld - cols is the padding)",
-    },
+    ParamSpec::int("rows", 1, 1 << 24, None, "number of rows"),
+    ParamSpec::int("cols", 1, 1 << 24, None, "number of columns"),
+    ParamSpec::int(
+        "ld",
+        1,
+        1 << 25,
+        Some("cols"),
+        "leading dimension in elements (≥ cols; ld - cols is the padding)",
+    ),
 ];
 
 const ROW_SUM_PARAMS: [ParamSpec; 4] = [
     MATRIX_PARAMS[0],
     MATRIX_PARAMS[1],
     MATRIX_PARAMS[2],
-    ParamSpec {
-        name: "deopt",
-        kind: ParamKind::Int { min: 0, max: 1 },
-        default: Some("0"),
-        doc: "1 = the regression gate's de-optimised fixture: rows with i mod 4 = 3 are read twice",
-    },
+    ParamSpec::int(
+        "deopt",
+        0,
+        1,
+        Some("0"),
+        "1 = the regression gate's de-optimised fixture: rows with i mod 4 = 3 are read twice",
+    ),
 ];
 
 pub(crate) static ROW_SUM: Entry = Entry {

@@ -13,17 +13,16 @@ use crate::kernels::common::{
 };
 use crate::kernels::spec::{Entry, StridePattern};
 use crate::kernels::spec::{
-    Family, Instance, KernelError, KernelSpec, ParamKind, ParamSpec, Params, PrepareOptions, Work,
+    Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::layout::expr::evaluate_layout;
 use crate::mem::AlignedBuffer;
 
-const PARAMS: [ParamSpec; 1] = [ParamSpec {
-    name: "expr",
-    kind: ParamKind::Text,
-    default: None,
-    doc: "a view in the layout language, e.g. 'arange(1048576).view(1024,1024).diagonal()'",
-}];
+const PARAMS: [ParamSpec; 1] = [ParamSpec::text(
+    "expr",
+    None,
+    "a view in the layout language, e.g. 'arange(1048576).view(1024,1024).diagonal()'",
+)];
 
 pub(crate) static VIEW_SUM: Entry = Entry {
     spec: KernelSpec {
