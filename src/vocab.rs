@@ -72,6 +72,25 @@ pub struct Work {
     pub elements: u64,
 }
 
+impl Work {
+    /// `elements` f64 values read once each (sums, probes, chases).
+    pub const fn reads_f64(elements: u64) -> Self {
+        Self {
+            bytes_read: elements.saturating_mul(8),
+            bytes_written: 0,
+            elements,
+        }
+    }
+
+    /// `elements` f64 values read once and written once each (copies, transposes).
+    pub const fn copies_f64(elements: u64) -> Self {
+        Self {
+            bytes_written: elements.saturating_mul(8),
+            ..Self::reads_f64(elements)
+        }
+    }
+}
+
 /// Which part of a recorded point breaks the rules, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleBreak {

@@ -242,11 +242,7 @@ fn prepare_tiled_sum(
 impl Instance for TiledSum {
     fn work(&self) -> Work {
         let n = (self.tiling.n * self.tiling.n) as u64;
-        Work {
-            bytes_read: n * 8,
-            bytes_written: 0,
-            elements: n,
-        }
+        Work::reads_f64(n)
     }
 
     fn run(&mut self) -> f64 {
@@ -307,11 +303,7 @@ fn prepare_to_tiles(
 impl Instance for ToTiles {
     fn work(&self) -> Work {
         let n = (self.tiling.n * self.tiling.n) as u64;
-        Work {
-            bytes_read: n * 8,
-            bytes_written: n * 8,
-            elements: n,
-        }
+        Work::copies_f64(n)
     }
 
     fn run(&mut self) -> f64 {

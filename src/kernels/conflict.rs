@@ -202,11 +202,7 @@ fn probe<M: Mem>(m: &mut M, probe: Probe) -> f64 {
 impl Instance for Conflict {
     fn work(&self) -> Work {
         let loads = (self.probe.reps * self.probe.count) as u64;
-        Work {
-            bytes_read: loads * 8,
-            bytes_written: 0,
-            elements: loads,
-        }
+        Work::reads_f64(loads)
     }
 
     fn run(&mut self) -> f64 {

@@ -117,11 +117,7 @@ fn prepare(params: &Params, options: PrepareOptions) -> Result<Box<dyn Instance>
 
 impl Instance for Chase {
     fn work(&self) -> Work {
-        Work {
-            bytes_read: self.slots as u64 * 8,
-            bytes_written: 0,
-            elements: self.slots as u64,
-        }
+        Work::reads_f64(self.slots as u64)
     }
 
     fn run(&mut self) -> f64 {

@@ -108,11 +108,7 @@ fn prepare_read(
 
 impl Instance for Read {
     fn work(&self) -> Work {
-        Work {
-            bytes_read: self.x.len() as u64 * 8,
-            bytes_written: 0,
-            elements: self.x.len() as u64,
-        }
+        Work::reads_f64(self.x.len() as u64)
     }
 
     fn run(&mut self) -> f64 {
@@ -150,11 +146,7 @@ fn prepare_copy(
 impl Instance for Copy {
     fn work(&self) -> Work {
         let n = self.src.len() as u64;
-        Work {
-            bytes_read: n * 8,
-            bytes_written: n * 8,
-            elements: n,
-        }
+        Work::copies_f64(n)
     }
 
     fn run(&mut self) -> f64 {

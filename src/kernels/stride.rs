@@ -97,11 +97,7 @@ fn prepare(params: &Params, options: PrepareOptions) -> Result<Box<dyn Instance>
 impl Instance for StrideSum {
     fn work(&self) -> Work {
         let n = reads(self.len, self.stride) as u64;
-        Work {
-            bytes_read: n * 8,
-            bytes_written: 0,
-            elements: n,
-        }
+        Work::reads_f64(n)
     }
 
     fn run(&mut self) -> f64 {

@@ -174,11 +174,7 @@ fn prepare(params: &Params, options: PrepareOptions) -> Result<Box<dyn Instance>
 impl Instance for Transpose {
     fn work(&self) -> Work {
         let n = self.matrix.elements();
-        Work {
-            bytes_read: n * 8,
-            bytes_written: n * 8,
-            elements: n,
-        }
+        Work::copies_f64(n)
     }
 
     fn run(&mut self) -> f64 {

@@ -183,11 +183,7 @@ impl Instance for Traverse {
     /// The fixture's re-reads are wasted work, not counted: `deopt=1` does the same useful
     /// work as `deopt=0`, only slower, so every derived figure (GB/s, ns/element) regresses.
     fn work(&self) -> Work {
-        Work {
-            bytes_read: self.matrix.elements() * 8,
-            bytes_written: 0,
-            elements: self.matrix.elements(),
-        }
+        Work::reads_f64(self.matrix.elements())
     }
 
     fn run(&mut self) -> f64 {

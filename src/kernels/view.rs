@@ -174,11 +174,7 @@ pub fn prepare_view(
 impl Instance for ViewSum {
     fn work(&self) -> Work {
         let n = self.view.elements() as u64;
-        Work {
-            bytes_read: n * 8,
-            bytes_written: 0,
-            elements: n,
-        }
+        Work::reads_f64(n)
     }
 
     fn run(&mut self) -> f64 {
