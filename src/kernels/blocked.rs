@@ -225,12 +225,8 @@ fn prepare_tiled_sum(
     let tiling = Tiling::from_params("tiled-sum", params)?;
     let column = text_param("tiled-sum", params, "order")? == "col";
     let x = filled_buffer(tiling.tiled_len()?, options)?;
-    let mut expected = 0.0;
-    for i in 0..tiling.n {
-        for j in 0..tiling.n {
-            expected += x[tiling.tiled_index(i, j)];
-        }
-    }
+    let cells = (0..tiling.n).flat_map(|i| (0..tiling.n).map(move |j| (i, j)));
+    let expected = cells.map(|(i, j)| x[tiling.tiled_index(i, j)]).sum();
     Ok(Box::new(TiledSum {
         tiling,
         column,
