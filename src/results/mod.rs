@@ -6,6 +6,8 @@ pub mod csv;
 pub mod infer_doc;
 pub mod output;
 pub mod schema;
+#[cfg(test)]
+mod test_docs;
 pub mod validate;
 
 pub use schema::*;

@@ -618,7 +618,7 @@ pub fn model_work(doc: &ResultsDocument, manifest: &[CacheLevel]) -> u64 {
 mod tests {
     use super::*;
     use crate::results::schema::tests::{ROW_SUM_LIMIT, RowSumRules, sample_document};
-    use crate::results::{Provenance, SimulationScope};
+    use crate::results::test_docs::simulated_l1;
     use crate::vocab::ParamValue;
 
     /// The sample document with full `row-sum` parameters and a consistent simulation.
@@ -628,33 +628,7 @@ mod tests {
         for (name, value) in [("cols", 1024), ("ld", 1024), ("deopt", 0)] {
             record.params.insert(name.into(), ParamValue::Int(value));
         }
-        record.simulated = Some(SimulatedMisses {
-            source: Provenance::Simulated,
-            scope: SimulationScope {
-                run_accesses: Some(100),
-                simulated_accesses: 100,
-                kind: "full".into(),
-                cut: Some(SimulationCut::None),
-                note: None,
-            },
-            start: "cold".into(),
-            levels: vec![SimulatedLevel {
-                name: "L1d".into(),
-                size: 48 << 10,
-                ways: 12,
-                line: 64,
-                sets: 64,
-                loads: 100,
-                stores: 0,
-                load_misses: 13,
-                store_misses: 0,
-                misses: 13,
-                miss_rate: 0.13,
-                compulsory: 13,
-                capacity: 0,
-                conflict: 0,
-            }],
-        });
+        record.simulated = Some(simulated_l1(13));
         doc
     }
 

@@ -1,0 +1,210 @@
+//! Which points are compared with which: the point key, the checks that two documents can be
+//! compared at all (same suite, geometry and simulation cap, a complete run), and the matching
+//! of every current point to its baseline point.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::verdict::CompareError;
+use super::{FIXTURE_PARAM, GATE_MANIFEST_KEY};
+use crate::results::{PointRecord, ResultsDocument, RunStatus, SimulatedLevel};
+use crate::vocab::format_params;
+
+/// A current point and the baseline point it is compared with (`None`: new in this run).
+pub(super) type Matched<'a> = (&'a PointRecord, Option<&'a PointRecord>);
+
+/// `kernel k=v k=v ×threads`, parameters in name order.
+pub fn point_key(record: &PointRecord) -> String {
+    key_of(record, false)
+}
+
+fn key_of(record: &PointRecord, drop_fixture: bool) -> String {
+    let params = params_label(record, drop_fixture);
+    format!("{} {} ×{}", record.kernel, params, record.threads)
+}
+
+/// The point's `key=value` pairs, without the fixture switch when `drop_fixture`.
+pub(super) fn params_label(record: &PointRecord, drop_fixture: bool) -> String {
+    format_params(
+        record
+            .params
+            .iter()
+            .filter(|(k, _)| !(drop_fixture && k.as_str() == FIXTURE_PARAM)),
+    )
+}
+
+/// A geometry in one line: `L1d 48K 12-way 64B (64 sets), L2 …`.
+pub fn geometry_label(levels: &[SimulatedLevel]) -> String {
+    levels
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {}K {}-way {}B ({} sets)",
+                l.name,
+                l.size / 1024,
+                l.ways,
+                l.line,
+                l.sets
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The first simulated geometry of a document (every record simulates the same one).
+fn document_geometry(doc: &ResultsDocument) -> Option<String> {
+    doc.records
+        .iter()
+        .find_map(|r| r.simulated.as_ref())
+        .map(|s| geometry_label(&s.levels))
+}
+
+/// The preset `stridelab gate` recorded in the manifest, if any.
+pub fn recorded_preset(doc: &ResultsDocument) -> Option<String> {
+    doc.info
+        .get(GATE_MANIFEST_KEY)?
+        .get("preset")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// Checks that `current` can be compared with `baseline` at all and returns the simulated
+/// geometry both share, as the verdict names it.
+pub(super) fn check_comparable(
+    baseline: &ResultsDocument,
+    current: &ResultsDocument,
+) -> Result<String, CompareError> {
+    if current.status == RunStatus::Interrupted {
+        return Err(CompareError::Interrupted {
+            done: current.records.len(),
+            total: current.suite.points,
+        });
+    }
+    if baseline.suite.name != current.suite.name {
+        return Err(CompareError::SuiteName {
+            baseline: baseline.suite.name.clone(),
+            current: current.suite.name.clone(),
+        });
+    }
+    let geometry = match (document_geometry(baseline), document_geometry(current)) {
+        (Some(b), Some(c)) if b != c => {
+            return Err(CompareError::GeometryMismatch {
+                baseline: b,
+                current: c,
+            });
+        }
+        (b, c) => b.or(c).unwrap_or_else(|| "none simulated".into()),
+    };
+    let geometry = match recorded_preset(baseline) {
+        Some(preset) => format!("preset {preset}: {geometry}"),
+        None => geometry,
+    };
+    if baseline.method.simulation_access_cap != current.method.simulation_access_cap {
+        return Err(CompareError::SimulationCap {
+            baseline: baseline.method.simulation_access_cap,
+            current: current.method.simulation_access_cap,
+        });
+    }
+    Ok(geometry)
+}
+
+/// Every current point with its baseline point: matched exactly, else with the fixture switch
+/// ignored. Every baseline point must be matched (else the suite changed).
+pub(super) fn match_points<'a>(
+    baseline: &'a ResultsDocument,
+    current: &'a ResultsDocument,
+) -> Result<Vec<Matched<'a>>, CompareError> {
+    let base_by_key = unique_keys(baseline, "baseline")?;
+    unique_keys(current, "current results")?;
+    let mut matched: Vec<Matched<'a>> = Vec::new();
+    let mut used: BTreeSet<usize> = BTreeSet::new();
+    for record in &current.records {
+        let exact = base_by_key.get(&point_key(record)).copied();
+        let found = exact.or_else(|| {
+            let loose = key_of(record, true);
+            baseline
+                .records
+                .iter()
+                .find(|b| !used.contains(&b.index) && key_of(b, true) == loose)
+        });
+        if let Some(b) = found {
+            used.insert(b.index);
+        }
+        matched.push((record, found));
+    }
+    let missing: Vec<&PointRecord> = baseline
+        .records
+        .iter()
+        .filter(|b| !used.contains(&b.index))
+        .collect();
+    if let Some(first) = missing.first() {
+        return Err(CompareError::SuiteChanged {
+            missing: missing.len(),
+            first: point_key(first),
+        });
+    }
+    Ok(matched)
+}
+
+fn unique_keys<'a>(
+    doc: &'a ResultsDocument,
+    which: &'static str,
+) -> Result<BTreeMap<String, &'a PointRecord>, CompareError> {
+    let mut map = BTreeMap::new();
+    for record in &doc.records {
+        let key = point_key(record);
+        if map.insert(key.clone(), record).is_some() {
+            return Err(CompareError::DuplicatePoint { which, key });
+        }
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::compare::test_fixtures::{document, noisy};
+    use crate::results::compare::{CompareOptions, Verdict, compare};
+
+    #[test]
+    fn the_fixture_switch_matches_the_real_kernels_baseline() {
+        let base = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
+        let mut cur = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
+        cur.records[0]
+            .params
+            .insert(FIXTURE_PARAM.into(), crate::vocab::ParamValue::Int(1));
+        let v = compare(&base, &cur, &CompareOptions::default(), None).unwrap();
+        assert!(v.rows.iter().all(|r| r.verdict != Verdict::New), "{v:#?}");
+        assert!(v.rows[0].params.contains("deopt=1"));
+    }
+
+    #[test]
+    fn input_problems_are_errors_not_verdicts() {
+        let base = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
+        let mut fewer = base.clone();
+        fewer.records.pop();
+        assert!(matches!(
+            compare(&base, &fewer, &CompareOptions::default(), None),
+            Err(CompareError::SuiteChanged { missing: 1, .. })
+        ));
+        let mut other_geometry = base.clone();
+        for r in &mut other_geometry.records {
+            r.simulated.as_mut().unwrap().levels[0].ways = 8;
+        }
+        assert!(matches!(
+            compare(&base, &other_geometry, &CompareOptions::default(), None),
+            Err(CompareError::GeometryMismatch { .. })
+        ));
+        let mut interrupted = base.clone();
+        interrupted.status = RunStatus::Interrupted;
+        assert!(matches!(
+            compare(&base, &interrupted, &CompareOptions::default(), None),
+            Err(CompareError::Interrupted { .. })
+        ));
+        let mut renamed = base.clone();
+        renamed.suite.name = "full".into();
+        assert!(matches!(
+            compare(&renamed, &base, &CompareOptions::default(), None),
+            Err(CompareError::SuiteName { .. })
+        ));
+    }
+}
