@@ -1,10 +1,9 @@
 //! Figure 10: bandwidth vs threads (pinned), with perfect scaling dashed.
 //! One figure of the report, built from records alone.
 
-use std::collections::BTreeSet;
-
+use super::common::{distinct, records_or_omit};
 use super::labels::point_label;
-use super::{Built, FigureDef, Outcome, Table, est_cell, omitted, prov_timed};
+use super::{Built, FigureDef, Outcome, Table, est_cell, prov_timed};
 use crate::report::chart::{Axis, Figure, LinePanel, Panel, Series, SeriesKind, XY, colour_for};
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
@@ -21,25 +20,14 @@ pub const FIGURE: FigureDef = FigureDef {
 };
 
 fn threads(doc: &ResultsDocument) -> Outcome {
-    let recs: Vec<&PointRecord> = doc
-        .records
-        .iter()
-        .filter(|r| r.kernel == "copy" || r.kernel == "read")
-        .filter(|r| data::gb_per_s(r).is_some())
-        .collect();
-    if recs.is_empty() {
-        return omitted(
-            ID,
-            TITLE,
-            "no timed `copy`/`read` points in this results file",
-        );
-    }
-    let counts: Vec<usize> = recs
-        .iter()
-        .map(|r| r.threads)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let keep =
+        |r: &PointRecord| (r.kernel == "copy" || r.kernel == "read") && data::gb_per_s(r).is_some();
+    let reason = "no timed `copy`/`read` points in this results file";
+    let recs = match records_or_omit(&FIGURE, doc, keep, reason) {
+        Ok(recs) => recs,
+        Err(omitted) => return omitted,
+    };
+    let counts: Vec<usize> = distinct(recs.iter().map(|r| r.threads));
     let pos = |t: usize| counts.iter().position(|&c| c == t).unwrap_or(0) as f64;
     let mut series = Vec::new();
     let mut rows = Vec::new();

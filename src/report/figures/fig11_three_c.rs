@@ -1,8 +1,9 @@
 //! Figure 11: the 3C split (compulsory / capacity / conflict) of L1 misses per kernel.
 //! One figure of the report, built from records alone.
 
+use super::common::records_or_omit;
 use super::labels::short_label;
-use super::{Built, FigureDef, Outcome, Table, omitted, prov_sim};
+use super::{Built, FigureDef, Outcome, Table, prov_sim};
 use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for};
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
@@ -20,24 +21,17 @@ pub const FIGURE: FigureDef = FigureDef {
 
 fn three_c(doc: &ResultsDocument) -> Outcome {
     use crate::kernels::spec::Family;
-    let recs: Vec<&PointRecord> = doc
-        .records
-        .iter()
-        .filter(|r| {
-            matches!(
-                r.family,
-                Family::Traverse | Family::Transpose | Family::Blocked | Family::View
-            )
-        })
-        .filter(|r| data::sim_level(r, 0).is_some_and(|l| data::accesses(l) > 0))
-        .collect();
-    if recs.is_empty() {
-        return omitted(
-            ID,
-            TITLE,
-            "no simulated misses for traversal, transpose, view or blocked kernels",
-        );
-    }
+    let keep = |r: &PointRecord| {
+        matches!(
+            r.family,
+            Family::Traverse | Family::Transpose | Family::Blocked | Family::View
+        ) && data::sim_level(r, 0).is_some_and(|l| data::accesses(l) > 0)
+    };
+    let reason = "no simulated misses for traversal, transpose, view or blocked kernels";
+    let recs = match records_or_omit(&FIGURE, doc, keep, reason) {
+        Ok(recs) => recs,
+        Err(omitted) => return omitted,
+    };
     fn l1(r: &PointRecord) -> Option<&crate::results::SimulatedLevel> {
         data::sim_level(r, 0)
     }
