@@ -6,7 +6,7 @@ use super::fig06_row_vs_column::traversals;
 use super::labels::point_label;
 use super::{Built, FigureDef, Outcome, Table, cell, est_cell, omitted, prov_timed};
 use crate::report::chart::{Axis, BarPanel, Figure, Panel, colour_for};
-use crate::report::data;
+use crate::report::data::{self, Estimate};
 use crate::results::{PointRecord, ResultsDocument};
 
 const ID: &str = "fig09-blocked";
@@ -62,26 +62,12 @@ fn blocked(doc: &ResultsDocument) -> Outcome {
             &tiles,
         ),
     ];
-    let rows = (categories.iter().zip(major.iter().zip(&tiles)))
-        .map(|(name, (m, t))| {
-            vec![
-                name.clone(),
-                est_cell(*m),
-                est_cell(*t),
-                cell(m.zip(*t).map(|(a, t)| a.value / t.value)),
-            ]
-        })
-        .collect();
-    let mut tables = vec![Table {
-        caption: format!(
-            "Sum of an n = {} matrix: row-major vs tile-major (ns per element, timed)",
-            n.unwrap_or(0)
-        ),
-        headers: ["order", "row-major", "tile-major", "row-major ÷ tile-major"]
-            .map(String::from)
-            .to_vec(),
-        rows,
-    }];
+    let mut tables = vec![comparison_table(
+        &categories,
+        &major,
+        &tiles,
+        n.unwrap_or(0),
+    )];
     tables.extend(conversion_table(doc));
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
@@ -106,6 +92,34 @@ fn blocked(doc: &ResultsDocument) -> Outcome {
             .into(),
         notes: Vec::new(),
     }))
+}
+
+/// Row-major against tile-major per traversal order, with their ratio.
+fn comparison_table(
+    categories: &[String],
+    major: &[Option<Estimate>],
+    tiles: &[Option<Estimate>],
+    n: u64,
+) -> Table {
+    let rows = (categories.iter().zip(major.iter().zip(tiles)))
+        .map(|(name, (m, t))| {
+            vec![
+                name.clone(),
+                est_cell(*m),
+                est_cell(*t),
+                cell(m.zip(*t).map(|(a, t)| a.value / t.value)),
+            ]
+        })
+        .collect();
+    Table {
+        caption: format!(
+            "Sum of an n = {n} matrix: row-major vs tile-major (ns per element, timed)"
+        ),
+        headers: ["order", "row-major", "tile-major", "row-major ÷ tile-major"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+    }
 }
 
 /// The row-major to tile-major conversions (a strided copy), if the results hold any.

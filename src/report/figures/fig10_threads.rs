@@ -37,43 +37,8 @@ fn threads(doc: &ResultsDocument) -> Outcome {
             continue;
         }
         ks.sort_by_key(|r| r.threads);
-        let colour = colour_for(kernel, 0);
-        series.push(Series {
-            name: format!("{kernel} (timed)"),
-            colour,
-            kind: SeriesKind::Data,
-            points: ks
-                .iter()
-                .filter_map(|r| {
-                    let e = data::gb_per_s(r)?;
-                    Some(XY::with_ci(pos(r.threads), e.value, e.ci()))
-                })
-                .collect(),
-        });
-        if let Some(one) = ks
-            .iter()
-            .find(|r| r.threads == 1)
-            .and_then(|r| data::gb_per_s(r))
-        {
-            series.push(Series {
-                name: format!("{kernel}: perfect scaling"),
-                colour,
-                kind: SeriesKind::Model,
-                points: ks
-                    .iter()
-                    .map(|r| XY::new(pos(r.threads), one.value * r.threads as f64))
-                    .collect(),
-            });
-        }
-        for r in &ks {
-            let pinned = r.pinning.threads.iter().filter(|t| t.pinned).count();
-            rows.push(vec![
-                point_label(r),
-                r.threads.to_string(),
-                format!("{pinned} of {}", r.pinning.threads.len()),
-                est_cell(data::gb_per_s(r)),
-            ]);
-        }
+        series.extend(kernel_series(kernel, &ks, &pos));
+        rows.extend(ks.iter().map(|r| table_row(r)));
     }
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
@@ -106,4 +71,49 @@ fn threads(doc: &ResultsDocument) -> Outcome {
             .into(),
         notes: Vec::new(),
     }))
+}
+
+/// The timed bandwidth of `kernel` by thread count and, when one thread was timed, its
+/// perfect scaling (dashed); `pos` places a thread count on the category axis.
+fn kernel_series(kernel: &str, ks: &[&&PointRecord], pos: &dyn Fn(usize) -> f64) -> Vec<Series> {
+    let colour = colour_for(kernel, 0);
+    let mut series = vec![Series {
+        name: format!("{kernel} (timed)"),
+        colour,
+        kind: SeriesKind::Data,
+        points: ks
+            .iter()
+            .filter_map(|r| {
+                let e = data::gb_per_s(r)?;
+                Some(XY::with_ci(pos(r.threads), e.value, e.ci()))
+            })
+            .collect(),
+    }];
+    if let Some(one) = ks
+        .iter()
+        .find(|r| r.threads == 1)
+        .and_then(|r| data::gb_per_s(r))
+    {
+        series.push(Series {
+            name: format!("{kernel}: perfect scaling"),
+            colour,
+            kind: SeriesKind::Model,
+            points: ks
+                .iter()
+                .map(|r| XY::new(pos(r.threads), one.value * r.threads as f64))
+                .collect(),
+        });
+    }
+    series
+}
+
+/// A point's table row: label, threads, how many were pinned, bandwidth.
+fn table_row(r: &PointRecord) -> Vec<String> {
+    let pinned = r.pinning.threads.iter().filter(|t| t.pinned).count();
+    vec![
+        point_label(r),
+        r.threads.to_string(),
+        format!("{pinned} of {}", r.pinning.threads.len()),
+        est_cell(data::gb_per_s(r)),
+    ]
 }
