@@ -368,118 +368,130 @@ struct CopyLimits {
     budget: usize,
 }
 
-/// One step on `tensor`; the view ops of [`Layout`] keep its storage.
-fn apply<S: ViewSubject>(tensor: &S, step: &StepKind, limits: CopyLimits) -> Result<S, S::Error> {
-    let view = |layout: Result<Layout, LayoutError>| -> Result<S, S::Error> {
-        Ok(tensor.with_layout(layout?))
-    };
-    let (name, args) = match step {
-        StepKind::Index(items) => return view(tensor.layout().index(items)),
-        StepKind::Method { name, args } => (name.as_str(), args),
-    };
-    let attribute = name == "T";
-    match (args, attribute) {
-        (None, false) => {
-            return Err(arg_error(format!(
-                "{name} is a method: write .{name}(...) (only .T is an attribute)"
-            ))
-            .into());
-        }
-        (Some(_), true) => {
-            return Err(arg_error("T is an attribute: write .T, not .T()").into());
-        }
-        _ => {}
-    }
-    let empty = Vec::new();
-    let args = args.as_ref().unwrap_or(&empty);
-    // Checked before the step runs, as if it copied (reshape and contiguous may not).
-    let copy_guard = || {
-        let numel = tensor.layout().numel();
-        if numel > limits.single {
+impl CopyLimits {
+    /// Checked before a step runs, as if it copied `numel` elements (reshape and contiguous
+    /// may not copy).
+    fn check(&self, numel: usize) -> Result<(), LayoutError> {
+        if numel > self.single {
             Err(LayoutError::TooLarge {
                 what: "a copy",
                 len: numel as u128,
-                max: limits.single,
+                max: self.single,
             })
-        } else if numel > limits.left {
+        } else if numel > self.left {
             Err(LayoutError::TooLarge {
                 what: "copy work (all copies of the expression)",
-                len: (limits.budget - limits.left) as u128 + numel as u128,
-                max: limits.budget,
+                len: (self.budget - self.left) as u128 + numel as u128,
+                max: self.budget,
             })
         } else {
             Ok(())
         }
+    }
+}
+
+/// One step on `tensor`; the view ops of [`Layout`] keep its storage.
+fn apply<S: ViewSubject>(tensor: &S, step: &StepKind, limits: CopyLimits) -> Result<S, S::Error> {
+    let (name, args) = match step {
+        StepKind::Index(items) => return Ok(tensor.with_layout(tensor.layout().index(items)?)),
+        StepKind::Method { name, args } => (name.as_str(), args),
     };
+    let args = call_form(name, args.as_deref())?;
+    match view_step(tensor.layout(), name, args) {
+        Some(layout) => Ok(tensor.with_layout(layout?)),
+        None => copy_step(tensor, name, args, limits),
+    }
+}
+
+/// The arguments of a method step; `.T` is the one attribute and takes none.
+fn call_form<'a>(name: &str, args: Option<&'a [Arg]>) -> Result<&'a [Arg], LayoutError> {
+    match (args, name == "T") {
+        (None, false) => Err(arg_error(format!(
+            "{name} is a method: write .{name}(...) (only .T is an attribute)"
+        ))),
+        (Some(_), true) => Err(arg_error("T is an attribute: write .T, not .T()")),
+        (args, _) => Ok(args.unwrap_or(&[])),
+    }
+}
+
+/// The steps that only rewrite the layout (the storage is kept); None for any other name.
+fn view_step(layout: &Layout, name: &str, args: &[Arg]) -> Option<Result<Layout, LayoutError>> {
+    let ints = |params: &[&str]| required_ints(name, args, params);
+    Some(match name {
+        "T" => layout.reversed_dims(),
+        "t" => bind(name, args, &[]).and_then(|_| layout.t()),
+        "transpose" => ints(&["dim0", "dim1"]).and_then(|i| layout.transpose(i[0], i[1])),
+        "select" => ints(&["dim", "index"]).and_then(|i| layout.select(i[0], i[1])),
+        "narrow" => ints(&["dim", "start", "length"]).and_then(|i| layout.narrow(i[0], i[1], i[2])),
+        "unsqueeze" => ints(&["dim"]).and_then(|i| layout.unsqueeze(i[0])),
+        "permute" => varargs(name, args).and_then(|dims| layout.permute(&dims)),
+        "expand" => varargs(name, args).and_then(|shape| layout.expand(&shape)),
+        "flip" => varargs(name, args).and_then(|dims| layout.flip(&dims)),
+        "view" => varargs(name, args).and_then(|shape| layout.view(&shape)),
+        "diagonal" | "squeeze" | "as_strided" => optional_view_step(layout, name, args),
+        _ => return None,
+    })
+}
+
+/// Binds `params` and reads each as a required integer, in order.
+fn required_ints(method: &str, args: &[Arg], params: &[&str]) -> Result<Vec<i64>, LayoutError> {
+    let bound = bind(method, args, params)?;
+    params
+        .iter()
+        .zip(bound)
+        .map(|(param, value)| required_int(method, param, value))
+        .collect()
+}
+
+/// View steps with optional or tuple arguments.
+fn optional_view_step(layout: &Layout, name: &str, args: &[Arg]) -> Result<Layout, LayoutError> {
     match name {
-        "T" => view(tensor.layout().reversed_dims()),
-        "t" => {
-            bind(name, args, &[])?;
-            view(tensor.layout().t())
-        }
-        "transpose" => {
-            let b = bind(name, args, &["dim0", "dim1"])?;
-            view(tensor.layout().transpose(
-                required_int(name, "dim0", b[0])?,
-                required_int(name, "dim1", b[1])?,
-            ))
-        }
-        "permute" => view(tensor.layout().permute(&varargs(name, args)?)),
-        "select" => {
-            let b = bind(name, args, &["dim", "index"])?;
-            view(tensor.layout().select(
-                required_int(name, "dim", b[0])?,
-                required_int(name, "index", b[1])?,
-            ))
-        }
-        "narrow" => {
-            let b = bind(name, args, &["dim", "start", "length"])?;
-            view(tensor.layout().narrow(
-                required_int(name, "dim", b[0])?,
-                required_int(name, "start", b[1])?,
-                required_int(name, "length", b[2])?,
-            ))
-        }
         "diagonal" => {
             let b = bind(name, args, &["offset", "dim1", "dim2"])?;
-            view(tensor.layout().diagonal(
+            layout.diagonal(
                 int_param(name, "offset", b[0])?.unwrap_or(0),
                 int_param(name, "dim1", b[1])?.unwrap_or(0),
                 int_param(name, "dim2", b[2])?.unwrap_or(1),
-            ))
+            )
         }
         "squeeze" => {
             let b = bind(name, args, &["dim"])?;
             match int_param(name, "dim", b[0])? {
-                None => view(tensor.layout().squeeze()),
-                Some(d) => view(tensor.layout().squeeze_dim(d)),
+                None => layout.squeeze(),
+                Some(d) => layout.squeeze_dim(d),
             }
         }
-        "unsqueeze" => {
-            let b = bind(name, args, &["dim"])?;
-            view(tensor.layout().unsqueeze(required_int(name, "dim", b[0])?))
-        }
-        "expand" => view(tensor.layout().expand(&varargs(name, args)?)),
-        "flip" => view(tensor.layout().flip(&varargs(name, args)?)),
-        "as_strided" => {
+        _ => {
             let b = bind(name, args, &["size", "stride", "storage_offset"])?;
-            view(tensor.layout().as_strided(
+            layout.as_strided(
                 &tuple_param(name, "size", b[0])?,
                 &tuple_param(name, "stride", b[1])?,
                 int_param(name, "storage_offset", b[2])?,
-            ))
+            )
         }
-        "view" => view(tensor.layout().view(&varargs(name, args)?)),
+    }
+}
+
+/// The steps that may copy, each checked against the copy `limits` first; any other name is
+/// an unknown method.
+fn copy_step<S: ViewSubject>(
+    tensor: &S,
+    name: &str,
+    args: &[Arg],
+    limits: CopyLimits,
+) -> Result<S, S::Error> {
+    let numel = tensor.layout().numel();
+    match name {
         "reshape" => {
             let shape = varargs(name, args)?;
             if tensor.layout().view(&shape).is_err() {
-                copy_guard()?;
+                limits.check(numel)?;
             }
             reshape(tensor, &shape)
         }
         "flatten" => {
             let b = bind(name, args, &["start_dim", "end_dim"])?;
-            copy_guard()?;
+            limits.check(numel)?;
             flatten(
                 tensor,
                 int_param(name, "start_dim", b[0])?.unwrap_or(0),
@@ -488,12 +500,12 @@ fn apply<S: ViewSubject>(tensor: &S, step: &StepKind, limits: CopyLimits) -> Res
         }
         "contiguous" => {
             bind(name, args, &[])?;
-            copy_guard()?;
+            limits.check(numel)?;
             contiguous(tensor)
         }
         "clone" => {
             bind(name, args, &[])?;
-            copy_guard()?;
+            limits.check(numel)?;
             tensor.copy_to_contiguous()
         }
         other => Err(arg_error(format!(

@@ -1,5 +1,8 @@
 //! Heat-map panels and their colour scale.
 
+use plotters::style::text_anchor::{HPos, VPos};
+
+use super::frame::{Chart, anchored, build_chart, draw_rect, draw_text, err, label_fonts};
 use super::*;
 
 /// Light yellow → dark blue: readable with black text in light cells and white in dark ones.
@@ -28,150 +31,170 @@ pub(super) fn draw_heat<DB: DrawingBackend>(
     legend: &DrawingArea<DB, Shift>,
     p: &HeatPanel,
 ) -> Result<(), String> {
-    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     let (nc, nr) = (p.columns.len().max(1), p.rows.len().max(1));
-    let finite: Vec<f64> = p
-        .values
-        .iter()
-        .flatten()
-        .flatten()
-        .copied()
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .collect();
-    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    // Log colour scale: a 3× jump should look like one whatever the baseline.
-    let norm = |v: f64| {
-        if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+    let scale = HeatScale::of(p);
+    let x = -0.5..(nc as f64 - 0.5);
+    let mut chart = build_chart(area, &p.title, 64, x, -0.5..(nr as f64 - 0.5))?;
+    draw_heat_mesh(&mut chart, p, nc, nr)?;
+    draw_cells(&mut chart, p, &scale)?;
+    draw_marks(&mut chart, p)?;
+    if let Some((row, label)) = &p.divider {
+        let cell_width = area.dim_in_pixel().0 as f64 / nc as f64;
+        draw_divider(&mut chart, *row, label, nc, cell_width)?;
+    }
+    draw_colour_key(legend, &scale, &p.value_label)
+}
+
+/// The log colour scale over the positive finite values of a heat map.
+struct HeatScale {
+    lo: f64,
+    hi: f64,
+}
+
+impl HeatScale {
+    fn of(p: &HeatPanel) -> Self {
+        let finite: Vec<f64> = p
+            .values
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .collect();
+        Self {
+            lo: finite.iter().copied().fold(f64::INFINITY, f64::min),
+            hi: finite.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+
+    /// Where `v` sits between lo (0) and hi (1); 0.5 when there is no spread.
+    fn norm(&self, v: f64) -> f64 {
+        // Log colour scale: a 3× jump should look like one whatever the baseline.
+        if self.hi.partial_cmp(&self.lo) != Some(std::cmp::Ordering::Greater) {
             0.5
         } else {
-            (v.ln() - lo.ln()) / (hi.ln() - lo.ln())
+            (v.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
         }
-    };
-    let mut chart = ChartBuilder::on(area)
-        .caption(&p.title, (FONT, 16))
-        .margin(12)
-        .x_label_area_size(46)
-        .y_label_area_size(64)
-        .build_cartesian_2d(-0.5..(nc as f64 - 0.5), -0.5..(nr as f64 - 0.5))
-        .map_err(e)?;
-    let cols = p.columns.clone();
-    let rows = p.rows.clone();
-    let x_fmt = |v: &f64| category_label(&cols, *v);
-    let y_fmt = |v: &f64| category_label(&rows, *v);
-    chart
-        .configure_mesh()
-        .disable_mesh()
+    }
+}
+
+/// Column and row names as ticks, no grid.
+fn draw_heat_mesh<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    p: &HeatPanel,
+    nc: usize,
+    nr: usize,
+) -> Result<(), String> {
+    let x_fmt = |v: &f64| category_label(&p.columns, *v);
+    let y_fmt = |v: &f64| category_label(&p.rows, *v);
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_mesh()
         .x_desc(p.x_label.as_str())
         .y_desc(p.y_label.as_str())
         .x_labels(nc)
         .y_labels(nr)
         .x_label_formatter(&x_fmt)
-        .y_label_formatter(&y_fmt)
-        .label_style((FONT, 12))
-        .axis_desc_style((FONT, 14))
-        .draw()
-        .map_err(e)?;
+        .y_label_formatter(&y_fmt);
+    label_fonts(&mut mesh).draw().map_err(err)
+}
+
+/// Each cell filled with its colour and labelled with its value (grey and "—" when missing).
+fn draw_cells<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    p: &HeatPanel,
+    scale: &HeatScale,
+) -> Result<(), String> {
     for (r, row) in p.values.iter().enumerate() {
         for (c, value) in row.iter().enumerate() {
             let (x, y) = (c as f64, r as f64);
             let (fill, dark) = match value {
-                Some(v) if v.is_finite() && *v > 0.0 => heat_colour(norm(*v)),
+                Some(v) if v.is_finite() && *v > 0.0 => heat_colour(scale.norm(*v)),
                 _ => (RGBColor(230, 230, 230), false),
             };
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
-                    fill.filled(),
-                )))
-                .map_err(e)?;
+            draw_rect(
+                chart,
+                [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                fill.filled(),
+            )?;
             let text = value
                 .filter(|v| v.is_finite())
                 .map(format_number)
                 .unwrap_or_else(|| "—".into());
-            let colour = if dark { WHITE } else { BLACK };
-            let style = TextStyle::from((FONT, 13).into_font()).color(&colour).pos(
-                plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Center,
-                    plotters::style::text_anchor::VPos::Center,
-                ),
-            );
-            chart
-                .draw_series(std::iter::once(Text::new(text, (x, y), style)))
-                .map_err(e)?;
+            let colour: &'static RGBColor = if dark { &WHITE } else { &BLACK };
+            let style = TextStyle::from((FONT, 13).into_font()).color(colour);
+            let style = anchored(style, HPos::Center, VPos::Center);
+            draw_text(chart, text, (x, y), style)?;
         }
-    }
-    for (c, r, text) in &p.marks {
-        let colour = RGBColor(200, 0, 0);
-        let style = TextStyle::from((FONT, 11).into_font().style(FontStyle::Bold))
-            .color(&colour)
-            .pos(plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Center,
-                plotters::style::text_anchor::VPos::Center,
-            ));
-        chart
-            .draw_series(std::iter::once(Text::new(
-                text.clone(),
-                (*c as f64, *r as f64 - 0.3),
-                style,
-            )))
-            .map_err(e)?;
-    }
-    if let Some((row, label)) = &p.divider {
-        let y = *row as f64 - 0.5;
-        let style = ShapeStyle::from(RGBColor(200, 0, 0)).stroke_width(3);
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![(-0.5, y), (nc as f64 - 0.5, y)],
-                style,
-            )))
-            .map_err(e)?;
-        let text = TextStyle::from((FONT, 14).into_font().style(FontStyle::Bold))
-            .color(&RGBColor(200, 0, 0))
-            .pos(plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Left,
-                plotters::style::text_anchor::VPos::Bottom,
-            ));
-        // The label sits just above the line, on a white box so cell colours do not swallow it.
-        let width = label.chars().count() as f64 * 9.0 / (area.dim_in_pixel().0 as f64 / nc as f64);
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(-0.48, y + 0.02), (-0.48 + width, y + 0.3)],
-                WHITE.filled(),
-            )))
-            .map_err(e)?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                label.clone(),
-                (-0.46, y + 0.04),
-                text,
-            )))
-            .map_err(e)?;
-    }
-    // Colour key.
-    let style = TextStyle::from((FONT, 13).into_font()).color(&BLACK);
-    if hi > lo {
-        let steps = 40;
-        for i in 0..steps {
-            let t = i as f64 / (steps - 1) as f64;
-            let (colour, _) = heat_colour(t);
-            let x = 80 + i * 6;
-            legend
-                .draw(&Rectangle::new([(x, 4), (x + 6, 18)], colour.filled()))
-                .map_err(e)?;
-        }
-        legend
-            .draw_text(&format_number(lo), &style, (20, 5))
-            .map_err(e)?;
-        legend
-            .draw_text(
-                &format!("{}   {}", format_number(hi), p.value_label),
-                &style,
-                (80 + steps * 6 + 8, 5),
-            )
-            .map_err(e)?;
     }
     Ok(())
+}
+
+/// The short red marks, in the upper part of their cells.
+fn draw_marks<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, p: &HeatPanel) -> Result<(), String> {
+    for (c, r, text) in &p.marks {
+        let style = TextStyle::from((FONT, 11).into_font().style(FontStyle::Bold))
+            .color(&RGBColor(200, 0, 0));
+        let style = anchored(style, HPos::Center, VPos::Center);
+        draw_text(chart, text.clone(), (*c as f64, *r as f64 - 0.3), style)?;
+    }
+    Ok(())
+}
+
+/// The red divider below row `row`, labelled at its left end.
+fn draw_divider<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    row: usize,
+    label: &str,
+    nc: usize,
+    cell_width: f64,
+) -> Result<(), String> {
+    let y = row as f64 - 0.5;
+    let style = ShapeStyle::from(RGBColor(200, 0, 0)).stroke_width(3);
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(-0.5, y), (nc as f64 - 0.5, y)],
+            style,
+        )))
+        .map_err(err)?;
+    let text =
+        TextStyle::from((FONT, 14).into_font().style(FontStyle::Bold)).color(&RGBColor(200, 0, 0));
+    let text = anchored(text, HPos::Left, VPos::Bottom);
+    // The label sits just above the line, on a white box so cell colours do not swallow it.
+    let width = label.chars().count() as f64 * 9.0 / cell_width;
+    draw_rect(
+        chart,
+        [(-0.48, y + 0.02), (-0.48 + width, y + 0.3)],
+        WHITE.filled(),
+    )?;
+    draw_text(chart, label.to_string(), (-0.46, y + 0.04), text)
+}
+
+/// The colour key under the map: lo, a strip of the scale, hi and what the values are.
+fn draw_colour_key<DB: DrawingBackend>(
+    legend: &DrawingArea<DB, Shift>,
+    scale: &HeatScale,
+    value_label: &str,
+) -> Result<(), String> {
+    let style = TextStyle::from((FONT, 13).into_font()).color(&BLACK);
+    if scale.hi <= scale.lo {
+        return Ok(());
+    }
+    let steps = 40;
+    for i in 0..steps {
+        let t = i as f64 / (steps - 1) as f64;
+        let (colour, _) = heat_colour(t);
+        let x = 80 + i * 6;
+        legend
+            .draw(&Rectangle::new([(x, 4), (x + 6, 18)], colour.filled()))
+            .map_err(err)?;
+    }
+    legend
+        .draw_text(&format_number(scale.lo), &style, (20, 5))
+        .map_err(err)?;
+    let hi = format!("{}   {}", format_number(scale.hi), value_label);
+    legend
+        .draw_text(&hi, &style, (80 + steps * 6 + 8, 5))
+        .map_err(err)
 }
 
 pub(super) fn category_label(names: &[String], v: f64) -> String {

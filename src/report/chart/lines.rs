@@ -1,5 +1,14 @@
-//! Line panels: the plotted ranges, the mesh and the series (solid measured, dashed model).
+//! Line panels: the plotted ranges, the mesh, the reference lines and the series (solid
+//! measured, dashed model).
 
+use std::ops::Range;
+
+use plotters::style::text_anchor::{HPos, VPos};
+
+use super::frame::{
+    Chart, Whisker, anchored, build_chart, draw_dashed, draw_text, draw_whisker, err, grid_lines,
+    label_fonts, note_style,
+};
 use super::*;
 
 /// The plotted range of some values, padded; `from_zero` includes 0.
@@ -57,10 +66,6 @@ pub(super) fn sane_range(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
-pub(super) fn mesh_style() -> (RGBColor, RGBColor) {
-    (RGBColor(236, 236, 236), RGBColor(200, 200, 200))
-}
-
 /// A point in plot coordinates with its CI (plot coordinates too).
 pub(super) type PlotPoint = (f64, f64, Option<(f64, f64)>);
 
@@ -68,34 +73,53 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     p: &LinePanel,
 ) -> Result<(), String> {
-    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let (x_range, y_range) = plotted_ranges(p);
+    let mut chart = build_chart(area, &p.title, 64, x_range.clone(), y_range.clone())?;
+    draw_line_mesh(&mut chart, p, &x_range, &y_range, area.dim_in_pixel().0)?;
+    draw_vlines(&mut chart, p, &x_range, &y_range)?;
+    draw_hlines(&mut chart, p, &x_range)?;
+    for s in &p.series {
+        draw_series_line(&mut chart, p, s, &x_range)?;
+    }
+    Ok(())
+}
+
+/// Every plotted x and y (points, their CIs, reference lines) in plot coordinates.
+fn plotted_values(p: &LinePanel) -> (Vec<f64>, Vec<f64>) {
     let mut xs = Vec::new();
     let mut ys = Vec::new();
-    for s in &p.series {
-        for pt in &s.points {
-            if p.x.accepts(pt.x) && p.y.accepts(pt.y) {
-                xs.push(p.x.to_plot(pt.x));
-                ys.push(p.y.to_plot(pt.y));
-                if let Some((lo, hi)) = pt.ci {
-                    for v in [lo, hi] {
-                        if p.y.accepts(v) {
-                            ys.push(p.y.to_plot(v));
-                        }
+    for pt in p.series.iter().flat_map(|s| &s.points) {
+        if p.x.accepts(pt.x) && p.y.accepts(pt.y) {
+            xs.push(p.x.to_plot(pt.x));
+            ys.push(p.y.to_plot(pt.y));
+            if let Some((lo, hi)) = pt.ci {
+                for v in [lo, hi] {
+                    if p.y.accepts(v) {
+                        ys.push(p.y.to_plot(v));
                     }
                 }
             }
         }
     }
-    for v in &p.vlines {
-        if p.x.accepts(v.at) {
-            xs.push(p.x.to_plot(v.at));
-        }
-    }
-    for h in &p.hlines {
-        if p.y.accepts(h.at) {
-            ys.push(p.y.to_plot(h.at));
-        }
-    }
+    xs.extend(
+        p.vlines
+            .iter()
+            .filter(|v| p.x.accepts(v.at))
+            .map(|v| p.x.to_plot(v.at)),
+    );
+    ys.extend(
+        p.hlines
+            .iter()
+            .filter(|h| p.y.accepts(h.at))
+            .map(|h| p.y.to_plot(h.at)),
+    );
+    (xs, ys)
+}
+
+/// The x and y ranges of the plot: categories centred on whole numbers, a fixed y range
+/// widened to show values above it, else the padded data range.
+fn plotted_ranges(p: &LinePanel) -> (Range<f64>, Range<f64>) {
+    let (xs, ys) = plotted_values(p);
     let (x0, x1) = match &p.x.ticks {
         TickFormat::Categories(names) => (-0.5, names.len().max(1) as f64 - 0.5),
         _ => plot_range(&xs, p.x.from_zero && p.x.scale == Scale::Linear, 0.04),
@@ -107,153 +131,154 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
         }
         None => plot_range(&ys, p.y.from_zero && p.y.scale == Scale::Linear, 0.08),
     };
-    let mut chart = ChartBuilder::on(area)
-        .caption(&p.title, (FONT, 16))
-        .margin(12)
-        .x_label_area_size(46)
-        .y_label_area_size(64)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(e)?;
-    let x_fmt = |v: &f64| p.x.tick_label(*v);
-    let y_fmt = |v: &f64| p.y.tick_label(*v);
-    let (light, bold) = mesh_style();
+    (x0..x1, y0..y1)
+}
+
+/// How many tick labels each axis gets in a panel `width` pixels wide.
+fn label_counts(p: &LinePanel, x: &Range<f64>, y: &Range<f64>, width: u32) -> (usize, usize) {
     // Room for about one label per 75 px: byte labels ("512 KiB") must not run together.
-    let room = (area.dim_in_pixel().0 / 75).max(2) as usize;
+    let room = (width / 75).max(2) as usize;
     let x_labels = match &p.x.ticks {
         TickFormat::Categories(names) => names.len().max(1),
-        _ if p.x.scale != Scale::Linear => ((x1 - x0).ceil() as usize + 1).clamp(2, room),
+        _ if p.x.scale != Scale::Linear => ((x.end - x.start).ceil() as usize + 1).clamp(2, room),
         _ => 8.min(room),
     };
     let y_labels = if p.y.scale != Scale::Linear {
-        ((y1 - y0).ceil() as usize + 1).clamp(2, 10)
+        ((y.end - y.start).ceil() as usize + 1).clamp(2, 10)
     } else {
         8
     };
-    chart
-        .configure_mesh()
-        .x_desc(p.x.label.as_str())
+    (x_labels, y_labels)
+}
+
+/// The grid, ticks and axis descriptions.
+fn draw_line_mesh<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    p: &LinePanel,
+    x: &Range<f64>,
+    y: &Range<f64>,
+    width: u32,
+) -> Result<(), String> {
+    let x_fmt = |v: &f64| p.x.tick_label(*v);
+    let y_fmt = |v: &f64| p.y.tick_label(*v);
+    let (x_labels, y_labels) = label_counts(p, x, y, width);
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(p.x.label.as_str())
         .y_desc(p.y.label.as_str())
         .x_labels(x_labels)
         .y_labels(y_labels)
         .x_label_formatter(&x_fmt)
-        .y_label_formatter(&y_fmt)
-        .label_style((FONT, 12))
-        .axis_desc_style((FONT, 14))
-        .light_line_style(light)
-        .bold_line_style(bold)
-        .max_light_lines(2)
-        .draw()
-        .map_err(e)?;
+        .y_label_formatter(&y_fmt);
+    grid_lines(label_fonts(&mut mesh)).draw().map_err(err)
+}
 
-    let ref_style = ShapeStyle::from(RGBColor(90, 90, 90)).stroke_width(1);
-    let note = TextStyle::from((FONT, 12).into_font()).color(&RGBColor(60, 60, 60));
+/// The grey style of reference lines on line panels.
+fn ref_style() -> ShapeStyle {
+    ShapeStyle::from(RGBColor(90, 90, 90)).stroke_width(1)
+}
+
+/// Vertical reference lines, labelled near the top; labels near the right edge turn left.
+fn draw_vlines<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    p: &LinePanel,
+    x_range: &Range<f64>,
+    y_range: &Range<f64>,
+) -> Result<(), String> {
+    let (Range { start: x0, end: x1 }, Range { start: y0, end: y1 }) =
+        (x_range.clone(), y_range.clone());
     for (i, v) in p.vlines.iter().enumerate() {
         if !p.x.accepts(v.at) {
             continue;
         }
         let x = p.x.to_plot(v.at);
-        chart
-            .draw_series(std::iter::once(DashedPathElement::new(
-                vec![(x, y0), (x, y1)],
-                4,
-                4,
-                ref_style,
-            )))
-            .map_err(e)?;
+        draw_dashed(chart, (x, y0), (x, y1), ref_style())?;
         // Stagger labels vertically so neighbouring lines do not print on top of each other.
         let y = y1 - (y1 - y0) * (0.03 + 0.07 * (i % 3) as f64);
-        let near_right = x > x0 + (x1 - x0) * 0.8;
-        let style = if near_right {
-            note.pos(plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Right,
-                plotters::style::text_anchor::VPos::Top,
-            ))
+        let (label, style) = if x > x0 + (x1 - x0) * 0.8 {
+            let style = anchored(note_style(), HPos::Right, VPos::Top);
+            (format!("{} ", v.label), style)
         } else {
-            note.clone()
+            (format!(" {}", v.label), note_style())
         };
-        let label = if near_right {
-            format!("{} ", v.label)
-        } else {
-            format!(" {}", v.label)
-        };
-        chart
-            .draw_series(std::iter::once(Text::new(label, (x, y), style)))
-            .map_err(e)?;
+        draw_text(chart, label, (x, y), style)?;
     }
-    for h in &p.hlines {
-        if !p.y.accepts(h.at) {
-            continue;
-        }
-        let y = p.y.to_plot(h.at);
-        chart
-            .draw_series(std::iter::once(DashedPathElement::new(
-                vec![(x0, y), (x1, y)],
-                4,
-                4,
-                ref_style,
-            )))
-            .map_err(e)?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                h.label.clone(),
-                (x0 + (x1 - x0) * 0.01, y),
-                note.clone(),
-            )))
-            .map_err(e)?;
-    }
+    Ok(())
+}
 
-    for s in &p.series {
-        let colour = s.colour.rgb();
-        let line = ShapeStyle::from(colour).stroke_width(2);
-        let pts: Vec<PlotPoint> = s
-            .points
-            .iter()
-            .filter(|pt| p.x.accepts(pt.x) && p.y.accepts(pt.y))
-            .map(|pt| {
-                let ci = pt
-                    .ci
-                    .filter(|(lo, hi)| p.y.accepts(*lo) && p.y.accepts(*hi))
-                    .map(|(lo, hi)| (p.y.to_plot(lo), p.y.to_plot(hi)));
-                (p.x.to_plot(pt.x), p.y.to_plot(pt.y), ci)
-            })
-            .collect();
-        let xy: Vec<(f64, f64)> = pts.iter().map(|&(x, y, _)| (x, y)).collect();
-        match s.kind {
-            SeriesKind::Data | SeriesKind::Bar => {
-                chart
-                    .draw_series(LineSeries::new(xy.clone(), line))
-                    .map_err(e)?;
-                chart
-                    .draw_series(xy.iter().map(|&c| Circle::new(c, 3, line.filled())))
-                    .map_err(e)?;
-            }
-            SeriesKind::Model => {
-                chart
-                    .draw_series(std::iter::once(DashedPathElement::new(
-                        xy.clone(),
-                        6,
-                        4,
-                        line,
-                    )))
-                    .map_err(e)?;
-                chart
-                    .draw_series(xy.iter().map(|&c| Circle::new(c, 4, line)))
-                    .map_err(e)?;
-            }
+/// Horizontal reference lines, labelled at the left edge.
+fn draw_hlines<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    p: &LinePanel,
+    x_range: &Range<f64>,
+) -> Result<(), String> {
+    let Range { start: x0, end: x1 } = x_range.clone();
+    for h in p.hlines.iter().filter(|h| p.y.accepts(h.at)) {
+        let y = p.y.to_plot(h.at);
+        draw_dashed(chart, (x0, y), (x1, y), ref_style())?;
+        draw_text(
+            chart,
+            h.label.clone(),
+            (x0 + (x1 - x0) * 0.01, y),
+            note_style(),
+        )?;
+    }
+    Ok(())
+}
+
+/// A series' drawable points in plot coordinates, with the CIs the y axis can show.
+fn plot_points(p: &LinePanel, s: &Series) -> Vec<PlotPoint> {
+    s.points
+        .iter()
+        .filter(|pt| p.x.accepts(pt.x) && p.y.accepts(pt.y))
+        .map(|pt| {
+            let ci = pt
+                .ci
+                .filter(|(lo, hi)| p.y.accepts(*lo) && p.y.accepts(*hi))
+                .map(|(lo, hi)| (p.y.to_plot(lo), p.y.to_plot(hi)));
+            (p.x.to_plot(pt.x), p.y.to_plot(pt.y), ci)
+        })
+        .collect()
+}
+
+/// One series: solid line with filled markers (data) or dashed with hollow ones (model),
+/// then its error bars.
+fn draw_series_line<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    p: &LinePanel,
+    s: &Series,
+    x_range: &Range<f64>,
+) -> Result<(), String> {
+    let line = ShapeStyle::from(s.colour.rgb()).stroke_width(2);
+    let pts = plot_points(p, s);
+    let xy: Vec<(f64, f64)> = pts.iter().map(|&(x, y, _)| (x, y)).collect();
+    match s.kind {
+        SeriesKind::Data | SeriesKind::Bar => {
+            chart
+                .draw_series(LineSeries::new(xy.clone(), line))
+                .map_err(err)?;
+            chart
+                .draw_series(xy.iter().map(|&c| Circle::new(c, 3, line.filled())))
+                .map_err(err)?;
         }
-        // Error bars: a vertical stroke from the CI's low to high end, with small caps.
-        let cap = (x1 - x0) * 0.006;
-        for &(x, _, ci) in &pts {
-            if let Some((lo, hi)) = ci {
-                let bars = [
-                    vec![(x, lo), (x, hi)],
-                    vec![(x - cap, lo), (x + cap, lo)],
-                    vec![(x - cap, hi), (x + cap, hi)],
-                ];
-                chart
-                    .draw_series(bars.into_iter().map(|p| PathElement::new(p, line)))
-                    .map_err(e)?;
-            }
+        SeriesKind::Model => {
+            chart
+                .draw_series(std::iter::once(DashedPathElement::new(
+                    xy.clone(),
+                    6,
+                    4,
+                    line,
+                )))
+                .map_err(err)?;
+            chart
+                .draw_series(xy.iter().map(|&c| Circle::new(c, 4, line)))
+                .map_err(err)?;
+        }
+    }
+    // Error bars: a vertical stroke from the CI's low to high end, with small caps.
+    let cap = (x_range.end - x_range.start) * 0.006;
+    for &(x, _, ci) in &pts {
+        if let Some(ci) = ci {
+            draw_whisker(chart, ci, x, cap, Whisker::Vertical, line)?;
         }
     }
     Ok(())

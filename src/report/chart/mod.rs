@@ -6,6 +6,7 @@
 //! lines with hollow markers, measured/simulated data solid lines with filled markers.
 
 mod bars;
+mod frame;
 mod heat;
 mod lines;
 mod render;

@@ -34,48 +34,90 @@ fn stride_sweep(doc: &ResultsDocument) -> Outcome {
         );
     }
     let levels = data::data_levels(doc);
-    let bytes = |r: &PointRecord| data::int(r, "stride").unwrap_or(0) as f64 * 8.0;
-    let mut timed: Vec<XY> = recs
-        .iter()
-        .filter_map(|r| {
-            let e = data::ns_per_element(r)?;
-            Some(XY::with_ci(bytes(r), e.value, e.ci()))
-        })
-        .collect();
-    timed.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let mut sim_series = Vec::new();
-    for (li, level) in levels.iter().enumerate().take(3) {
-        let mut pts: Vec<XY> = recs
-            .iter()
-            .filter_map(|r| Some(XY::new(bytes(r), misses_per_access(r, li)?)))
-            .collect();
-        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-        if !pts.is_empty() {
-            sim_series.push(Series {
-                name: format!("{} (sim)", level.name),
-                colour: PALETTE[li + 1],
-                kind: SeriesKind::Data,
-                points: pts,
-            });
-        }
-    }
     let line = levels.first().map(|l| f64::from(l.line)).unwrap_or(64.0);
-    let xs: Vec<f64> = timed.iter().map(|p| p.x).collect();
-    sim_series.push(Series {
-        name: "model: min(1, step / line)".into(),
-        colour: PALETTE[0],
-        kind: SeriesKind::Model,
-        points: xs
-            .iter()
-            .map(|&x| XY::new(x, (x / line).min(1.0)))
-            .collect(),
-    });
+    let timed = timed_points(&recs);
+    let mut sim_series: Vec<Series> = (levels.iter().enumerate().take(3))
+        .filter_map(|(li, level)| simulated_series(&recs, li, &level.name))
+        .collect();
+    sim_series.push(model_series(&timed, line));
     let page = doc
         .info
         .get("page_size")
         .and_then(|v| v.as_u64())
         .unwrap_or(4096) as f64;
-    let vlines = vec![
+    Outcome::Drawn(Box::new(Built {
+        figure: Figure {
+            id: ID.into(),
+            title: "Time per access vs step".into(),
+            provenance: format!(
+                "left: {}; right: {}; dashed: model",
+                prov_timed(doc),
+                prov_sim(doc)
+            ),
+            panels: panels(timed, sim_series, ref_lines(line, page)),
+            panel_width: 600,
+            panel_height: 380,
+        },
+        tables: vec![table(&recs)],
+        look_for: format!(
+            "Below the {} line size, neighbouring elements share a line: cost grows with the \
+             step. From one line per element on, every access is a miss and the curve flattens \
+             — until page and TLB effects add another step.",
+            format_bytes(line)
+        ),
+        notes: Vec::new(),
+    }))
+}
+
+/// The step of a point in bytes (elements are 8 bytes).
+fn step_bytes(r: &PointRecord) -> f64 {
+    data::int(r, "stride").unwrap_or(0) as f64 * 8.0
+}
+
+/// Timed ns per element by step, smallest step first.
+fn timed_points(recs: &[&PointRecord]) -> Vec<XY> {
+    let mut timed: Vec<XY> = recs
+        .iter()
+        .filter_map(|r| {
+            let e = data::ns_per_element(r)?;
+            Some(XY::with_ci(step_bytes(r), e.value, e.ci()))
+        })
+        .collect();
+    timed.sort_by(|a, b| a.x.total_cmp(&b.x));
+    timed
+}
+
+/// Simulated misses per element at level `li` by step; None when no point has them.
+fn simulated_series(recs: &[&PointRecord], li: usize, level: &str) -> Option<Series> {
+    let mut pts: Vec<XY> = recs
+        .iter()
+        .filter_map(|r| Some(XY::new(step_bytes(r), misses_per_access(r, li)?)))
+        .collect();
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    (!pts.is_empty()).then(|| Series {
+        name: format!("{level} (sim)"),
+        colour: PALETTE[li + 1],
+        kind: SeriesKind::Data,
+        points: pts,
+    })
+}
+
+/// The model: one miss per `line` bytes of step, at most one per element.
+fn model_series(timed: &[XY], line: f64) -> Series {
+    Series {
+        name: "model: min(1, step / line)".into(),
+        colour: PALETTE[0],
+        kind: SeriesKind::Model,
+        points: timed
+            .iter()
+            .map(|p| XY::new(p.x, (p.x / line).min(1.0)))
+            .collect(),
+    }
+}
+
+/// The line and page sizes as reference lines.
+fn ref_lines(line: f64, page: f64) -> Vec<RefLine> {
+    vec![
         RefLine {
             at: line,
             label: format!("line {}", format_bytes(line)),
@@ -84,8 +126,12 @@ fn stride_sweep(doc: &ResultsDocument) -> Outcome {
             at: page,
             label: format!("page {}", format_bytes(page)),
         },
-    ];
-    let panels = vec![
+    ]
+}
+
+/// Left: the timed curve; right: the simulated misses with the model.
+fn panels(timed: Vec<XY>, sim_series: Vec<Series>, vlines: Vec<RefLine>) -> Vec<Panel> {
+    vec![
         Panel::Lines(LinePanel {
             title: "time per element read (timed)".into(),
             x: Axis::log2_bytes("step (bytes, log2)"),
@@ -107,14 +153,18 @@ fn stride_sweep(doc: &ResultsDocument) -> Outcome {
             vlines,
             hlines: Vec::new(),
         }),
-    ];
-    let mut sorted = recs.clone();
+    ]
+}
+
+/// One row per point, smallest step first.
+fn table(recs: &[&PointRecord]) -> Table {
+    let mut sorted = recs.to_vec();
     sorted.sort_by_key(|r| data::int(r, "stride"));
     let rows = sorted
         .iter()
         .map(|r| {
             vec![
-                format!("{} B", bytes(r)),
+                format!("{} B", step_bytes(r)),
                 data::int(r, "len")
                     .map(|l| format_bytes(l as f64 * 8.0))
                     .unwrap_or_else(|| "—".into()),
@@ -125,39 +175,18 @@ fn stride_sweep(doc: &ResultsDocument) -> Outcome {
             ]
         })
         .collect();
-    Outcome::Drawn(Box::new(Built {
-        figure: Figure {
-            id: ID.into(),
-            title: "Time per access vs step".into(),
-            provenance: format!(
-                "left: {}; right: {}; dashed: model",
-                prov_timed(doc),
-                prov_sim(doc)
-            ),
-            panels,
-            panel_width: 600,
-            panel_height: 380,
-        },
-        tables: vec![Table {
-            caption: "stride-sum: one element every `step` bytes".into(),
-            headers: [
-                "step",
-                "buffer",
-                "ns/element (timed, CI)",
-                "GB/s of useful data",
-                "L1 misses/element (sim)",
-                "L2 misses/element (sim)",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        }],
-        look_for: format!(
-            "Below the {} line size, neighbouring elements share a line: cost grows with the \
-             step. From one line per element on, every access is a miss and the curve flattens \
-             — until page and TLB effects add another step.",
-            format_bytes(line)
-        ),
-        notes: Vec::new(),
-    }))
+    Table {
+        caption: "stride-sum: one element every `step` bytes".into(),
+        headers: [
+            "step",
+            "buffer",
+            "ns/element (timed, CI)",
+            "GB/s of useful data",
+            "L1 misses/element (sim)",
+            "L2 misses/element (sim)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }
 }

@@ -1,11 +1,12 @@
 //! Figure 8: views — ns per element vs a contiguous walk of the same count.
 //! One figure of the report, built from records alone.
 
+use super::common::estimate_bars;
 use super::labels::view_label;
 use super::{
     Built, FigureDef, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_timed,
 };
-use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, PALETTE, Panel};
+use crate::report::chart::{Axis, BarPanel, Figure, PALETTE, Panel};
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
 
@@ -20,6 +21,10 @@ pub const FIGURE: FigureDef = FigureDef {
     build: views,
 };
 
+/// A view walk: its record, its label (expression, shape and strides) and whether the view
+/// is C-contiguous (None when the layout model cannot tell).
+type ViewInfo<'d> = (&'d PointRecord, String, Option<bool>);
+
 fn views(doc: &ResultsDocument) -> Outcome {
     let recs: Vec<&PointRecord> = data::of_kernel(doc, "view-sum")
         .filter(|r| data::text(r, "expr").is_some() && data::ns_per_element(r).is_some())
@@ -27,58 +32,67 @@ fn views(doc: &ResultsDocument) -> Outcome {
     if recs.is_empty() {
         return omitted(ID, TITLE, "no timed `view-sum` points in this results file");
     }
-    let info: Vec<(&PointRecord, String, Option<bool>)> = recs
+    let info: Vec<ViewInfo> = recs
         .iter()
         .map(|r| {
             let (label, contiguous) = view_label(data::text(r, "expr").unwrap_or(""));
             (*r, label, contiguous)
         })
         .collect();
+    let height = (recs.len() as u32 * 34 + 110).max(260);
+    Outcome::Drawn(Box::new(Built {
+        figure: Figure {
+            id: ID.into(),
+            title: "Views: the same sum over differently strided views".into(),
+            provenance: format!(
+                "{}; shapes and strides from the layout model (elements)",
+                prov_timed(doc)
+            ),
+            panels: vec![Panel::Bars(panel(&info))],
+            panel_width: 1100,
+            panel_height: height,
+        },
+        tables: vec![table(&info)],
+        look_for: "A view only rewrites shape and strides, so its cost per element is set by \
+                   its innermost stride: a diagonal (stride n+1) touches a new line per element; \
+                   a flip walks backwards at stride −1 and should cost about what a forward walk \
+                   costs."
+            .into(),
+        notes: Vec::new(),
+    }))
+}
+
+/// One stacked bar per view: strided views and contiguous controls in their own colours.
+fn panel(info: &[ViewInfo]) -> BarPanel {
+    let timed = |want: bool| {
+        info.iter()
+            .map(|(r, _, c)| {
+                (c.unwrap_or(false) == want)
+                    .then(|| data::ns_per_element(r))
+                    .flatten()
+            })
+            .collect::<Vec<_>>()
+    };
+    BarPanel {
+        title: "ns per element (timed)".into(),
+        categories: info.iter().map(|(_, l, _)| l.clone()).collect(),
+        value_axis: Axis::linear("ns per element"),
+        series: vec![
+            estimate_bars("strided view".into(), PALETTE[0], &timed(false)),
+            estimate_bars("contiguous walk (control)".into(), PALETTE[2], &timed(true)),
+        ],
+        stacked: true,
+        vlines: Vec::new(),
+    }
+}
+
+/// One row per view, with its cost relative to the contiguous walk of the same count.
+fn table(info: &[ViewInfo]) -> Table {
     let elements = |r: &PointRecord| r.work.map(|w| w.elements);
     let control = |r: &PointRecord| {
         info.iter()
             .find(|(c, _, contiguous)| *contiguous == Some(true) && elements(c) == elements(r))
             .and_then(|(c, _, _)| data::ns_per_element(c))
-    };
-    let categories: Vec<String> = info.iter().map(|(_, l, _)| l.clone()).collect();
-    let value = |want: bool| {
-        info.iter()
-            .map(|(r, _, c)| {
-                (c.unwrap_or(false) == want)
-                    .then(|| data::ns_per_element(r).map(|e| e.value))
-                    .flatten()
-            })
-            .collect::<Vec<_>>()
-    };
-    let ci = |want: bool| {
-        info.iter()
-            .map(|(r, _, c)| {
-                (c.unwrap_or(false) == want)
-                    .then(|| data::ns_per_element(r).and_then(|e| e.ci()))
-                    .flatten()
-            })
-            .collect::<Vec<_>>()
-    };
-    let panel = BarPanel {
-        title: "ns per element (timed)".into(),
-        categories,
-        value_axis: Axis::linear("ns per element"),
-        series: vec![
-            BarSeries {
-                name: "strided view".into(),
-                colour: PALETTE[0],
-                values: value(false),
-                ci: ci(false),
-            },
-            BarSeries {
-                name: "contiguous walk (control)".into(),
-                colour: PALETTE[2],
-                values: value(true),
-                ci: ci(true),
-            },
-        ],
-        stacked: true,
-        vlines: Vec::new(),
     };
     let rows = info
         .iter()
@@ -105,40 +119,20 @@ fn views(doc: &ResultsDocument) -> Outcome {
             ]
         })
         .collect();
-    let height = (recs.len() as u32 * 34 + 110).max(260);
-    Outcome::Drawn(Box::new(Built {
-        figure: Figure {
-            id: ID.into(),
-            title: "Views: the same sum over differently strided views".into(),
-            provenance: format!(
-                "{}; shapes and strides from the layout model (elements)",
-                prov_timed(doc)
-            ),
-            panels: vec![Panel::Bars(panel)],
-            panel_width: 1100,
-            panel_height: height,
-        },
-        tables: vec![Table {
-            caption: "View walks; the control is the contiguous walk with the same element count"
-                .into(),
-            headers: [
-                "expression",
-                "shape / strides (elements)",
-                "C-contiguous",
-                "elements",
-                "ns/element (timed, CI)",
-                "× contiguous control",
-                "L1 misses/element (sim)",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        }],
-        look_for: "A view only rewrites shape and strides, so its cost per element is set by \
-                   its innermost stride: a diagonal (stride n+1) touches a new line per element; \
-                   a flip walks backwards at stride −1 and should cost about what a forward walk \
-                   costs."
+    Table {
+        caption: "View walks; the control is the contiguous walk with the same element count"
             .into(),
-        notes: Vec::new(),
-    }))
+        headers: [
+            "expression",
+            "shape / strides (elements)",
+            "C-contiguous",
+            "elements",
+            "ns/element (timed, CI)",
+            "× contiguous control",
+            "L1 misses/element (sim)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }
 }

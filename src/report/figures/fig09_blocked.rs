@@ -1,11 +1,12 @@
 //! Figure 9: tile-major (blocked) vs row-major layout, in row and column order.
 //! One figure of the report, built from records alone.
 
+use super::common::estimate_bars;
 use super::fig06_row_vs_column::traversals;
 use super::labels::point_label;
 use super::{Built, FigureDef, Outcome, Table, cell, est_cell, omitted, prov_timed};
-use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for};
-use crate::report::data;
+use crate::report::chart::{Axis, BarPanel, Figure, Panel, colour_for};
+use crate::report::data::{self, Estimate};
 use crate::results::{PointRecord, ResultsDocument};
 
 const ID: &str = "fig09-blocked";
@@ -46,70 +47,28 @@ fn blocked(doc: &ResultsDocument) -> Outcome {
             .find(|t| t.order == o && Some(t.n) == n && Some(t.rows) == n && t.padded_ld.is_none())
             .and_then(|t| data::ns_per_element(t.record))
     };
+    let major: Vec<_> = orders.iter().map(|o| ns_major(o)).collect();
+    let tiles: Vec<_> = orders.iter().map(|o| ns_tiled(o)).collect();
+    let (n_name, b_name) = (n.unwrap_or(0), b.unwrap_or(0));
     let series = vec![
-        BarSeries {
-            name: format!("row-major {}×{}", n.unwrap_or(0), n.unwrap_or(0)),
-            colour: colour_for("row-major", 0),
-            values: orders
-                .iter()
-                .map(|o| ns_major(o).map(|e| e.value))
-                .collect(),
-            ci: orders
-                .iter()
-                .map(|o| ns_major(o).and_then(|e| e.ci()))
-                .collect(),
-        },
-        BarSeries {
-            name: format!("tile-major, {}×{} tiles", b.unwrap_or(0), b.unwrap_or(0)),
-            colour: colour_for("tile-major", 2),
-            values: orders
-                .iter()
-                .map(|o| ns_tiled(o).map(|e| e.value))
-                .collect(),
-            ci: orders
-                .iter()
-                .map(|o| ns_tiled(o).and_then(|e| e.ci()))
-                .collect(),
-        },
-    ];
-    let mut rows = Vec::new();
-    for (o, name) in orders.iter().zip(&categories) {
-        rows.push(vec![
-            name.clone(),
-            est_cell(ns_major(o)),
-            est_cell(ns_tiled(o)),
-            cell(ns_major(o).zip(ns_tiled(o)).map(|(a, t)| a.value / t.value)),
-        ]);
-    }
-    let mut tables = vec![Table {
-        caption: format!(
-            "Sum of an n = {} matrix: row-major vs tile-major (ns per element, timed)",
-            n.unwrap_or(0)
+        estimate_bars(
+            format!("row-major {n_name}×{n_name}"),
+            colour_for("row-major", 0),
+            &major,
         ),
-        headers: ["order", "row-major", "tile-major", "row-major ÷ tile-major"]
-            .map(String::from)
-            .to_vec(),
-        rows,
-    }];
-    let conversions: Vec<&PointRecord> = data::of_kernel(doc, "to-tiles").collect();
-    if !conversions.is_empty() {
-        tables.push(Table {
-            caption: "Converting row-major to tile-major (a strided copy)".into(),
-            headers: ["point", "GB/s (timed, CI)", "fraction of same-run copy"]
-                .map(String::from)
-                .to_vec(),
-            rows: conversions
-                .iter()
-                .map(|r| {
-                    vec![
-                        point_label(r),
-                        est_cell(data::gb_per_s(r)),
-                        cell(data::reference_ratio(r)),
-                    ]
-                })
-                .collect(),
-        });
-    }
+        estimate_bars(
+            format!("tile-major, {b_name}×{b_name} tiles"),
+            colour_for("tile-major", 2),
+            &tiles,
+        ),
+    ];
+    let mut tables = vec![comparison_table(
+        &categories,
+        &major,
+        &tiles,
+        n.unwrap_or(0),
+    )];
+    tables.extend(conversion_table(doc));
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
             id: ID.into(),
@@ -133,4 +92,53 @@ fn blocked(doc: &ResultsDocument) -> Outcome {
             .into(),
         notes: Vec::new(),
     }))
+}
+
+/// Row-major against tile-major per traversal order, with their ratio.
+fn comparison_table(
+    categories: &[String],
+    major: &[Option<Estimate>],
+    tiles: &[Option<Estimate>],
+    n: u64,
+) -> Table {
+    let rows = (categories.iter().zip(major.iter().zip(tiles)))
+        .map(|(name, (m, t))| {
+            vec![
+                name.clone(),
+                est_cell(*m),
+                est_cell(*t),
+                cell(m.zip(*t).map(|(a, t)| a.value / t.value)),
+            ]
+        })
+        .collect();
+    Table {
+        caption: format!(
+            "Sum of an n = {n} matrix: row-major vs tile-major (ns per element, timed)"
+        ),
+        headers: ["order", "row-major", "tile-major", "row-major ÷ tile-major"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+    }
+}
+
+/// The row-major to tile-major conversions (a strided copy), if the results hold any.
+fn conversion_table(doc: &ResultsDocument) -> Option<Table> {
+    let conversions: Vec<&PointRecord> = data::of_kernel(doc, "to-tiles").collect();
+    (!conversions.is_empty()).then(|| Table {
+        caption: "Converting row-major to tile-major (a strided copy)".into(),
+        headers: ["point", "GB/s (timed, CI)", "fraction of same-run copy"]
+            .map(String::from)
+            .to_vec(),
+        rows: conversions
+            .iter()
+            .map(|r| {
+                vec![
+                    point_label(r),
+                    est_cell(data::gb_per_s(r)),
+                    cell(data::reference_ratio(r)),
+                ]
+            })
+            .collect(),
+    })
 }

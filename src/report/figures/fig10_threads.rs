@@ -1,10 +1,9 @@
 //! Figure 10: bandwidth vs threads (pinned), with perfect scaling dashed.
 //! One figure of the report, built from records alone.
 
-use std::collections::BTreeSet;
-
+use super::common::{distinct, records_or_omit};
 use super::labels::point_label;
-use super::{Built, FigureDef, Outcome, Table, est_cell, omitted, prov_timed};
+use super::{Built, FigureDef, Outcome, Table, est_cell, prov_timed};
 use crate::report::chart::{Axis, Figure, LinePanel, Panel, Series, SeriesKind, XY, colour_for};
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
@@ -21,25 +20,14 @@ pub const FIGURE: FigureDef = FigureDef {
 };
 
 fn threads(doc: &ResultsDocument) -> Outcome {
-    let recs: Vec<&PointRecord> = doc
-        .records
-        .iter()
-        .filter(|r| r.kernel == "copy" || r.kernel == "read")
-        .filter(|r| data::gb_per_s(r).is_some())
-        .collect();
-    if recs.is_empty() {
-        return omitted(
-            ID,
-            TITLE,
-            "no timed `copy`/`read` points in this results file",
-        );
-    }
-    let counts: Vec<usize> = recs
-        .iter()
-        .map(|r| r.threads)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let keep =
+        |r: &PointRecord| (r.kernel == "copy" || r.kernel == "read") && data::gb_per_s(r).is_some();
+    let reason = "no timed `copy`/`read` points in this results file";
+    let recs = match records_or_omit(&FIGURE, doc, keep, reason) {
+        Ok(recs) => recs,
+        Err(omitted) => return omitted,
+    };
+    let counts: Vec<usize> = distinct(recs.iter().map(|r| r.threads));
     let pos = |t: usize| counts.iter().position(|&c| c == t).unwrap_or(0) as f64;
     let mut series = Vec::new();
     let mut rows = Vec::new();
@@ -49,43 +37,8 @@ fn threads(doc: &ResultsDocument) -> Outcome {
             continue;
         }
         ks.sort_by_key(|r| r.threads);
-        let colour = colour_for(kernel, 0);
-        series.push(Series {
-            name: format!("{kernel} (timed)"),
-            colour,
-            kind: SeriesKind::Data,
-            points: ks
-                .iter()
-                .filter_map(|r| {
-                    let e = data::gb_per_s(r)?;
-                    Some(XY::with_ci(pos(r.threads), e.value, e.ci()))
-                })
-                .collect(),
-        });
-        if let Some(one) = ks
-            .iter()
-            .find(|r| r.threads == 1)
-            .and_then(|r| data::gb_per_s(r))
-        {
-            series.push(Series {
-                name: format!("{kernel}: perfect scaling"),
-                colour,
-                kind: SeriesKind::Model,
-                points: ks
-                    .iter()
-                    .map(|r| XY::new(pos(r.threads), one.value * r.threads as f64))
-                    .collect(),
-            });
-        }
-        for r in &ks {
-            let pinned = r.pinning.threads.iter().filter(|t| t.pinned).count();
-            rows.push(vec![
-                point_label(r),
-                r.threads.to_string(),
-                format!("{pinned} of {}", r.pinning.threads.len()),
-                est_cell(data::gb_per_s(r)),
-            ]);
-        }
+        series.extend(kernel_series(kernel, &ks, &pos));
+        rows.extend(ks.iter().map(|r| table_row(r)));
     }
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
@@ -118,4 +71,49 @@ fn threads(doc: &ResultsDocument) -> Outcome {
             .into(),
         notes: Vec::new(),
     }))
+}
+
+/// The timed bandwidth of `kernel` by thread count and, when one thread was timed, its
+/// perfect scaling (dashed); `pos` places a thread count on the category axis.
+fn kernel_series(kernel: &str, ks: &[&&PointRecord], pos: &dyn Fn(usize) -> f64) -> Vec<Series> {
+    let colour = colour_for(kernel, 0);
+    let mut series = vec![Series {
+        name: format!("{kernel} (timed)"),
+        colour,
+        kind: SeriesKind::Data,
+        points: ks
+            .iter()
+            .filter_map(|r| {
+                let e = data::gb_per_s(r)?;
+                Some(XY::with_ci(pos(r.threads), e.value, e.ci()))
+            })
+            .collect(),
+    }];
+    if let Some(one) = ks
+        .iter()
+        .find(|r| r.threads == 1)
+        .and_then(|r| data::gb_per_s(r))
+    {
+        series.push(Series {
+            name: format!("{kernel}: perfect scaling"),
+            colour,
+            kind: SeriesKind::Model,
+            points: ks
+                .iter()
+                .map(|r| XY::new(pos(r.threads), one.value * r.threads as f64))
+                .collect(),
+        });
+    }
+    series
+}
+
+/// A point's table row: label, threads, how many were pinned, bandwidth.
+fn table_row(r: &PointRecord) -> Vec<String> {
+    let pinned = r.pinning.threads.iter().filter(|t| t.pinned).count();
+    vec![
+        point_label(r),
+        r.threads.to_string(),
+        format!("{pinned} of {}", r.pinning.threads.len()),
+        est_cell(data::gb_per_s(r)),
+    ]
 }

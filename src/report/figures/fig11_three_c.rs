@@ -1,11 +1,12 @@
 //! Figure 11: the 3C split (compulsory / capacity / conflict) of L1 misses per kernel.
 //! One figure of the report, built from records alone.
 
+use super::common::records_or_omit;
 use super::labels::short_label;
-use super::{Built, FigureDef, Outcome, Table, omitted, prov_sim};
+use super::{Built, FigureDef, Outcome, Table, prov_sim};
 use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for};
 use crate::report::data;
-use crate::results::{PointRecord, ResultsDocument};
+use crate::results::{PointRecord, ResultsDocument, SimulatedLevel};
 
 const ID: &str = "fig11-3c";
 const TITLE: &str = "3C breakdown";
@@ -20,70 +21,26 @@ pub const FIGURE: FigureDef = FigureDef {
 
 fn three_c(doc: &ResultsDocument) -> Outcome {
     use crate::kernels::spec::Family;
-    let recs: Vec<&PointRecord> = doc
-        .records
-        .iter()
-        .filter(|r| {
-            matches!(
-                r.family,
-                Family::Traverse | Family::Transpose | Family::Blocked | Family::View
-            )
-        })
-        .filter(|r| data::sim_level(r, 0).is_some_and(|l| data::accesses(l) > 0))
-        .collect();
-    if recs.is_empty() {
-        return omitted(
-            ID,
-            TITLE,
-            "no simulated misses for traversal, transpose, view or blocked kernels",
-        );
-    }
-    fn l1(r: &PointRecord) -> Option<&crate::results::SimulatedLevel> {
-        data::sim_level(r, 0)
-    }
-    let per = |r: &PointRecord, f: fn(&crate::results::SimulatedLevel) -> u64| {
-        l1(r).map(|l| f(l) as f64 / data::accesses(l) as f64)
+    let keep = |r: &PointRecord| {
+        matches!(
+            r.family,
+            Family::Traverse | Family::Transpose | Family::Blocked | Family::View
+        ) && data::sim_level(r, 0).is_some_and(|l| data::accesses(l) > 0)
+    };
+    let reason = "no simulated misses for traversal, transpose, view or blocked kernels";
+    let recs = match records_or_omit(&FIGURE, doc, keep, reason) {
+        Ok(recs) => recs,
+        Err(omitted) => return omitted,
     };
     let categories: Vec<String> = recs.iter().map(|r| short_label(r)).collect();
-    type Part = (&'static str, fn(&crate::results::SimulatedLevel) -> u64);
-    let parts: [Part; 3] = [
-        ("compulsory", |l| l.compulsory),
-        ("capacity", |l| l.capacity),
-        ("conflict", |l| l.conflict),
-    ];
-    let series = parts
-        .iter()
-        .enumerate()
-        .map(|(i, (name, f))| BarSeries {
-            name: (*name).into(),
-            colour: colour_for(name, i),
-            values: recs.iter().map(|r| per(r, *f)).collect(),
-            ci: vec![None; recs.len()],
-        })
-        .collect();
+    let series = cause_series(&recs);
     let level_name = recs
         .first()
         .and_then(|r| l1(r))
         .map(|l| l.name.clone())
         .unwrap_or_else(|| "L1".into());
-    let rows = recs
-        .iter()
-        .zip(&categories)
-        .map(|(r, c)| {
-            let l = l1(r);
-            vec![
-                c.clone(),
-                l.map(|l| data::accesses(l).to_string()).unwrap_or_default(),
-                l.map(|l| l.misses.to_string()).unwrap_or_default(),
-                l.map(|l| l.compulsory.to_string()).unwrap_or_default(),
-                l.map(|l| l.capacity.to_string()).unwrap_or_default(),
-                l.map(|l| l.conflict.to_string()).unwrap_or_default(),
-                r.simulated
-                    .as_ref()
-                    .map(|s| format!("{} ({})", s.scope.kind, s.start))
-                    .unwrap_or_default(),
-            ]
-        })
+    let rows = (recs.iter().zip(&categories))
+        .map(|(r, c)| cause_row(r, c))
         .collect();
     let height = (recs.len() as u32 * 24 + 110).max(300);
     Outcome::Drawn(Box::new(Built {
@@ -126,4 +83,49 @@ fn three_c(doc: &ResultsDocument) -> Outcome {
             .into(),
         notes: Vec::new(),
     }))
+}
+
+/// The simulated first level of a point.
+fn l1(r: &PointRecord) -> Option<&SimulatedLevel> {
+    data::sim_level(r, 0)
+}
+
+/// One stacked series per cause: its misses per access at the first level, per point.
+fn cause_series(recs: &[&PointRecord]) -> Vec<BarSeries> {
+    let per = |r: &PointRecord, f: fn(&SimulatedLevel) -> u64| {
+        l1(r).map(|l| f(l) as f64 / data::accesses(l) as f64)
+    };
+    type Part = (&'static str, fn(&SimulatedLevel) -> u64);
+    let parts: [Part; 3] = [
+        ("compulsory", |l| l.compulsory),
+        ("capacity", |l| l.capacity),
+        ("conflict", |l| l.conflict),
+    ];
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, (name, f))| BarSeries {
+            name: (*name).into(),
+            colour: colour_for(name, i),
+            values: recs.iter().map(|r| per(r, *f)).collect(),
+            ci: vec![None; recs.len()],
+        })
+        .collect()
+}
+
+/// A point's table row: its label `category`, the first level's counts and the scope.
+fn cause_row(r: &PointRecord, category: &str) -> Vec<String> {
+    let l = l1(r);
+    vec![
+        category.to_string(),
+        l.map(|l| data::accesses(l).to_string()).unwrap_or_default(),
+        l.map(|l| l.misses.to_string()).unwrap_or_default(),
+        l.map(|l| l.compulsory.to_string()).unwrap_or_default(),
+        l.map(|l| l.capacity.to_string()).unwrap_or_default(),
+        l.map(|l| l.conflict.to_string()).unwrap_or_default(),
+        r.simulated
+            .as_ref()
+            .map(|s| format!("{} ({})", s.scope.kind, s.start))
+            .unwrap_or_default(),
+    ]
 }

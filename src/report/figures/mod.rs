@@ -9,6 +9,7 @@
 //! figure order, and a report section draws the registered figures that name it. A new
 //! figure is one new file and one line in the registry.
 
+mod common;
 mod conflict;
 pub mod fig01_miss_rate_vs_stride;
 pub mod fig02_sets_used;
