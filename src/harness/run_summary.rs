@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::kernels::spec::format_params;
-use crate::results::{ChecksumOutcome, ResultsDocument, RunStatus};
+use crate::results::{ChecksumOutcome, PointRecord, ResultsDocument, RunStatus};
 
 /// The summary `stridelab run` prints: a headline, and unless `quiet` one row per point.
 pub fn run_summary(doc: &ResultsDocument, quiet: bool) -> String {
@@ -34,53 +34,7 @@ pub fn run_summary(doc: &ResultsDocument, quiet: bool) -> String {
     );
     let mut first_ns_per_element: BTreeMap<&str, f64> = BTreeMap::new();
     for r in &doc.records {
-        let mut label = format!("{} {}", r.kernel, format_params(&r.params));
-        if label.chars().count() > 60 {
-            label = label.chars().take(59).collect();
-            label.push('…');
-        }
-        let t = r.timing.as_ref();
-        let cell = |v: Option<f64>, prec: usize| {
-            v.map(|x| format!("{x:.prec$}"))
-                .unwrap_or_else(|| "-".into())
-        };
-        // Speed relative to the first point of the same kernel in this run (>1: faster).
-        let relative = t.map(|t| {
-            let first = *first_ns_per_element
-                .entry(r.kernel.as_str())
-                .or_insert(t.ns_per_element);
-            first / t.ns_per_element
-        });
-        let simulated = r
-            .simulated
-            .as_ref()
-            .map(|s| {
-                s.levels
-                    .iter()
-                    .map(|l| format!("{} {} ({})", l.name, compact(l.misses), compact(l.conflict)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .unwrap_or_else(|| "-".into());
-        let check = match r.checksum.status {
-            ChecksumOutcome::Ok => "ok",
-            ChecksumOutcome::Mismatch => "WRONG",
-            ChecksumOutcome::NotRun => "-",
-        };
-        let _ = writeln!(
-            out,
-            "{:<60} {:>3} {:>6} {:>12} {:>7} {:>9} {:>7} {:>6} {:>7}  {}",
-            label,
-            r.threads,
-            check,
-            cell(t.map(|t| t.ns_per_run.median), 0),
-            cell(t.map(|t| t.ns_per_run.relative_ci_width() * 100.0), 1),
-            cell(t.map(|t| t.ns_per_element), 3),
-            cell(t.and_then(|t| t.gb_per_s), 2),
-            cell(r.reference.as_ref().map(|c| c.ratio), 2),
-            cell(relative, 2),
-            simulated
-        );
+        let _ = writeln!(out, "{}", point_row(r, &mut first_ns_per_element));
     }
     let _ = writeln!(
         out,
@@ -98,6 +52,56 @@ pub fn run_summary(doc: &ResultsDocument, quiet: bool) -> String {
         );
     }
     out
+}
+
+/// One point's row; `first_ns_per_element` remembers each kernel's first point.
+fn point_row<'a>(r: &'a PointRecord, first_ns_per_element: &mut BTreeMap<&'a str, f64>) -> String {
+    let mut label = format!("{} {}", r.kernel, format_params(&r.params));
+    if label.chars().count() > 60 {
+        label = label.chars().take(59).collect();
+        label.push('…');
+    }
+    let t = r.timing.as_ref();
+    let cell = |v: Option<f64>, prec: usize| {
+        v.map(|x| format!("{x:.prec$}"))
+            .unwrap_or_else(|| "-".into())
+    };
+    // Speed relative to the first point of the same kernel in this run (>1: faster).
+    let relative = t.map(|t| {
+        let first = *first_ns_per_element
+            .entry(r.kernel.as_str())
+            .or_insert(t.ns_per_element);
+        first / t.ns_per_element
+    });
+    let simulated = r
+        .simulated
+        .as_ref()
+        .map(|s| {
+            s.levels
+                .iter()
+                .map(|l| format!("{} {} ({})", l.name, compact(l.misses), compact(l.conflict)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_else(|| "-".into());
+    let check = match r.checksum.status {
+        ChecksumOutcome::Ok => "ok",
+        ChecksumOutcome::Mismatch => "WRONG",
+        ChecksumOutcome::NotRun => "-",
+    };
+    format!(
+        "{:<60} {:>3} {:>6} {:>12} {:>7} {:>9} {:>7} {:>6} {:>7}  {}",
+        label,
+        r.threads,
+        check,
+        cell(t.map(|t| t.ns_per_run.median), 0),
+        cell(t.map(|t| t.ns_per_run.relative_ci_width() * 100.0), 1),
+        cell(t.map(|t| t.ns_per_element), 3),
+        cell(t.and_then(|t| t.gb_per_s), 2),
+        cell(r.reference.as_ref().map(|c| c.ratio), 2),
+        cell(relative, 2),
+        simulated
+    )
 }
 
 /// 1234567 → "1.23M": misses at a glance.

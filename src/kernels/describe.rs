@@ -129,6 +129,15 @@ pub fn explain(evaluation: &Evaluation<i64>) -> String {
     let _ = writeln!(out, "F-contiguous  {}", contiguity_line(layout, Order::F));
     out.push('\n');
 
+    out.push_str(&cells_and_values(evaluation));
+    out
+}
+
+/// The strip of storage cells (or the range the view reads) and the view's values.
+fn cells_and_values(evaluation: &Evaluation<i64>) -> String {
+    let layout = evaluation.layout();
+    let numel = layout.numel();
+    let mut out = String::new();
     if evaluation.storage_len() <= STRIP_MAX_CELLS
         && evaluation.storage_len() > 0
         && numel <= STRIP_MAX_VISITS
