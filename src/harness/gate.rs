@@ -397,8 +397,7 @@ fn gate_method(config: &GateConfig, passes: usize) -> Result<MethodOptions, Gate
         max_samples: 3 * samples,
         extra_sampling: Duration::from_millis(300),
         // Physically contiguous 2 MiB pages: with 4 KiB pages each process gets its own random
-        // page colouring in the physically indexed L2, and L2-sized points moved by up to 45%
-        // from one process to the next (4 runs each, 8–14% with huge pages).
+        // page colouring in the physically indexed L2, so L2-sized points move between processes.
         huge_pages: true,
         // Every timed point gets a reference sample paired with each of its own.
         latency_references: true,
