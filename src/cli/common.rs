@@ -2,21 +2,11 @@
 //! no subcommand file imports another.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
-use anyhow::Context;
-
-/// The process-wide stop flag set by Ctrl-C (a handler can only be installed once).
+/// The process-wide stop flag set by Ctrl-C (see `harness::stop`).
 pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
-    if let Some(flag) = FLAG.get() {
-        return Ok(Arc::clone(flag));
-    }
-    let flag = Arc::new(AtomicBool::new(false));
-    let in_handler = Arc::clone(&flag);
-    ctrlc::set_handler(move || in_handler.store(true, Ordering::SeqCst))
-        .context("cannot install the Ctrl-C handler")?;
-    Ok(Arc::clone(FLAG.get_or_init(|| flag)))
+    Ok(crate::harness::stop::stop_flag()?)
 }
 
 /// `10%` → 0.10; a bare number is a fraction (`0.1`) and must lie in 0..=1.
@@ -39,4 +29,29 @@ pub fn parse_fraction(text: &str) -> Result<f64, String> {
         ));
     }
     Ok(fraction)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractions_and_percentages() {
+        let cases: &[(&str, Result<f64, ()>)] = &[
+            ("10%", Ok(0.10)),
+            ("0.1", Ok(0.1)),
+            ("0", Ok(0.0)),
+            (" 2.5% ", Ok(0.025)),
+            ("10", Err(())),
+            ("-5%", Err(())),
+            ("ten", Err(())),
+        ];
+        for (text, expected) in cases {
+            match (parse_fraction(text), expected) {
+                (Ok(v), Ok(e)) => assert!((v - e).abs() < 1e-12, "{text}: {v}"),
+                (Err(_), Err(())) => {}
+                (got, _) => panic!("{text}: {got:?}"),
+            }
+        }
+    }
 }

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, Geometry};
 use crate::cache::sim::{Hierarchy, Policy};
+use crate::harness::sim_run::simulated_level;
 use crate::kernels::spec::Instance;
-use crate::results::{Provenance, SimulatedLevel, SimulatedMisses, SimulationCut, SimulationScope};
+use crate::results::{Provenance, SimulatedMisses, SimulationCut, SimulationScope};
 
 /// The data-cache levels a run simulates when none are given: the detected geometry.
 pub fn detected_levels() -> Vec<CacheLevel> {
@@ -156,22 +157,7 @@ pub fn simulate_instance(
         .levels()
         .into_iter()
         .zip(hierarchy.stats())
-        .map(|(geometry, stats)| SimulatedLevel {
-            name: geometry.name.clone(),
-            size: geometry.size,
-            ways: u64::from(geometry.ways),
-            line: u64::from(geometry.line),
-            sets: u64::from(geometry.sets),
-            loads: stats.loads,
-            stores: stats.stores,
-            load_misses: stats.load_misses,
-            store_misses: stats.store_misses,
-            misses: stats.misses(),
-            miss_rate: stats.miss_ratio(),
-            compulsory: stats.compulsory,
-            capacity: stats.capacity,
-            conflict: stats.conflict,
-        })
+        .map(|(geometry, stats)| simulated_level(geometry, &stats))
         .collect();
     Ok(SimulatedMisses {
         source: Provenance::Simulated,

@@ -11,6 +11,7 @@ pub mod catalogue;
 pub mod common;
 pub mod conflict;
 pub mod copy;
+pub mod describe;
 pub mod eval;
 pub mod latency;
 pub mod reference;

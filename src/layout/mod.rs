@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod contiguity;
+pub mod describe;
 pub mod error;
 pub mod expr;
 pub mod iter;

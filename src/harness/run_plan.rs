@@ -1,0 +1,318 @@
+//! What `stridelab run` prepares before measuring anything: the plan (a suite, or one kernel's
+//! grid from its command-line words, with thread counts and the access bound), the sampling
+//! method, and the outputs (the results JSON and the CSV beside it), every one of them checked
+//! up front so a run is never measured only to be lost at the end. Also the kernel list of
+//! `--list` and the warnings about failed points.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::harness::machine::MachineInfo;
+use crate::harness::suite::{PlanLimits, Suite, SuiteError, parse_thread_list};
+use crate::harness::{MethodOptions, Plan, RunOptions, catalogue};
+use crate::results::csv::to_csv;
+use crate::results::output::{FileTarget, OutputError, OutputPlan, STDOUT};
+use crate::results::{ChecksumOutcome, ResultsDocument, ResultsError, RunStatus};
+
+/// Extra sampling a `--kernel` run may spend per point to reach the target CI: DRAM bandwidth
+/// swings by ±15% over 0.1–1 s, and a 64 MiB point needs a few hundred 7 ms samples spread
+/// over seconds before the median's CI is a few percent wide.
+const KERNEL_SAMPLING_BUDGET_S: f64 = 10.0;
+
+/// Why a run cannot start (or its results cannot be written).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum RunPlanError {
+    #[error("--kernel needs a kernel name")]
+    NoKernelName,
+    #[error("--threads: {0}")]
+    Threads(String),
+    #[error("--target-ci must be above 0%")]
+    TargetCi,
+    #[error("--sampling-budget {0}: must lie in 0..=3600 seconds")]
+    SamplingBudget(f64),
+    #[error(
+        "--out {}: --out names the results JSON file and the CSV is written beside it as \
+         <stem>.csv, so a .csv name would be overwritten; give e.g. --out {}",
+        out.display(),
+        out.with_extension("json").display()
+    )]
+    CsvOut { out: PathBuf },
+    #[error("serialising the machine manifest")]
+    Manifest(#[source] serde_json::Error),
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+}
+
+/// What a run was asked (the command line's meaning, without its syntax).
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    /// A suite name or TOML file; `quick` when neither this nor `kernel` is given.
+    pub suite: Option<String>,
+    /// One kernel instead: its name, then `key=value` words (`key=a,b` is a grid).
+    pub kernel: Option<Vec<String>>,
+    /// Thread counts for every point, e.g. `1,2` or `all`.
+    pub threads: Option<String>,
+    pub huge_pages: bool,
+    /// The results file (`-`: stdout); `None`: a file under `reports/runs/` unless `json`.
+    pub out: Option<PathBuf>,
+    /// The document goes to stdout.
+    pub json: bool,
+    /// Relative width of the median's CI to sample towards.
+    pub target_ci: f64,
+    /// Seconds of extra sampling per point; `None`: the default for a kernel or a suite.
+    pub sampling_budget: Option<f64>,
+    /// Most loads and stores one run of a point may make.
+    pub max_accesses: u64,
+}
+
+/// Where a run writes its results.
+#[derive(Debug)]
+pub struct RunOutputs {
+    pub json: Option<FileTarget>,
+    pub csv: Option<FileTarget>,
+}
+
+/// A validated run, ready to measure.
+#[derive(Debug)]
+pub struct PreparedRun {
+    pub plan: Plan,
+    pub outputs: RunOutputs,
+    pub options: RunOptions,
+}
+
+/// Validates every parameter and output of `request` before anything runs.
+pub fn prepare_run(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
+    let suite = match &request.kernel {
+        Some(words) => {
+            let (name, rest) = words.split_first().ok_or(RunPlanError::NoKernelName)?;
+            Suite::from_command_line(name, rest)
+        }
+        None => Suite::load(request.suite.as_deref().unwrap_or("quick"))?,
+    };
+    let threads = request
+        .threads
+        .as_deref()
+        .map(parse_thread_list)
+        .transpose()
+        .map_err(RunPlanError::Threads)?;
+    let limits = PlanLimits {
+        max_accesses_per_run: request.max_accesses,
+        ..PlanLimits::default()
+    };
+    let plan = suite.plan_with(threads.as_deref(), limits)?;
+    let outputs = plan_outputs(request, &plan.name)?;
+    let machine = MachineInfo::collect(None);
+    let options = RunOptions {
+        method: method_of(request)?,
+        manifest: serde_json::to_value(&machine).map_err(RunPlanError::Manifest)?,
+        cache_levels: machine.effective_data_levels(),
+        ..RunOptions::default()
+    };
+    Ok(PreparedRun {
+        plan,
+        outputs,
+        options,
+    })
+}
+
+/// The sampling method `request` asks for.
+fn method_of(request: &RunRequest) -> Result<MethodOptions, RunPlanError> {
+    let defaults = MethodOptions::default();
+    if request.target_ci <= 0.0 || request.target_ci.is_nan() {
+        return Err(RunPlanError::TargetCi);
+    }
+    let single_point = request.kernel.is_some();
+    let budget = match request.sampling_budget {
+        Some(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Some(s),
+        Some(s) => return Err(RunPlanError::SamplingBudget(s)),
+        None if single_point => Some(KERNEL_SAMPLING_BUDGET_S),
+        None => None,
+    };
+    Ok(MethodOptions {
+        huge_pages: request.huge_pages,
+        target_relative_ci: request.target_ci,
+        extra_sampling: budget.map_or(defaults.extra_sampling, Duration::from_secs_f64),
+        extra_sampling_scales_with_minimum: budget.is_none(),
+        // Enough rounds for the budget to matter: seconds of 5 ms samples.
+        max_samples: if budget.is_some() {
+            1000
+        } else {
+            defaults.max_samples
+        },
+        ..defaults
+    })
+}
+
+fn default_out(suite: &str) -> PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    PathBuf::from(format!("reports/runs/{suite}-{stamp}.json"))
+}
+
+/// Checks `--out` (or the default file) and the CSV beside it before anything is measured.
+fn plan_outputs(request: &RunRequest, suite_name: &str) -> Result<RunOutputs, RunPlanError> {
+    let mut plan = OutputPlan::default();
+    if let Some(suite) = &request.suite
+        && Path::new(suite).is_file()
+    {
+        plan.input("--suite", Path::new(suite));
+    }
+    if request.json {
+        plan.uses_stdout("--json")?;
+    }
+    let out = match (&request.out, request.json) {
+        (Some(path), _) => path.clone(),
+        (None, true) => {
+            return Ok(RunOutputs {
+                json: None,
+                csv: None,
+            });
+        }
+        (None, false) => default_out(suite_name),
+    };
+    let is_csv = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    if is_csv && out.as_os_str() != STDOUT {
+        return Err(RunPlanError::CsvOut { out });
+    }
+    let json = plan.file("--out", &out)?;
+    let csv = match &json {
+        FileTarget::File(path) => {
+            Some(plan.file("the CSV beside --out", &path.with_extension("csv"))?)
+        }
+        FileTarget::Stdout | FileTarget::Special(_) => None,
+    };
+    Ok(RunOutputs {
+        json: Some(json),
+        csv,
+    })
+}
+
+/// Writes the results document (with a final newline) and the CSV beside it.
+pub fn write_results(doc: &ResultsDocument, outputs: &RunOutputs) -> Result<(), RunPlanError> {
+    if let Some(target) = &outputs.json {
+        let mut text = doc.to_json()?;
+        text.push('\n');
+        target.write(text.as_bytes())?;
+    }
+    if let Some(target) = &outputs.csv {
+        target.write(to_csv(doc).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// The line naming where the results went, for stderr.
+pub fn results_line(outputs: &RunOutputs) -> Option<String> {
+    let json = outputs.json.as_ref()?;
+    Some(match &outputs.csv {
+        Some(csv) => format!("results: {} (CSV: {})", json.display(), csv.display()),
+        None => format!(
+            "results: {} (no CSV: it goes beside a regular results file)",
+            json.display()
+        ),
+    })
+}
+
+/// One line per kernel: its name and parameters, defaults in brackets.
+pub fn kernel_list() -> String {
+    let mut text = String::new();
+    for spec in catalogue() {
+        let params: Vec<String> = spec
+            .params
+            .iter()
+            .map(|p| match p.default {
+                Some(d) => format!("[{}={d}]", p.name),
+                None => p.name.to_string(),
+            })
+            .collect();
+        text.push_str(&format!("{:<12} {}\n", spec.name, params.join(" ")));
+    }
+    text
+}
+
+/// Warnings about error rows and an interrupted run (the file has the details).
+pub fn problems(doc: &ResultsDocument) -> Vec<String> {
+    let mut lines: Vec<String> = doc
+        .records
+        .iter()
+        .filter(|r| r.checksum.status != ChecksumOutcome::Ok || r.timing.is_none())
+        .filter_map(|r| {
+            let e = r.error.as_ref()?;
+            Some(format!(
+                "warning: point {} ({}): {}: {}",
+                r.index, r.kernel, e.stage, e.message
+            ))
+        })
+        .collect();
+    if doc.status == RunStatus::Interrupted {
+        lines.push(format!(
+            "interrupted: kept {} of {} points",
+            doc.records.len(),
+            doc.suite.points
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(words: &[&str]) -> RunRequest {
+        RunRequest {
+            kernel: Some(words.iter().map(|w| w.to_string()).collect()),
+            out: Some(PathBuf::from("-")),
+            target_ci: 0.02,
+            max_accesses: 1 << 28,
+            ..RunRequest::default()
+        }
+    }
+
+    #[test]
+    fn a_kernel_grid_becomes_one_point_per_value() {
+        let run = prepare_run(&kernel(&["row-sum", "rows=64,128", "cols=64"])).unwrap();
+        assert_eq!(run.plan.points.len(), 2);
+        assert_eq!(run.outputs.json, Some(FileTarget::Stdout));
+        assert!(run.outputs.csv.is_none());
+        // One kernel: the extra sampling budget is the kernel default, not the suite's.
+        assert_eq!(run.options.method.extra_sampling, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn bad_options_are_refused_before_measuring() {
+        let mut request = kernel(&["row-sum", "rows=64", "cols=64"]);
+        request.out = Some(PathBuf::from("x.csv"));
+        let err = prepare_run(&request).unwrap_err();
+        assert!(err.to_string().contains("give e.g. --out x.json"), "{err}");
+        request.out = Some(PathBuf::from("-"));
+        request.threads = Some("bad".into());
+        assert!(matches!(
+            prepare_run(&request),
+            Err(RunPlanError::Threads(_))
+        ));
+        request.threads = None;
+        request.sampling_budget = Some(1e9);
+        assert!(matches!(
+            prepare_run(&request),
+            Err(RunPlanError::SamplingBudget(_))
+        ));
+    }
+
+    #[test]
+    fn the_list_names_every_kernel_with_bracketed_defaults() {
+        let list = kernel_list();
+        assert_eq!(list.lines().count(), catalogue().len());
+        assert!(list.lines().any(|l| l.starts_with("row-sum ")), "{list}");
+        assert!(list.contains("=") && list.contains('['), "{list}");
+    }
+}

@@ -1,0 +1,179 @@
+//! The text form of a simulated point ([`SimReport`]): counts per level, the 3C split of the
+//! misses, and the analytic set/GCD model's verdict beside them.
+
+use std::fmt::Write as _;
+
+use crate::cache::geometry::CacheLevel;
+use crate::cache::model::LevelPrediction;
+use crate::cache::sim::Policy;
+use crate::harness::sim_run::SimReport;
+use crate::kernels::StridePattern;
+use crate::kernels::spec::format_params;
+use crate::units::format_size_exact;
+
+fn policy_name(policy: Policy) -> String {
+    match policy {
+        Policy::Lru => "LRU".to_string(),
+        Policy::TreePlru => "tree pseudo-LRU".to_string(),
+        Policy::Fifo => "FIFO".to_string(),
+        Policy::Random { seed } => format!("random (seed {seed})"),
+    }
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
+    }
+}
+
+/// The tables a person reads: counts per level, the 3C split, and the model beside it.
+pub fn sim_text(report: &SimReport) -> String {
+    let mut text = String::new();
+    let start = if report.warm { "warm" } else { "cold" };
+    let _ = writeln!(
+        text,
+        "{} {} — simulated ({} replacement, {start} start, cachegrind semantics)",
+        report.kernel,
+        format_params(&report.params),
+        policy_name(report.policy)
+    );
+    if let Some(note) = report.simulation_note {
+        let _ = writeln!(text, "note: {note}");
+    }
+    let _ = writeln!(text, "{} accesses reach the first level\n", report.accesses);
+    counts_table(&mut text, report);
+    causes_table(&mut text, report);
+    match &report.pattern {
+        None => {
+            let _ = writeln!(
+                text,
+                "\nmodel: this kernel's order is random; the set/GCD model does not apply"
+            );
+        }
+        Some(pattern) => {
+            let _ = writeln!(text, "\nmodel (analytic) for {}", pattern.description);
+            for (level, geometry) in report.levels.iter().zip(&report.geometry) {
+                if let Some(model) = &level.model {
+                    let _ = writeln!(text, "{}", model_line(model, geometry, pattern));
+                }
+            }
+        }
+    }
+    text
+}
+
+fn counts_table(text: &mut String, report: &SimReport) {
+    let _ = writeln!(
+        text,
+        "{:<5} {:>9} {:>4} {:>4} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8}",
+        "level",
+        "size",
+        "ways",
+        "line",
+        "sets",
+        "loads",
+        "stores",
+        "load miss",
+        "store miss",
+        "miss"
+    );
+    for level in report.levels.iter().map(|l| &l.counts) {
+        let _ = writeln!(
+            text,
+            "{:<5} {:>9} {:>4} {:>4} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8}",
+            level.name,
+            format_size_exact(level.size),
+            level.ways,
+            level.line,
+            level.sets,
+            level.loads,
+            level.stores,
+            level.load_misses,
+            level.store_misses,
+            percent(level.misses, level.loads + level.stores),
+        );
+    }
+}
+
+fn causes_table(text: &mut String, report: &SimReport) {
+    let _ = writeln!(text, "\nmisses by cause (3C, simulated)");
+    let _ = writeln!(
+        text,
+        "{:<5} {:>12} {:>20} {:>20} {:>20}",
+        "level", "misses", "compulsory", "capacity", "conflict"
+    );
+    for level in report.levels.iter().map(|l| &l.counts) {
+        let cell = |n: u64| format!("{n} ({})", percent(n, level.misses));
+        let _ = writeln!(
+            text,
+            "{:<5} {:>12} {:>20} {:>20} {:>20}",
+            level.name,
+            level.misses,
+            cell(level.compulsory),
+            cell(level.capacity),
+            cell(level.conflict),
+        );
+    }
+}
+
+fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePattern) -> String {
+    let closed = match model.closed_form_sets {
+        Some(sets) => format!(
+            " (S/gcd(s/L, S) = {}/gcd({}, {}) = {sets})",
+            level.sets,
+            pattern.stride_bytes.unsigned_abs() / u64::from(level.line),
+            level.sets
+        ),
+        None => String::new(),
+    };
+    let verdict = match model.conflict_onset {
+        Some(onset) if model.conflicts => format!(
+            "conflicts from access {onset}: {} lines compete for {} slots",
+            model.distinct_lines, model.usable_lines
+        ),
+        Some(onset) => format!("no conflicts at this count (they would start at {onset})"),
+        None => "no conflicts".to_string(),
+    };
+    format!(
+        "{:<5} uses {} of {} sets{closed}; holds {} of its {} lines; {verdict}",
+        level.name,
+        model.distinct_sets,
+        level.sets,
+        model.usable_lines.min(model.distinct_lines),
+        model.distinct_lines
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::geometry::LevelSpec;
+    use crate::harness::sim_run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point};
+
+    #[test]
+    fn the_text_names_the_policy_the_start_and_the_model() {
+        let words = vec!["stride=4096".to_string(), "count=16".to_string()];
+        let levels = [LevelSpec::Preset("design-vm".into())];
+        let report = simulate_point(&SimRequest {
+            kernel: "conflict",
+            words: &words,
+            levels: &levels,
+            policy: Policy::Random { seed: 7 },
+            warm: true,
+            max_accesses: DEFAULT_MAX_ACCESSES,
+            max_sim_memory: 1 << 30,
+        })
+        .unwrap();
+        let text = sim_text(&report);
+        assert!(
+            text.contains("random (seed 7) replacement, warm start"),
+            "{text}"
+        );
+        assert!(text.contains("misses by cause (3C, simulated)"), "{text}");
+        assert!(text.contains("model (analytic) for"), "{text}");
+        assert_eq!(percent(1, 0), "-");
+        assert_eq!(percent(1, 8), "12.5%");
+    }
+}

@@ -1,0 +1,206 @@
+//! `stridelab layout`'s output for an evaluated expression: the explanation a person reads
+//! (built from `layout::describe`'s pieces plus the values this floor evaluates), the `--json`
+//! object, and the error text with a caret under a parse error.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::kernels::eval::{self as expr, Evaluation};
+use crate::kernels::tensor::TensorError;
+use crate::layout::LayoutError;
+use crate::layout::contiguity::Order;
+use crate::layout::describe::{
+    STRIP_MAX_CELLS, STRIP_MAX_VISITS, VALUES_MAX_SHOWN, caret, chain_table, contiguity_line,
+    formula, nested_values, ranges, storage_strip,
+};
+
+#[derive(Serialize)]
+struct JsonView<'a> {
+    expr: &'a str,
+    shape: &'a [usize],
+    strides: &'a [isize],
+    offset: usize,
+    storage_len: usize,
+    shares_storage: bool,
+    c_contiguous: bool,
+    f_contiguous: bool,
+    values: Vec<i64>,
+}
+
+#[derive(Serialize)]
+struct JsonErrorBody {
+    kind: &'static str,
+    message: String,
+}
+
+#[derive(Serialize)]
+struct JsonError {
+    error: JsonErrorBody,
+}
+
+/// The `--json` object for one expression: the view, or `{"error": {...}}`.
+pub fn json_line(text: &str) -> (String, bool) {
+    let result = match expr::evaluate(text) {
+        Ok(evaluation) => {
+            let layout = evaluation.layout();
+            serde_json::to_string(&JsonView {
+                expr: text,
+                shape: layout.shape(),
+                strides: layout.strides(),
+                offset: layout.offset(),
+                storage_len: evaluation.storage_len(),
+                shares_storage: evaluation.shares_storage(),
+                c_contiguous: layout.is_c_contiguous(),
+                f_contiguous: layout.is_f_contiguous(),
+                values: evaluation.values(),
+            })
+            .map(|s| (s, true))
+        }
+        Err(err) => serde_json::to_string(&JsonError {
+            error: JsonErrorBody {
+                kind: err.kind().as_str(),
+                message: err.to_string(),
+            },
+        })
+        .map(|s| (s, false)),
+    };
+    result.expect("serialising plain data to JSON cannot fail")
+}
+
+/// The error lines printed on stderr: `error: ...`, and for a parse error the expression
+/// with a caret under the column.
+pub fn error_text(text: &str, err: &TensorError) -> String {
+    let mut message = format!("error: {err}\n");
+    if let Some(LayoutError::Parse { column, .. }) = err.layout_root() {
+        message.push_str(&caret(text, *column));
+    }
+    message
+}
+
+/// The whole explanation `stridelab layout EXPR` prints.
+pub fn explain(evaluation: &Evaluation<i64>) -> String {
+    let layout = evaluation.layout();
+    let mut out = String::new();
+    let _ = writeln!(out, "{}\n", evaluation.expr.trim());
+
+    out.push_str(&chain_table(&evaluation.steps));
+    out.push('\n');
+
+    let numel = layout.numel();
+    let noun = if numel == 1 { "element" } else { "elements" };
+    let _ = writeln!(out, "shape     {:?}  ({numel} {noun})", layout.shape());
+    let _ = writeln!(
+        out,
+        "strides   {:?}  (in elements: +1 on index k moves strides[k] cells)",
+        layout.strides()
+    );
+    let _ = writeln!(out, "offset    {}", layout.offset());
+    let _ = writeln!(out, "formula   {}", formula(layout));
+    let _ = writeln!(out, "          {}", ranges(layout));
+    let storage_note = if evaluation.shares_storage() {
+        format!(
+            "{} elements, shared with arange({}) — no data was copied",
+            evaluation.storage_len(),
+            evaluation.steps[0].layout.numel()
+        )
+    } else {
+        let copier = evaluation
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.copied)
+            .map_or("a step".to_string(), |s| format!("`{}`", s.text));
+        format!(
+            "{} elements, a copy made by {copier} (the values below are that copy)",
+            evaluation.storage_len()
+        )
+    };
+    let _ = writeln!(out, "storage   {storage_note}");
+    let writable = if evaluation.tensor().writable() {
+        "yes".to_string()
+    } else {
+        "no: several elements may share one storage cell (stride 0 or overlap), \
+         so the view is read-only"
+            .to_string()
+    };
+    let _ = writeln!(out, "writable  {writable}");
+    let _ = writeln!(out, "C-contiguous  {}", contiguity_line(layout, Order::C));
+    let _ = writeln!(out, "F-contiguous  {}", contiguity_line(layout, Order::F));
+    out.push('\n');
+
+    out.push_str(&cells_and_values(evaluation));
+    out
+}
+
+/// The strip of storage cells (or the range the view reads) and the view's values.
+fn cells_and_values(evaluation: &Evaluation<i64>) -> String {
+    let layout = evaluation.layout();
+    let numel = layout.numel();
+    let mut out = String::new();
+    if evaluation.storage_len() <= STRIP_MAX_CELLS
+        && evaluation.storage_len() > 0
+        && numel <= STRIP_MAX_VISITS
+    {
+        out.push_str(&storage_strip(evaluation.storage(), layout));
+        out.push('\n');
+    } else if let Some((low, high)) = layout.reachable_range() {
+        let _ = writeln!(
+            out,
+            "storage cells: the view reads cells {low}..={high} of {} (a strip of cells is \
+             drawn for storages of at most {STRIP_MAX_CELLS} cells read by at most \
+             {STRIP_MAX_VISITS} elements)\n",
+            evaluation.storage_len()
+        );
+    }
+
+    if numel <= VALUES_MAX_SHOWN {
+        let values = evaluation.values();
+        let _ = writeln!(
+            out,
+            "values (logical C order)\n  {}",
+            nested_values(layout.shape(), &values).replace('\n', "\n  ")
+        );
+    } else {
+        let head: Vec<String> = layout
+            .offsets()
+            .take(16)
+            .map(|o| evaluation.storage()[o].to_string())
+            .collect();
+        let _ = writeln!(
+            out,
+            "values (logical C order, first 16 of {numel})\n  {}, ...",
+            head.join(", ")
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_gives_the_view_or_the_error_kind() {
+        let (line, ok) = json_line("arange(12).view(3,4).T");
+        assert!(ok);
+        assert!(line.contains("\"shape\":[4,3],\"strides\":[1,4]"), "{line}");
+        let (line, ok) = json_line("arange(12).view(5,3)");
+        assert!(!ok);
+        assert!(line.starts_with("{\"error\":{\"kind\":"), "{line}");
+    }
+
+    #[test]
+    fn a_parse_error_gets_a_caret_and_a_copy_is_named() {
+        let err = expr::evaluate("arange(12).view(3,4").unwrap_err();
+        let text = error_text("arange(12).view(3,4", &err);
+        assert!(
+            text.starts_with("error: ") && text.ends_with("^\n"),
+            "{text}"
+        );
+        let evaluation = expr::evaluate("arange(12).view(3,4).T.contiguous()").unwrap();
+        let text = explain(&evaluation);
+        assert!(text.contains("a copy made by `.contiguous()`"), "{text}");
+        assert!(text.contains("COPY (new storage)"), "{text}");
+    }
+}
