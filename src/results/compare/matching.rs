@@ -4,10 +4,41 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::verdict::CompareError;
+use thiserror::Error;
+
 use super::{FIXTURE_PARAM, GATE_MANIFEST_KEY};
 use crate::results::{PointRecord, ResultsDocument, RunStatus, SimulatedLevel};
 use crate::vocab::format_params;
+
+/// Why two documents cannot be compared (the CLI exits 2 and prints the fix).
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CompareError {
+    #[error(
+        "the current run was interrupted ({done} of {total} points); nothing to compare — rerun the gate"
+    )]
+    Interrupted { done: usize, total: usize },
+    #[error(
+        "the baseline is from suite `{baseline}` but the current results are from suite `{current}`; compare results of the same suite (or record a new baseline with `stridelab gate --suite {current} --save-baseline FILE`)"
+    )]
+    SuiteName { baseline: String, current: String },
+    #[error(
+        "the suite changed since the baseline was recorded: {missing} baseline point(s) are not in the current results (first: `{first}`); record a new baseline with `stridelab gate --save-baseline reports/baseline.json`"
+    )]
+    SuiteChanged { missing: usize, first: String },
+    #[error(
+        "simulated geometries differ: baseline {baseline}, current {current}; the deterministic track needs both runs simulated on the same preset — let `stridelab gate` run the suite (it uses the baseline's preset) or record a new baseline with `stridelab gate --save-baseline reports/baseline.json`"
+    )]
+    GeometryMismatch { baseline: String, current: String },
+    #[error(
+        "simulation caps differ (baseline {baseline} accesses, current {current}): the miss counts of capped points are not comparable; record a new baseline with `stridelab gate --save-baseline reports/baseline.json`"
+    )]
+    SimulationCap { baseline: u64, current: u64 },
+    #[error(
+        "two points of the {which} share the key `{key}`; the gate needs every point to be unique"
+    )]
+    DuplicatePoint { which: &'static str, key: String },
+}
 
 /// A current point and the baseline point it is compared with (`None`: new in this run).
 pub(super) type Matched<'a> = (&'a PointRecord, Option<&'a PointRecord>);

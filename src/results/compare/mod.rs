@@ -48,8 +48,8 @@ use std::collections::BTreeSet;
 
 use crate::results::{ChecksumOutcome, ResultsDocument};
 
-pub use matching::{geometry_label, point_key, recorded_preset};
-pub use verdict::{CompareError, GateRow, GateVerdict, Track, Verdict};
+pub use matching::{CompareError, geometry_label, point_key, recorded_preset};
+pub use verdict::{GateRow, GateVerdict, Track, Verdict};
 
 use matching::Matched;
 use normalise::{References, RunSpeed, run_speed};

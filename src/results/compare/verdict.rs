@@ -1,8 +1,7 @@
 //! The gate's result types: a row per compared metric ([`GateRow`]), the whole verdict
-//! ([`GateVerdict`]), their [`Track`] and [`Verdict`], and the input errors ([`CompareError`]).
+//! ([`GateVerdict`]), their [`Track`] and [`Verdict`].
 
 use serde::{Deserialize, Serialize};
-use thiserror::Error;
 
 use super::matching::{params_label, point_key};
 use crate::results::PointRecord;
@@ -96,36 +95,6 @@ pub struct GateVerdict {
     /// Ids of the rows that fail the gate.
     pub regressed: Vec<String>,
     pub rows: Vec<GateRow>,
-}
-
-/// Why two documents cannot be compared (the CLI exits 2 and prints the fix).
-#[derive(Debug, Error, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum CompareError {
-    #[error(
-        "the current run was interrupted ({done} of {total} points); nothing to compare — rerun the gate"
-    )]
-    Interrupted { done: usize, total: usize },
-    #[error(
-        "the baseline is from suite `{baseline}` but the current results are from suite `{current}`; compare results of the same suite (or record a new baseline with `stridelab gate --suite {current} --save-baseline FILE`)"
-    )]
-    SuiteName { baseline: String, current: String },
-    #[error(
-        "the suite changed since the baseline was recorded: {missing} baseline point(s) are not in the current results (first: `{first}`); record a new baseline with `stridelab gate --save-baseline reports/baseline.json`"
-    )]
-    SuiteChanged { missing: usize, first: String },
-    #[error(
-        "simulated geometries differ: baseline {baseline}, current {current}; the deterministic track needs both runs simulated on the same preset — let `stridelab gate` run the suite (it uses the baseline's preset) or record a new baseline with `stridelab gate --save-baseline reports/baseline.json`"
-    )]
-    GeometryMismatch { baseline: String, current: String },
-    #[error(
-        "simulation caps differ (baseline {baseline} accesses, current {current}): the miss counts of capped points are not comparable; record a new baseline with `stridelab gate --save-baseline reports/baseline.json`"
-    )]
-    SimulationCap { baseline: u64, current: u64 },
-    #[error(
-        "two points of the {which} share the key `{key}`; the gate needs every point to be unique"
-    )]
-    DuplicatePoint { which: &'static str, key: String },
 }
 
 impl GateRow {
