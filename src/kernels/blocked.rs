@@ -25,7 +25,7 @@ use crate::kernels::common::{
     size_param, text_param,
 };
 use crate::kernels::copy::order::REPLAY_CAVEAT;
-use crate::kernels::spec::{Entry, StridePattern};
+use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
@@ -218,10 +218,7 @@ struct TiledSum {
     expected: f64,
 }
 
-fn prepare_tiled_sum(
-    params: &Params,
-    options: PrepareOptions,
-) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare_tiled_sum(params: &Params, options: PrepareOptions) -> Prepared {
     let tiling = Tiling::from_params("tiled-sum", params)?;
     let column = text_param("tiled-sum", params, "order")? == "col";
     let x = filled_buffer(tiling.tiled_len()?, options)?;
@@ -265,10 +262,7 @@ struct ToTiles {
     expected: f64,
 }
 
-fn prepare_to_tiles(
-    params: &Params,
-    options: PrepareOptions,
-) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare_to_tiles(params: &Params, options: PrepareOptions) -> Prepared {
     let tiling = Tiling::from_params("to-tiles", params)?;
     let n = tiling.n;
     let src = filled_buffer(checked_elements("n", &[n, n])?, options)?;

@@ -19,7 +19,7 @@ use crate::kernels::common::{
     ACCUMULATORS, cell_to_link, cell_value, checked_elements, cyclic_permutation, fold, int_param,
     invalid, link_to_cell, size_param, text_param,
 };
-use crate::kernels::spec::{Entry, StridePattern};
+use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
@@ -166,7 +166,7 @@ struct Conflict {
     expected: f64,
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
     let probe = Probe::from_params(params)?;
     let mut x = AlignedBuffer::zeroed(probe.buffer_len()?, options.huge_pages)?;
     let (stride, count, reps) = (probe.stride, probe.count, probe.reps as u64);

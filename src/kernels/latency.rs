@@ -14,7 +14,7 @@ use crate::kernels::common::{
     cell_to_link, checked_elements, cyclic_permutation, int_param, invalid, link_to_cell,
     size_param,
 };
-use crate::kernels::spec::{Entry, StridePattern};
+use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
@@ -103,7 +103,7 @@ struct Chase {
     expected: f64,
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
     let (slots, spacing) = geometry(params)?;
     let seed = int_param("chase", params, "seed")?;
     let mut x = AlignedBuffer::zeroed(slots * spacing, options.huge_pages)?;

@@ -13,7 +13,7 @@ use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::common::{
     cell_value, check_indices, checked_elements, filled_buffer, invalid, sampled_sum, size_param,
 };
-use crate::kernels::spec::{Entry, StridePattern};
+use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
@@ -97,10 +97,7 @@ struct Read {
     expected: f64,
 }
 
-fn prepare_read(
-    params: &Params,
-    options: PrepareOptions,
-) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare_read(params: &Params, options: PrepareOptions) -> Prepared {
     let x = filled_buffer(elements("read", params)?, options)?;
     let expected = x.iter().sum();
     Ok(Box::new(Read { x, expected }))
@@ -132,10 +129,7 @@ struct Copy {
     expected: f64,
 }
 
-fn prepare_copy(
-    params: &Params,
-    options: PrepareOptions,
-) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare_copy(params: &Params, options: PrepareOptions) -> Prepared {
     let n = elements("copy", params)?;
     let src = filled_buffer(n, options)?;
     let dst = AlignedBuffer::zeroed(n, options.huge_pages)?;

@@ -125,7 +125,10 @@ pub trait Instance: Send {
 }
 
 /// Allocates and initialises an instance for resolved parameters.
-pub type PrepareFn = fn(&Params, PrepareOptions) -> Result<Box<dyn Instance>, KernelError>;
+pub type PrepareFn = fn(&Params, PrepareOptions) -> Prepared;
+
+/// A prepared instance ready to run and simulate, or why the parameters cannot make one.
+pub type Prepared = Result<Box<dyn Instance>, KernelError>;
 
 /// A catalogue entry: the kernel as data, plus the function that prepares an instance.
 #[derive(Clone, Copy)]

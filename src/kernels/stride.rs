@@ -10,7 +10,7 @@ use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::common::{
     ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, size_param,
 };
-use crate::kernels::spec::{Entry, StridePattern};
+use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
@@ -82,7 +82,7 @@ struct StrideSum {
     expected: f64,
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
     let (len, stride) = shape(params)?;
     let x = filled_buffer(len, options)?;
     let expected = x.iter().step_by(stride).sum();

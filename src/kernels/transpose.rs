@@ -21,7 +21,7 @@ use crate::kernels::common::{
     text_param,
 };
 use crate::kernels::copy::order::REPLAY_CAVEAT;
-use crate::kernels::spec::{Entry, StridePattern};
+use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
@@ -152,7 +152,7 @@ struct Transpose {
     expected: f64,
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
     let matrix = Matrix::from_params("transpose", params)?;
     let variant = variant(params)?;
     let src = filled_buffer(matrix.storage_len()?, options)?;

@@ -13,7 +13,7 @@
 use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::common::{ACCUMULATORS, Matrix, filled_buffer, fold, int_param};
-use crate::kernels::spec::{Entry, StridePattern};
+use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
@@ -101,27 +101,16 @@ struct Traverse {
     expected: f64,
 }
 
-fn prepare_row_sum(
-    params: &Params,
-    options: PrepareOptions,
-) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare_row_sum(params: &Params, options: PrepareOptions) -> Prepared {
     let deopt = int_param("row-sum", params, "deopt")? == 1;
     prepare(Order::Row { deopt }, "row-sum", params, options)
 }
 
-fn prepare_col_sum(
-    params: &Params,
-    options: PrepareOptions,
-) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare_col_sum(params: &Params, options: PrepareOptions) -> Prepared {
     prepare(Order::Col, "col-sum", params, options)
 }
 
-fn prepare(
-    order: Order,
-    kernel: &str,
-    params: &Params,
-    options: PrepareOptions,
-) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare(order: Order, kernel: &str, params: &Params, options: PrepareOptions) -> Prepared {
     let matrix = Matrix::from_params(kernel, params)?;
     let a = filled_buffer(matrix.storage_len()?, options)?;
     // Independent of the kernel's order and accumulators: a plain loop over the cells.

@@ -11,7 +11,7 @@ use crate::kernels::access::{Mem, RealMem, SimMem, for_each_view_index};
 use crate::kernels::common::{
     ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, text_param,
 };
-use crate::kernels::spec::{Entry, StridePattern};
+use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
@@ -142,15 +142,12 @@ struct ViewSum {
     expected: f64,
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Result<Box<dyn Instance>, KernelError> {
+fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
     prepare_view(geometry(params)?, options)
 }
 
 /// Prepares `view-sum` for an explicit view geometry.
-pub fn prepare_view(
-    view: ViewGeometry,
-    options: PrepareOptions,
-) -> Result<Box<dyn Instance>, KernelError> {
+pub fn prepare_view(view: ViewGeometry, options: PrepareOptions) -> Prepared {
     view.validate()?;
     let storage = filled_buffer(view.storage_len, options)?;
     // Brute force: decode every flat index into a multi-index and apply the strides.
