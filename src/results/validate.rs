@@ -19,7 +19,11 @@
 //!    misses`, the 3C split sums to `misses`, misses ≤ accesses, `miss_rate` finite in [0, 1];
 //!    `simulated_accesses ≤ run_accesses` and ≤ the method's cap; `kind` and the typed `cut`
 //!    agree with the counts.
-//! 6. Work: what the report's set model would spend on the document ([`model_work`]) stays
+//! 6. Model predictions (schema 2): provenance `model`; each level's geometry as in rule 1;
+//!    sets used, the gcd and the closed form within the level's sets; the conflict onset above
+//!    the ways; cyclic misses per access a finite fraction; a view's shape and strides of one
+//!    length (see `results::model`).
+//! 7. Work: what the report's set model would spend on the document ([`model_work`]) stays
 //!    below [`MAX_MODEL_STEPS`], so no document can make a report run for hours.
 
 use std::collections::BTreeSet;
@@ -27,6 +31,7 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 
 use crate::cache::geometry::{CacheKind, CacheLevel, GeometrySource, PRESET_NAMES};
+use crate::results::model::check_model;
 use crate::results::{
     PointRecord, ResultsDocument, SimulatedLevel, SimulatedMisses, SimulationCut, Summary, Timing,
 };
@@ -289,6 +294,10 @@ fn check_record(record: &PointRecord, at: &str, cap: u64, rules: &dyn ParamRules
     }
     if let Some(sim) = &record.simulated {
         check_simulated(sim, &format!("{at}.simulated"), cap)?;
+    }
+    if let Some(model) = &record.model {
+        check_model(model, &format!("{at}.model"))
+            .map_err(|(field, message)| Invalid { field, message })?;
     }
     Ok(())
 }

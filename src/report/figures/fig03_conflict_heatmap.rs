@@ -58,7 +58,7 @@ fn conflict_heatmap(doc: &ResultsDocument) -> Outcome {
     // A cell the set model says fits the L1 (no predicted L1 miss) but that is at least twice
     // as slow as the typical fitting cell is slowed by something else — the data TLB when the
     // K loads sit on K different pages.
-    let fits_l1 = |s: i64, k: u64| predicted_cyclic_misses(&levels, s, k).first() == Some(&0.0);
+    let fits_l1 = |s: i64, k: u64| predicted_cyclic_misses(&probes, s, k).first() == Some(&0.0);
     let fitting: Vec<f64> = strides
         .iter()
         .flat_map(|&s| ks.iter().map(move |&k| (s, k)))

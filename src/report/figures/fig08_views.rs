@@ -30,7 +30,7 @@ fn views(doc: &ResultsDocument) -> Outcome {
     let info: Vec<(&PointRecord, String, Option<bool>)> = recs
         .iter()
         .map(|r| {
-            let (label, contiguous) = view_label(data::text(r, "expr").unwrap_or(""));
+            let (label, contiguous) = view_label(r);
             (*r, label, contiguous)
         })
         .collect();

@@ -19,7 +19,7 @@ pub const FIGURE: FigureDef = FigureDef {
 };
 
 fn three_c(doc: &ResultsDocument) -> Outcome {
-    use crate::kernels::spec::Family;
+    use crate::vocab::Family;
     let recs: Vec<&PointRecord> = doc
         .records
         .iter()
