@@ -215,7 +215,7 @@ pub fn simulation_note(record: &PointRecord) -> Option<&str> {
 pub fn no_model_reason(doc: &ResultsDocument) -> &'static str {
     if doc.records.iter().any(|r| r.model.is_some()) {
         "these points have no recorded model prediction"
-    } else if doc.schema < 2 {
+    } else if doc.schema < crate::results::model::FIRST_SCHEMA_WITH_MODEL {
         "this results file predates recorded model predictions (schema 1)"
     } else {
         "this results file has no recorded model predictions"

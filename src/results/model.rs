@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::cache::geometry::{CacheKind, CacheLevel, GeometrySource};
 use crate::results::Provenance;
 
+/// The first results schema whose records carry model predictions.
+pub const FIRST_SCHEMA_WITH_MODEL: u32 = 2;
+
 /// Accesses of the "long run" each level records the sets of (the sets a pattern cycles
 /// through when it repeats far beyond one pass).
 pub const LONG_RUN_ACCESSES: u64 = 4096;
