@@ -37,7 +37,8 @@
 //!   into records. Kernels never time or print.
 //! - [`results`] — the versioned record schema, validation on load, atomic file writes and
 //!   output paths, baseline comparison, and the `stridelab infer` document.
-//! - [`report`] — figures and the HTML page; it reads only records and never measures.
+//! - [`report`] — figures and the HTML page; it reads only records (model predictions
+//!   included) and never measures nor runs a model.
 //! - [`infer`] — the cache geometry from timing alone: the timing probes, the analysis of their
 //!   latency curves, and the run that splits one budget between them; it writes the infer
 //!   document.

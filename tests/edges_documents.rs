@@ -349,3 +349,51 @@ fn report_refuses_a_corrupt_infer_document_beside_the_results() {
         out.stderr
     );
 }
+
+#[test]
+fn report_refuses_model_predictions_outside_the_recorded_geometry() {
+    type Corrupt = fn(&mut Value);
+    let cases: &[(&str, Corrupt, &str)] = &[
+        (
+            "more sets used than the level has",
+            |m| m["pattern"]["levels"][0]["sets_used"] = json!(1u64 << 40),
+            "model.pattern.levels[0].sets_used",
+        ),
+        (
+            "a miss fraction above one",
+            |m| m["pattern"]["levels"][1]["cyclic_misses_per_access"] = json!(2.5),
+            "model.pattern.levels[1].cyclic_misses_per_access",
+        ),
+        (
+            "an impossible geometry",
+            |m| m["pattern"]["levels"][0]["line"] = json!(48),
+            "model.pattern.levels[0]",
+        ),
+        (
+            "a prediction claiming to be timed",
+            |m| m["source"] = json!("timed"),
+            "model.source",
+        ),
+    ];
+    for (what, corrupt, field) in cases {
+        let mut doc = small();
+        let index = records(&mut doc)
+            .iter()
+            .position(|r| r["kernel"] == "conflict")
+            .unwrap();
+        corrupt(&mut records(&mut doc)[index]["model"]);
+        let out = report(&doc);
+        assert_rejected(&out, &format!("records[{index}].{field}"), what);
+    }
+}
+
+#[test]
+fn a_schema_1_baseline_gates_a_schema_2_run() {
+    // The committed baseline is schema 1; the current run is the same points written as
+    // schema 2 (a record's `model` is optional, so the comparison sees the same numbers).
+    let mut current = baseline();
+    assert_eq!(current["schema"], 1);
+    current["schema"] = json!(2);
+    let out = gate(&current);
+    out.assert_exits(&[0], "schema-2 current against a schema-1 baseline");
+}

@@ -186,7 +186,7 @@ fn run_out_writes_the_results_and_the_csv_to_two_files() {
     );
     let json = fs::read_to_string(dir.path().join("q.json")).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["schema"], 2);
     let csv = fs::read_to_string(dir.path().join("q.csv")).unwrap();
     assert!(csv.starts_with("index,kernel,"));
     assert_eq!(names(dir.path()), ["q.csv", "q.json"]);

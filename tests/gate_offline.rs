@@ -264,7 +264,7 @@ fn missing_baseline_schema_mismatch_and_changed_suite_exit_2_naming_the_fix() {
     assert!(stderr(&out).contains("--save-baseline"));
 
     let mut future = recorded();
-    future["schema"] = 2.into();
+    future["schema"] = 3.into();
     let future = write(dir.path(), "future.json", &future);
     let out = gate(&[
         "--baseline",
@@ -273,7 +273,7 @@ fn missing_baseline_schema_mismatch_and_changed_suite_exit_2_naming_the_fix() {
         fixture().to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("schema 2"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("schema 3"), "{}", stderr(&out));
 
     let mut fewer = recorded();
     fewer["records"].as_array_mut().unwrap().remove(0);

@@ -308,6 +308,13 @@ fn the_copy_engines_simulated_misses_come_with_what_the_replay_leaves_out() {
         .find(|r| r["kernel"] == "transpose" && r["params"]["variant"] == "naive-read")
         .unwrap();
     record["params"]["variant"] = "fast".into();
+    // The note the harness records for the copy engine's parameters.
+    let spec = stridelab::kernels::find("transpose").unwrap();
+    let params: stridelab::vocab::Params =
+        serde_json::from_value(record["params"].clone()).unwrap();
+    record["model"]["simulation_note"] = stridelab::kernels::simulation_note(spec, &params)
+        .unwrap()
+        .into();
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("results.json");
     fs::write(&input, serde_json::to_string(&doc).unwrap()).unwrap();
@@ -321,4 +328,33 @@ fn the_copy_engines_simulated_misses_come_with_what_the_replay_leaves_out() {
     assert!(fast.contains("<td>—</td>"), "{fast}");
     assert!(html.contains("Simulated misses of `fast`: the copy engine is replayed"));
     assert!(!html.contains("Simulated misses of `blocked`"));
+}
+
+#[test]
+fn a_schema_1_file_renders_and_says_it_predates_recorded_model_predictions() {
+    let v1 = fixture("results_small_v1.json");
+    let doc: serde_json::Value = serde_json::from_str(&fs::read_to_string(&v1).unwrap()).unwrap();
+    assert_eq!(doc["schema"], 1);
+    assert!(
+        doc["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r.get("model").is_none())
+    );
+    let (_guard, out, _) = render(&[&v1]);
+    let html = fs::read_to_string(out.join("index.html")).unwrap();
+    // The measured figures are drawn; the ones built on the model say why they are not.
+    assert!(out.join("fig01-miss-rate-vs-stride.png").is_file());
+    assert!(out.join("fig06-row-vs-column.png").is_file());
+    assert!(!out.join("fig02-sets-used.png").exists());
+    assert!(
+        html.contains("predates recorded model predictions (schema 1)"),
+        "no note on the missing predictions"
+    );
+    // The schema-2 recording of the same points draws the model where the schema-1 one cannot.
+    let (_guard2, out2, _) = render(&[&fixture("results_small.json")]);
+    let html2 = fs::read_to_string(out2.join("index.html")).unwrap();
+    assert!(out2.join("fig02-sets-used.png").is_file());
+    assert!(!html2.contains("predates recorded model predictions"));
 }

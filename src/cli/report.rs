@@ -15,7 +15,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::harness::machine::MachineInfo;
 use crate::harness::{Progress, RunOptions, Suite, run_suite};
 use crate::kernels::CATALOGUE_RULES;
-use crate::report::{ReportError, ReportInput, copy_report, outdir, render_claimed, utc_stamp};
+use crate::report::{
+    Explanations, ReportError, ReportInput, copy_report, outdir, render_claimed, utc_stamp,
+};
 use crate::results::RunStatus;
 
 /// Exit code of a main job stopped by Ctrl-C (128 + SIGINT), after its report was written.
@@ -37,12 +39,20 @@ pub struct ReportArgs {
     pub out: PathBuf,
 }
 
+/// The catalogue's paragraph on every kernel, for the report's sections.
+fn explanations() -> Explanations {
+    crate::kernels::catalogue()
+        .iter()
+        .map(|spec| (spec.name.to_string(), spec.explanation.to_string()))
+        .collect()
+}
+
 /// `stridelab report`.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let inputs = args
         .inputs
         .iter()
-        .map(|p| ReportInput::read(p, &CATALOGUE_RULES))
+        .map(|p| ReportInput::read(p, &CATALOGUE_RULES, explanations()))
         .collect::<Result<Vec<_>, _>>()?;
     let claim = outdir::claim(&args.out)?;
     // Ctrl-C stops the rendering between figures; the staging directory is then removed.
@@ -138,6 +148,7 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
         path: dir.join("results.json"),
         doc,
         infer,
+        explanations: explanations(),
     };
     // The stop flag may already be set (Ctrl-C ended the measuring): the partial report is
     // still written, so the rendering itself is not cancellable here.

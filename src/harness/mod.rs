@@ -9,6 +9,7 @@ pub mod counters;
 pub mod machine;
 pub mod measure;
 pub mod pin;
+pub mod predict;
 pub mod reference;
 pub mod runner;
 pub mod session;

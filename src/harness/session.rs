@@ -10,6 +10,7 @@ use thiserror::Error;
 
 use crate::cache::geometry::CacheLevel;
 use crate::harness::pin::{PinError, PinnedPool};
+use crate::harness::predict::predict;
 use crate::harness::runner::{MethodOptions, PointKind, measure_point};
 use crate::harness::simulate::{detected_levels, simulate_instance};
 use crate::harness::suite::{Plan, PlannedPoint};
@@ -256,5 +257,6 @@ fn measure_one(
         simulated,
         reference: measured.reference,
         error,
+        model: Some(predict(spec, &point.params, &options.cache_levels)),
     })
 }

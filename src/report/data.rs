@@ -4,9 +4,11 @@
 //! Every figure and table reads records through these, so "a point has numbers" means the same
 //! thing everywhere: its checksum verified, it has timing, and no error row.
 
-use crate::cache::geometry::{CacheKind, CacheLevel};
-use crate::kernels::spec::ParamValue;
-use crate::results::{ChecksumOutcome, PointRecord, ResultsDocument, SimulatedLevel};
+use crate::results::{
+    CacheKind, CacheLevel, ChecksumOutcome, LevelModel, PatternPrediction, PointRecord,
+    ResultsDocument, SimulatedLevel, ViewFacts,
+};
+use crate::vocab::ParamValue;
 
 /// A median with its confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -186,6 +188,47 @@ pub fn machine_label(doc: &ResultsDocument) -> String {
         .map(|n| format!(", {n} CPUs"))
         .unwrap_or_default();
     format!("{cpu}{cpus}")
+}
+
+/// The set model's prediction recorded with `record` for its strided pattern.
+pub fn pattern(record: &PointRecord) -> Option<&PatternPrediction> {
+    record.model.as_ref()?.pattern.as_ref()
+}
+
+/// The set model recorded with `record` at level `index` (0 = innermost).
+pub fn model_level(record: &PointRecord, index: usize) -> Option<&LevelModel> {
+    pattern(record)?.levels.get(index)
+}
+
+/// The layout model's facts recorded with a view kernel's record.
+pub fn view_facts(record: &PointRecord) -> Option<&ViewFacts> {
+    record.model.as_ref()?.view.as_ref()
+}
+
+/// Where the simulated stream of `record` differs from the timed one, as recorded.
+pub fn simulation_note(record: &PointRecord) -> Option<&str> {
+    record.model.as_ref()?.simulation_note.as_deref()
+}
+
+/// Why a figure has no model overlay for `doc`: a schema-1 file predates recorded model
+/// predictions; a newer one simply has none for these points.
+pub fn no_model_reason(doc: &ResultsDocument) -> &'static str {
+    if doc.records.iter().any(|r| r.model.is_some()) {
+        "these points have no recorded model prediction"
+    } else if doc.schema < crate::results::model::FIRST_SCHEMA_WITH_MODEL {
+        "this results file predates recorded model predictions (schema 1)"
+    } else {
+        "this results file has no recorded model predictions"
+    }
+}
+
+/// `model recorded with the points (buffer at 0x100000000)`: the provenance of recorded
+/// predictions, naming where the simulator placed the pattern.
+pub fn model_provenance(record: Option<&PointRecord>) -> String {
+    match record.and_then(pattern) {
+        Some(p) => format!("model recorded with the points (buffer at 0x{:x})", p.base),
+        None => "model recorded with the points".into(),
+    }
 }
 
 /// Median of finite values (None when there are none).

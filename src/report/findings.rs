@@ -2,7 +2,6 @@
 //! same-run ratio), ranked by how large the effect is on this machine; the page shows the top
 //! three. Every number in a sentence comes from the data — nothing here is a fixed claim.
 
-use crate::cache::model;
 use crate::results::{PointRecord, ResultsDocument};
 
 use super::chart::format_number;
@@ -51,38 +50,48 @@ fn ns(r: &PointRecord) -> Option<f64> {
 /// "a stride of 4096 B uses 1 of 64 L1 sets: 3.2× slower than 4104 B".
 fn conflict(doc: &ResultsDocument) -> Option<Finding> {
     let l1 = data::data_levels(doc).into_iter().next()?;
-    let probes: Vec<(i64, u64, &str, f64)> = data::of_kernel(doc, "conflict")
+    // (stride, K, mode, ns, L1 sets used as recorded by the set model)
+    let probes: Vec<(i64, u64, &str, f64, Option<u64>)> = data::of_kernel(doc, "conflict")
         .filter_map(|r| {
             Some((
                 data::int(r, "stride")? as i64 * 8,
                 data::int(r, "count")?,
                 data::text(r, "mode").unwrap_or(""),
                 ns(r)?,
+                data::model_level(r, 0).map(|m| m.sets_used),
             ))
         })
         .collect();
     let span = l1.set_span() as i64;
-    let mut best: Option<(f64, i64, i64, u64, f64, f64)> = None;
-    for &(s, k, mode, t) in probes.iter().filter(|p| p.0 % span == 0) {
+    let mut best: Option<(f64, usize, usize)> = None;
+    for (i, &(s, k, mode, t, _)) in probes.iter().enumerate().filter(|p| p.1.0 % span == 0) {
         // The control: the nearest stride of the same K and mode that is not a multiple.
-        let control = probes
+        let (j, control) = probes
             .iter()
-            .filter(|p| p.1 == k && p.2 == mode && p.0 % span != 0)
-            .min_by_key(|p| (p.0 - s).abs())?;
+            .enumerate()
+            .filter(|p| p.1.1 == k && p.1.2 == mode && p.1.0 % span != 0)
+            .min_by_key(|p| (p.1.0 - s).abs())?;
         let ratio = t / control.3;
         if best.is_none_or(|b| ratio > b.0) {
-            best = Some((ratio, s, control.0, k, t, control.3));
+            best = Some((ratio, i, j));
         }
     }
-    let (ratio, s, c, k, t, tc) = best?;
-    let sets = model::distinct_sets(1 << 32, s, k, l1.line, l1.sets);
-    let csets = model::distinct_sets(1 << 32, c, k, l1.line, l1.sets);
+    let (ratio, i, j) = best?;
+    let (s, k, _, t, sets) = probes[i];
+    let (c, _, _, tc, csets) = probes[j];
+    // The set counts come from the model recorded with the points; a file without them
+    // (schema 1) gets the timed comparison alone.
+    let (uses, control_uses) = match (sets, csets) {
+        (Some(sets), Some(csets)) => (
+            format!(" uses {sets} of {} {} sets (model):", l1.sets, l1.name),
+            format!(", which uses {csets}"),
+        ),
+        _ => (":".to_string(), String::new()),
+    };
     Some(Finding {
         text: format!(
-            "With {k} loads in flight, a stride of {s} B uses {sets} of {} {} sets (model): \
-             {}× slower per load than {c} B, which uses {csets} ({} vs {} ns, timed).",
-            l1.sets,
-            l1.name,
+            "With {k} loads in flight, a stride of {s} B{uses} {}× slower per load than \
+             {c} B{control_uses} ({} vs {} ns, timed).",
             format_number(ratio),
             format_number(t),
             format_number(tc)
@@ -218,9 +227,7 @@ fn view(doc: &ResultsDocument) -> Option<Finding> {
     let walks: Vec<(String, Option<bool>, Option<u64>, f64)> = data::of_kernel(doc, "view-sum")
         .filter_map(|r| {
             let expr = data::text(r, "expr")?;
-            let contiguous = crate::layout::expr::evaluate_layout(expr)
-                .ok()
-                .map(|(l, _)| l.is_c_contiguous());
+            let contiguous = data::view_facts(r).map(|v| v.c_contiguous);
             Some((
                 expr.to_string(),
                 contiguous,

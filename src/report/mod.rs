@@ -80,16 +80,28 @@ pub struct ReportInput {
     pub doc: ResultsDocument,
     /// `stridelab infer --json` output stored beside the results file, if any.
     pub infer: Option<crate::results::infer_doc::InferReport>,
+    /// What each kernel does, by name (the catalogue's paragraphs).
+    pub explanations: Explanations,
 }
+
+/// One paragraph per kernel name, shown at the top of the sections that measure it; handed in
+/// by the caller because the report never imports the kernels.
+pub type Explanations = std::collections::BTreeMap<String, String>;
 
 impl ReportInput {
     /// Reads and validates a results file (errors name the offending field); `rules` are the
     /// catalogue's, handed in by the caller because the report never imports the kernels.
-    pub fn read(path: &Path, rules: &dyn ParamRules) -> Result<Self, ReportError> {
+    /// `explanations` describe the kernels (see [`Explanations`]).
+    pub fn read(
+        path: &Path,
+        rules: &dyn ParamRules,
+        explanations: Explanations,
+    ) -> Result<Self, ReportError> {
         Ok(Self {
             path: path.to_path_buf(),
             doc: ResultsDocument::read(path, rules)?,
             infer: infer::read_beside(path)?,
+            explanations,
         })
     }
 }

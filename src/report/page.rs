@@ -93,7 +93,7 @@ pub fn render_page(views: &[MachineView<'_>]) -> String {
                     @for (si, s) in SECTIONS.iter().enumerate() {
                         section id=(s.anchor) {
                             h2 { (s.title) }
-                            (kernel_explanations(s.kernels))
+                            (kernel_explanations(s.kernels, views.first().map(|v| &v.input.explanations)))
                             div.machines style=(columns) {
                                 @for v in views {
                                     div {
@@ -211,14 +211,14 @@ fn summary(v: &MachineView<'_>, multi: bool) -> Markup {
     }
 }
 
-fn kernel_explanations(kernels: &[&str]) -> Markup {
-    let catalogue = crate::harness::catalogue();
+/// What each kernel of a section does, from the explanations the caller handed in.
+fn kernel_explanations(kernels: &[&str], known: Option<&super::Explanations>) -> Markup {
     html! {
         @for k in kernels {
             p.explain {
                 span.kernel-name { (k) } " — "
-                @match catalogue.iter().find(|s| s.name == *k) {
-                    Some(spec) => (spec.explanation),
+                @match known.and_then(|m| m.get(*k)) {
+                    Some(text) => (text),
                     None => span.omitted { "(this build's catalogue does not describe this kernel)" },
                 }
             }

@@ -1,4 +1,4 @@
-//! The versioned results document (`schema: 1`): what one `stridelab run` measured, as data.
+//! The versioned results document (`schema: 2`; schema-1 files still read): what one `stridelab run` measured, as data.
 //!
 //! One [`ResultsDocument`] holds the machine manifest, the suite, the method and one
 //! [`PointRecord`] per measured point. Every number says where it came from through a
@@ -19,10 +19,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::results::model::ModelPrediction;
 use crate::vocab::{Family, ParamRules, Params, Work};
 
-/// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The schema version this build writes. Version 2 added each record's `model` predictions.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest schema version this build reads (its records simply have no `model`).
+pub const OLDEST_READABLE_SCHEMA: u32 = 1;
 
 /// The machine manifest embedded in results (`stridelab info --json`'s object).
 ///
@@ -40,6 +44,9 @@ pub enum Provenance {
     Measured,
     /// Counted by the cache simulator for the recorded geometry.
     Simulated,
+    /// Derived by an analytic model (the set/GCD model, the layout model) from the kernel's
+    /// parameters and the recorded geometry: a prediction, not an observation.
+    Model,
 }
 
 /// Whether the run finished every point.
@@ -139,6 +146,9 @@ pub struct PointRecord {
     pub reference: Option<ReferenceComparison>,
     /// Why this point has no (or only partial) numbers.
     pub error: Option<PointError>,
+    /// What the analytic models predict for the point (schema 2; absent in schema-1 files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelPrediction>,
 }
 
 /// Where each measuring thread ran.
@@ -383,7 +393,7 @@ pub enum ResultsError {
         column: usize,
         message: String,
     },
-    #[error("`{path}` has results schema {found}; this build reads schema {expected}")]
+    #[error("`{path}` has results schema {found}; this build reads schemas 1 to {expected}")]
     UnsupportedSchema {
         path: PathBuf,
         found: String,
@@ -439,8 +449,10 @@ impl ResultsDocument {
             })?;
         // Check the version first: a future schema should say so, not "field x is missing".
         match value.get("schema") {
-            Some(serde_json::Value::Number(n)) if n.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {
-            }
+            Some(serde_json::Value::Number(n))
+                if n.as_u64().is_some_and(|v| {
+                    (u64::from(OLDEST_READABLE_SCHEMA)..=u64::from(SCHEMA_VERSION)).contains(&v)
+                }) => {}
             Some(other) => {
                 return Err(ResultsError::UnsupportedSchema {
                     path: origin.to_path_buf(),
@@ -758,6 +770,7 @@ pub(crate) mod tests {
                 simulated: None,
                 reference: None,
                 error: None,
+                model: None,
             }],
         }
     }
@@ -818,7 +831,7 @@ pub(crate) mod tests {
     #[test]
     fn other_schema_versions_and_bad_json_are_typed_errors() {
         let mut value = serde_json::to_value(sample_document()).unwrap();
-        value["schema"] = serde_json::json!(2);
+        value["schema"] = serde_json::json!(SCHEMA_VERSION + 1);
         let text = serde_json::to_string(&value).unwrap();
         assert!(matches!(
             ResultsDocument::from_json(&text, Path::new("r.json"), &RowSumRules),

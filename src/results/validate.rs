@@ -19,18 +19,23 @@
 //!    misses`, the 3C split sums to `misses`, misses ≤ accesses, `miss_rate` finite in [0, 1];
 //!    `simulated_accesses ≤ run_accesses` and ≤ the method's cap; `kind` and the typed `cut`
 //!    agree with the counts.
-//! 6. Work: what the report's set model would spend on the document ([`model_work`]) stays
-//!    below [`MAX_MODEL_STEPS`], so no document can make a report run for hours.
+//! 6. Model predictions (schema 2): provenance `model`; each level's geometry as in rule 1;
+//!    sets used, the gcd and the closed form within the level's sets; the conflict onset above
+//!    the ways; cyclic misses per access a finite fraction; a view's shape and strides of one
+//!    length (see `results::model`).
+//!
+//! No rule bounds a reader's work beyond these: the report draws recorded numbers and runs no
+//! model, so its cost follows the document's size.
 
 use std::collections::BTreeSet;
 
 use serde::Deserialize;
 
 use crate::cache::geometry::{CacheKind, CacheLevel, GeometrySource, PRESET_NAMES};
+use crate::results::model::check_model;
 use crate::results::{
     PointRecord, ResultsDocument, SimulatedLevel, SimulatedMisses, SimulationCut, Summary, Timing,
 };
-use crate::vocab::ParamValue;
 use crate::vocab::{ParamRules, RuleBreak};
 
 /// Most timing samples one point may carry. The harness writes at most 1000 per pass-free run
@@ -40,9 +45,6 @@ pub const MAX_SAMPLES_PER_POINT: usize = 4096;
 
 /// Most measuring threads a point may claim (the harness runs one instance per thread).
 pub const MAX_THREADS: usize = 4096;
-
-/// Budget of set-model steps the report may spend on one document (a few seconds at most).
-pub const MAX_MODEL_STEPS: u64 = 1 << 26;
 
 /// Relative slack for values a reader recomputes from the samples (float summation order).
 const RELATIVE_SLACK: f64 = 1e-9;
@@ -68,7 +70,7 @@ type Checked = Result<(), Invalid>;
 pub fn validate(doc: &ResultsDocument, rules: &dyn ParamRules) -> Checked {
     finite_at_least("wall_s", doc.wall_s, 0.0)?;
     check_method(doc)?;
-    let manifest = manifest_levels(&doc.info)?;
+    manifest_levels(&doc.info)?;
     check_info(&doc.info)?;
     if doc.records.len() > doc.suite.points {
         return Err(invalid(
@@ -99,16 +101,6 @@ pub fn validate(doc: &ResultsDocument, rules: &dyn ParamRules) -> Checked {
             ));
         }
         check_record(record, &at, doc.method.simulation_access_cap, rules)?;
-    }
-    let steps = model_work(doc, &manifest);
-    if steps > MAX_MODEL_STEPS {
-        return Err(invalid(
-            "records",
-            format!(
-                "the report's set model would need about {steps} steps for these points, above \
-                 the budget of {MAX_MODEL_STEPS}"
-            ),
-        ));
     }
     Ok(())
 }
@@ -289,6 +281,10 @@ fn check_record(record: &PointRecord, at: &str, cap: u64, rules: &dyn ParamRules
     }
     if let Some(sim) = &record.simulated {
         check_simulated(sim, &format!("{at}.simulated"), cap)?;
+    }
+    if let Some(model) = &record.model {
+        check_model(model, &format!("{at}.model"))
+            .map_err(|(field, message)| Invalid { field, message })?;
     }
     Ok(())
 }
@@ -546,74 +542,6 @@ fn check_simulated(sim: &SimulatedMisses, at: &str, cap: u64) -> Checked {
     Ok(())
 }
 
-fn int_param(record: &PointRecord, name: &str) -> u64 {
-    match record.params.get(name) {
-        Some(ParamValue::Int(i)) => *i,
-        _ => 0,
-    }
-}
-
-/// Steps the report's set model (`report::figures`, `report::findings`) would spend on `doc`,
-/// estimated from the parameters before anything runs: each conflict probe's K accesses per
-/// level and per figure, the (stride × K) grid of model curves, every per-set table of the L1,
-/// and each traversal's column walk.
-pub fn model_work(doc: &ResultsDocument, manifest: &[CacheLevel]) -> u64 {
-    let simulated: Option<Vec<CacheLevel>> = doc
-        .records
-        .iter()
-        .find_map(|r| r.simulated.as_ref())
-        .map(|s| {
-            s.levels
-                .iter()
-                .filter_map(|l| simulated_geometry(l).ok())
-                .collect()
-        });
-    let levels = simulated.unwrap_or_else(|| {
-        manifest
-            .iter()
-            .filter(|l| l.kind != CacheKind::Instruction)
-            .cloned()
-            .collect()
-    });
-    let level_count = levels.len() as u64 + 1;
-    let l1_sets = levels.first().map_or(0, |l| u64::from(l.sets));
-    let all_sets: u64 = levels.iter().map(|l| u64::from(l.sets)).sum();
-    let mut strides = BTreeSet::new();
-    let mut ks = BTreeSet::new();
-    let mut steps: u64 = 0;
-    for r in &doc.records {
-        match r.kernel.as_str() {
-            "conflict" => {
-                let k = int_param(r, "count");
-                strides.insert(int_param(r, "stride"));
-                ks.insert(k);
-                // distinct_sets in two figures and the findings, each over K and the L1 sets.
-                steps = steps.saturating_add(k.saturating_add(l1_sets).saturating_mul(4));
-            }
-            "row-sum" | "col-sum" => {
-                let rows = int_param(r, "rows");
-                // conflict_onset over rows + 1, distinct_sets per level.
-                steps = steps.saturating_add(
-                    rows.saturating_add(1)
-                        .saturating_mul(level_count)
-                        .saturating_add(all_sets),
-                );
-            }
-            _ => {}
-        }
-    }
-    let k_sum = ks.iter().fold(0u64, |a, &k| a.saturating_add(k));
-    let stride_count = strides.len() as u64;
-    // Model curves of figure 1 and the heatmap: every (stride, K) pair, per level.
-    let grid = stride_count
-        .saturating_mul(k_sum)
-        .saturating_mul(level_count)
-        .saturating_mul(2);
-    // The per-stride set table walks 4096 accesses over the L1 sets.
-    let table = stride_count.saturating_mul(4096 + l1_sets);
-    steps.saturating_add(grid).saturating_add(table)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -773,30 +701,5 @@ mod tests {
         sim.scope.note = None;
         sim.scope.simulated_accesses = 700;
         assert_eq!(legacy_cut(&sim, 1000), SimulationCut::TimeBudget);
-    }
-
-    #[test]
-    fn model_work_grows_with_the_parameters_the_report_enumerates() {
-        let doc = valid();
-        let small = model_work(&doc, &[]);
-        let mut big = doc.clone();
-        // A tall, one-column matrix: within the buffer limit, expensive for the set model.
-        for (name, value) in [("rows", 1 << 24), ("cols", 1), ("ld", 1)] {
-            big.records[0]
-                .params
-                .insert(name.into(), ParamValue::Int(value));
-        }
-        assert_eq!(validate(&big, &RowSumRules), Ok(()));
-        assert!(model_work(&big, &[]) > small + (1 << 24));
-        let mut many = big.clone();
-        for i in 1..8 {
-            let mut r = big.records[0].clone();
-            r.index = i;
-            many.records.push(r);
-        }
-        many.suite.points = many.records.len();
-        let err = validate(&many, &RowSumRules).unwrap_err();
-        assert_eq!(err.field, "records");
-        assert!(err.message.contains("budget"), "{}", err.message);
     }
 }

@@ -4,13 +4,11 @@
 use std::collections::BTreeSet;
 
 use super::conflict::{Probe, k_colour, probes};
-use super::{
-    Built, FigureDef, Outcome, SIM_BASE, Table, misses_per_access, omitted, prov_sim, prov_timed,
-};
-use crate::cache::model;
+use super::{Built, FigureDef, Outcome, Table, misses_per_access, omitted, prov_sim, prov_timed};
 use crate::report::chart::{Axis, Figure, LinePanel, Panel, RefLine, Series, SeriesKind, XY};
 use crate::report::data;
-use crate::results::ResultsDocument;
+use crate::results::model::LONG_RUN_ACCESSES;
+use crate::results::{CacheLevel, ResultsDocument};
 
 const ID: &str = "fig02-sets-used";
 const TITLE: &str = "Miss rate and time vs sets used";
@@ -32,21 +30,88 @@ fn sets_used(doc: &ResultsDocument) -> Outcome {
     if probes.is_empty() {
         return omitted(ID, TITLE, "no `conflict` probe points in this results file");
     }
+    if !probes.iter().any(|p| p.model(0).is_some()) {
+        return omitted(
+            ID,
+            TITLE,
+            format!(
+                "its x axis is the set model's count of sets used, and {}",
+                data::no_model_reason(doc)
+            ),
+        );
+    }
     let ks: Vec<u64> = probes
         .iter()
         .map(|p| p.k)
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let used = |p: &Probe| model::distinct_sets(SIM_BASE, p.stride_bytes, p.k, l1.line, l1.sets);
+    let (miss_series, time_series) = series(&probes, &ks);
+    let x_label = format!("{} sets the K loads use (model, of {})", l1.name, l1.sets);
+    let vlines = ways_lines(&ks, u64::from(l1.ways));
+    let mut time_vlines = vlines.clone();
+    time_vlines.iter_mut().for_each(|v| v.label.clear());
+    let x_axis = || Axis {
+        from_zero: false,
+        ticks: crate::report::chart::TickFormat::Integer,
+        ..Axis::linear(&x_label)
+    };
+    let panels = vec![
+        Panel::Lines(LinePanel {
+            title: format!("{} misses per load (simulated)", l1.name),
+            x: x_axis(),
+            y: Axis::fraction("misses per load"),
+            series: miss_series,
+            vlines,
+            hlines: Vec::new(),
+        }),
+        Panel::Lines(LinePanel {
+            title: "time per load (timed)".into(),
+            x: x_axis(),
+            y: Axis::linear("ns per load"),
+            series: time_series,
+            vlines: time_vlines,
+            hlines: Vec::new(),
+        }),
+    ];
+    Outcome::Drawn(Box::new(Built {
+        figure: Figure {
+            id: ID.into(),
+            title: "Miss rate and time vs the number of sets a stride really uses".into(),
+            provenance: format!(
+                "x: {} (distinct {} sets of K accesses); left: {}; right: {}",
+                data::model_provenance(probes.first().map(|p| p.record)),
+                l1.name,
+                prov_sim(doc),
+                prov_timed(doc)
+            ),
+            panels,
+            panel_width: 600,
+            panel_height: 380,
+        },
+        tables: vec![set_table(&probes, l1)],
+        look_for: format!(
+            "Left of a dashed line, K lines do not fit into the sets the stride uses \
+             ({} ways each): misses and time jump. Right of it the same K loads fit.",
+            l1.ways
+        ),
+        notes: Vec::new(),
+    }))
+}
+
+/// Per K: simulated misses and timed ns per load against the recorded sets used (one point
+/// per x; several strides using as many sets are averaged).
+fn series(probes: &[Probe], ks: &[u64]) -> (Vec<Series>, Vec<Series>) {
     let mut miss_series = Vec::new();
     let mut time_series = Vec::new();
-    for &k in &ks {
-        let colour = k_colour(&ks, k);
+    for &k in ks {
+        let colour = k_colour(ks, k);
         let mut m: Vec<XY> = Vec::new();
         let mut t: Vec<XY> = Vec::new();
         for p in probes.iter().filter(|p| p.k == k) {
-            let x = used(p) as f64;
+            let Some(x) = p.model(0).map(|m| m.sets_used as f64) else {
+                continue;
+            };
             if let Some(v) = misses_per_access(p.record, 0) {
                 m.push(XY::new(x, v));
             }
@@ -54,37 +119,41 @@ fn sets_used(doc: &ResultsDocument) -> Outcome {
                 t.push(XY::with_ci(x, e.value, e.ci()));
             }
         }
-        // Several strides can use the same number of sets: keep one point per x (the mean).
         for pts in [&mut m, &mut t] {
-            pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-            let mut merged: Vec<XY> = Vec::new();
-            for p in pts.iter() {
-                match merged.last_mut() {
-                    Some(last) if last.x == p.x => {
-                        last.y = (last.y + p.y) / 2.0;
-                        last.ci = None;
-                    }
-                    _ => merged.push(*p),
-                }
-            }
-            *pts = merged;
+            merge_equal_x(pts);
         }
-        miss_series.push(Series {
+        let named = |points| Series {
             name: format!("K={k}"),
             colour,
             kind: SeriesKind::Data,
-            points: m,
-        });
-        time_series.push(Series {
-            name: format!("K={k}"),
-            colour,
-            kind: SeriesKind::Data,
-            points: t,
-        });
+            points,
+        };
+        miss_series.push(named(m));
+        time_series.push(named(t));
     }
-    let ways = u64::from(l1.ways);
+    (miss_series, time_series)
+}
+
+/// Sorts by x and keeps one point per x (the mean; its interval dropped).
+fn merge_equal_x(pts: &mut Vec<XY>) {
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let mut merged: Vec<XY> = Vec::new();
+    for p in pts.iter() {
+        match merged.last_mut() {
+            Some(last) if last.x == p.x => {
+                last.y = (last.y + p.y) / 2.0;
+                last.ci = None;
+            }
+            _ => merged.push(*p),
+        }
+    }
+    *pts = merged;
+}
+
+/// Where K lines just fit: `⌈K / ways⌉` sets hold them.
+fn ways_lines(ks: &[u64], ways: u64) -> Vec<RefLine> {
     let needed: BTreeSet<u64> = ks.iter().map(|k| k.div_ceil(ways)).collect();
-    let vlines: Vec<RefLine> = needed
+    needed
         .iter()
         .map(|&s| RefLine {
             at: s as f64,
@@ -94,90 +163,58 @@ fn sets_used(doc: &ResultsDocument) -> Outcome {
                 s * ways
             ),
         })
-        .collect();
-    let x_label = format!("{} sets the K loads use (model, of {})", l1.name, l1.sets);
-    let mut time_vlines = vlines.clone();
-    time_vlines.iter_mut().for_each(|v| v.label.clear());
-    let panels = vec![
-        Panel::Lines(LinePanel {
-            title: format!("{} misses per load (simulated)", l1.name),
-            x: Axis {
-                from_zero: false,
-                ticks: crate::report::chart::TickFormat::Integer,
-                ..Axis::linear(&x_label)
-            },
-            y: Axis::fraction("misses per load"),
-            series: miss_series,
-            vlines,
-            hlines: Vec::new(),
-        }),
-        Panel::Lines(LinePanel {
-            title: "time per load (timed)".into(),
-            x: Axis {
-                from_zero: false,
-                ticks: crate::report::chart::TickFormat::Integer,
-                ..Axis::linear(&x_label)
-            },
-            y: Axis::linear("ns per load"),
-            series: time_series,
-            vlines: time_vlines,
-            hlines: Vec::new(),
-        }),
-    ];
-    let mut rows = Vec::new();
-    let strides: BTreeSet<i64> = probes.iter().map(|p| p.stride_bytes).collect();
-    let line = i64::from(l1.line);
-    for s in strides {
-        let lines = (s % line == 0).then_some(s / line);
-        rows.push(vec![
-            format!("{s} B"),
-            lines
-                .map(|l| l.to_string())
-                .unwrap_or_else(|| "not a whole number of lines".into()),
-            lines
-                .map(|l| model::gcd(l.unsigned_abs(), u64::from(l1.sets)).to_string())
-                .unwrap_or_else(|| "—".into()),
-            model::closed_form_sets(s, l1.line, l1.sets)
-                .map(|n| n.to_string())
-                .unwrap_or_else(|| "—".into()),
-            model::distinct_sets(SIM_BASE, s, 4096, l1.line, l1.sets).to_string(),
-        ]);
+        .collect()
+}
+
+/// The set/GCD model per stride, as recorded with a probe of that stride.
+fn set_table(probes: &[Probe], l1: &CacheLevel) -> Table {
+    let mut strides: Vec<(i64, Option<&Probe>)> = Vec::new();
+    for s in probes
+        .iter()
+        .map(|p| p.stride_bytes)
+        .collect::<BTreeSet<_>>()
+    {
+        let with_model = probes
+            .iter()
+            .find(|p| p.stride_bytes == s && p.model(0).is_some());
+        strides.push((s, with_model));
     }
-    Outcome::Drawn(Box::new(Built {
-        figure: Figure {
-            id: ID.into(),
-            title: "Miss rate and time vs the number of sets a stride really uses".into(),
-            provenance: format!(
-                "x: model (distinct {} sets of K accesses); left: {}; right: {}",
-                l1.name,
-                prov_sim(doc),
-                prov_timed(doc)
-            ),
-            panels,
-            panel_width: 600,
-            panel_height: 380,
-        },
-        tables: vec![Table {
-            caption: format!(
-                "The set/GCD model for {} ({} sets, {} B lines)",
-                l1.name, l1.sets, l1.line
-            ),
-            headers: [
-                "stride",
-                "stride in lines",
-                "gcd(lines, sets)",
-                "sets / gcd (closed form)",
-                "sets touched by 4096 accesses (enumerated)",
+    let dash = || "—".to_string();
+    let rows = strides
+        .into_iter()
+        .map(|(s, probe)| {
+            let m = probe.and_then(|p| p.model(0));
+            vec![
+                format!("{s} B"),
+                match m {
+                    Some(m) => m
+                        .stride_lines
+                        .map(|l| l.to_string())
+                        .unwrap_or_else(|| "not a whole number of lines".into()),
+                    None => dash(),
+                },
+                m.and_then(|m| m.gcd)
+                    .map(|g| g.to_string())
+                    .unwrap_or_else(dash),
+                m.and_then(|m| m.closed_form_sets)
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(dash),
+                m.map(|m| m.long_run_sets.to_string()).unwrap_or_else(dash),
             ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        }],
-        look_for: format!(
-            "Left of a dashed line, K lines do not fit into the sets the stride uses \
-             ({} ways each): misses and time jump. Right of it the same K loads fit.",
-            l1.ways
+        })
+        .collect();
+    Table {
+        caption: format!(
+            "The set/GCD model for {} ({} sets, {} B lines)",
+            l1.name, l1.sets, l1.line
         ),
-        notes: Vec::new(),
-    }))
+        headers: vec![
+            "stride".into(),
+            "stride in lines".into(),
+            "gcd(lines, sets)".into(),
+            "sets / gcd (closed form)".into(),
+            format!("sets touched by {LONG_RUN_ACCESSES} accesses (enumerated)"),
+        ],
+        rows,
+    }
 }

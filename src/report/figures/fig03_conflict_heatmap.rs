@@ -32,7 +32,7 @@ fn conflict_heatmap(doc: &ResultsDocument) -> Outcome {
     let levels = data::data_levels(doc);
     let l1 = levels.first();
     // The set model predicts no L1 miss for K loads s bytes apart.
-    let fits_l1 = |s: i64, k: u64| predicted_cyclic_misses(&levels, s, k).first() == Some(&0.0);
+    let fits_l1 = |s: i64, k: u64| predicted_cyclic_misses(&probes, s, k).first() == Some(&0.0);
     let conflicting = |s: i64| l1.is_some_and(|l| s % l.set_span() as i64 == 0);
     let grid = Grid::of(&timed);
     let divider = l1.and_then(|l| {

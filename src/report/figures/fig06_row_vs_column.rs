@@ -4,15 +4,14 @@
 use std::collections::BTreeSet;
 
 use super::{
-    Built, FigureDef, Outcome, SIM_BASE, Table, cell, est_cell, misses_per_access, omitted,
-    prov_sim, prov_timed,
+    Built, FigureDef, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_sim,
+    prov_timed,
 };
-use crate::cache::model;
 use crate::report::chart::{
     Axis, Figure, LinePanel, PALETTE, Panel, RefLine, Series, SeriesKind, XY,
 };
 use crate::report::data;
-use crate::results::{PointRecord, ResultsDocument};
+use crate::results::{CacheLevel, PointRecord, ResultsDocument};
 
 const ID: &str = "fig06-row-vs-column";
 const TITLE: &str = "Row vs column order";
@@ -68,16 +67,91 @@ fn row_vs_column(doc: &ResultsDocument) -> Outcome {
         );
     }
     let levels = data::data_levels(doc);
-    // Plot n = 2^k and 2^k+1 at the same x (2^k) so the pair sits side by side.
-    let base_of = |n: u64| if n.is_power_of_two() { n } else { n - 1 };
-    let kind_of = |n: u64| if n.is_power_of_two() { "2^k" } else { "2^k+1" };
-    let mut time = Vec::new();
+    let (ratio, mut sim) = ratio_and_sim_series(&plain);
+    let model = levels.first().and_then(|l1| model_series(&plain, l1));
+    let has_model = model.is_some();
+    sim.extend(model);
+    let x = || Axis::log2("columns n (log2; 2^k+1 drawn at 2^k)");
+    let panels = vec![
+        Panel::Lines(LinePanel {
+            title: "time per element (timed)".into(),
+            x: x(),
+            y: Axis::log10("ns per element (log)"),
+            series: time_series(&plain),
+            vlines: Vec::new(),
+            hlines: Vec::new(),
+        }),
+        Panel::Lines(LinePanel {
+            title: "column / row time (timed, same run)".into(),
+            x: x(),
+            y: Axis::linear("slowdown of column order (×)"),
+            series: ratio,
+            vlines: Vec::new(),
+            hlines: vec![RefLine {
+                at: 1.0,
+                label: "no difference".into(),
+            }],
+        }),
+        Panel::Lines(LinePanel {
+            title: format!(
+                "{} misses per element, column order",
+                levels.first().map(|l| l.name.as_str()).unwrap_or("L1")
+            ),
+            x: x(),
+            y: Axis::linear("misses per element"),
+            series: sim,
+            vlines: Vec::new(),
+            hlines: Vec::new(),
+        }),
+    ];
+    let model_note = if has_model {
+        format!(
+            "dashed: {}",
+            data::model_provenance(plain.first().map(|t| t.record))
+        )
+    } else {
+        format!("no model overlay: {}", data::no_model_reason(doc))
+    };
+    Outcome::Drawn(Box::new(Built {
+        figure: Figure {
+            id: ID.into(),
+            title: "Row vs column order, at n = 2^k and 2^k+1".into(),
+            provenance: format!(
+                "{}; right: {}; {model_note}",
+                prov_timed(doc),
+                prov_sim(doc)
+            ),
+            panels,
+            panel_width: 470,
+            panel_height: 380,
+        },
+        tables: vec![traversal_table(&trav, levels.first())],
+        look_for: "Column order is slow once a column's lines no longer stay cached until the \
+                   next column; at n = 2^k the lines of one column also share few sets, so the \
+                   slowdown starts earlier and is larger than at n = 2^k+1 (or with ld padded)."
+            .into(),
+        notes: Vec::new(),
+    }))
+}
+
+/// Plot n = 2^k and 2^k+1 at the same x (2^k) so the pair sits side by side.
+fn base_of(n: u64) -> u64 {
+    if n.is_power_of_two() { n } else { n - 1 }
+}
+
+fn kind_of(n: u64) -> &'static str {
+    if n.is_power_of_two() { "2^k" } else { "2^k+1" }
+}
+
+/// Timed ns per element per order and kind of n.
+fn time_series(plain: &[&Traversal]) -> Vec<Series> {
     let colours = [
         ("row", "2^k", PALETTE[0]),
         ("col", "2^k", PALETTE[1]),
         ("row", "2^k+1", PALETTE[5]),
         ("col", "2^k+1", PALETTE[3]),
     ];
+    let mut time = Vec::new();
     for (order, kind, colour) in colours {
         let mut pts: Vec<XY> = plain
             .iter()
@@ -101,6 +175,11 @@ fn row_vs_column(doc: &ResultsDocument) -> Outcome {
             });
         }
     }
+    time
+}
+
+/// The column/row time ratio and the simulated L1 misses of column order, per kind of n.
+fn ratio_and_sim_series(plain: &[&Traversal]) -> (Vec<Series>, Vec<Series>) {
     let ns = |order: &str, n: u64| {
         plain
             .iter()
@@ -137,85 +216,49 @@ fn row_vs_column(doc: &ResultsDocument) -> Outcome {
             points: s_pts,
         });
     }
-    if let Some(l1) = levels.first() {
-        // Model: one column is `rows` loads n·8 B apart; its lines are reused by the next
-        // columns (8 f64 share a line) only if they all stay in the sets they map to — else
-        // every element misses.
-        let pts: Vec<XY> = plain
-            .iter()
-            .filter(|t| t.order == "col" && t.n.is_power_of_two())
-            .map(|t| {
-                let stride = t.padded_ld.unwrap_or(t.n) as i64 * 8;
-                let fits =
-                    model::conflict_onset(SIM_BASE, stride, l1.line, l1.sets, l1.ways, t.rows + 1)
-                        .is_none_or(|k| k > t.rows);
-                let per_line = 8.0 / f64::from(l1.line);
-                XY::new(t.n as f64, if fits { per_line } else { 1.0 })
-            })
-            .collect();
-        sim.push(Series {
-            name: format!(
-                "model, n = 2^k: 1/8 if a column stays in its {} sets",
-                l1.name
-            ),
-            colour: PALETTE[6],
-            kind: SeriesKind::Model,
-            points: pts,
-        });
-    }
-    let x = || Axis::log2("columns n (log2; 2^k+1 drawn at 2^k)");
-    let panels = vec![
-        Panel::Lines(LinePanel {
-            title: "time per element (timed)".into(),
-            x: x(),
-            y: Axis::log10("ns per element (log)"),
-            series: time,
-            vlines: Vec::new(),
-            hlines: Vec::new(),
-        }),
-        Panel::Lines(LinePanel {
-            title: "column / row time (timed, same run)".into(),
-            x: x(),
-            y: Axis::linear("slowdown of column order (×)"),
-            series: ratio,
-            vlines: Vec::new(),
-            hlines: vec![RefLine {
-                at: 1.0,
-                label: "no difference".into(),
-            }],
-        }),
-        Panel::Lines(LinePanel {
-            title: format!(
-                "{} misses per element, column order",
-                levels.first().map(|l| l.name.as_str()).unwrap_or("L1")
-            ),
-            x: x(),
-            y: Axis::linear("misses per element"),
-            series: sim,
-            vlines: Vec::new(),
-            hlines: Vec::new(),
-        }),
-    ];
+    (ratio, sim)
+}
+
+/// Model: one column is `rows` loads n·8 B apart; its lines are reused by the next columns
+/// (8 f64 share a line) only if they all stay in the sets they map to — else every element
+/// misses. Read from the conflict onset recorded with each column-order point; `None` when no
+/// point has one.
+fn model_series(plain: &[&Traversal], l1: &CacheLevel) -> Option<Series> {
+    let pts: Vec<XY> = plain
+        .iter()
+        .filter(|t| t.order == "col" && t.n.is_power_of_two())
+        .filter_map(|t| {
+            let onset = data::model_level(t.record, 0)?.conflict_onset;
+            let fits = onset.is_none_or(|k| k > t.rows);
+            let per_line = 8.0 / f64::from(l1.line);
+            Some(XY::new(t.n as f64, if fits { per_line } else { 1.0 }))
+        })
+        .collect();
+    (!pts.is_empty()).then(|| Series {
+        name: format!(
+            "model, n = 2^k: 1/8 if a column stays in its {} sets",
+            l1.name
+        ),
+        colour: PALETTE[6],
+        kind: SeriesKind::Model,
+        points: pts,
+    })
+}
+
+/// Every traversal point: its shape, the recorded sets one pass uses, timing and misses.
+fn traversal_table(trav: &[Traversal], l1: Option<&CacheLevel>) -> Table {
     let mut sorted: Vec<&Traversal> = trav.iter().collect();
     sorted.sort_by_key(|t| (t.n, t.padded_ld, t.order));
     let rows = sorted
         .iter()
         .map(|t| {
-            let ld = t.padded_ld.unwrap_or(t.n);
             vec![
                 t.record.kernel.clone(),
                 format!("{}×{}", t.rows, t.n),
-                ld.to_string(),
-                levels
-                    .first()
-                    .map(|l| {
-                        let stride = if t.order == "col" { ld as i64 * 8 } else { 8 };
-                        format!(
-                            "{} of {}",
-                            model::distinct_sets(SIM_BASE, stride, t.rows, l.line, l.sets),
-                            l.sets
-                        )
-                    })
+                t.padded_ld.unwrap_or(t.n).to_string(),
+                data::model_level(t.record, 0)
+                    .filter(|_| l1.is_some())
+                    .map(|m| format!("{} of {}", m.sets_used, m.sets))
                     .unwrap_or_else(|| "—".into()),
                 est_cell(data::ns_per_element(t.record)),
                 cell(misses_per_access(t.record, 0)),
@@ -223,39 +266,20 @@ fn row_vs_column(doc: &ResultsDocument) -> Outcome {
             ]
         })
         .collect();
-    Outcome::Drawn(Box::new(Built {
-        figure: Figure {
-            id: ID.into(),
-            title: "Row vs column order, at n = 2^k and 2^k+1".into(),
-            provenance: format!(
-                "{}; right: {}; dashed: model",
-                prov_timed(doc),
-                prov_sim(doc)
-            ),
-            panels,
-            panel_width: 470,
-            panel_height: 380,
-        },
-        tables: vec![Table {
-            caption: "Square f64 matrices summed in row or column order (ld = leading dimension)"
-                .into(),
-            headers: [
-                "kernel",
-                "matrix",
-                "ld",
-                "L1 sets one pass uses (model)",
-                "ns/element (timed, CI)",
-                "L1 misses/element (sim)",
-                "L2 misses/element (sim)",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        }],
-        look_for: "Column order is slow once a column's lines no longer stay cached until the \
-                   next column; at n = 2^k the lines of one column also share few sets, so the \
-                   slowdown starts earlier and is larger than at n = 2^k+1 (or with ld padded)."
+    Table {
+        caption: "Square f64 matrices summed in row or column order (ld = leading dimension)"
             .into(),
-        notes: Vec::new(),
-    }))
+        headers: [
+            "kernel",
+            "matrix",
+            "ld",
+            "L1 sets one pass uses (model)",
+            "ns/element (timed, CI)",
+            "L1 misses/element (sim)",
+            "L2 misses/element (sim)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }
 }

@@ -24,11 +24,17 @@ pub const FIGURE: FigureDef = FigureDef {
     build: transposes,
 };
 
-/// Where the simulated stream of `r` differs from the one its timing measured (the
-/// catalogue's note for the record's resolved parameters; none for unknown kernels).
-fn simulation_note(r: &PointRecord) -> Option<&'static str> {
-    let spec = crate::kernels::find(&r.kernel).ok()?;
-    crate::kernels::simulation_note(spec, &r.params)
+/// `rows×cols` of a transpose point.
+fn size(r: &PointRecord) -> String {
+    format!(
+        "{}×{}",
+        data::int(r, "rows").unwrap_or(0),
+        data::int(r, "cols").unwrap_or(0)
+    )
+}
+
+fn variant(r: &PointRecord) -> Option<&str> {
+    data::text(r, "variant")
 }
 
 fn transposes(doc: &ResultsDocument) -> Outcome {
@@ -42,13 +48,6 @@ fn transposes(doc: &ResultsDocument) -> Outcome {
             "no timed `transpose` points in this results file",
         );
     }
-    let size = |r: &PointRecord| {
-        format!(
-            "{}×{}",
-            data::int(r, "rows").unwrap_or(0),
-            data::int(r, "cols").unwrap_or(0)
-        )
-    };
     let mut sizes: Vec<(u64, String)> = recs
         .iter()
         .map(|r| (data::int(r, "rows").unwrap_or(0), size(r)))
@@ -57,67 +56,91 @@ fn transposes(doc: &ResultsDocument) -> Outcome {
         .collect();
     sizes.dedup();
     let categories: Vec<String> = sizes.iter().map(|(_, s)| s.clone()).collect();
-    let variants: Vec<String> = {
-        let order = ["naive-read", "naive-write", "blocked", "fast"];
-        let mut v: Vec<String> = recs
-            .iter()
-            .filter_map(|r| data::text(r, "variant").map(String::from))
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        v.sort_by_key(|x| order.iter().position(|o| o == x).unwrap_or(order.len()));
-        v
-    };
-    // The default block size only (a sweep over B gets its own panel).
-    let default_b = |r: &PointRecord| data::int(r, "B");
-    let b_values: BTreeSet<u64> = recs
+    let mut panels = bar_panels(&recs, &categories);
+    let mut notes = Vec::new();
+    match block_sweep(&recs, &sizes) {
+        Some(panel) => panels.push(panel),
+        None => notes.push(
+            "Block-size sweep omitted: this results file has the blocked transpose at a single \
+             block size (run a suite with several `B` values, e.g. the full suite)."
+                .to_string(),
+        ),
+    }
+    notes.extend(simulation_notes(doc, &recs));
+    Outcome::Drawn(Box::new(Built {
+        figure: Figure {
+            id: ID.into(),
+            title: "Transposes as copies: bandwidth and fraction of a plain copy".into(),
+            provenance: format!(
+                "{}; reference copy measured interleaved in the same run",
+                prov_timed(doc)
+            ),
+            panels,
+            panel_width: 470,
+            panel_height: 360,
+        },
+        tables: vec![variant_table(&recs)],
+        look_for: "A transpose reads or writes one of its matrices by columns: the naive loops \
+                   get a small fraction of a copy. Blocking keeps a tile of both matrices in \
+                   cache; the fraction of copy is the number that survives a different machine."
+            .into(),
+        notes,
+    }))
+}
+
+/// The variants present, in the order naive-read, naive-write, blocked, fast, others.
+fn variants_of(recs: &[&PointRecord]) -> Vec<String> {
+    let order = ["naive-read", "naive-write", "blocked", "fast"];
+    let mut v: Vec<String> = recs
         .iter()
-        .filter(|r| data::text(r, "variant") == Some("blocked"))
-        .filter_map(|r| default_b(r))
+        .filter_map(|r| variant(r).map(String::from))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
         .collect();
+    v.sort_by_key(|x| order.iter().position(|o| o == x).unwrap_or(order.len()));
+    v
+}
+
+/// Bandwidth and fraction-of-copy bars, one series per variant over the matrix sizes (the
+/// blocked variant at its first block size; a sweep over B gets its own panel).
+fn bar_panels(recs: &[&PointRecord], categories: &[String]) -> Vec<Panel> {
     let main_b = recs
         .iter()
-        .filter(|r| data::text(r, "variant") == Some("blocked"))
-        .filter_map(|r| default_b(r))
-        .next();
-    let pick = |variant: &str, cat: &str| {
-        recs.iter().find(|r| {
-            data::text(r, "variant") == Some(variant)
+        .filter(|r| variant(r) == Some("blocked"))
+        .find_map(|r| data::int(r, "B"));
+    let pick = |v: &str, cat: &str| {
+        recs.iter().copied().find(|r| {
+            variant(r) == Some(v)
                 && size(r) == cat
-                && (variant != "blocked" || default_b(r) == main_b)
+                && (v != "blocked" || data::int(r, "B") == main_b)
         })
     };
     let mut gbs = Vec::new();
     let mut frac = Vec::new();
-    for (i, v) in variants.iter().enumerate() {
+    for (i, v) in variants_of(recs).iter().enumerate() {
         let colour = colour_for(v, i);
-        let found: Vec<Option<&&PointRecord>> = categories.iter().map(|c| pick(v, c)).collect();
+        let found: Vec<Option<&PointRecord>> = categories.iter().map(|c| pick(v, c)).collect();
+        let gb = |r: &Option<&PointRecord>| r.and_then(data::gb_per_s);
         gbs.push(BarSeries {
             name: v.clone(),
             colour,
-            values: found
-                .iter()
-                .map(|r| r.and_then(|r| data::gb_per_s(r)).map(|e| e.value))
-                .collect(),
-            ci: found
-                .iter()
-                .map(|r| r.and_then(|r| data::gb_per_s(r)).and_then(|e| e.ci()))
-                .collect(),
+            values: found.iter().map(|r| gb(r).map(|e| e.value)).collect(),
+            ci: found.iter().map(|r| gb(r).and_then(|e| e.ci())).collect(),
         });
         frac.push(BarSeries {
             name: v.clone(),
             colour,
             values: found
                 .iter()
-                .map(|r| r.and_then(|r| data::reference_ratio(r)))
+                .map(|r| r.and_then(data::reference_ratio))
                 .collect(),
             ci: vec![None; categories.len()],
         });
     }
-    let mut panels = vec![
+    vec![
         Panel::Bars(BarPanel {
             title: "bandwidth (timed)".into(),
-            categories: categories.clone(),
+            categories: categories.to_vec(),
             value_axis: Axis::linear("GB/s (bytes read + written)"),
             series: gbs,
             stacked: false,
@@ -125,7 +148,7 @@ fn transposes(doc: &ResultsDocument) -> Outcome {
         }),
         Panel::Bars(BarPanel {
             title: "fraction of the same-run best copy".into(),
-            categories: categories.clone(),
+            categories: categories.to_vec(),
             value_axis: Axis::linear("transpose GB/s ÷ copy GB/s"),
             series: frac,
             stacked: false,
@@ -134,54 +157,69 @@ fn transposes(doc: &ResultsDocument) -> Outcome {
                 label: "copy".into(),
             }],
         }),
-    ];
-    let mut notes = Vec::new();
-    if b_values.len() >= 2 {
-        let mut series = Vec::new();
-        for (i, (n, cat)) in sizes.iter().enumerate() {
-            let mut pts: Vec<XY> = recs
-                .iter()
-                .filter(|r| data::text(r, "variant") == Some("blocked") && size(r) == *cat)
-                .filter_map(|r| {
-                    let e = data::gb_per_s(r)?;
-                    Some(XY::with_ci(default_b(r)? as f64, e.value, e.ci()))
-                })
-                .collect();
-            pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-            series.push(Series {
-                name: format!("blocked, n = {n}"),
-                colour: PALETTE[(i + 2) % PALETTE.len()],
-                kind: SeriesKind::Data,
-                points: pts,
-            });
-        }
-        panels.push(Panel::Lines(LinePanel {
-            title: "block-size sweep (timed)".into(),
-            x: Axis::log2("block size B (elements, log2)"),
-            y: Axis::linear("GB/s"),
-            series,
-            vlines: Vec::new(),
-            hlines: Vec::new(),
-        }));
-    } else {
-        notes.push(
-            "Block-size sweep omitted: this results file has the blocked transpose at a single \
-             block size (run a suite with several `B` values, e.g. the full suite)."
-                .to_string(),
-        );
+    ]
+}
+
+/// GB/s of the blocked transpose against its block size, one series per matrix size; `None`
+/// with fewer than two block sizes.
+fn block_sweep(recs: &[&PointRecord], sizes: &[(u64, String)]) -> Option<Panel> {
+    let blocked = || recs.iter().filter(|r| variant(r) == Some("blocked"));
+    let b_values: BTreeSet<u64> = blocked().filter_map(|r| data::int(r, "B")).collect();
+    if b_values.len() < 2 {
+        return None;
+    }
+    let mut series = Vec::new();
+    for (i, (n, cat)) in sizes.iter().enumerate() {
+        let mut pts: Vec<XY> = blocked()
+            .filter(|r| size(r) == *cat)
+            .filter_map(|r| {
+                let e = data::gb_per_s(r)?;
+                Some(XY::with_ci(data::int(r, "B")? as f64, e.value, e.ci()))
+            })
+            .collect();
+        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+        series.push(Series {
+            name: format!("blocked, n = {n}"),
+            colour: PALETTE[(i + 2) % PALETTE.len()],
+            kind: SeriesKind::Data,
+            points: pts,
+        });
+    }
+    Some(Panel::Lines(LinePanel {
+        title: "block-size sweep (timed)".into(),
+        x: Axis::log2("block size B (elements, log2)"),
+        y: Axis::linear("GB/s"),
+        series,
+        vlines: Vec::new(),
+        hlines: Vec::new(),
+    }))
+}
+
+/// Where the simulated streams differ from the timed ones, as recorded with the points.
+fn simulation_notes(doc: &ResultsDocument, recs: &[&PointRecord]) -> Vec<String> {
+    if recs.iter().all(|r| r.model.is_none()) {
+        return vec![format!(
+            "Where a variant's simulated stream differs from its timed one is not shown: {}.",
+            data::no_model_reason(doc)
+        )];
     }
     let approximated: BTreeSet<(&str, &str)> = recs
         .iter()
-        .filter_map(|r| Some((data::text(r, "variant")?, simulation_note(r)?)))
+        .filter_map(|r| Some((variant(r)?, data::simulation_note(r)?)))
         .collect();
-    for (variant, note) in approximated {
-        notes.push(format!("Simulated misses of `{variant}`: {note}."));
-    }
-    let mut sorted = recs.clone();
+    approximated
+        .into_iter()
+        .map(|(variant, note)| format!("Simulated misses of `{variant}`: {note}."))
+        .collect()
+}
+
+/// One row per transpose point: variant, size, B, timing, the same-run copy and misses.
+fn variant_table(recs: &[&PointRecord]) -> Table {
+    let mut sorted = recs.to_vec();
     sorted.sort_by_key(|r| {
         (
             data::int(r, "rows"),
-            data::text(r, "variant").map(String::from),
+            variant(r).map(String::from),
             data::int(r, "B"),
         )
     });
@@ -189,7 +227,7 @@ fn transposes(doc: &ResultsDocument) -> Outcome {
         .iter()
         .map(|r| {
             let reference = r.reference.as_ref();
-            let variant = data::text(r, "variant").unwrap_or("?");
+            let variant = variant(r).unwrap_or("?");
             vec![
                 variant.to_string(),
                 size(r),
@@ -208,38 +246,20 @@ fn transposes(doc: &ResultsDocument) -> Outcome {
             ]
         })
         .collect();
-    Outcome::Drawn(Box::new(Built {
-        figure: Figure {
-            id: ID.into(),
-            title: "Transposes as copies: bandwidth and fraction of a plain copy".into(),
-            provenance: format!(
-                "{}; reference copy measured interleaved in the same run",
-                prov_timed(doc)
-            ),
-            panels,
-            panel_width: 470,
-            panel_height: 360,
-        },
-        tables: vec![Table {
-            caption: "Transpose variants (GB/s counts bytes read + written)".into(),
-            headers: [
-                "variant",
-                "matrix",
-                "B",
-                "GB/s (timed, CI)",
-                "same-run copy GB/s",
-                "copy variant",
-                "fraction of copy",
-                "L1 misses/element (sim)",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        }],
-        look_for: "A transpose reads or writes one of its matrices by columns: the naive loops \
-                   get a small fraction of a copy. Blocking keeps a tile of both matrices in \
-                   cache; the fraction of copy is the number that survives a different machine."
-            .into(),
-        notes,
-    }))
+    Table {
+        caption: "Transpose variants (GB/s counts bytes read + written)".into(),
+        headers: [
+            "variant",
+            "matrix",
+            "B",
+            "GB/s (timed, CI)",
+            "same-run copy GB/s",
+            "copy variant",
+            "fraction of copy",
+            "L1 misses/element (sim)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }
 }

@@ -35,7 +35,7 @@ fn views(doc: &ResultsDocument) -> Outcome {
     let info: Vec<ViewInfo> = recs
         .iter()
         .map(|r| {
-            let (label, contiguous) = view_label(data::text(r, "expr").unwrap_or(""));
+            let (label, contiguous) = view_label(r);
             (*r, label, contiguous)
         })
         .collect();

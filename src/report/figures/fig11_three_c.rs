@@ -20,7 +20,7 @@ pub const FIGURE: FigureDef = FigureDef {
 };
 
 fn three_c(doc: &ResultsDocument) -> Outcome {
-    use crate::kernels::spec::Family;
+    use crate::vocab::Family;
     let keep = |r: &PointRecord| {
         matches!(
             r.family,

@@ -1,9 +1,9 @@
 //! How a record is named in tables and legends: the kernel and the parameters that tell
 //! points apart.
 
-use crate::kernels::spec::format_params;
 use crate::report::data;
 use crate::results::PointRecord;
+use crate::vocab::format_params;
 
 /// `kernel key=value …` without the parameters that do not change what is measured.
 pub fn point_label(r: &PointRecord) -> String {
@@ -47,29 +47,27 @@ pub fn short_label(r: &PointRecord) -> String {
             let expr = data::text(r, "expr").unwrap_or("");
             format!(
                 "view {}",
-                view_label(expr).0.split("  ").next().unwrap_or(expr)
+                view_label(r).0.split("  ").next().unwrap_or(expr)
             )
         }
         _ => point_label(r),
     }
 }
 
-/// A short name for a view expression and its shape/strides (from the layout model).
-pub(super) fn view_label(expr: &str) -> (String, Option<bool>) {
+/// A short name for a view record's expression and its shape/strides, with whether it is
+/// C-contiguous (from the layout model's facts recorded with the point; `None` without them).
+pub(super) fn view_label(r: &PointRecord) -> (String, Option<bool>) {
+    let expr = data::text(r, "expr").unwrap_or("");
     let short = expr
         .find(".view(")
         .and_then(|i| expr[i..].find(')').map(|j| &expr[i + j + 1..]))
         .filter(|rest| !rest.is_empty())
         .unwrap_or(expr);
-    match crate::layout::expr::evaluate_layout(expr) {
-        Ok((layout, _)) => (
-            format!(
-                "{short}  shape {:?} strides {:?}",
-                layout.shape(),
-                layout.strides()
-            ),
-            Some(layout.is_c_contiguous()),
+    match data::view_facts(r) {
+        Some(view) => (
+            format!("{short}  shape {:?} strides {:?}", view.shape, view.strides),
+            Some(view.c_contiguous),
         ),
-        Err(_) => (short.to_string(), None),
+        None => (short.to_string(), None),
     }
 }

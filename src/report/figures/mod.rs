@@ -3,7 +3,9 @@
 //! why it was omitted when the results hold no data for it.
 //!
 //! Provenance is part of every figure: `timed` (wall clock), `simulated` (with the geometry)
-//! and `model` (the analytic set/GCD model of `crate::cache::model`), drawn dashed.
+//! and `model` (the set/GCD model's predictions the harness recorded with each point), drawn
+//! dashed. A figure never runs a model itself: a file without recorded predictions (schema 1)
+//! gets the measured data and a note saying so.
 //!
 //! Each figure lives in its own file as a [`FigureDef`] descriptor; [`REGISTRY`] lists them in
 //! figure order, and a report section draws the registered figures that name it. A new
@@ -29,9 +31,6 @@ use crate::report::data::{self, Estimate};
 use crate::results::{PointRecord, ResultsDocument};
 
 pub use labels::point_label;
-
-/// Where buffer 0 of every kernel sits in the simulated address space (`(k+1)·2^32`).
-const SIM_BASE: u64 = 1 << 32;
 
 /// One figure of the report: a stable id (its file name), a title, the section it belongs to
 /// and a builder that reads only the results document.
