@@ -31,10 +31,6 @@ const FLOORS: &[(&str, u8)] = &[
 /// an analysis, so it reads `results` (and the ground floor) only.
 const ONLY: &[(&str, &[&str])] = &[("report", &["units", "stats", "mem", "vocab", "results"])];
 
-/// Module edges that break the plan today, each to be removed by moving code to its floor. The
-/// list may only shrink: an entry no longer needed fails the test, so it is struck.
-const KNOWN_VIOLATIONS: &[(&str, &str)] = &[];
-
 /// The modules `module` may import.
 fn allowed(module: &str) -> Vec<&'static str> {
     if let Some((_, only)) = ONLY.iter().find(|(m, _)| *m == module) {
@@ -163,12 +159,7 @@ fn imports_only_point_down_the_floors() {
         "modules on no floor (add them to FLOORS and docs/architecture.md): {unplaced:?}"
     );
     let mut messages = Vec::new();
-    let mut used_exceptions = BTreeSet::new();
     for (file, imported, top, floor, target) in &violations {
-        if KNOWN_VIOLATIONS.contains(&(top.as_str(), imported.as_str())) {
-            used_exceptions.insert((top.clone(), imported.clone()));
-            continue;
-        }
         let direction = match target.cmp(floor) {
             std::cmp::Ordering::Greater => "points up",
             std::cmp::Ordering::Equal => "points sideways",
@@ -180,13 +171,6 @@ fn imports_only_point_down_the_floors() {
              (see docs/architecture.md).",
             allowed(top)
         ));
-    }
-    for (top, imported) in KNOWN_VIOLATIONS {
-        if !used_exceptions.contains(&(top.to_string(), imported.to_string())) {
-            messages.push(format!(
-                "KNOWN_VIOLATIONS lists {top} → {imported}, which no longer happens: strike it"
-            ));
-        }
     }
     assert!(messages.is_empty(), "{}", messages.join("\n"));
 }
