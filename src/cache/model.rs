@@ -71,6 +71,109 @@ pub fn conflict_onset(
     ways: u32,
     max_count: u64,
 ) -> Option<u64> {
+    if let Some(onset) = conflict_onset_closed_form(base, stride, line, sets, ways) {
+        return onset.filter(|&k| k <= max_count);
+    }
+    conflict_onset_walked(base, stride, line, sets, ways, max_count)
+        .unwrap_or_else(|| conflict_onset_enumerated(base, stride, line, sets, ways, max_count))
+}
+
+/// Most sets [`conflict_onset_walked`] counts in a plain array (larger geometries use a map).
+const MAX_ARRAY_SETS: u64 = 1 << 22;
+
+/// [`conflict_onset`] by walking the accesses in order, when the walk spans less than half the
+/// address space (`None` otherwise). The addresses then move one way only, so a line is new
+/// exactly when it differs from the previous access's line: no set of seen lines is needed.
+fn conflict_onset_walked(
+    base: u64,
+    stride: i64,
+    line: u32,
+    sets: u32,
+    ways: u32,
+    max_count: u64,
+) -> Option<Option<u64>> {
+    let span = stride.unsigned_abs().checked_mul(max_count)?;
+    if span >= 1 << 63 {
+        return None;
+    }
+    let sets_n = u64::from(sets.max(1));
+    let mut array = vec![
+        0u32;
+        if sets_n <= MAX_ARRAY_SETS {
+            sets_n as usize
+        } else {
+            0
+        }
+    ];
+    let mut map: HashMap<u64, u32> = HashMap::new();
+    let mut previous = None;
+    for i in 0..max_count {
+        let line_no = line_of(base, stride, i, line);
+        if previous == Some(line_no) {
+            continue;
+        }
+        previous = Some(line_no);
+        let set = line_no % sets_n;
+        let load = match array.get_mut(set as usize) {
+            Some(load) => load,
+            None => map.entry(set).or_insert(0),
+        };
+        *load += 1;
+        if *load > ways {
+            return Some(Some(i + 1));
+        }
+    }
+    Some(None)
+}
+
+/// [`conflict_onset`] without a bound, in closed form where the lines are easy to list
+/// (`Some(answer)`), else `None`. Two cases: a forward stride of at most one line visits every
+/// line in order, so set by set the lines fill up evenly and the `ways·sets + 1`-th line is the
+/// first to overflow; a forward stride of whole lines (`s/L` lines) cycles through the
+/// `sets / gcd(s/L, sets)` sets of its period, each receiving one new line per period, so
+/// access `ways·period` (0-based) is the first overflow. Enumeration walks up to millions of
+/// accesses per level; this keeps the predictions a run records from costing seconds.
+fn conflict_onset_closed_form(
+    base: u64,
+    stride: i64,
+    line: u32,
+    sets: u32,
+    ways: u32,
+) -> Option<Option<u64>> {
+    let (stride, line_b) = (
+        u64::try_from(stride).ok().filter(|&s| s > 0)?,
+        u64::from(line),
+    );
+    let sets = u64::from(sets.max(1));
+    let ways = u64::from(ways);
+    if !line_b.is_power_of_two() {
+        return None;
+    }
+    if stride <= line_b {
+        // First access that reaches line `first + ways·sets`.
+        let target_line = (base >> line.trailing_zeros()).checked_add(ways.checked_mul(sets)?)?;
+        let distance = target_line.checked_mul(line_b)?.checked_sub(base)?;
+        let index = distance.div_ceil(stride);
+        return Some(index.checked_add(1));
+    }
+    if stride.is_multiple_of(line_b) {
+        let step = (stride / line_b) % sets;
+        let period = sets / gcd(step, sets);
+        return ways.checked_mul(period)?.checked_add(1).map(Some);
+    }
+    None
+}
+
+/// [`conflict_onset`] by listing the accesses and remembering every line: exact for any stride,
+/// even one whose walk wraps around the address space.
+fn conflict_onset_enumerated(
+    base: u64,
+    stride: i64,
+    line: u32,
+    sets: u32,
+    ways: u32,
+    max_count: u64,
+) -> Option<u64> {
     let sets_n = u64::from(sets.max(1));
     let mut lines_seen: HashSet<u64> = HashSet::new();
     let mut per_set: HashMap<u64, u32> = HashMap::new();
@@ -213,6 +316,34 @@ mod tests {
         assert_eq!(distinct_sets(BASE, 8, 64, 64, 64), 8);
         assert_eq!(closed_form_sets(8, 64, 64), None);
         assert_eq!(closed_form_sets(0, 64, 64), Some(1));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_closed_form_and_the_walk_equal_enumeration(
+            base_line in 0u64..1 << 20,
+            offset in 0u64..64,
+            stride in -300i64..3000,
+            line_log in 4u32..8,
+            sets in 1u32..100,
+            ways in 1u32..9,
+            cut in 0.0f64..1.2,
+        ) {
+            let line = 1u32 << line_log;
+            let base = (base_line << line_log) + offset % u64::from(line);
+            let most = u64::from(ways + 1) * u64::from(sets) * u64::from(line) + 2;
+            let bound = (most as f64 * cut) as u64;
+            let listed = conflict_onset_enumerated(base, stride, line, sets, ways, bound);
+            proptest::prop_assert_eq!(
+                conflict_onset(base, stride, line, sets, ways, bound),
+                listed,
+                "base {} stride {} line {} sets {} ways {}", base, stride, line, sets, ways
+            );
+            proptest::prop_assert_eq!(
+                conflict_onset_walked(base, stride, line, sets, ways, bound),
+                Some(listed)
+            );
+        }
     }
 
     proptest::proptest! {
