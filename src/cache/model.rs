@@ -74,56 +74,22 @@ pub fn conflict_onset(
     if let Some(onset) = conflict_onset_closed_form(base, stride, line, sets, ways) {
         return onset.filter(|&k| k <= max_count);
     }
-    conflict_onset_walked(base, stride, line, sets, ways, max_count)
-        .unwrap_or_else(|| conflict_onset_enumerated(base, stride, line, sets, ways, max_count))
+    // A walk spanning less than half the address space moves one way only, so a line is new
+    // exactly when it differs from the previous access's line: no set of seen lines is needed.
+    let in_order = stride
+        .unsigned_abs()
+        .checked_mul(max_count)
+        .is_some_and(|span| span < 1 << 63);
+    let pattern = Strided { base, stride, line };
+    conflict_onset_listed(pattern, sets, ways, max_count, in_order)
 }
 
-/// Most sets [`conflict_onset_walked`] counts in a plain array (larger geometries use a map).
-const MAX_ARRAY_SETS: u64 = 1 << 22;
-
-/// [`conflict_onset`] by walking the accesses in order, when the walk spans less than half the
-/// address space (`None` otherwise). The addresses then move one way only, so a line is new
-/// exactly when it differs from the previous access's line: no set of seen lines is needed.
-fn conflict_onset_walked(
+/// `base + i·stride` (bytes) in lines of `line` bytes.
+#[derive(Debug, Clone, Copy)]
+struct Strided {
     base: u64,
     stride: i64,
     line: u32,
-    sets: u32,
-    ways: u32,
-    max_count: u64,
-) -> Option<Option<u64>> {
-    let span = stride.unsigned_abs().checked_mul(max_count)?;
-    if span >= 1 << 63 {
-        return None;
-    }
-    let sets_n = u64::from(sets.max(1));
-    let mut array = vec![
-        0u32;
-        if sets_n <= MAX_ARRAY_SETS {
-            sets_n as usize
-        } else {
-            0
-        }
-    ];
-    let mut map: HashMap<u64, u32> = HashMap::new();
-    let mut previous = None;
-    for i in 0..max_count {
-        let line_no = line_of(base, stride, i, line);
-        if previous == Some(line_no) {
-            continue;
-        }
-        previous = Some(line_no);
-        let set = line_no % sets_n;
-        let load = match array.get_mut(set as usize) {
-            Some(load) => load,
-            None => map.entry(set).or_insert(0),
-        };
-        *load += 1;
-        if *load > ways {
-            return Some(Some(i + 1));
-        }
-    }
-    Some(None)
 }
 
 /// [`conflict_onset`] without a bound, in closed form where the lines are easy to list
@@ -164,27 +130,51 @@ fn conflict_onset_closed_form(
     None
 }
 
-/// [`conflict_onset`] by listing the accesses and remembering every line: exact for any stride,
-/// even one whose walk wraps around the address space.
-fn conflict_onset_enumerated(
-    base: u64,
-    stride: i64,
-    line: u32,
+/// Most sets [`conflict_onset_listed`] counts in a plain array (larger geometries use a map).
+const MAX_ARRAY_SETS: u64 = 1 << 22;
+
+/// [`conflict_onset`] by listing the accesses: exact for any stride. `in_order`: the addresses
+/// move one way only, so a new line is one that differs from the previous access's; otherwise
+/// every line seen is remembered.
+fn conflict_onset_listed(
+    pattern: Strided,
     sets: u32,
     ways: u32,
     max_count: u64,
+    in_order: bool,
 ) -> Option<u64> {
+    let Strided { base, stride, line } = pattern;
     let sets_n = u64::from(sets.max(1));
-    let mut lines_seen: HashSet<u64> = HashSet::new();
-    let mut per_set: HashMap<u64, u32> = HashMap::new();
+    let mut array = vec![
+        0u32;
+        if sets_n <= MAX_ARRAY_SETS {
+            sets_n as usize
+        } else {
+            0
+        }
+    ];
+    let mut map: HashMap<u64, u32> = HashMap::new();
+    let mut seen: HashSet<u64> = HashSet::new();
+    let mut previous = None;
     for i in 0..max_count {
         let line_no = line_of(base, stride, i, line);
-        if lines_seen.insert(line_no) {
-            let load = per_set.entry(line_no % sets_n).or_insert(0);
-            *load += 1;
-            if *load > ways {
-                return Some(i + 1);
-            }
+        let new = if in_order {
+            previous != Some(line_no)
+        } else {
+            seen.insert(line_no)
+        };
+        previous = Some(line_no);
+        if !new {
+            continue;
+        }
+        let set = line_no % sets_n;
+        let load = match array.get_mut(set as usize) {
+            Some(load) => load,
+            None => map.entry(set).or_insert(0),
+        };
+        *load += 1;
+        if *load > ways {
+            return Some(i + 1);
         }
     }
     None
@@ -333,15 +323,16 @@ mod tests {
             let base = (base_line << line_log) + offset % u64::from(line);
             let most = u64::from(ways + 1) * u64::from(sets) * u64::from(line) + 2;
             let bound = (most as f64 * cut) as u64;
-            let listed = conflict_onset_enumerated(base, stride, line, sets, ways, bound);
+            let pattern = Strided { base, stride, line };
+            let listed = conflict_onset_listed(pattern, sets, ways, bound, false);
             proptest::prop_assert_eq!(
                 conflict_onset(base, stride, line, sets, ways, bound),
                 listed,
                 "base {} stride {} line {} sets {} ways {}", base, stride, line, sets, ways
             );
             proptest::prop_assert_eq!(
-                conflict_onset_walked(base, stride, line, sets, ways, bound),
-                Some(listed)
+                conflict_onset_listed(pattern, sets, ways, bound, true),
+                listed
             );
         }
     }

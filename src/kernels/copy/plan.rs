@@ -516,63 +516,25 @@ mod tests {
     #[test]
     fn tunings_follow_the_cache_geometry() {
         let kib = 1usize << 10;
+        let mib = kib * kib;
+        let zen4 = (32 * kib, 1024 * kib, 32 * mib);
+        let big_l1 = (48 * kib, 2048 * kib, 32 * mib);
+        let mid = (32 * kib, 512 * kib, 16 * mib);
+        let small_l2 = (32 * kib, 256 * kib, 8 * mib);
+        let huge_l2 = (32 * kib, 64 * mib, 8 * mib);
         // (L1d, L2, LLC, destination bytes) -> (stream, panel, tile rows, tile prefetch bytes)
         let cases = [
-            (
-                (32 * kib, 1024 * kib, 32 * kib * kib),
-                kib * kib,
-                (false, 64, 64, 0),
-            ),
-            (
-                (32 * kib, 1024 * kib, 32 * kib * kib),
-                8 * kib * kib,
-                (true, 512, 32, 0),
-            ),
-            (
-                (32 * kib, 1024 * kib, 32 * kib * kib),
-                32 * kib * kib,
-                (true, 512, 32, 0),
-            ),
-            (
-                (32 * kib, 1024 * kib, 32 * kib * kib),
-                32 * kib * kib + 8,
-                (true, 1024, 16, 1024),
-            ),
-            (
-                (32 * kib, 1024 * kib, 32 * kib * kib),
-                512 * kib * kib,
-                (true, 1024, 16, 1024),
-            ),
-            (
-                (32 * kib, 256 * kib, 8 * kib * kib),
-                64 * kib * kib,
-                (true, 1024, 8, 1024),
-            ),
-            (
-                (48 * kib, 2048 * kib, 32 * kib * kib),
-                8 * kib * kib,
-                (true, 512, 64, 0),
-            ),
-            (
-                (48 * kib, 2048 * kib, 32 * kib * kib),
-                kib * kib,
-                (false, 96, 64, 0),
-            ),
-            (
-                (32 * kib, 512 * kib, 16 * kib * kib),
-                4 * kib * kib,
-                (true, 512, 16, 0),
-            ),
-            (
-                (32 * kib, 256 * kib, 8 * kib * kib),
-                4 * kib * kib,
-                (true, 512, 8, 0),
-            ),
-            (
-                (32 * kib, 64 * kib * kib, 8 * kib * kib),
-                4 * kib * kib,
-                (true, 512, 64, 0),
-            ),
+            (zen4, mib, (false, 64, 64, 0)),
+            (zen4, 8 * mib, (true, 512, 32, 0)),
+            (zen4, 32 * mib, (true, 512, 32, 0)),
+            (zen4, 32 * mib + 8, (true, 1024, 16, 1024)),
+            (zen4, 512 * mib, (true, 1024, 16, 1024)),
+            (small_l2, 64 * mib, (true, 1024, 8, 1024)),
+            (big_l1, 8 * mib, (true, 512, 64, 0)),
+            (big_l1, mib, (false, 96, 64, 0)),
+            (mid, 4 * mib, (true, 512, 16, 0)),
+            (small_l2, 4 * mib, (true, 512, 8, 0)),
+            (huge_l2, 4 * mib, (true, 512, 64, 0)),
         ];
         for ((l1d_bytes, l2_bytes, llc_bytes), dst_bytes, expected) in cases {
             let geometry = Geometry {

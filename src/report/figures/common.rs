@@ -27,7 +27,7 @@ pub(super) fn records_or_omit<'d>(
 ) -> Result<Vec<&'d PointRecord>, Outcome> {
     let recs: Vec<&PointRecord> = doc.records.iter().filter(|r| keep(r)).collect();
     if recs.is_empty() {
-        Err(omitted(figure.id, figure.title, reason))
+        Err(omitted(figure, reason))
     } else {
         Ok(recs)
     }

@@ -13,14 +13,11 @@ use crate::report::chart::{
 use crate::report::data;
 use crate::results::{CacheLevel, ResultsDocument};
 
-const ID: &str = "fig01-miss-rate-vs-stride";
-const TITLE: &str = "Miss rate vs stride";
-
 /// Figure 1: simulated misses per access vs stride, per level, one series per K, with the
 /// model's prediction dashed.
 pub const FIGURE: FigureDef = FigureDef {
-    id: ID,
-    title: TITLE,
+    id: "fig01-miss-rate-vs-stride",
+    title: "Miss rate vs stride",
     section: "conflict",
     build: miss_rate_vs_stride,
 };
@@ -28,10 +25,10 @@ pub const FIGURE: FigureDef = FigureDef {
 fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
     let probes = probes(doc);
     if probes.is_empty() {
-        return omitted(ID, TITLE, "no `conflict` probe points in this results file");
+        return omitted(&FIGURE, "no `conflict` probe points in this results file");
     }
     if !probes.iter().any(|p| p.record.simulated.is_some()) {
-        return omitted(ID, TITLE, "the conflict probes have no simulated misses");
+        return omitted(&FIGURE, "the conflict probes have no simulated misses");
     }
     let levels = data::data_levels(doc);
     let ks: Vec<u64> = sorted_unique(probes.iter().map(|p| p.k));
@@ -45,7 +42,7 @@ fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
     let has_model = probes.iter().any(|p| p.model(0).is_some());
     let l1 = levels.first();
     let figure = Figure {
-        id: ID.into(),
+        id: FIGURE.id.into(),
         title: "Miss rate vs stride: K loads at one stride, repeated".into(),
         provenance: if has_model {
             format!(

@@ -10,13 +10,10 @@ use crate::report::data;
 use crate::results::model::LONG_RUN_ACCESSES;
 use crate::results::{CacheLevel, ResultsDocument};
 
-const ID: &str = "fig02-sets-used";
-const TITLE: &str = "Miss rate and time vs sets used";
-
 /// Figure 2: misses and time vs the number of L1 sets the stride really uses.
 pub const FIGURE: FigureDef = FigureDef {
-    id: ID,
-    title: TITLE,
+    id: "fig02-sets-used",
+    title: "Miss rate and time vs sets used",
     section: "conflict",
     build: sets_used,
 };
@@ -25,15 +22,14 @@ fn sets_used(doc: &ResultsDocument) -> Outcome {
     let probes = probes(doc);
     let levels = data::data_levels(doc);
     let Some(l1) = levels.first() else {
-        return omitted(ID, TITLE, "no cache geometry recorded");
+        return omitted(&FIGURE, "no cache geometry recorded");
     };
     if probes.is_empty() {
-        return omitted(ID, TITLE, "no `conflict` probe points in this results file");
+        return omitted(&FIGURE, "no `conflict` probe points in this results file");
     }
     if !probes.iter().any(|p| p.model(0).is_some()) {
         return omitted(
-            ID,
-            TITLE,
+            &FIGURE,
             format!(
                 "its x axis is the set model's count of sets used, and {}",
                 data::no_model_reason(doc)
@@ -76,7 +72,7 @@ fn sets_used(doc: &ResultsDocument) -> Outcome {
     ];
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
-            id: ID.into(),
+            id: FIGURE.id.into(),
             title: "Miss rate and time vs the number of sets a stride really uses".into(),
             provenance: format!(
                 "x: {} (distinct {} sets of K accesses); left: {}; right: {}",

@@ -8,13 +8,10 @@ use crate::report::chart::{Figure, HeatPanel, Panel, format_number};
 use crate::report::data::{self, Estimate};
 use crate::results::ResultsDocument;
 
-const ID: &str = "fig03-conflict-heatmap";
-const TITLE: &str = "Conflict-probe heat map";
-
 /// Figure 3: the conflict-probe heat map, stride (with ±1 controls) × K → ns per load.
 pub const FIGURE: FigureDef = FigureDef {
-    id: ID,
-    title: TITLE,
+    id: "fig03-conflict-heatmap",
+    title: "Conflict-probe heat map",
     section: "conflict",
     build: conflict_heatmap,
 };
@@ -24,8 +21,7 @@ fn conflict_heatmap(doc: &ResultsDocument) -> Outcome {
     let timed: Vec<&Probe> = probes.iter().filter(|p| p.ns.is_some()).collect();
     if timed.is_empty() {
         return omitted(
-            ID,
-            TITLE,
+            &FIGURE,
             "no timed `conflict` probe points in this results file",
         );
     }
@@ -48,7 +44,7 @@ fn conflict_heatmap(doc: &ResultsDocument) -> Outcome {
     );
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
-            id: ID.into(),
+            id: FIGURE.id.into(),
             title: "Conflict probes: stride × K".into(),
             provenance: format!(
                 "{}; ways from the recorded geometry ({})",

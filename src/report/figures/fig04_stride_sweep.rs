@@ -11,13 +11,10 @@ use crate::report::chart::{
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
 
-const ID: &str = "fig04-stride-sweep";
-const TITLE: &str = "Time per access vs step";
-
 /// Figure 4: time per access vs step (`stride-sum`).
 pub const FIGURE: FigureDef = FigureDef {
-    id: ID,
-    title: TITLE,
+    id: "fig04-stride-sweep",
+    title: "Time per access vs step",
     section: "stride",
     build: stride_sweep,
 };
@@ -27,11 +24,7 @@ fn stride_sweep(doc: &ResultsDocument) -> Outcome {
         .filter(|r| data::int(r, "stride").is_some())
         .collect();
     if recs.iter().all(|r| data::ns_per_element(r).is_none()) {
-        return omitted(
-            ID,
-            TITLE,
-            "no timed `stride-sum` points in this results file",
-        );
+        return omitted(&FIGURE, "no timed `stride-sum` points in this results file");
     }
     let levels = data::data_levels(doc);
     let line = levels.first().map(|l| f64::from(l.line)).unwrap_or(64.0);
@@ -47,7 +40,7 @@ fn stride_sweep(doc: &ResultsDocument) -> Outcome {
         .unwrap_or(4096) as f64;
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
-            id: ID.into(),
+            id: FIGURE.id.into(),
             title: "Time per access vs step".into(),
             provenance: format!(
                 "left: {}; right: {}; dashed: model",

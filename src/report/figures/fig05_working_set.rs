@@ -10,13 +10,10 @@ use crate::report::chart::{
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
 
-const ID: &str = "fig05-working-set";
-const TITLE: &str = "Working-set latency";
-
 /// Figure 5: working-set latency of the pointer chase, with the cache sizes as vertical lines.
 pub const FIGURE: FigureDef = FigureDef {
-    id: ID,
-    title: TITLE,
+    id: "fig05-working-set",
+    title: "Working-set latency",
     section: "latency",
     build: working_set,
 };
@@ -26,7 +23,7 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
         .filter(|r| data::int(r, "bytes").is_some() && data::ns_per_element(r).is_some())
         .collect();
     if recs.is_empty() {
-        return omitted(ID, TITLE, "no timed `chase` points in this results file");
+        return omitted(&FIGURE, "no timed `chase` points in this results file");
     }
     recs.sort_by_key(|r| data::int(r, "bytes"));
     let levels = data::data_levels(doc);
@@ -58,7 +55,7 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
         .collect();
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
-            id: ID.into(),
+            id: FIGURE.id.into(),
             title: "Working-set latency (random pointer chase)".into(),
             provenance: format!(
                 "{}; dashed lines: cache sizes from the recorded geometry",

@@ -13,13 +13,10 @@ use crate::report::chart::{
 use crate::report::data;
 use crate::results::{CacheLevel, PointRecord, ResultsDocument};
 
-const ID: &str = "fig06-row-vs-column";
-const TITLE: &str = "Row vs column order";
-
 /// Figure 6: row vs column order vs matrix size, at 2^k and 2^k+1.
 pub const FIGURE: FigureDef = FigureDef {
-    id: ID,
-    title: TITLE,
+    id: "fig06-row-vs-column",
+    title: "Row vs column order",
     section: "traverse",
     build: row_vs_column,
 };
@@ -61,8 +58,7 @@ fn row_vs_column(doc: &ResultsDocument) -> Outcome {
         .any(|t| data::ns_per_element(t.record).is_some())
     {
         return omitted(
-            ID,
-            TITLE,
+            &FIGURE,
             "no timed `row-sum`/`col-sum` points in this results file",
         );
     }
@@ -114,7 +110,7 @@ fn row_vs_column(doc: &ResultsDocument) -> Outcome {
     };
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
-            id: ID.into(),
+            id: FIGURE.id.into(),
             title: "Row vs column order, at n = 2^k and 2^k+1".into(),
             provenance: format!(
                 "{}; right: {}; {model_note}",

@@ -13,13 +13,10 @@ use crate::report::chart::{
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
 
-const ID: &str = "fig07-transpose";
-const TITLE: &str = "Transpose and copies";
-
 /// Figure 7: transposes and copies — GB/s and the fraction of the same-run best copy.
 pub const FIGURE: FigureDef = FigureDef {
-    id: ID,
-    title: TITLE,
+    id: "fig07-transpose",
+    title: "Transpose and copies",
     section: "transpose",
     build: transposes,
 };
@@ -42,11 +39,7 @@ fn transposes(doc: &ResultsDocument) -> Outcome {
         .filter(|r| data::gb_per_s(r).is_some())
         .collect();
     if recs.is_empty() {
-        return omitted(
-            ID,
-            TITLE,
-            "no timed `transpose` points in this results file",
-        );
+        return omitted(&FIGURE, "no timed `transpose` points in this results file");
     }
     let mut sizes: Vec<(u64, String)> = recs
         .iter()
@@ -69,7 +62,7 @@ fn transposes(doc: &ResultsDocument) -> Outcome {
     notes.extend(simulation_notes(doc, &recs));
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
-            id: ID.into(),
+            id: FIGURE.id.into(),
             title: "Transposes as copies: bandwidth and fraction of a plain copy".into(),
             provenance: format!(
                 "{}; reference copy measured interleaved in the same run",

@@ -10,13 +10,10 @@ use crate::report::chart::{Axis, BarPanel, Figure, PALETTE, Panel};
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
 
-const ID: &str = "fig08-views";
-const TITLE: &str = "Views";
-
 /// Figure 8: views — ns per element vs a contiguous walk of the same count.
 pub const FIGURE: FigureDef = FigureDef {
-    id: ID,
-    title: TITLE,
+    id: "fig08-views",
+    title: "Views",
     section: "view",
     build: views,
 };
@@ -30,7 +27,7 @@ fn views(doc: &ResultsDocument) -> Outcome {
         .filter(|r| data::text(r, "expr").is_some() && data::ns_per_element(r).is_some())
         .collect();
     if recs.is_empty() {
-        return omitted(ID, TITLE, "no timed `view-sum` points in this results file");
+        return omitted(&FIGURE, "no timed `view-sum` points in this results file");
     }
     let info: Vec<ViewInfo> = recs
         .iter()
@@ -42,7 +39,7 @@ fn views(doc: &ResultsDocument) -> Outcome {
     let height = (recs.len() as u32 * 34 + 110).max(260);
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
-            id: ID.into(),
+            id: FIGURE.id.into(),
             title: "Views: the same sum over differently strided views".into(),
             provenance: format!(
                 "{}; shapes and strides from the layout model (elements)",

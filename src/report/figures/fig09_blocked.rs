@@ -9,13 +9,10 @@ use crate::report::chart::{Axis, BarPanel, Figure, Panel, colour_for};
 use crate::report::data::{self, Estimate};
 use crate::results::{PointRecord, ResultsDocument};
 
-const ID: &str = "fig09-blocked";
-const TITLE: &str = "Blocked vs row-major";
-
 /// Figure 9: tile-major (blocked) vs row-major layout, in row and column order.
 pub const FIGURE: FigureDef = FigureDef {
-    id: ID,
-    title: TITLE,
+    id: "fig09-blocked",
+    title: "Blocked vs row-major",
     section: "blocked",
     build: blocked,
 };
@@ -25,11 +22,7 @@ fn blocked(doc: &ResultsDocument) -> Outcome {
         .filter(|r| data::ns_per_element(r).is_some())
         .collect();
     if tiled.is_empty() {
-        return omitted(
-            ID,
-            TITLE,
-            "no timed `tiled-sum` points in this results file",
-        );
+        return omitted(&FIGURE, "no timed `tiled-sum` points in this results file");
     }
     let trav = traversals(doc);
     let orders = ["row", "col"];
@@ -71,7 +64,7 @@ fn blocked(doc: &ResultsDocument) -> Outcome {
     tables.extend(conversion_table(doc));
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
-            id: ID.into(),
+            id: FIGURE.id.into(),
             title: "Blocked (tile-major) vs row-major layout".into(),
             provenance: prov_timed(doc),
             panels: vec![Panel::Bars(BarPanel {

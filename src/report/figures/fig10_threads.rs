@@ -8,13 +8,10 @@ use crate::report::chart::{Axis, Figure, LinePanel, Panel, Series, SeriesKind, X
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
 
-const ID: &str = "fig10-threads";
-const TITLE: &str = "Bandwidth vs threads";
-
 /// Figure 10: bandwidth vs threads (pinned), with perfect scaling dashed.
 pub const FIGURE: FigureDef = FigureDef {
-    id: ID,
-    title: TITLE,
+    id: "fig10-threads",
+    title: "Bandwidth vs threads",
     section: "bandwidth",
     build: threads,
 };
@@ -42,7 +39,7 @@ fn threads(doc: &ResultsDocument) -> Outcome {
     }
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
-            id: ID.into(),
+            id: FIGURE.id.into(),
             title: "Bandwidth vs threads (one buffer per pinned thread)".into(),
             provenance: format!(
                 "{}; dashed: one thread's bandwidth × threads",

@@ -8,13 +8,10 @@ use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for}
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument, SimulatedLevel};
 
-const ID: &str = "fig11-3c";
-const TITLE: &str = "3C breakdown";
-
 /// Figure 11: the 3C split (compulsory / capacity / conflict) of L1 misses per kernel.
 pub const FIGURE: FigureDef = FigureDef {
-    id: ID,
-    title: TITLE,
+    id: "fig11-3c",
+    title: "3C breakdown",
     section: "three-c",
     build: three_c,
 };
@@ -45,7 +42,7 @@ fn three_c(doc: &ResultsDocument) -> Outcome {
     let height = (recs.len() as u32 * 24 + 110).max(300);
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
-            id: ID.into(),
+            id: FIGURE.id.into(),
             title: format!("Where the {level_name} misses come from: the 3C split"),
             provenance: format!(
                 "{}; compulsory = first touch, capacity = a fully associative LRU cache of the same size misses too, conflict = the rest",

@@ -98,10 +98,10 @@ pub enum Outcome {
     },
 }
 
-fn omitted(id: &'static str, title: &'static str, reason: impl Into<String>) -> Outcome {
+fn omitted(figure: &FigureDef, reason: impl Into<String>) -> Outcome {
     Outcome::Omitted {
-        id,
-        title,
+        id: figure.id,
+        title: figure.title,
         reason: reason.into(),
     }
 }
