@@ -1,4 +1,5 @@
-//! The versioned results document (`schema: 2`; schema-1 files still read): what one `stridelab run` measured, as data.
+//! The versioned results document (`schema: 2`; schema-1 files still read): what one
+//! `stridelab run` measured, as data.
 //!
 //! One [`ResultsDocument`] holds the machine manifest, the suite, the method and one
 //! [`PointRecord`] per measured point. Every number says where it came from through a
