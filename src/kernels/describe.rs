@@ -26,6 +26,9 @@ struct JsonView<'a> {
     c_contiguous: bool,
     f_contiguous: bool,
     values: Vec<i64>,
+    /// `layout --cache`'s analysis (absent in `--batch` lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache: Option<serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -41,31 +44,44 @@ struct JsonError {
 
 /// The `--json` object for one expression: the view, or `{"error": {...}}`.
 pub fn json_line(text: &str) -> (String, bool) {
-    let result = match expr::evaluate(text) {
-        Ok(evaluation) => {
-            let layout = evaluation.layout();
-            serde_json::to_string(&JsonView {
-                expr: text,
-                shape: layout.shape(),
-                strides: layout.strides(),
-                offset: layout.offset(),
-                storage_len: evaluation.storage_len(),
-                shares_storage: evaluation.shares_storage(),
-                c_contiguous: layout.is_c_contiguous(),
-                f_contiguous: layout.is_f_contiguous(),
-                values: evaluation.values(),
-            })
-            .map(|s| (s, true))
-        }
-        Err(err) => serde_json::to_string(&JsonError {
-            error: JsonErrorBody {
-                kind: err.kind().as_str(),
-                message: err.to_string(),
-            },
-        })
-        .map(|s| (s, false)),
-    };
-    result.expect("serialising plain data to JSON cannot fail")
+    match expr::evaluate(text) {
+        Ok(evaluation) => (view_json(text, &evaluation, None), true),
+        Err(err) => (error_json(&err), false),
+    }
+}
+
+/// The `--json` object of an evaluated view, with `cache` (the view × cache analysis, or why
+/// there is none) when given.
+pub fn view_json(
+    text: &str,
+    evaluation: &Evaluation<i64>,
+    cache: Option<serde_json::Value>,
+) -> String {
+    let layout = evaluation.layout();
+    serde_json::to_string(&JsonView {
+        expr: text,
+        shape: layout.shape(),
+        strides: layout.strides(),
+        offset: layout.offset(),
+        storage_len: evaluation.storage_len(),
+        shares_storage: evaluation.shares_storage(),
+        c_contiguous: layout.is_c_contiguous(),
+        f_contiguous: layout.is_f_contiguous(),
+        values: evaluation.values(),
+        cache,
+    })
+    .expect("serialising plain data to JSON cannot fail")
+}
+
+/// The `--json` object of an expression that does not evaluate.
+pub fn error_json(err: &TensorError) -> String {
+    serde_json::to_string(&JsonError {
+        error: JsonErrorBody {
+            kind: err.kind().as_str(),
+            message: err.to_string(),
+        },
+    })
+    .expect("serialising plain data to JSON cannot fail")
 }
 
 /// The error lines printed on stderr: `error: ...`, and for a parse error the expression

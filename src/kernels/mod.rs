@@ -21,6 +21,8 @@ pub mod tensor;
 pub mod transpose;
 pub mod traverse;
 pub mod view;
+pub mod view_cache;
+pub mod view_cache_text;
 
 pub use catalogue::{
     CATALOGUE_RULES, CatalogueRules, StridePattern, catalogue, estimate_accesses, find,

@@ -1,0 +1,412 @@
+//! What a strided view does to one set-associative cache level: its strides in bytes and
+//! lines, the sets a walk along each dimension touches (the seed's `S / gcd(s/L, S)`), the
+//! lines the whole view touches and how they spread over the sets, whether they fit the ways,
+//! and for a conflicting 2-D walk the padded leading dimension that spreads it.
+//!
+//! Address model: storage element k sits at byte `k · itemsize`, the storage starting on a line
+//! boundary, so element k lies in line `⌊k · itemsize / L⌋` and set `line mod S` (an element
+//! never straddles two lines: the item sizes are powers of two no larger than a line).
+//!
+//! Counts never enumerate the view's elements: the view is reduced to the distinct addresses it
+//! reaches (broadcast and size-1 dimensions dropped, negative strides flipped, contiguous
+//! dimensions merged), and the lines are the union of the line intervals of its innermost runs.
+//! More than [`MAX_RUNS`] runs is refused with a reason rather than counted slowly.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::cache::geometry::CacheLevel;
+use crate::cache::model::{distinct_sets, gcd};
+use crate::layout::Layout;
+
+/// Most runs (pieces of consecutive lines) the whole-view counts list: about 16 MiB of work.
+pub const MAX_RUNS: u64 = 1 << 20;
+
+/// Search bound of the padding suggestion: a coprime stride is always within a few lines.
+const PADDING_SEARCH: u64 = 1 << 16;
+
+/// Element types `--dtype` names, with their item sizes in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dtype {
+    F64,
+    F32,
+    F16,
+    Bf16,
+    I64,
+    I32,
+    I16,
+    I8,
+    U8,
+}
+
+impl Dtype {
+    pub const NAMES: &'static str = "f64, f32, f16, bf16, i64, i32, i16, i8, u8";
+
+    /// Bytes per element.
+    pub fn itemsize(self) -> u64 {
+        match self {
+            Dtype::F64 | Dtype::I64 => 8,
+            Dtype::F32 | Dtype::I32 => 4,
+            Dtype::F16 | Dtype::Bf16 | Dtype::I16 => 2,
+            Dtype::I8 | Dtype::U8 => 1,
+        }
+    }
+}
+
+impl FromStr for Dtype {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        Ok(match text.trim().to_ascii_lowercase().as_str() {
+            "f64" | "float64" | "double" => Dtype::F64,
+            "f32" | "float32" | "float" => Dtype::F32,
+            "f16" | "float16" | "half" => Dtype::F16,
+            "bf16" | "bfloat16" => Dtype::Bf16,
+            "i64" | "int64" => Dtype::I64,
+            "i32" | "int32" => Dtype::I32,
+            "i16" | "int16" => Dtype::I16,
+            "i8" | "int8" => Dtype::I8,
+            "u8" | "uint8" => Dtype::U8,
+            _ => return Err(format!("unknown dtype `{text}`; known: {}", Dtype::NAMES)),
+        })
+    }
+}
+
+impl fmt::Display for Dtype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = format!("{self:?}").to_ascii_lowercase();
+        f.write_str(&name)
+    }
+}
+
+/// Distinct lines per set, and their totals.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineCounts {
+    pub sets_touched: u64,
+    pub lines_touched: u64,
+    pub max_lines_per_set: u64,
+    pub set_lines: Vec<u64>,
+}
+
+/// One dimension: a walk along it with every other index 0.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DimCache {
+    pub size: usize,
+    pub stride_bytes: i128,
+    /// gcd(stride in lines, sets); `None` where the stride is not a whole number of lines.
+    pub gcd_with_sets: Option<u64>,
+    pub sets_touched: u64,
+    pub lines_touched: u64,
+    /// `None` when the walk has more than [`MAX_RUNS`] separate lines.
+    pub max_lines_per_set: Option<u64>,
+}
+
+/// The padded leading dimension of a conflicting 2-D walk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Padding {
+    /// The dimension whose walk conflicts.
+    #[serde(skip)]
+    pub dim: usize,
+    /// The smallest leading dimension (elements) ≥ the current one whose stride in lines is
+    /// coprime with the set count.
+    pub ld: u64,
+    pub sets_touched: u64,
+}
+
+/// The misses of walking the view in C order through the level (filled by the harness).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WalkMisses {
+    pub accesses: u64,
+    pub misses: u64,
+    pub compulsory: u64,
+    pub capacity: u64,
+    pub conflict: u64,
+    /// True when only the first `limit` accesses were simulated.
+    pub capped: bool,
+    pub limit: u64,
+}
+
+/// The view × cache analysis; serialises to `layout --json`'s `cache` object.
+#[derive(Debug, Clone, Serialize)]
+pub struct ViewCache {
+    pub level: String,
+    pub size: u64,
+    pub ways: u64,
+    pub sets: u64,
+    pub line: u64,
+    pub itemsize: u64,
+    pub strides_bytes: Vec<i128>,
+    pub dims: Vec<DimCache>,
+    pub sets_touched: Option<u64>,
+    pub lines_touched: Option<u64>,
+    pub max_lines_per_set: Option<u64>,
+    pub set_lines: Option<Vec<u64>>,
+    /// Every line the view touches can be resident at once (no set holds more than `ways`).
+    pub fits: Option<bool>,
+    /// Why the whole-view counts are missing (too many runs), else absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts_note: Option<String>,
+    pub padding: Option<Padding>,
+    pub simulated: Option<WalkMisses>,
+    /// Why there is no simulation, else absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub simulated_note: Option<String>,
+}
+
+/// Analyses `layout` with `itemsize`-byte elements on `level`.
+pub fn analyse(layout: &Layout, itemsize: u64, level: &CacheLevel) -> ViewCache {
+    let (line, sets) = (u64::from(level.line), u64::from(level.sets.max(1)));
+    let geometry = LineGeometry {
+        itemsize,
+        line,
+        sets,
+    };
+    let dims: Vec<DimCache> = layout
+        .shape()
+        .iter()
+        .zip(layout.strides())
+        .map(|(&n, &s)| dim_cache(&geometry, layout.offset(), n, s))
+        .collect();
+    let whole = line_counts(layout.shape(), layout.strides(), layout.offset(), &geometry);
+    let ways = u64::from(level.ways);
+    let padding = padding(layout, &geometry, &dims, ways);
+    let (counts, counts_note) = match whole {
+        Ok(c) => (Some(c), None),
+        Err(runs) => (
+            None,
+            Some(format!(
+                "the view's lines form {runs} separate runs, more than {MAX_RUNS}: \
+                 whole-view counts are not computed"
+            )),
+        ),
+    };
+    ViewCache {
+        level: level.name.clone(),
+        size: level.size,
+        ways,
+        sets,
+        line,
+        itemsize,
+        strides_bytes: layout
+            .strides()
+            .iter()
+            .map(|&s| s as i128 * itemsize as i128)
+            .collect(),
+        dims,
+        sets_touched: counts.as_ref().map(|c| c.sets_touched),
+        lines_touched: counts.as_ref().map(|c| c.lines_touched),
+        max_lines_per_set: counts.as_ref().map(|c| c.max_lines_per_set),
+        fits: counts.as_ref().map(|c| c.max_lines_per_set <= ways),
+        set_lines: counts.map(|c| c.set_lines),
+        counts_note,
+        padding,
+        simulated: None,
+        simulated_note: None,
+    }
+}
+
+/// Element size, line size and set count: all the address model needs.
+#[derive(Debug, Clone, Copy)]
+pub struct LineGeometry {
+    pub itemsize: u64,
+    pub line: u64,
+    pub sets: u64,
+}
+
+fn dim_cache(g: &LineGeometry, offset: usize, n: usize, stride: isize) -> DimCache {
+    let stride_bytes = stride as i128 * g.itemsize as i128;
+    let gcd_with_sets = (stride_bytes % g.line as i128 == 0).then(|| {
+        gcd(
+            (stride_bytes.unsigned_abs() / g.line as u128) as u64 % g.sets,
+            g.sets,
+        )
+    });
+    match line_counts(&[n], &[stride], offset, g) {
+        Ok(c) => DimCache {
+            size: n,
+            stride_bytes,
+            gcd_with_sets,
+            sets_touched: c.sets_touched,
+            lines_touched: c.lines_touched,
+            max_lines_per_set: Some(c.max_lines_per_set),
+        },
+        Err(_) => {
+            // Too many separate lines to list: the sets repeat with the period of the byte
+            // address modulo L·S, so that many accesses give every set the walk touches.
+            let span = g.line * g.sets;
+            let step = (stride_bytes.rem_euclid(span as i128)) as u64;
+            let period = span / gcd(step, span);
+            let base = offset as u64 * g.itemsize;
+            DimCache {
+                size: n,
+                stride_bytes,
+                gcd_with_sets,
+                sets_touched: distinct_sets(
+                    base,
+                    stride_bytes as i64,
+                    period.min(n as u64),
+                    g.line as u32,
+                    g.sets as u32,
+                ),
+                lines_touched: n as u64,
+                max_lines_per_set: None,
+            }
+        }
+    }
+}
+
+/// Distinct lines per set of the view `shape`/`strides`/`offset` (strides in elements), from
+/// its runs; `Err(runs)` when there are more than [`MAX_RUNS`] runs.
+pub fn line_counts(
+    shape: &[usize],
+    strides: &[isize],
+    offset: usize,
+    g: &LineGeometry,
+) -> Result<LineCounts, u64> {
+    let sets = g.sets.max(1);
+    if shape.contains(&0) {
+        return Ok(counts_from_intervals(&[], sets));
+    }
+    let (start, dims) = distinct_dims(shape, strides, offset);
+    // A run: the innermost dimension when its steps are at most a line (every line between
+    // its ends is touched), else a single element.
+    let (run_len, run_stride, outer) = match dims.first() {
+        Some(&(n, s)) if s * g.itemsize <= g.line => (n, s, &dims[1..]),
+        _ => (1, 0, &dims[..]),
+    };
+    let runs = outer
+        .iter()
+        .try_fold(1u64, |acc, &(n, _)| acc.checked_mul(n))
+        .unwrap_or(u64::MAX);
+    if runs > MAX_RUNS {
+        return Err(runs);
+    }
+    let mut intervals = Vec::with_capacity(runs as usize);
+    let mut index = vec![0u64; outer.len()];
+    let mut position = start;
+    for _ in 0..runs {
+        let first = position * u128::from(g.itemsize) / u128::from(g.line);
+        let last_element = position + u128::from(run_len - 1) * u128::from(run_stride);
+        let last = last_element * u128::from(g.itemsize) / u128::from(g.line);
+        intervals.push((first, last));
+        // Odometer over the outer dimensions.
+        for (d, &(n, s)) in outer.iter().enumerate() {
+            if index[d] + 1 < n {
+                index[d] += 1;
+                position += u128::from(s);
+                break;
+            }
+            position -= u128::from(n - 1) * u128::from(s);
+            index[d] = 0;
+        }
+    }
+    Ok(counts_from_intervals(&intervals, sets))
+}
+
+/// The dimensions that move the address (size > 1, stride ≠ 0) with positive strides, sorted
+/// by stride and merged where one continues the other, plus the lowest element: the same set
+/// of storage elements as the view (broadcast and order do not change which lines it touches).
+fn distinct_dims(shape: &[usize], strides: &[isize], offset: usize) -> (u128, Vec<(u64, u64)>) {
+    let mut start = offset as i128;
+    let mut dims: Vec<(u64, u64)> = Vec::new();
+    for (&n, &s) in shape.iter().zip(strides) {
+        if n <= 1 || s == 0 {
+            continue;
+        }
+        if s < 0 {
+            start += (n as i128 - 1) * s as i128;
+        }
+        dims.push((n as u64, s.unsigned_abs() as u64));
+    }
+    dims.sort_by_key(|&(n, s)| (s, n));
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(dims.len());
+    for (n, s) in dims {
+        match merged.last_mut() {
+            Some(last) if last.0.checked_mul(last.1) == Some(s) => last.0 *= n,
+            _ => merged.push((n, s)),
+        }
+    }
+    (start.max(0) as u128, merged)
+}
+
+/// Per-set counts of the union of line intervals `[first, last]`.
+fn counts_from_intervals(intervals: &[(u128, u128)], sets: u64) -> LineCounts {
+    let mut sorted = intervals.to_vec();
+    sorted.sort_unstable();
+    let mut union: Vec<(u128, u128)> = Vec::with_capacity(sorted.len());
+    for (a, b) in sorted {
+        match union.last_mut() {
+            Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
+            _ => union.push((a, b)),
+        }
+    }
+    // Each interval gives every set ⌊len/S⌋ lines and one more to the `len mod S` sets from
+    // its first line's set on (a circular range, kept as a difference array).
+    let s = u128::from(sets);
+    let mut every = 0u64;
+    let mut diff = vec![0i64; sets as usize + 1];
+    let mut lines_touched = 0u64;
+    for (a, b) in union {
+        let len = b - a + 1;
+        lines_touched += len as u64;
+        every += (len / s) as u64;
+        let (from, rest) = ((a % s) as usize, (len % s) as usize);
+        let to = from + rest;
+        if to <= sets as usize {
+            diff[from] += 1;
+            diff[to] -= 1;
+        } else {
+            diff[from] += 1;
+            diff[sets as usize] -= 1;
+            diff[0] += 1;
+            diff[to - sets as usize] -= 1;
+        }
+    }
+    let mut running = 0i64;
+    let set_lines: Vec<u64> = diff[..sets as usize]
+        .iter()
+        .map(|d| {
+            running += d;
+            every + running as u64
+        })
+        .collect();
+    LineCounts {
+        sets_touched: set_lines.iter().filter(|&&c| c > 0).count() as u64,
+        lines_touched,
+        max_lines_per_set: set_lines.iter().copied().max().unwrap_or(0),
+        set_lines,
+    }
+}
+
+/// For a 2-D view whose walk along a dimension puts more lines in a set than it has ways: the
+/// smallest leading dimension ≥ that dimension's stride whose stride in lines is coprime with
+/// the set count (so the walk cycles through every set), and the sets the walk would touch.
+fn padding(layout: &Layout, g: &LineGeometry, dims: &[DimCache], ways: u64) -> Option<Padding> {
+    if layout.ndim() != 2 {
+        return None;
+    }
+    let dim = (0..2).find(|&k| dims[k].max_lines_per_set.is_some_and(|m| m > ways))?;
+    let current = layout.strides()[dim].unsigned_abs() as u64;
+    (current..current.saturating_add(PADDING_SEARCH))
+        .find(|&ld| {
+            let bytes = ld * g.itemsize;
+            bytes.is_multiple_of(g.line) && gcd((bytes / g.line) % g.sets, g.sets) == 1
+        })
+        .map(|ld| {
+            let n = layout.shape()[dim] as u64;
+            let bytes = (ld * g.itemsize) as i64;
+            let base = layout.offset() as u64 * g.itemsize;
+            Padding {
+                dim,
+                ld,
+                sets_touched: distinct_sets(
+                    base,
+                    bytes,
+                    n.min(g.sets),
+                    g.line as u32,
+                    g.sets as u32,
+                ),
+            }
+        })
+}
