@@ -5,7 +5,8 @@
 //!
 //! Address model: storage element k sits at byte `k · itemsize`, the storage starting on a line
 //! boundary, so element k lies in line `⌊k · itemsize / L⌋` and set `line mod S` (an element
-//! never straddles two lines: the item sizes are powers of two no larger than a line).
+//! never straddles two lines when, as on every real cache, the line is at least the item size;
+//! with smaller lines an element is counted at its first byte).
 //!
 //! Counts never enumerate the view's elements: the view is reduced to the distinct addresses it
 //! reaches (broadcast and size-1 dimensions dropped, negative strides flipped, contiguous
@@ -409,4 +410,179 @@ fn padding(layout: &Layout, g: &LineGeometry, dims: &[DimCache], ways: u64) -> O
                 ),
             }
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::cache::geometry::{CacheKind, GeometrySource};
+
+    fn level(size: u64, ways: u64, line: u64) -> CacheLevel {
+        CacheLevel::new(
+            "L1d",
+            CacheKind::Data,
+            size,
+            ways,
+            line,
+            GeometrySource::Override,
+        )
+        .unwrap()
+    }
+
+    /// Every element's line, listed.
+    fn brute(
+        offsets: impl Iterator<Item = usize>,
+        itemsize: u64,
+        line: u64,
+        sets: u64,
+    ) -> LineCounts {
+        let lines: BTreeSet<u64> = offsets.map(|k| k as u64 * itemsize / line).collect();
+        let mut set_lines = vec![0u64; sets as usize];
+        for l in &lines {
+            set_lines[(l % sets) as usize] += 1;
+        }
+        LineCounts {
+            sets_touched: set_lines.iter().filter(|&&c| c > 0).count() as u64,
+            lines_touched: lines.len() as u64,
+            max_lines_per_set: set_lines.iter().copied().max().unwrap_or(0),
+            set_lines,
+        }
+    }
+
+    /// A valid random view: sizes, strides (negative and zero included) and a slack before the
+    /// lowest element and after the highest.
+    fn view() -> impl Strategy<Value = Layout> {
+        (
+            prop::collection::vec((0usize..7, -40isize..40), 0..4),
+            0usize..50,
+            0usize..50,
+        )
+            .prop_map(|(dims, before, after)| {
+                let (shape, strides): (Vec<usize>, Vec<isize>) = dims.into_iter().unzip();
+                let low: isize = shape
+                    .iter()
+                    .zip(&strides)
+                    .map(|(&n, &s)| {
+                        if s < 0 {
+                            (n.max(1) as isize - 1) * s
+                        } else {
+                            0
+                        }
+                    })
+                    .sum();
+                let high: isize = shape
+                    .iter()
+                    .zip(&strides)
+                    .map(|(&n, &s)| {
+                        if s > 0 {
+                            (n.max(1) as isize - 1) * s
+                        } else {
+                            0
+                        }
+                    })
+                    .sum();
+                let offset = before + low.unsigned_abs();
+                let storage = offset + high as usize + 1 + after;
+                Layout::new(shape, strides, offset, storage).unwrap()
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn counts_equal_listing_every_element(
+            layout in view(),
+            itemsize in prop::sample::select(vec![1u64, 2, 4, 8]),
+            (sets, ways, line) in (
+                prop::sample::select(vec![1u64, 2, 3, 4, 5, 8, 64]),
+                1u64..5,
+                prop::sample::select(vec![8u64, 16, 32, 64, 128]),
+            ),
+        ) {
+            let cache = analyse(&layout, itemsize, &level(sets * ways * line, ways, line));
+            let expected = brute(layout.offsets(), itemsize, line, sets);
+            prop_assert_eq!(cache.sets_touched, Some(expected.sets_touched));
+            prop_assert_eq!(cache.lines_touched, Some(expected.lines_touched));
+            prop_assert_eq!(cache.max_lines_per_set, Some(expected.max_lines_per_set));
+            prop_assert_eq!(cache.fits, Some(expected.max_lines_per_set <= ways));
+            prop_assert_eq!(cache.set_lines.as_ref(), Some(&expected.set_lines));
+            for (k, dim) in cache.dims.iter().enumerate() {
+                let walk = (0..layout.shape()[k])
+                    .map(|i| (layout.offset() as isize + i as isize * layout.strides()[k]) as usize);
+                let expected = brute(walk, itemsize, line, sets);
+                prop_assert_eq!(dim.sets_touched, expected.sets_touched, "dim {}", k);
+                prop_assert_eq!(dim.lines_touched, expected.lines_touched, "dim {}", k);
+                prop_assert_eq!(dim.max_lines_per_set, Some(expected.max_lines_per_set));
+            }
+        }
+    }
+
+    #[test]
+    fn the_seed_example_and_a_matrix_column() {
+        // (stride in elements, itemsize, sets, expected gcd, expected sets touched by 64 steps)
+        let table: [(isize, u64, u64, u64, u64); 4] = [
+            (128, 8, 64, 16, 4),  // 16 lines on 64 sets: 64 / gcd(16, 64) = 4
+            (1024, 8, 64, 64, 1), // a column of a 1024×1024 f64 matrix: 128 lines, one set
+            (1024, 4, 64, 64, 1), // f32: 64 lines
+            (24, 8, 64, 1, 64),   // 3 lines, coprime with 64: every set
+        ];
+        for (stride, itemsize, sets, gcd_expected, touched) in table {
+            let layout = Layout::new(vec![64], vec![stride], 0, 64 * stride as usize).unwrap();
+            let cache = analyse(&layout, itemsize, &level(sets * 8 * 64, 8, 64));
+            let dim = &cache.dims[0];
+            assert_eq!(dim.gcd_with_sets, Some(gcd_expected), "stride {stride}");
+            assert_eq!(dim.sets_touched, touched, "stride {stride}");
+        }
+        let column = Layout::new(vec![1024], vec![1024], 0, 1 << 20).unwrap();
+        let cache = analyse(&column, 8, &level(32 << 10, 8, 64));
+        assert_eq!(
+            (cache.sets_touched, cache.lines_touched),
+            (Some(1), Some(1024))
+        );
+        assert_eq!(cache.fits, Some(false));
+        let half_line = Layout::new(vec![8], vec![4], 0, 32).unwrap();
+        assert_eq!(
+            analyse(&half_line, 8, &level(4096, 1, 64)).dims[0].gcd_with_sets,
+            None
+        );
+    }
+
+    #[test]
+    fn a_matrix_whose_columns_conflict_gets_a_padded_leading_dimension() {
+        let transposed = Layout::new(vec![1024, 1024], vec![1, 1024], 0, 1 << 20).unwrap();
+        let cache = analyse(&transposed, 8, &level(32 << 10, 8, 64));
+        let padding = cache.padding.expect("the walk along dim 1 conflicts");
+        assert_eq!(
+            (padding.dim, padding.ld, padding.sets_touched),
+            (1, 1032, 64)
+        );
+        let rows = Layout::new(vec![64, 64], vec![64, 1], 0, 4096).unwrap();
+        assert!(analyse(&rows, 8, &level(32 << 10, 8, 64)).padding.is_none());
+    }
+
+    #[test]
+    fn huge_views_are_counted_from_their_runs_or_refused() {
+        // 2^40 elements in one contiguous run, and a 2^60-element broadcast of one element.
+        let dense = Layout::new(vec![1 << 20, 1 << 20], vec![1 << 20, 1], 0, 1 << 40).unwrap();
+        let cache = analyse(&dense, 8, &level(32 << 10, 8, 64));
+        assert_eq!(cache.lines_touched, Some(1 << 37));
+        let broadcast = Layout::new(vec![1 << 30, 1 << 30], vec![0, 0], 0, 1).unwrap();
+        let cache = analyse(&broadcast, 8, &level(32 << 10, 8, 64));
+        assert_eq!(
+            (cache.lines_touched, cache.sets_touched),
+            (Some(1), Some(1))
+        );
+        assert_eq!(cache.dims[0].sets_touched, 1);
+        // 2^21 rows of 2^10 elements 16 apart: 2^31 single-element runs are refused.
+        let sparse = Layout::new(vec![1 << 21, 1 << 10], vec![1 << 14, 16], 0, 1 << 35).unwrap();
+        let cache = analyse(&sparse, 8, &level(32 << 10, 8, 64));
+        assert!(cache.lines_touched.is_none());
+        assert!(cache.counts_note.unwrap().contains("not computed"));
+        // The walk down dim 0 (2^21 lines) still gets its sets from one period.
+        assert_eq!(cache.dims[0].sets_touched, 1);
+        assert_eq!(cache.dims[0].max_lines_per_set, None);
+    }
 }
