@@ -33,12 +33,21 @@ fn a_preset_explains_the_column_walk_and_suggests_padding() {
     let out = run(&["--preset", "design-vm", COLUMNS]);
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
-    assert!(text.contains("F-contiguous  yes"), "the layout part stays: {text}");
+    assert!(
+        text.contains("F-contiguous  yes"),
+        "the layout part stays: {text}"
+    );
     assert!(text.contains("L1d 49152 B, 12-way, 64 sets of 64 B lines; 8 B per element"));
-    assert!(text.contains("strides   [8, 8192] bytes = [0.125, 128] lines"), "{text}");
+    assert!(
+        text.contains("strides   [8, 8192] bytes = [0.125, 128] lines"),
+        "{text}"
+    );
     assert!(text.contains("gcd(128, 64) = 64; the walk touches 1 of 64 sets, 1024 lines"));
     assert!(text.contains("a walk along a row touches 1 of 64 sets; 12 ways hold 12 of its"));
-    assert!(text.contains("padding   a leading dimension of 1032 elements"), "{text}");
+    assert!(
+        text.contains("padding   a leading dimension of 1032 elements"),
+        "{text}"
+    );
     assert!(text.contains("simulated a C-order walk"), "{text}");
     assert!(text.contains("|@@@@"), "the set strip: {text}");
 }
@@ -47,7 +56,10 @@ fn a_preset_explains_the_column_walk_and_suggests_padding() {
 fn a_cache_option_and_f32_elements() {
     let cache = cache_json(&["--cache", "L1d=32K,8,64", "--dtype", "f32", COLUMNS]);
     assert_eq!(cache["level"], "L1d");
-    assert_eq!((cache["sets"].as_u64(), cache["ways"].as_u64()), (Some(64), Some(8)));
+    assert_eq!(
+        (cache["sets"].as_u64(), cache["ways"].as_u64()),
+        (Some(64), Some(8))
+    );
     assert_eq!(cache["itemsize"], 4);
     assert_eq!(cache["strides_bytes"], serde_json::json!([4, 4096]));
     assert_eq!(cache["dims"][1]["gcd_with_sets"], 64);
@@ -106,10 +118,16 @@ fn a_long_walk_is_simulated_up_to_the_cap_and_says_so() {
 #[test]
 fn bad_cache_and_dtype_exit_2_with_a_clear_message() {
     for (args, needle) in [
-        (vec!["--cache", "L1d=33K,8", "arange(4)"], "expected three comma-separated fields"),
+        (
+            vec!["--cache", "L1d=33K,8", "arange(4)"],
+            "expected three comma-separated fields",
+        ),
         (vec!["--cache", "L1d=32K,8,48", "arange(4)"], "48"),
         (vec!["--preset", "pentium", "arange(4)"], "known presets"),
-        (vec!["--dtype", "f99", "arange(4)"], "unknown dtype `f99`; known: f64, f32"),
+        (
+            vec!["--dtype", "f99", "arange(4)"],
+            "unknown dtype `f99`; known: f64, f32",
+        ),
     ] {
         let out = run(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

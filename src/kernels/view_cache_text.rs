@@ -106,7 +106,6 @@ pub fn cache_text(c: &ViewCache) -> String {
         (None, None) => {}
     }
     if let Some(set_lines) = &c.set_lines {
-        out.push('\n');
         out.push_str(&set_strip(set_lines, c.ways));
     }
     out
