@@ -125,6 +125,10 @@ fn bad_cache_and_dtype_exit_2_with_a_clear_message() {
         (vec!["--cache", "L1d=32K,8,48", "arange(4)"], "48"),
         (vec!["--preset", "pentium", "arange(4)"], "known presets"),
         (
+            vec!["--cache", "L2=64G,1,64", "arange(4)"],
+            "takes at most 1048576 sets",
+        ),
+        (
             vec!["--dtype", "f99", "arange(4)"],
             "unknown dtype `f99`; known: f64, f32",
         ),

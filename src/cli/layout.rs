@@ -63,7 +63,10 @@ pub fn run(args: LayoutArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let level = cache_level(&args.cache)?;
-    let analysis = level.map(|l| view_cache(evaluation.layout(), args.dtype, &l));
+    let analysis = match level {
+        Ok(l) => Ok(view_cache(evaluation.layout(), args.dtype, &l)?),
+        Err(note) => Err(note),
+    };
     if args.json {
         let cache = match &analysis {
             Ok(a) => serde_json::to_value(a)?,
@@ -107,13 +110,13 @@ fn cache_level(args: &CacheArgs) -> anyhow::Result<Result<CacheLevel, String>> {
 }
 
 /// The analysis plus the simulated C-order walk (or why it did not run).
-fn view_cache(layout: &Layout, dtype: Dtype, level: &CacheLevel) -> ViewCache {
-    let mut analysis = analyse(layout, dtype.itemsize(), level);
+fn view_cache(layout: &Layout, dtype: Dtype, level: &CacheLevel) -> anyhow::Result<ViewCache> {
+    let mut analysis = analyse(layout, dtype.itemsize(), level)?;
     match simulate_view_walk(layout, dtype.itemsize(), level, LAYOUT_MAX_ACCESSES) {
         Ok(walk) => analysis.simulated = Some(walk),
         Err(err) => analysis.simulated_note = Some(err.to_string()),
     }
-    analysis
+    Ok(analysis)
 }
 
 fn run_batch(path: &PathBuf) -> anyhow::Result<ExitCode> {

@@ -25,6 +25,25 @@ use crate::layout::Layout;
 /// Most runs (pieces of consecutive lines) the whole-view counts list: about 16 MiB of work.
 pub const MAX_RUNS: u64 = 1 << 20;
 
+/// Most sets a level may have for the analysis: its per-set counts are listed (real caches
+/// have at most tens of thousands; a `--cache` of 2^32 sets would ask for 32 GiB).
+pub const MAX_SETS: u64 = 1 << 20;
+
+/// Most bytes one way may span (line × sets): a walk's sets repeat with this period, which
+/// bounds the work of counting them (real caches span at most a few MiB).
+pub const MAX_WAY_SPAN: u64 = 1 << 27;
+
+/// Why a view cannot be analysed on a level.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ViewCacheError {
+    #[error(
+        "{level} has {sets} sets of {line} B lines; the cache analysis takes at most {MAX_SETS} \
+         sets and {MAX_WAY_SPAN} bytes per way"
+    )]
+    TooLarge { level: String, sets: u64, line: u64 },
+}
+
 /// Search bound of the padding suggestion: a coprime stride is always within a few lines.
 const PADDING_SEARCH: u64 = 1 << 16;
 
@@ -156,8 +175,19 @@ pub struct ViewCache {
 }
 
 /// Analyses `layout` with `itemsize`-byte elements on `level`.
-pub fn analyse(layout: &Layout, itemsize: u64, level: &CacheLevel) -> ViewCache {
+pub fn analyse(
+    layout: &Layout,
+    itemsize: u64,
+    level: &CacheLevel,
+) -> Result<ViewCache, ViewCacheError> {
     let (line, sets) = (u64::from(level.line), u64::from(level.sets.max(1)));
+    if sets > MAX_SETS || sets * line > MAX_WAY_SPAN {
+        return Err(ViewCacheError::TooLarge {
+            level: level.name.clone(),
+            sets,
+            line,
+        });
+    }
     let geometry = LineGeometry {
         itemsize,
         line,
@@ -182,7 +212,7 @@ pub fn analyse(layout: &Layout, itemsize: u64, level: &CacheLevel) -> ViewCache 
             )),
         ),
     };
-    ViewCache {
+    Ok(ViewCache {
         level: level.name.clone(),
         size: level.size,
         ways,
@@ -204,7 +234,7 @@ pub fn analyse(layout: &Layout, itemsize: u64, level: &CacheLevel) -> ViewCache 
         padding,
         simulated: None,
         simulated_note: None,
-    }
+    })
 }
 
 /// Element size, line size and set count: all the address model needs.
@@ -502,7 +532,7 @@ mod tests {
                 prop::sample::select(vec![8u64, 16, 32, 64, 128]),
             ),
         ) {
-            let cache = analyse(&layout, itemsize, &level(sets * ways * line, ways, line));
+            let cache = analyse(&layout, itemsize, &level(sets * ways * line, ways, line)).unwrap();
             let expected = brute(layout.offsets(), itemsize, line, sets);
             prop_assert_eq!(cache.sets_touched, Some(expected.sets_touched));
             prop_assert_eq!(cache.lines_touched, Some(expected.lines_touched));
@@ -531,13 +561,13 @@ mod tests {
         ];
         for (stride, itemsize, sets, gcd_expected, touched) in table {
             let layout = Layout::new(vec![64], vec![stride], 0, 64 * stride as usize).unwrap();
-            let cache = analyse(&layout, itemsize, &level(sets * 8 * 64, 8, 64));
+            let cache = analyse(&layout, itemsize, &level(sets * 8 * 64, 8, 64)).unwrap();
             let dim = &cache.dims[0];
             assert_eq!(dim.gcd_with_sets, Some(gcd_expected), "stride {stride}");
             assert_eq!(dim.sets_touched, touched, "stride {stride}");
         }
         let column = Layout::new(vec![1024], vec![1024], 0, 1 << 20).unwrap();
-        let cache = analyse(&column, 8, &level(32 << 10, 8, 64));
+        let cache = analyse(&column, 8, &level(32 << 10, 8, 64)).unwrap();
         assert_eq!(
             (cache.sets_touched, cache.lines_touched),
             (Some(1), Some(1024))
@@ -545,7 +575,7 @@ mod tests {
         assert_eq!(cache.fits, Some(false));
         let half_line = Layout::new(vec![8], vec![4], 0, 32).unwrap();
         assert_eq!(
-            analyse(&half_line, 8, &level(4096, 1, 64)).dims[0].gcd_with_sets,
+            analyse(&half_line, 8, &level(4096, 1, 64)).unwrap().dims[0].gcd_with_sets,
             None
         );
     }
@@ -553,24 +583,29 @@ mod tests {
     #[test]
     fn a_matrix_whose_columns_conflict_gets_a_padded_leading_dimension() {
         let transposed = Layout::new(vec![1024, 1024], vec![1, 1024], 0, 1 << 20).unwrap();
-        let cache = analyse(&transposed, 8, &level(32 << 10, 8, 64));
+        let cache = analyse(&transposed, 8, &level(32 << 10, 8, 64)).unwrap();
         let padding = cache.padding.expect("the walk along dim 1 conflicts");
         assert_eq!(
             (padding.dim, padding.ld, padding.sets_touched),
             (1, 1032, 64)
         );
         let rows = Layout::new(vec![64, 64], vec![64, 1], 0, 4096).unwrap();
-        assert!(analyse(&rows, 8, &level(32 << 10, 8, 64)).padding.is_none());
+        assert!(
+            analyse(&rows, 8, &level(32 << 10, 8, 64))
+                .unwrap()
+                .padding
+                .is_none()
+        );
     }
 
     #[test]
     fn huge_views_are_counted_from_their_runs_or_refused() {
         // 2^40 elements in one contiguous run, and a 2^60-element broadcast of one element.
         let dense = Layout::new(vec![1 << 20, 1 << 20], vec![1 << 20, 1], 0, 1 << 40).unwrap();
-        let cache = analyse(&dense, 8, &level(32 << 10, 8, 64));
+        let cache = analyse(&dense, 8, &level(32 << 10, 8, 64)).unwrap();
         assert_eq!(cache.lines_touched, Some(1 << 37));
         let broadcast = Layout::new(vec![1 << 30, 1 << 30], vec![0, 0], 0, 1).unwrap();
-        let cache = analyse(&broadcast, 8, &level(32 << 10, 8, 64));
+        let cache = analyse(&broadcast, 8, &level(32 << 10, 8, 64)).unwrap();
         assert_eq!(
             (cache.lines_touched, cache.sets_touched),
             (Some(1), Some(1))
@@ -578,9 +613,19 @@ mod tests {
         assert_eq!(cache.dims[0].sets_touched, 1);
         // 2^21 rows of 2^10 elements 16 apart: 2^31 single-element runs are refused.
         let sparse = Layout::new(vec![1 << 21, 1 << 10], vec![1 << 14, 16], 0, 1 << 35).unwrap();
-        let cache = analyse(&sparse, 8, &level(32 << 10, 8, 64));
+        let cache = analyse(&sparse, 8, &level(32 << 10, 8, 64)).unwrap();
         assert!(cache.lines_touched.is_none());
         assert!(cache.counts_note.unwrap().contains("not computed"));
+        let huge = CacheLevel::new(
+            "L3",
+            CacheKind::Unified,
+            1 << 36,
+            1,
+            64,
+            GeometrySource::Override,
+        );
+        let err = analyse(&dense, 8, &huge.unwrap()).unwrap_err();
+        assert!(err.to_string().contains("at most 1048576 sets"), "{err}");
         // The walk down dim 0 (2^21 lines) still gets its sets from one period.
         assert_eq!(cache.dims[0].sets_touched, 1);
         assert_eq!(cache.dims[0].max_lines_per_set, None);
