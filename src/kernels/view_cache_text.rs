@@ -45,7 +45,7 @@ pub fn cache_text(c: &ViewCache) -> String {
         };
         let _ = writeln!(
             out,
-            "dim {k}     {} steps of {} B: {gcd}; the walk touches {} of {} sets, {}",
+            "dim {k}     {} elements {} B apart: {gcd}; the walk touches {} of {} sets, {}",
             d.size,
             d.stride_bytes,
             d.sets_touched,
@@ -86,6 +86,15 @@ pub fn cache_text(c: &ViewCache) -> String {
             p.sets_touched
         );
     }
+    simulated_line(&mut out, c);
+    if let Some(set_lines) = &c.set_lines {
+        out.push_str(&set_strip(set_lines, c.ways));
+    }
+    out
+}
+
+/// The simulated C-order walk's counts, or why it did not run.
+fn simulated_line(out: &mut String, c: &ViewCache) {
     match (&c.simulated, &c.simulated_note) {
         (Some(s), _) => {
             let capped = if s.capped {
@@ -105,10 +114,6 @@ pub fn cache_text(c: &ViewCache) -> String {
         }
         (None, None) => {}
     }
-    if let Some(set_lines) = &c.set_lines {
-        out.push_str(&set_strip(set_lines, c.ways));
-    }
-    out
 }
 
 /// A byte stride in lines: whole, or with its fraction.
