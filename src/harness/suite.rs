@@ -13,6 +13,11 @@
 //! params = { rows = 1024, cols = 1024, ld = [1024, 1025] }   # a list is a grid axis
 //! cases = [{ n = 64 }, { n = 65 }]     # optional: explicit parameter sets, each × the grid
 //! threads = [1, "all"]                 # optional: overrides the suite's thread counts
+//!
+//! [[point]]                            # a geometry sweep (`harness::sweep`): strides and K
+//! kernel = "conflict"                  # derived from a level of the simulated geometry
+//! params = { mode = "lat", reps = 16 }
+//! sweep = { level = "L1d", ways = [2, 4], tail = 8, timed = 4 }
 //! ```
 //! Rules, checked in [`Suite::plan`]:
 //! 1. every point names a kernel of the catalogue;

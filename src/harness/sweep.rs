@@ -17,8 +17,10 @@
 //!   first strides, so every gcd still has points;
 //! - slot counts: `ways` lists multiples of the level's ways (K = 2 × ways fits when the
 //!   walk uses all sets and overflows when it uses one);
-//! - `timed`: every `timed`-th stride is timed as well as simulated (0: none, 1: all); the
-//!   rest are simulated only, which costs K × reps loads of the model and no sampling.
+//! - `timed`: every `timed`-th stride is timed as well as simulated (0: none, 1: all): in the
+//!   dense part the multiples of `timed` lines, so the conflicting strides (multiples of a
+//!   large power of two) are timed along with harmless ones. The rest are simulated only,
+//!   which costs K × reps loads of the model and no sampling.
 
 use serde::Deserialize;
 
@@ -140,7 +142,7 @@ pub fn expand(spec: &SweepSpec, levels: &[CacheLevel]) -> Result<Vec<SweepPoint>
     }
     let mut points = Vec::new();
     for (i, lines) in stride_lines(spec, level)?.into_iter().enumerate() {
-        let timed = spec.timed > 0 && i % spec.timed == 0;
+        let timed = spec.timed > 0 && (i + 1) % spec.timed == 0;
         for &multiple in &spec.ways {
             points.push(SweepPoint {
                 stride_elements: lines * line / ELEMENT_BYTES,
@@ -220,7 +222,13 @@ mod tests {
         assert_eq!(points[0].stride_elements, 8);
         assert_eq!((points[0].count, points[1].count), (24, 48));
         let timed = points.iter().filter(|p| p.info.timed).count();
-        assert_eq!(timed, 2 * 134usize.div_ceil(4));
+        assert_eq!(timed, 2 * (134 / 4));
+        // Stride 64 lines (4096 B, one set) is among the timed ones.
+        assert!(
+            points
+                .iter()
+                .any(|p| p.info.timed && p.stride_elements == 512)
+        );
         assert!(timed >= 64);
         let err = expand(&spec("L9", None, 0, 0), &[l]).unwrap_err();
         assert!(err.contains("L9") && err.contains("L1d"), "{err}");
