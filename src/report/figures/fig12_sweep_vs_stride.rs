@@ -136,7 +136,7 @@ fn timed_table(pts: &[SweepPoint], level: &CacheLevel) -> Table {
             "stride (lines)",
             "K",
             "gcd(stride, sets)",
-            "sets used (model)",
+            "sets / gcd (model)",
             "misses/load (sim)",
             "misses/load (model)",
             "ns/load (timed, CI)",

@@ -115,7 +115,7 @@ fn gcd_table(pts: &[SweepPoint], level: &CacheLevel) -> Table {
         ),
         headers: [
             "gcd(stride, sets)",
-            "sets used (model)",
+            "sets / gcd (model)",
             "K",
             "strides",
             "misses/load (sim, min – max)",

@@ -12,6 +12,7 @@ pub(super) struct SweepPoint {
     pub(super) stride_lines: u64,
     pub(super) k: u64,
     pub(super) gcd: u64,
+    /// `sets / gcd`: the sets the walk cycles through (the model's closed form).
     pub(super) sets_used: u64,
     /// Misses per load after the first pass (the first pass's misses are compulsory): the
     /// simulator's steady state, which the model predicts.
@@ -45,7 +46,7 @@ fn point(r: &PointRecord, li: usize) -> Option<SweepPoint> {
         stride_lines,
         k: data::int(r, "count")?,
         gcd: model.gcd?,
-        sets_used: model.sets_used,
+        sets_used: model.closed_form_sets?,
         warm: warm_misses_per_load(r, li),
         model: model.cyclic_misses_per_access,
         ns: data::ns_per_element(r),
