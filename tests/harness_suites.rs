@@ -41,11 +41,12 @@ fn the_quick_suite_covers_every_family_and_sweeps_threads() {
         max_threads, cpus,
         "bandwidth vs threads sweeps up to every CPU"
     );
-    // Conflict probes always come with their ±1 controls.
+    // Conflict probes always come with their ±1 controls (geometry sweeps walk every whole
+    // line instead).
     let strides: BTreeSet<u64> = plan
         .points
         .iter()
-        .filter(|p| p.spec.name == "conflict")
+        .filter(|p| p.spec.name == "conflict" && p.sweep.is_none())
         .filter_map(|p| match p.params.get("stride") {
             Some(stridelab::kernels::spec::ParamValue::Int(s)) => Some(*s),
             _ => None,
@@ -58,6 +59,45 @@ fn the_quick_suite_covers_every_family_and_sweeps_threads() {
                 "{s}"
             );
         }
+    }
+}
+
+#[test]
+fn the_quick_suite_sweeps_l1_strides_from_the_geometry() {
+    use stridelab::cache::geometry::{CacheKind, CacheLevel, GeometrySource};
+    use stridelab::harness::suite::PlanLimits;
+    let level = |name: &str, kind, size, ways| {
+        CacheLevel::new(name, kind, size, ways, 64, GeometrySource::Override).unwrap()
+    };
+    for (l1_ways, l1_size) in [(12, 48 << 10), (8, 32 << 10)] {
+        let levels = [
+            level("L1d", CacheKind::Data, l1_size, l1_ways),
+            level("L2", CacheKind::Unified, 1 << 20, 16),
+        ];
+        let plan = Suite::builtin("quick")
+            .unwrap()
+            .plan_on(None, PlanLimits::default(), &levels)
+            .unwrap();
+        let l1: Vec<_> = plan
+            .points
+            .iter()
+            .filter(|p| p.sweep.as_ref().is_some_and(|s| s.level == "L1d"))
+            .collect();
+        // 128 whole-line strides (64 sets) and 8 beyond, each with K = 2 and 4 × ways.
+        assert_eq!(l1.len(), 2 * (128 + 8));
+        let timed = l1.iter().filter(|p| p.timed()).count() / 2;
+        assert!(timed >= 32, "{timed} timed strides");
+        let count = |p: &stridelab::harness::suite::PlannedPoint| p.params.get("count").cloned();
+        assert_eq!(
+            count(l1[0]),
+            Some(stridelab::kernels::spec::ParamValue::Int(2 * l1_ways))
+        );
+        let l2 = plan
+            .points
+            .iter()
+            .filter(|p| p.sweep.as_ref().is_some_and(|s| s.level == "L2"));
+        assert_eq!(l2.clone().count(), 2 * (256 + 8));
+        assert!(l2.clone().all(|p| !p.timed()));
     }
 }
 

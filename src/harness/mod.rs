@@ -15,6 +15,7 @@ pub mod runner;
 pub mod session;
 pub mod simulate;
 pub mod suite;
+pub mod sweep;
 
 pub use catalogue_link::catalogue;
 pub use runner::MethodOptions;

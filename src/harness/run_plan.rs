@@ -106,13 +106,14 @@ pub fn prepare_run(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
         max_accesses_per_run: request.max_accesses,
         ..PlanLimits::default()
     };
-    let plan = suite.plan_with(threads.as_deref(), limits)?;
-    let outputs = plan_outputs(request, &plan.name)?;
     let machine = MachineInfo::collect(None);
+    let levels = machine.effective_data_levels();
+    let plan = suite.plan_on(threads.as_deref(), limits, &levels)?;
+    let outputs = plan_outputs(request, &plan.name)?;
     let options = RunOptions {
         method: method_of(request)?,
         manifest: serde_json::to_value(&machine).map_err(RunPlanError::Manifest)?,
-        cache_levels: machine.effective_data_levels(),
+        cache_levels: levels,
         ..RunOptions::default()
     };
     Ok(PreparedRun {

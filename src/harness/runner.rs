@@ -89,7 +89,7 @@ pub enum PointKind {
 /// matches to the last bits; the slack only absorbs an expected value computed in another order.
 const CHECKSUM_TOLERANCE: f64 = 1e-9;
 
-fn checksum_ok(actual: f64, expected: f64) -> bool {
+pub(crate) fn checksum_ok(actual: f64, expected: f64) -> bool {
     actual == expected || (actual - expected).abs() <= CHECKSUM_TOLERANCE * expected.abs().max(1.0)
 }
 

@@ -11,7 +11,9 @@ use thiserror::Error;
 use crate::cache::geometry::CacheLevel;
 use crate::harness::pin::{PinError, PinnedPool};
 use crate::harness::predict::predict;
-use crate::harness::runner::{MethodOptions, PointKind, measure_point};
+use crate::harness::runner::{
+    MethodOptions, PointKind, PointMeasurement, checksum_ok, measure_point,
+};
 use crate::harness::simulate::{detected_levels, simulate_instance};
 use crate::harness::suite::{Plan, PlannedPoint};
 use crate::kernels::spec::{Family, Instance, KernelError, PrepareOptions, format_params};
@@ -193,13 +195,17 @@ fn measure_one(
     let prepare = || -> Result<Box<dyn Instance>, KernelError> {
         (spec.prepare)(&point.params, prepare_options)
     };
-    let measured = measure_point(
-        pool,
-        &prepare,
-        point_kind(spec.family),
-        &options.method,
-        stop,
-    );
+    let measured = if point.timed() {
+        measure_point(
+            pool,
+            &prepare,
+            point_kind(spec.family),
+            &options.method,
+            stop,
+        )
+    } else {
+        checked_untimed(&prepare)
+    };
     if measured.interrupted {
         return None;
     }
@@ -258,5 +264,60 @@ fn measure_one(
         reference: measured.reference,
         error,
         model: Some(predict(spec, &point.params, &options.cache_levels)),
+        sweep: point.sweep.clone(),
     })
+}
+
+/// A simulated-only point: one instance, one run with its checksum verified (so the stream
+/// the model sees is a correct kernel's), no timing and no counters.
+fn checked_untimed(
+    prepare: &dyn Fn() -> Result<Box<dyn Instance>, KernelError>,
+) -> PointMeasurement {
+    let mut measured = PointMeasurement {
+        work: None,
+        checksum: ChecksumStatus {
+            status: ChecksumOutcome::NotRun,
+            expected: None,
+            actual: None,
+            runs_checked: 0,
+        },
+        timing: None,
+        counters: None,
+        reference: None,
+        error: None,
+        instance: None,
+        interrupted: false,
+    };
+    let mut instance = match prepare() {
+        Ok(instance) => instance,
+        Err(e) => {
+            measured.error = Some(PointError {
+                stage: "prepare".into(),
+                message: e.to_string(),
+            });
+            return measured;
+        }
+    };
+    let expected = instance.expected_checksum();
+    let actual = instance.run();
+    let ok = checksum_ok(actual, expected);
+    measured.work = Some(instance.work());
+    measured.checksum = ChecksumStatus {
+        status: if ok {
+            ChecksumOutcome::Ok
+        } else {
+            ChecksumOutcome::Mismatch
+        },
+        expected: Some(expected),
+        actual: Some(actual),
+        runs_checked: 1,
+    };
+    if !ok {
+        measured.error = Some(PointError {
+            stage: "checksum".into(),
+            message: format!("checksum {actual} where {expected} was expected"),
+        });
+    }
+    measured.instance = Some(instance);
+    measured
 }

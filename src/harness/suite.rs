@@ -13,6 +13,11 @@
 //! params = { rows = 1024, cols = 1024, ld = [1024, 1025] }   # a list is a grid axis
 //! cases = [{ n = 64 }, { n = 65 }]     # optional: explicit parameter sets, each × the grid
 //! threads = [1, "all"]                 # optional: overrides the suite's thread counts
+//!
+//! [[point]]                            # a geometry sweep (`harness::sweep`): strides and K
+//! kernel = "conflict"                  # derived from a level of the simulated geometry
+//! params = { mode = "lat", reps = 16 }
+//! sweep = { level = "L1d", ways = [2, 4], tail = 8, timed = 4 }
 //! ```
 //! Rules, checked in [`Suite::plan`]:
 //! 1. every point names a kernel of the catalogue;
@@ -31,10 +36,15 @@ use std::path::Path;
 use serde::Deserialize;
 use thiserror::Error;
 
+use crate::cache::geometry::CacheLevel;
 use crate::harness::pin::cpu_count;
 use crate::kernels::args::parse_kernel_words;
 use crate::kernels::estimate_accesses;
 use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, Params};
+use crate::results::SweepInfo;
+
+use super::simulate::detected_levels;
+use super::sweep::{SweepSpec, expand};
 
 use super::catalogue_link::{find, resolve_params};
 
@@ -180,6 +190,9 @@ pub struct SuitePoint {
     pub cases: Vec<BTreeMap<String, ScalarValue>>,
     #[serde(default)]
     pub threads: Option<Vec<ThreadCount>>,
+    /// Strides and slot counts derived from a level of the geometry (see `harness::sweep`).
+    #[serde(default)]
+    pub sweep: Option<SweepSpec>,
 }
 
 /// One point of a plan: a resolved kernel, its parameters and a thread count.
@@ -188,6 +201,15 @@ pub struct PlannedPoint {
     pub spec: &'static KernelSpec,
     pub params: Params,
     pub threads: usize,
+    /// Set on the points of a geometry sweep; `timed = false` points are simulated only.
+    pub sweep: Option<SweepInfo>,
+}
+
+impl PlannedPoint {
+    /// Whether the point is timed (every point but a sweep's simulated-only ones).
+    pub fn timed(&self) -> bool {
+        self.sweep.as_ref().is_none_or(|s| s.timed)
+    }
 }
 
 /// A validated suite, ready to run.
@@ -326,6 +348,7 @@ impl Suite {
                 params,
                 cases: Vec::new(),
                 threads: None,
+                sweep: None,
             }],
             source: "command-line".into(),
             text: String::new(),
@@ -340,11 +363,23 @@ impl Suite {
         self.plan_with(threads_override, PlanLimits::default())
     }
 
-    /// [`Suite::plan`] with explicit limits (rules 5 and 6).
+    /// [`Suite::plan`] with explicit limits (rules 5 and 6); sweeps follow the detected
+    /// geometry.
     pub fn plan_with(
         &self,
         threads_override: Option<&[ThreadCount]>,
         limits: PlanLimits,
+    ) -> Result<Plan, SuiteError> {
+        self.plan_on(threads_override, limits, &detected_levels())
+    }
+
+    /// [`Suite::plan_with`] for the data-cache `levels` the run simulates: a point's `sweep`
+    /// derives its strides and slot counts from them.
+    pub fn plan_on(
+        &self,
+        threads_override: Option<&[ThreadCount]>,
+        limits: PlanLimits,
+        levels: &[CacheLevel],
     ) -> Result<Plan, SuiteError> {
         let cpus = cpu_count();
         let origin = self.source_label();
@@ -375,7 +410,14 @@ impl Suite {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.values()))
                 .collect();
-            let cases: Vec<Vec<(String, String)>> = if point.cases.is_empty() {
+            let swept = sweep_cases(point, levels).map_err(|message| SuiteError::Invalid {
+                origin: origin.clone(),
+                line,
+                message,
+            })?;
+            let cases: Vec<Vec<(String, String)>> = if let Some(swept) = &swept {
+                swept.iter().map(|(case, _)| case.clone()).collect()
+            } else if point.cases.is_empty() {
                 vec![Vec::new()]
             } else {
                 point
@@ -399,7 +441,8 @@ impl Suite {
                     message: grid_too_large(planned, &axes, cases.len(), limits.max_points),
                 });
             }
-            for case in &cases {
+            for (case_index, case) in cases.iter().enumerate() {
+                let sweep = swept.as_ref().map(|s| s[case_index].1.clone());
                 for combo in cartesian(&axes) {
                     let mut args: Vec<(String, String)> = self
                         .positional
@@ -428,6 +471,7 @@ impl Suite {
                             spec,
                             params: params.clone(),
                             threads: t,
+                            sweep: sweep.clone(),
                         });
                     }
                 }
@@ -458,6 +502,34 @@ impl Suite {
                 .to_string()
         }
     }
+}
+
+/// A sweep point's cases (`stride` and `count` words) with their record tags; `None` for a
+/// point without a `sweep` table. A sweep replaces `cases`.
+#[allow(clippy::type_complexity)]
+fn sweep_cases(
+    point: &SuitePoint,
+    levels: &[CacheLevel],
+) -> Result<Option<Vec<(Vec<(String, String)>, SweepInfo)>>, String> {
+    let Some(spec) = &point.sweep else {
+        return Ok(None);
+    };
+    if !point.cases.is_empty() {
+        return Err("a point has either `cases` or a `sweep`, not both".into());
+    }
+    let points = expand(spec, levels)?;
+    Ok(Some(
+        points
+            .into_iter()
+            .map(|p| {
+                let words = vec![
+                    ("stride".to_string(), p.stride_elements.to_string()),
+                    ("count".to_string(), p.count.to_string()),
+                ];
+                (words, p.info)
+            })
+            .collect(),
+    ))
 }
 
 /// Rule 5's message: the size, how it arose and the limit.

@@ -123,7 +123,20 @@ pub fn of_kernel<'a>(
     doc: &'a ResultsDocument,
     kernel: &'a str,
 ) -> impl Iterator<Item = &'a PointRecord> {
-    doc.records.iter().filter(move |r| r.kernel == kernel)
+    doc.records
+        .iter()
+        .filter(move |r| r.kernel == kernel && r.sweep.is_none())
+}
+
+/// The records of the geometry sweep of level `level` (they belong to the sweep figures, so
+/// [`of_kernel`] leaves them out).
+pub fn sweep_of<'a>(
+    doc: &'a ResultsDocument,
+    level: &'a str,
+) -> impl Iterator<Item = &'a PointRecord> {
+    doc.records
+        .iter()
+        .filter(move |r| r.sweep.as_ref().is_some_and(|s| s.level == level))
 }
 
 /// The data cache levels of the run: the simulated hierarchy if any record has one (the

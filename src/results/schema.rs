@@ -150,6 +150,18 @@ pub struct PointRecord {
     /// What the analytic models predict for the point (schema 2; absent in schema-1 files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelPrediction>,
+    /// The geometry sweep this point belongs to (absent: a point of the suite's grid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepInfo>,
+}
+
+/// A point of a geometry sweep: the level its strides were derived from, and whether it was
+/// timed (`false`: simulated only, so `timing` is absent by design, not by failure).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepInfo {
+    pub level: String,
+    pub timed: bool,
 }
 
 /// Where each measuring thread ran.
@@ -772,6 +784,7 @@ pub(crate) mod tests {
                 reference: None,
                 error: None,
                 model: None,
+                sweep: None,
             }],
         }
     }

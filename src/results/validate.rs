@@ -286,6 +286,31 @@ fn check_record(record: &PointRecord, at: &str, cap: u64, rules: &dyn ParamRules
         check_model(model, &format!("{at}.model"))
             .map_err(|(field, message)| Invalid { field, message })?;
     }
+    if let Some(sweep) = &record.sweep {
+        check_sweep(sweep, record, &format!("{at}.sweep"))?;
+    }
+    Ok(())
+}
+
+/// Longest level name a sweep tag may carry (geometry names are `L1d`, `L2`, ...).
+const MAX_LEVEL_NAME: usize = 16;
+
+/// A sweep tag names a short level and is honest about timing: a simulated-only point has
+/// no timing section.
+fn check_sweep(sweep: &crate::results::SweepInfo, record: &PointRecord, at: &str) -> Checked {
+    let name = &sweep.level;
+    if name.is_empty() || name.len() > MAX_LEVEL_NAME || name.chars().any(char::is_control) {
+        return Err(invalid(
+            format!("{at}.level"),
+            format!("level name must be 1..={MAX_LEVEL_NAME} printable characters"),
+        ));
+    }
+    if !sweep.timed && record.timing.is_some() {
+        return Err(invalid(
+            format!("{at}.timed"),
+            "a simulated-only point (timed = false) carries a timing section",
+        ));
+    }
     Ok(())
 }
 
@@ -549,6 +574,23 @@ mod tests {
     use crate::results::test_docs::simulated_l1;
     use crate::vocab::ParamValue;
 
+    fn sweep(level: &str, timed: bool) -> crate::results::SweepInfo {
+        crate::results::SweepInfo {
+            level: level.into(),
+            timed,
+        }
+    }
+
+    #[test]
+    fn a_simulated_only_sweep_point_without_timing_is_valid() {
+        let mut doc = valid();
+        doc.records[0].sweep = Some(sweep("L1d", true));
+        assert!(validate(&doc, &RowSumRules).is_ok());
+        doc.records[0].timing = None;
+        doc.records[0].sweep = Some(sweep("L1d", false));
+        assert!(validate(&doc, &RowSumRules).is_ok());
+    }
+
     /// The sample document with full `row-sum` parameters and a consistent simulation.
     fn valid() -> ResultsDocument {
         let mut doc = sample_document();
@@ -628,6 +670,22 @@ mod tests {
                 "records[0].params",
             ),
             (|d| d.records[0].kernel = "nope".into(), "records[0].kernel"),
+            (
+                |d| d.records[0].sweep = Some(sweep("L1d", false)),
+                "records[0].sweep.timed",
+            ),
+            (
+                |d| d.records[0].sweep = Some(sweep("", true)),
+                "records[0].sweep.level",
+            ),
+            (
+                |d| d.records[0].sweep = Some(sweep(&"L".repeat(4096), true)),
+                "records[0].sweep.level",
+            ),
+            (
+                |d| d.records[0].sweep = Some(sweep("L1\u{0}", true)),
+                "records[0].sweep.level",
+            ),
             (|d| d.records[0].threads = 0, "records[0].threads"),
             (|d| d.records[0].index = 5, "records[0].index"),
             (

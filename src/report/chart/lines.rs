@@ -260,6 +260,17 @@ fn draw_series_line<DB: DrawingBackend>(
                 .draw_series(xy.iter().map(|&c| Circle::new(c, 3, line.filled())))
                 .map_err(err)?;
         }
+        SeriesKind::Markers => {
+            chart
+                .draw_series(xy.iter().map(|&c| Circle::new(c, 2, line.filled())))
+                .map_err(err)?;
+        }
+        SeriesKind::ModelMarkers => {
+            let thin = ShapeStyle::from(s.colour.rgb()).stroke_width(1);
+            chart
+                .draw_series(xy.iter().map(|&c| Circle::new(c, 5, thin)))
+                .map_err(err)?;
+        }
         SeriesKind::Model => {
             chart
                 .draw_series(std::iter::once(DashedPathElement::new(

@@ -260,6 +260,10 @@ pub enum SeriesKind {
     Model,
     /// Legend only: a filled square (bar charts).
     Bar,
+    /// Data at points that were measured apart: filled markers, no line joining them.
+    Markers,
+    /// The model at those points: hollow markers, no line.
+    ModelMarkers,
 }
 
 /// One point, with an optional confidence interval on y.

@@ -184,6 +184,14 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
                 area.draw(&Circle::new((x + 12, y), 3, shape.filled()))
                     .map_err(e)?;
             }
+            SeriesKind::Markers => {
+                area.draw(&Circle::new((x + 12, y), 3, shape.filled()))
+                    .map_err(e)?;
+            }
+            SeriesKind::ModelMarkers => {
+                let thin = ShapeStyle::from(colour.rgb()).stroke_width(1);
+                area.draw(&Circle::new((x + 12, y), 5, thin)).map_err(e)?;
+            }
             SeriesKind::Bar => {
                 area.draw(&Rectangle::new(
                     [(x + 4, y - 6), (x + 20, y + 6)],

@@ -17,7 +17,8 @@ pub(super) fn distinct<T: Ord>(values: impl IntoIterator<Item = T>) -> Vec<T> {
         .collect()
 }
 
-/// The records of `doc` that `keep` accepts, in document order; when there are none, the
+/// The records of `doc` that `keep` accepts, in document order (geometry sweeps aside: they
+/// have figures of their own); when there are none, the
 /// `figure` omitted for `reason`.
 pub(super) fn records_or_omit<'d>(
     figure: &FigureDef,
@@ -25,7 +26,11 @@ pub(super) fn records_or_omit<'d>(
     keep: impl Fn(&PointRecord) -> bool,
     reason: &str,
 ) -> Result<Vec<&'d PointRecord>, Outcome> {
-    let recs: Vec<&PointRecord> = doc.records.iter().filter(|r| keep(r)).collect();
+    let recs: Vec<&PointRecord> = doc
+        .records
+        .iter()
+        .filter(|r| r.sweep.is_none() && keep(r))
+        .collect();
     if recs.is_empty() {
         Err(omitted(figure, reason))
     } else {

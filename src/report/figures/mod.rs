@@ -1,4 +1,4 @@
-//! The eleven figures of the report, built from records (never from the machine): each
+//! The figures of the report, built from records (never from the machine): each
 //! builder returns the figure, the table of numbers behind it and what to look for — or says
 //! why it was omitted when the results hold no data for it.
 //!
@@ -24,7 +24,10 @@ pub mod fig08_views;
 pub mod fig09_blocked;
 pub mod fig10_threads;
 pub mod fig11_three_c;
+pub mod fig12_sweep_vs_stride;
+pub mod fig13_sweep_vs_gcd;
 mod labels;
+mod sweep;
 
 use crate::report::chart::{Figure, format_number};
 use crate::report::data::{self, Estimate};
@@ -50,6 +53,8 @@ pub const REGISTRY: &[&FigureDef] = &[
     &fig01_miss_rate_vs_stride::FIGURE,
     &fig02_sets_used::FIGURE,
     &fig03_conflict_heatmap::FIGURE,
+    &fig12_sweep_vs_stride::FIGURE,
+    &fig13_sweep_vs_gcd::FIGURE,
     &fig04_stride_sweep::FIGURE,
     &fig05_working_set::FIGURE,
     &fig06_row_vs_column::FIGURE,
