@@ -81,11 +81,15 @@ fn the_quick_suite_sweeps_l1_strides_from_the_geometry() {
         let l1: Vec<_> = plan
             .points
             .iter()
-            .filter(|p| p.sweep.as_ref().is_some_and(|s| s.level == "L1d"))
+            .filter(|p| {
+                p.sweep
+                    .as_ref()
+                    .is_some_and(|s| s.level == "L1d" && s.preset.is_none())
+            })
             .collect();
-        // 128 whole-line strides (64 sets) and 8 beyond, each with K = 2 and 4 × ways.
-        assert_eq!(l1.len(), 2 * (128 + 8));
-        let timed = l1.iter().filter(|p| p.timed()).count() / 2;
+        // 128 whole-line strides (64 sets) and 8 beyond, each with K = 2, 4 and 8 × ways.
+        assert_eq!(l1.len(), 3 * (128 + 8));
+        let timed = l1.iter().filter(|p| p.timed()).count() / 3;
         assert!(timed >= 32, "{timed} timed strides");
         let count = |p: &stridelab::harness::suite::PlannedPoint| p.params.get("count").cloned();
         assert_eq!(
@@ -98,6 +102,15 @@ fn the_quick_suite_sweeps_l1_strides_from_the_geometry() {
             .filter(|p| p.sweep.as_ref().is_some_and(|s| s.level == "L2"));
         assert_eq!(l2.clone().count(), 2 * (256 + 8));
         assert!(l2.clone().all(|p| !p.timed()));
+        // Another machine's L1d beside it (128 sets): simulated only, on the preset's levels.
+        let preset: Vec<_> = plan
+            .points
+            .iter()
+            .filter(|p| p.sweep.as_ref().is_some_and(|s| s.preset.is_some()))
+            .collect();
+        assert_eq!(preset.len(), 3 * (256 + 8));
+        assert!(preset.iter().all(|p| !p.timed()
+            && p.levels.as_ref().is_some_and(|l| l[0].sets == 128)));
     }
 }
 

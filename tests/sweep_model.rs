@@ -1,4 +1,4 @@
-//! Geometry sweeps end to end, without timing: a sweep of simulated-only points on two preset
+//! Geometry sweeps end to end, without timing: a sweep of simulated-only points on three preset
 //! geometries, the recorded set model against the simulator at every stride, the document
 //! valid on load, and the sweep figures drawn from it with markers only.
 
@@ -39,7 +39,7 @@ fn swept(preset: &str) -> ResultsDocument {
 
 #[test]
 fn the_model_predicts_the_simulated_misses_at_every_stride() {
-    for preset in ["intel-golden-cove", "amd-zen4"] {
+    for preset in ["intel-golden-cove", "amd-zen4", "apple-m1-firestorm"] {
         let doc = swept(preset);
         validate(&doc, &CATALOGUE_RULES).unwrap();
         let mut missing = 0;
@@ -100,4 +100,92 @@ fn the_sweep_figures_draw_markers_only() {
         (fig13_sweep_vs_gcd::FIGURE.build)(&plain),
         Outcome::Omitted { .. }
     ));
+}
+
+const PRESET_SUITE: &str = r#"
+name = "sweep-presets"
+description = "the run's L1d beside another machine's"
+
+[[point]]
+kernel = "conflict"
+params = { mode = "thr", reps = 6 }
+sweep = { level = "L1d", ways = [2], limit = 16 }
+
+[[point]]
+kernel = "conflict"
+params = { mode = "thr", reps = 6 }
+sweep = { level = "L1d", preset = "apple-m1-firestorm", ways = [2, 4], limit = 24 }
+"#;
+
+#[test]
+fn a_preset_sweep_is_simulated_on_the_presets_geometry_beside_the_runs() {
+    let levels = Geometry::preset("amd-zen4").unwrap().data_levels();
+    let plan = Suite::parse(PRESET_SUITE, "sweep.toml")
+        .unwrap()
+        .plan_on(None, PlanLimits::default(), &levels)
+        .unwrap();
+    assert_eq!(plan.points.len(), 16 + 2 * 24);
+    let options = RunOptions {
+        cache_levels: levels,
+        ..RunOptions::default()
+    };
+    let doc = run_suite(&plan, &options, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    validate(&doc, &CATALOGUE_RULES).unwrap();
+    let (on_preset, on_run): (Vec<_>, Vec<_>) = doc
+        .records
+        .iter()
+        .partition(|r| r.sweep.as_ref().unwrap().preset.is_some());
+    assert_eq!((on_run.len(), on_preset.len()), (16, 48));
+    // Apple's L1d: 128 KiB 8-way with 128 B lines = 128 sets; the run's (Zen 4): 64 sets.
+    for (records, sets, line) in [(&on_preset, 128, 128), (&on_run, 64, 64)] {
+        for r in records.iter() {
+            let l1 = &r.simulated.as_ref().unwrap().levels[0];
+            assert_eq!((l1.sets, l1.line), (sets, line));
+            let model = &r.model.as_ref().unwrap().pattern.as_ref().unwrap().levels[0];
+            assert_eq!(model.sets, sets);
+        }
+    }
+    // Figures keep the run's geometry for everything else, and draw the preset's panel apart.
+    let run_levels = stridelab::report::data::data_levels(&doc);
+    assert_eq!(run_levels[0].sets, 64);
+    let Outcome::Drawn(built) = (fig13_sweep_vs_gcd::FIGURE.build)(&doc) else {
+        panic!("fig13 omitted");
+    };
+    let titles: Vec<&str> = built
+        .figure
+        .panels
+        .iter()
+        .map(|p| match p {
+            Panel::Lines(l) => l.title.as_str(),
+            _ => panic!("line panels only"),
+        })
+        .collect();
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    assert!(titles[0].starts_with("L1d: 64 sets"), "{titles:?}");
+    assert!(
+        titles[1].starts_with("L1d of apple-m1-firestorm (preset): 128 sets"),
+        "{titles:?}"
+    );
+    assert!(built.figure.provenance.contains("apple-m1-firestorm"));
+}
+
+#[test]
+fn a_timed_or_unknown_preset_sweep_is_refused_when_planned() {
+    let levels = Geometry::preset("amd-zen4").unwrap().data_levels();
+    for (sweep, wanted) in [
+        (r#"{ level = "L1d", preset = "amd-zen4", ways = [2], timed = 4 }"#, "timed = 0"),
+        (r#"{ level = "L1d", preset = "no-such-cpu", ways = [2] }"#, "no-such-cpu"),
+        (r#"{ level = "L3", preset = "apple-m1-firestorm", ways = [2] }"#, "L3"),
+    ] {
+        let text = format!(
+            "name = \"s\"\ndescription = \"d\"\n[[point]]\nkernel = \"conflict\"\n\
+             params = {{ mode = \"thr\", reps = 6 }}\nsweep = {sweep}\n"
+        );
+        let err = Suite::parse(&text, "s.toml")
+            .unwrap()
+            .plan_on(None, PlanLimits::default(), &levels)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(wanted), "{sweep}: {err}");
+    }
 }

@@ -10,9 +10,12 @@ use crate::cache::geometry::CacheLevel;
 use crate::cache::model::{closed_form_sets, conflict_onset, distinct_sets, gcd};
 use crate::kernels::access::sim_address;
 use crate::kernels::spec::{KernelSpec, ParamValue, Params, StridePattern};
+use crate::kernels::view_cache::analyse;
 use crate::kernels::{simulation_note, stride_pattern};
 use crate::results::model::LONG_RUN_ACCESSES;
-use crate::results::{LevelModel, ModelPrediction, PatternPrediction, Provenance, ViewFacts};
+use crate::results::{
+    LevelModel, ModelPrediction, PatternPrediction, Provenance, ViewFacts, ViewSets,
+};
 use crate::vocab::Family;
 
 /// The model named in every prediction.
@@ -38,7 +41,7 @@ pub fn predict(spec: &KernelSpec, params: &Params, levels: &[CacheLevel]) -> Mod
         model: MODEL.into(),
         pattern,
         view: (spec.family == Family::View)
-            .then(|| view_facts(params))
+            .then(|| view_facts(params, levels.first()))
             .flatten(),
         simulation_note: simulation_note(spec, params).map(String::from),
     }
@@ -130,8 +133,12 @@ pub fn cyclic_misses(levels: &[CacheLevel], base: u64, stride: i64, count: u64) 
     out
 }
 
-/// Shape, strides and contiguity of a view kernel's `expr`, as the layout model evaluates it.
-fn view_facts(params: &Params) -> Option<ViewFacts> {
+/// Bytes per element of a view kernel's storage (`view-sum` sums f64s).
+const VIEW_ITEMSIZE: u64 = 8;
+
+/// Shape, strides and contiguity of a view kernel's `expr`, as the layout model evaluates it,
+/// and the sets of `innermost` its elements touch.
+fn view_facts(params: &Params, innermost: Option<&CacheLevel>) -> Option<ViewFacts> {
     let ParamValue::Text(expr) = params.get("expr")? else {
         return None;
     };
@@ -140,6 +147,23 @@ fn view_facts(params: &Params) -> Option<ViewFacts> {
         shape: layout.shape().iter().map(|&n| n as u64).collect(),
         strides: layout.strides().iter().map(|&s| s as i64).collect(),
         c_contiguous: layout.is_c_contiguous(),
+        sets: innermost.and_then(|level| view_sets(&layout, level)),
+    })
+}
+
+/// The whole-view set counts of `layout` on `level` (`None` when the level is too large to
+/// list or the view has too many runs to count).
+fn view_sets(layout: &crate::layout::Layout, level: &CacheLevel) -> Option<ViewSets> {
+    let analysis = analyse(layout, VIEW_ITEMSIZE, level).ok()?;
+    Some(ViewSets {
+        level: analysis.level,
+        sets: analysis.sets,
+        ways: analysis.ways,
+        // A 0-d view has no dimension: its one element touches one set.
+        inner_sets_touched: analysis.dims.last().map_or(1, |d| d.sets_touched),
+        sets_touched: analysis.sets_touched?,
+        lines_touched: analysis.lines_touched?,
+        max_lines_per_set: analysis.max_lines_per_set?,
     })
 }
 
@@ -214,5 +238,31 @@ mod tests {
         assert_eq!(view.shape, vec![8, 8]);
         assert_eq!(view.strides, vec![1, 8]);
         assert!(!view.c_contiguous);
+    }
+
+    #[test]
+    fn a_view_records_the_l1_sets_its_inner_walk_and_its_elements_touch() {
+        let spec = crate::kernels::find("view-sum").unwrap();
+        // (expr, sets one inner walk touches, sets of the whole view, most lines in one set)
+        // on 64 sets of 64 B: a 4 KiB stride stays in one set; 32 KiB fill every set 8 deep.
+        let cases = [
+            ("arange(4096).view(8,512).T", 1, 64, 8),
+            ("arange(4096).view(8,512)", 64, 64, 8),
+            ("arange(4096).view(64,64)[:, 0]", 8, 8, 8),
+            ("arange(32768).view(64,512)[:, 0]", 1, 1, 64),
+            ("arange(4096).view(64,64).diagonal()", 64, 64, 1),
+        ];
+        for (expr, inner, whole, deepest) in cases {
+            let params =
+                crate::kernels::resolve_params(spec, &[("expr".to_string(), expr.to_string())])
+                    .unwrap();
+            let sets = predict(spec, &params, &levels()).view.unwrap().sets.unwrap();
+            assert_eq!(
+                (sets.inner_sets_touched, sets.sets_touched, sets.max_lines_per_set),
+                (inner, whole, deepest),
+                "{expr}"
+            );
+            assert_eq!((sets.level.as_str(), sets.sets, sets.ways), ("L1d", 64, 8));
+        }
     }
 }

@@ -225,11 +225,12 @@ fn measure_one(
             },
         });
     let mut error = measured.error;
+    let levels = point.levels.as_deref().unwrap_or(&options.cache_levels);
     let simulated = match (options.simulate, measured.instance) {
         (true, Some(mut instance)) if measured.checksum.status == ChecksumOutcome::Ok => {
             match simulate_instance(
                 instance.as_mut(),
-                &options.cache_levels,
+                levels,
                 options.simulation_access_cap,
                 options.simulation_time_budget,
                 point.threads,
@@ -263,7 +264,7 @@ fn measure_one(
         simulated,
         reference: measured.reference,
         error,
-        model: Some(predict(spec, &point.params, &options.cache_levels)),
+        model: Some(predict(spec, &point.params, levels)),
         sweep: point.sweep.clone(),
     })
 }

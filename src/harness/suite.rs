@@ -18,6 +18,7 @@
 //! kernel = "conflict"                  # derived from a level of the simulated geometry
 //! params = { mode = "lat", reps = 16 }
 //! sweep = { level = "L1d", ways = [2, 4], tail = 8, timed = 4 }
+//! # preset = "apple-m1-firestorm" in a sweep: that machine's level, simulated only
 //! ```
 //! Rules, checked in [`Suite::plan`]:
 //! 1. every point names a kernel of the catalogue;
@@ -44,7 +45,7 @@ use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, Params};
 use crate::results::SweepInfo;
 
 use super::simulate::detected_levels;
-use super::sweep::{SweepSpec, expand};
+use super::sweep::{SweepSpec, expand, preset_levels};
 
 use super::catalogue_link::{find, resolve_params};
 
@@ -203,6 +204,8 @@ pub struct PlannedPoint {
     pub threads: usize,
     /// Set on the points of a geometry sweep; `timed = false` points are simulated only.
     pub sweep: Option<SweepInfo>,
+    /// The data levels to simulate instead of the run's (a sweep on a preset's geometry).
+    pub levels: Option<Vec<CacheLevel>>,
 }
 
 impl PlannedPoint {
@@ -410,11 +413,16 @@ impl Suite {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.values()))
                 .collect();
-            let swept = sweep_cases(point, levels).map_err(|message| SuiteError::Invalid {
+            let invalid = |message| SuiteError::Invalid {
                 origin: origin.clone(),
                 line,
                 message,
-            })?;
+            };
+            let swept = sweep_cases(point, levels).map_err(invalid)?;
+            let simulated_levels = match &point.sweep {
+                Some(spec) => preset_levels(spec).map_err(invalid)?,
+                None => None,
+            };
             let cases: Vec<Vec<(String, String)>> = if let Some(swept) = &swept {
                 swept.iter().map(|(case, _)| case.clone()).collect()
             } else if point.cases.is_empty() {
@@ -472,6 +480,7 @@ impl Suite {
                             params: params.clone(),
                             threads: t,
                             sweep: sweep.clone(),
+                            levels: simulated_levels.clone(),
                         });
                     }
                 }

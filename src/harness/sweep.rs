@@ -21,10 +21,14 @@
 //!   dense part the multiples of `timed` lines, so the conflicting strides (multiples of a
 //!   large power of two) are timed along with harmless ones. The rest are simulated only,
 //!   which costs K × reps loads of the model and no sampling.
+//! - `preset`: derive the sweep from a named preset's level and simulate its points on that
+//!   preset's data levels instead of the run's, so a report shows another machine's picture
+//!   beside this one's. Such a sweep is simulated only (`timed` must be 0): this machine's
+//!   clock says nothing about another machine's cache.
 
 use serde::Deserialize;
 
-use crate::cache::geometry::CacheLevel;
+use crate::cache::geometry::{CacheLevel, Geometry};
 use crate::results::SweepInfo;
 
 /// Bytes per element of the strided parameter (the conflict kernel's stride is in f64s).
@@ -53,6 +57,25 @@ pub struct SweepSpec {
     /// Every `timed`-th stride is timed (0: none).
     #[serde(default)]
     pub timed: usize,
+    /// Sweep this preset's level and simulate on its data levels (simulated only).
+    #[serde(default)]
+    pub preset: Option<String>,
+}
+
+/// The data levels a sweep's points are simulated on: the preset's when it names one, else
+/// `None` (the run's own levels).
+pub fn preset_levels(spec: &SweepSpec) -> Result<Option<Vec<CacheLevel>>, String> {
+    let Some(name) = &spec.preset else {
+        return Ok(None);
+    };
+    if spec.timed != 0 {
+        return Err(format!(
+            "a sweep on the `{name}` preset is simulated only: set `timed = 0` (this machine's \
+             clock says nothing about another machine's cache)"
+        ));
+    }
+    let geometry = Geometry::preset(name).map_err(|e| e.to_string())?;
+    Ok(Some(geometry.data_levels()))
 }
 
 /// One expanded sweep point: parameter words and its tag for the record.
@@ -117,8 +140,11 @@ fn thinned(n: u64, limit: usize) -> Vec<u64> {
     out
 }
 
-/// Every point of the sweep on `levels`, strides outermost, in slot-count order.
+/// Every point of the sweep on `levels` (or on its preset's), strides outermost, in slot-count
+/// order.
 pub fn expand(spec: &SweepSpec, levels: &[CacheLevel]) -> Result<Vec<SweepPoint>, String> {
+    let preset = preset_levels(spec)?;
+    let levels = preset.as_deref().unwrap_or(levels);
     let level = levels
         .iter()
         .find(|l| l.name == spec.level)
@@ -150,6 +176,7 @@ pub fn expand(spec: &SweepSpec, levels: &[CacheLevel]) -> Result<Vec<SweepPoint>
                 info: SweepInfo {
                     level: level.name.clone(),
                     timed,
+                    preset: spec.preset.clone(),
                 },
             });
         }
@@ -181,6 +208,7 @@ mod tests {
             limit,
             tail,
             timed,
+            preset: None,
         }
     }
 

@@ -132,26 +132,42 @@ pub fn of_kernel<'a>(
 /// [`of_kernel`] leaves them out).
 pub fn sweep_of<'a>(
     doc: &'a ResultsDocument,
+    preset: Option<&'a str>,
     level: &'a str,
 ) -> impl Iterator<Item = &'a PointRecord> {
-    doc.records
+    doc.records.iter().filter(move |r| {
+        r.sweep
+            .as_ref()
+            .is_some_and(|s| s.level == level && s.preset.as_deref() == preset)
+    })
+}
+
+/// The preset a record was simulated on instead of the run's geometry, if any.
+pub fn simulated_preset(record: &PointRecord) -> Option<&str> {
+    record.sweep.as_ref()?.preset.as_deref()
+}
+
+/// The data levels `record` was simulated on, rebuilt from its simulated counts.
+pub fn simulated_levels(record: &PointRecord) -> Vec<CacheLevel> {
+    record
+        .simulated
         .iter()
-        .filter(move |r| r.sweep.as_ref().is_some_and(|s| s.level == level))
+        .flat_map(|s| &s.levels)
+        .filter_map(|l| crate::results::validate::simulated_geometry(l).ok())
+        .collect()
 }
 
 /// The data cache levels of the run: the simulated hierarchy if any record has one (the
 /// geometry the misses were counted on), else the manifest's detected data levels.
 pub fn data_levels(doc: &ResultsDocument) -> Vec<CacheLevel> {
-    if let Some(levels) = doc
+    // Records simulated on a preset's geometry describe another machine.
+    if let Some(record) = doc
         .records
         .iter()
-        .find_map(|r| r.simulated.as_ref().map(|s| &s.levels))
+        .find(|r| r.simulated.is_some() && simulated_preset(r).is_none())
     {
         // The recorded-geometry constructor: the same rules the document was validated by.
-        return levels
-            .iter()
-            .filter_map(|l| crate::results::validate::simulated_geometry(l).ok())
-            .collect();
+        return simulated_levels(record);
     }
     manifest_levels(doc)
         .into_iter()

@@ -160,6 +160,7 @@ pub fn built(report: &InferReport, suffix: &str) -> Built {
             Some(RefLine {
                 at: p.value.filter(|v| v.is_finite() && *v > 0.0)?,
                 label: format!("{} (inferred)", p.name),
+                label_y: None,
             })
         })
         .collect();

@@ -11,7 +11,7 @@ pub mod schema;
 mod test_docs;
 pub mod validate;
 
-pub use model::{LevelModel, ModelPrediction, PatternPrediction, ViewFacts};
+pub use model::{LevelModel, ModelPrediction, PatternPrediction, ViewFacts, ViewSets};
 pub use schema::*;
 
 /// The recorded cache geometry as readers rebuild it: a level carries the rules of the

@@ -94,6 +94,36 @@ pub struct ViewFacts {
     pub strides: Vec<i64>,
     /// Whether the view walks its elements in C (row-major) order without gaps.
     pub c_contiguous: bool,
+    /// The sets of the innermost simulated level the view's elements touch (absent in older
+    /// files, and where that level is too large to list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sets: Option<ViewSets>,
+}
+
+/// Longest level name a record may carry (geometry names are `L1d`, `L2`, ...).
+pub const MAX_LEVEL_NAME: usize = 16;
+
+/// Whether `name` can be a cache level's name: 1..=16 printable characters.
+pub(crate) fn short_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= MAX_LEVEL_NAME && !name.chars().any(char::is_control)
+}
+
+/// How a view's elements spread over the sets of one cache level (8-byte elements, storage
+/// starting on a line boundary, as the simulator places it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewSets {
+    pub level: String,
+    pub sets: u64,
+    pub ways: u64,
+    /// Sets a walk along the innermost dimension touches (every other index at 0): what one
+    /// inner loop of a C-order walk cycles through.
+    pub inner_sets_touched: u64,
+    /// Sets all of the view's elements touch.
+    pub sets_touched: u64,
+    pub lines_touched: u64,
+    /// The most distinct lines any one set receives.
+    pub max_lines_per_set: u64,
 }
 
 impl LevelModel {
@@ -143,8 +173,47 @@ pub fn check_model(m: &ModelPrediction, at: &str) -> Result<(), ModelInvalid> {
                 format!("more than {MAX_VIEW_DIMS} dimensions"),
             ));
         }
+        if let Some(sets) = &v.sets {
+            check_view_sets(sets, &format!("{at}.sets"))?;
+        }
     }
     Ok(())
+}
+
+/// A view's set counts are counts of one real level: at least one set, no more sets touched
+/// than the level has or than lines touched, no set holding more lines than were touched.
+fn check_view_sets(v: &ViewSets, at: &str) -> Result<(), ModelInvalid> {
+    let rules: [(&str, bool, &str); 5] = [
+        (
+            "level",
+            short_name(&v.level),
+            "must be a short level name",
+        ),
+        (
+            "sets",
+            v.sets >= 1 && v.ways >= 1,
+            "sets and ways must be at least 1",
+        ),
+        (
+            "sets_touched",
+            (1..=v.sets).contains(&v.sets_touched) && v.sets_touched <= v.lines_touched,
+            "must lie in 1..=sets and be at most the lines touched",
+        ),
+        (
+            "inner_sets_touched",
+            (1..=v.sets_touched).contains(&v.inner_sets_touched),
+            "must lie in 1..=sets_touched",
+        ),
+        (
+            "max_lines_per_set",
+            v.max_lines_per_set >= 1 && v.max_lines_per_set <= v.lines_touched,
+            "must lie in 1..=lines_touched",
+        ),
+    ];
+    match rules.iter().find(|(_, ok, _)| !ok) {
+        Some((field, _, rule)) => Err((format!("{at}.{field}"), (*rule).into())),
+        None => Ok(()),
+    }
 }
 
 fn check_pattern(p: &PatternPrediction, at: &str) -> Result<(), ModelInvalid> {

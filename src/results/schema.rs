@@ -162,6 +162,10 @@ pub struct PointRecord {
 pub struct SweepInfo {
     pub level: String,
     pub timed: bool,
+    /// The preset whose geometry the point was simulated on (absent: the run's geometry);
+    /// such points are simulated only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
 }
 
 /// Where each measuring thread ran.

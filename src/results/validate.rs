@@ -292,17 +292,34 @@ fn check_record(record: &PointRecord, at: &str, cap: u64, rules: &dyn ParamRules
     Ok(())
 }
 
-/// Longest level name a sweep tag may carry (geometry names are `L1d`, `L2`, ...).
-const MAX_LEVEL_NAME: usize = 16;
+use super::model::{MAX_LEVEL_NAME, short_name};
+
+/// Longest preset name a sweep tag may carry (`apple-m1-firestorm` is 18).
+const MAX_PRESET_NAME: usize = 64;
 
 /// A sweep tag names a short level and is honest about timing: a simulated-only point has
 /// no timing section.
 fn check_sweep(sweep: &crate::results::SweepInfo, record: &PointRecord, at: &str) -> Checked {
-    let name = &sweep.level;
-    if name.is_empty() || name.len() > MAX_LEVEL_NAME || name.chars().any(char::is_control) {
+    if !short_name(&sweep.level) {
         return Err(invalid(
             format!("{at}.level"),
             format!("level name must be 1..={MAX_LEVEL_NAME} printable characters"),
+        ));
+    }
+    if let Some(preset) = &sweep.preset
+        && (preset.is_empty()
+            || preset.len() > MAX_PRESET_NAME
+            || preset.chars().any(char::is_control))
+    {
+        return Err(invalid(
+            format!("{at}.preset"),
+            format!("preset name must be 1..={MAX_PRESET_NAME} printable characters"),
+        ));
+    }
+    if sweep.preset.is_some() && (sweep.timed || record.timing.is_some()) {
+        return Err(invalid(
+            format!("{at}.timed"),
+            "a point simulated on a preset's geometry cannot be timed",
         ));
     }
     if !sweep.timed && record.timing.is_some() {
@@ -578,6 +595,14 @@ mod tests {
         crate::results::SweepInfo {
             level: level.into(),
             timed,
+            preset: None,
+        }
+    }
+
+    fn preset_sweep(preset: &str, timed: bool) -> crate::results::SweepInfo {
+        crate::results::SweepInfo {
+            preset: Some(preset.into()),
+            ..sweep("L1d", timed)
         }
     }
 
@@ -588,6 +613,8 @@ mod tests {
         assert!(validate(&doc, &RowSumRules).is_ok());
         doc.records[0].timing = None;
         doc.records[0].sweep = Some(sweep("L1d", false));
+        assert!(validate(&doc, &RowSumRules).is_ok());
+        doc.records[0].sweep = Some(preset_sweep("apple-m1-firestorm", false));
         assert!(validate(&doc, &RowSumRules).is_ok());
     }
 
@@ -685,6 +712,17 @@ mod tests {
             (
                 |d| d.records[0].sweep = Some(sweep("L1\u{0}", true)),
                 "records[0].sweep.level",
+            ),
+            (
+                |d| d.records[0].sweep = Some(preset_sweep("amd-zen4", true)),
+                "records[0].sweep.timed",
+            ),
+            (
+                |d| {
+                    d.records[0].timing = None;
+                    d.records[0].sweep = Some(preset_sweep(&"p".repeat(65), false));
+                },
+                "records[0].sweep.preset",
             ),
             (|d| d.records[0].threads = 0, "records[0].threads"),
             (|d| d.records[0].index = 5, "records[0].index"),

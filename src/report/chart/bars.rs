@@ -20,7 +20,7 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
         .max()
         .unwrap_or(4) as u32;
     // Categories run top to bottom: category i sits at y = n-1-i.
-    let label_width = (longest * 7 + 16).clamp(60, 330);
+    let label_width = (longest * 7 + 16).clamp(60, 520);
     let mut chart = build_chart(area, &p.title, label_width, v0..v1, -0.5..(n as f64 - 0.5))?;
     draw_bar_mesh(&mut chart, p, n)?;
     for i in 0..p.categories.len() {

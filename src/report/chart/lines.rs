@@ -193,7 +193,10 @@ fn draw_vlines<DB: DrawingBackend>(
         let x = p.x.to_plot(v.at);
         draw_dashed(chart, (x, y0), (x, y1), ref_style())?;
         // Stagger labels vertically so neighbouring lines do not print on top of each other.
-        let y = y1 - (y1 - y0) * (0.03 + 0.07 * (i % 3) as f64);
+        let y = match v.label_y.filter(|&y| p.y.accepts(y)) {
+            Some(y) => p.y.to_plot(y),
+            None => y1 - (y1 - y0) * (0.03 + 0.07 * (i % 3) as f64),
+        };
         let (label, style) = if x > x0 + (x1 - x0) * 0.8 {
             let style = anchored(note_style(), HPos::Right, VPos::Top);
             (format!("{} ", v.label), style)

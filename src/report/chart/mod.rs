@@ -222,9 +222,18 @@ impl Axis {
         }
         match self.ticks {
             TickFormat::Bytes => format_bytes(v),
-            _ => format_number(v),
+            _ => trim_fraction(format_number(v)),
         }
     }
+}
+
+/// `0.800` → `0.8`, `2.50` → `2.5`, `3.00` → `3`: a tick shows the digits its step has, and
+/// ticks fall on round steps (1, 2 or 5 × 10^k), so trailing zeros carry nothing.
+fn trim_fraction(text: String) -> String {
+    if !text.contains('.') || text.contains('e') {
+        return text;
+    }
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// `4 KiB`, `32 MiB`, `8 B`: the crate's one byte formatter, where the figures look for it.
@@ -296,6 +305,9 @@ pub struct Series {
 pub struct RefLine {
     pub at: f64,
     pub label: String,
+    /// Where a vertical line's label sits on the y axis (`None`: near the top, staggered),
+    /// for panels whose data crowd the top.
+    pub label_y: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -398,6 +410,16 @@ mod tests {
         let axis = Axis::log2_bytes("stride (bytes)");
         assert_eq!(axis.tick_label(12.0), "4 KiB");
         assert_eq!(axis.tick_label(12.5), "");
+        let linear = Axis::fraction("misses per load");
+        for (v, label) in [
+            (0.8, "0.8"),
+            (0.25, "0.25"),
+            (1.0, "1"),
+            (2.5, "2.5"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(linear.tick_label(v), label, "{v}");
+        }
         let cats = Axis::categories("n", vec!["a".into(), "b".into()]);
         assert_eq!(cats.tick_label(1.0), "b");
         assert_eq!(cats.tick_label(0.5), "");

@@ -158,6 +158,7 @@ fn ways_lines(ks: &[u64], ways: u64) -> Vec<RefLine> {
                 if s == 1 { " holds" } else { "s hold" },
                 s * ways
             ),
+            label_y: None,
         })
         .collect()
 }

@@ -114,10 +114,12 @@ fn ref_lines(line: f64, page: f64) -> Vec<RefLine> {
         RefLine {
             at: line,
             label: format!("line {}", format_bytes(line)),
+            label_y: None,
         },
         RefLine {
             at: page,
             label: format!("page {}", format_bytes(page)),
+            label_y: None,
         },
     ]
 }

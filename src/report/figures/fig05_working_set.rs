@@ -39,6 +39,7 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
         .map(|l| RefLine {
             at: l.size as f64,
             label: format!("{} {}", l.name, format_bytes(l.size as f64)),
+            label_y: None,
         })
         .collect();
     let rows = recs

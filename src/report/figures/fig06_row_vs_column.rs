@@ -86,6 +86,7 @@ fn row_vs_column(doc: &ResultsDocument) -> Outcome {
             hlines: vec![RefLine {
                 at: 1.0,
                 label: "no difference".into(),
+                label_y: None,
             }],
         }),
         Panel::Lines(LinePanel {

@@ -148,6 +148,7 @@ fn bar_panels(recs: &[&PointRecord], categories: &[String]) -> Vec<Panel> {
             vlines: vec![RefLine {
                 at: 1.0,
                 label: "copy".into(),
+                label_y: None,
             }],
         }),
     ]

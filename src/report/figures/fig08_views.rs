@@ -33,7 +33,10 @@ fn views(doc: &ResultsDocument) -> Outcome {
         .iter()
         .map(|r| {
             let (label, contiguous) = view_label(r);
-            (*r, label, contiguous)
+            match sets_text(r) {
+                Some(sets) => (*r, format!("{label}  {sets}"), contiguous),
+                None => (*r, label, contiguous),
+            }
         })
         .collect();
     let height = (recs.len() as u32 * 34 + 110).max(260);
@@ -42,7 +45,8 @@ fn views(doc: &ResultsDocument) -> Outcome {
             id: FIGURE.id.into(),
             title: "Views: the same sum over differently strided views".into(),
             provenance: format!(
-                "{}; shapes and strides from the layout model (elements)",
+                "{}; shapes, strides (elements) and the L1 sets one walk along the innermost dimension touches \
+                 (8 B elements, storage on a line boundary) from the layout model",
                 prov_timed(doc)
             ),
             panels: vec![Panel::Bars(panel(&info))],
@@ -53,7 +57,9 @@ fn views(doc: &ResultsDocument) -> Outcome {
         look_for: "A view only rewrites shape and strides, so its cost per element is set by \
                    its innermost stride: a diagonal (stride n+1) touches a new line per element; \
                    a flip walks backwards at stride −1 and should cost about what a forward walk \
-                   costs."
+                   costs. An inner walk that lands in few L1 sets (down a column of a \
+                   2^k-wide matrix, as the transpose view walks) keeps at most those sets' ways \
+                   of lines: every line it comes back to has been evicted."
             .into(),
         notes: Vec::new(),
     }))
@@ -112,6 +118,8 @@ fn table(info: &[ViewInfo]) -> Table {
                     .unwrap_or_else(|| "—".into()),
                 est_cell(own),
                 cell(ratio),
+                sets_text(r).unwrap_or_else(|| "—".into()),
+                whole_sets_text(r).unwrap_or_else(|| "—".into()),
                 cell(misses_per_access(r, 0)),
             ]
         })
@@ -126,10 +134,27 @@ fn table(info: &[ViewInfo]) -> Table {
             "elements",
             "ns/element (timed, CI)",
             "× contiguous control",
+            "L1 sets of one inner walk (model)",
+            "L1 sets of the whole view (model)",
             "L1 misses/element (sim)",
         ]
         .map(String::from)
         .to_vec(),
         rows,
     }
+}
+
+/// "inner walk 1/64 L1d sets" for a view whose record carries its set counts.
+fn sets_text(r: &PointRecord) -> Option<String> {
+    let sets = data::view_facts(r)?.sets.as_ref()?;
+    Some(format!(
+        "inner walk {}/{} {} sets",
+        sets.inner_sets_touched, sets.sets, sets.level
+    ))
+}
+
+/// "64 of 64" sets all of a view's elements touch.
+fn whole_sets_text(r: &PointRecord) -> Option<String> {
+    let sets = data::view_facts(r)?.sets.as_ref()?;
+    Some(format!("{} of {}", sets.sets_touched, sets.sets))
 }

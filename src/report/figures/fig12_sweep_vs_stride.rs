@@ -2,7 +2,7 @@
 //! up to twice sets × line and a log-spaced tail, per swept level, with the recorded set
 //! model over it; the timed subset's ns per load on a panel of its own.
 
-use super::sweep::{SweepPoint, marker_series, points, swept_levels};
+use super::sweep::{SweepPoint, SweptLevel, marker_series, points, preset_note, swept_levels};
 use super::{Built, FigureDef, Outcome, Table, cell, est_cell, omitted, prov_sim, prov_timed};
 use crate::report::chart::{Axis, Figure, LinePanel, Panel, RefLine, Series, SeriesKind, XY};
 use crate::results::{CacheLevel, ResultsDocument};
@@ -23,23 +23,22 @@ fn sweep_vs_stride(doc: &ResultsDocument) -> Outcome {
     let mut panels = Vec::new();
     let mut tables = Vec::new();
     let mut first = None;
-    for (li, level) in &levels {
-        let pts = points(doc, *li, level);
-        panels.push(miss_panel(&pts, level));
-        tables.push(timed_table(&pts, level));
-        if let Some(p) = timed_panel(&pts, level) {
-            panels.push(p);
-        }
-        first.get_or_insert(level.clone());
+    for swept in &levels {
+        let pts = points(doc, swept);
+        panels.push(miss_panel(&pts, swept));
+        panels.extend(timed_panel(&pts, &swept.level));
+        tables.push(table(&pts, swept));
+        first.get_or_insert(swept.level.clone());
     }
     let figure = Figure {
         id: FIGURE.id.into(),
         title: "Misses per load vs stride: K lines s bytes apart, walked over and over".into(),
         provenance: format!(
             "{}; hollow: recorded model (sets used = sets / gcd(stride in lines, sets); a cyclic \
-             LRU walk misses on every load once K > sets used × ways); {}",
+             LRU walk misses on every load once K > sets used × ways); {}{}",
             prov_sim(doc),
-            prov_timed(doc)
+            prov_timed(doc),
+            preset_note(&levels)
         ),
         panels,
         panel_width: 560,
@@ -54,12 +53,16 @@ fn sweep_vs_stride(doc: &ResultsDocument) -> Outcome {
 }
 
 /// Misses per load after the first pass against the stride in lines (log scale).
-fn miss_panel(pts: &[SweepPoint], level: &CacheLevel) -> Panel {
+fn miss_panel(pts: &[SweepPoint], swept: &SweptLevel) -> Panel {
     let x = |p: &SweepPoint| p.stride_lines as f64;
+    let level = &swept.level;
     Panel::Lines(LinePanel {
         title: format!(
             "{}: {} sets × {} ways, {} B lines",
-            level.name, level.sets, level.ways, level.line
+            swept.name(),
+            level.sets,
+            level.ways,
+            level.line
         ),
         x: Axis::log2(&format!("stride (lines of {} B)", level.line)),
         y: Axis::fraction(&format!(
@@ -70,6 +73,7 @@ fn miss_panel(pts: &[SweepPoint], level: &CacheLevel) -> Panel {
         vlines: vec![RefLine {
             at: f64::from(level.sets),
             label: format!("sets = {}", level.sets),
+            label_y: Some(0.55),
         }],
         hlines: Vec::new(),
     })
@@ -105,16 +109,18 @@ fn timed_panel(pts: &[SweepPoint], level: &CacheLevel) -> Option<Panel> {
         vlines: vec![RefLine {
             at: f64::from(level.sets),
             label: format!("sets = {}", level.sets),
+            label_y: None,
         }],
         hlines: Vec::new(),
     }))
 }
 
-/// The timed strides of a level: model, simulation and time side by side.
-fn timed_table(pts: &[SweepPoint], level: &CacheLevel) -> Table {
+/// The strides of a level that miss once warm, and the timed ones: model, simulation and
+/// time side by side (the harmless untimed strides are in the figure only).
+fn table(pts: &[SweepPoint], swept: &SweptLevel) -> Table {
     let rows = pts
         .iter()
-        .filter(|p| p.ns.is_some())
+        .filter(|p| p.ns.is_some() || p.warm.is_some_and(|w| w > 0.0))
         .map(|p| {
             vec![
                 p.stride_lines.to_string(),
@@ -129,8 +135,9 @@ fn timed_table(pts: &[SweepPoint], level: &CacheLevel) -> Table {
         .collect();
     Table {
         caption: format!(
-            "{} sweep, timed strides (every stride is simulated; see the figure)",
-            level.name
+            "{} sweep: the strides that miss once warm, and the timed ones (every stride is \
+             simulated; see the figure)",
+            swept.name()
         ),
         headers: [
             "stride (lines)",

@@ -1,7 +1,7 @@
 //! Figure 13: the geometry sweep's misses per load against gcd(stride in lines, sets): every
 //! stride of the sweep a point, all of them on the set model's step (sets used = sets / gcd).
 
-use super::sweep::{SweepPoint, marker_series, points, swept_levels};
+use super::sweep::{SweepPoint, SweptLevel, marker_series, points, preset_note, swept_levels};
 use super::{Built, FigureDef, Outcome, Table, cell, omitted, prov_sim};
 use crate::report::chart::{Axis, Figure, LinePanel, Panel, RefLine};
 use crate::results::{CacheLevel, ResultsDocument};
@@ -25,18 +25,19 @@ fn sweep_vs_gcd(doc: &ResultsDocument) -> Outcome {
     let mut panels = Vec::new();
     let mut tables = Vec::new();
     let mut first = None;
-    for (li, level) in &levels {
-        let pts = points(doc, *li, level);
-        panels.push(gcd_panel(&pts, level));
-        tables.push(gcd_table(&pts, level));
-        first.get_or_insert(level.clone());
+    for swept in &levels {
+        let pts = points(doc, swept);
+        panels.push(gcd_panel(&pts, swept));
+        tables.push(gcd_table(&pts, swept));
+        first.get_or_insert(swept.level.clone());
     }
     let figure = Figure {
         id: FIGURE.id.into(),
         title: "Misses per load vs gcd(stride in lines, sets): every stride of the sweep".into(),
         provenance: format!(
-            "{}; hollow: recorded model, misses on every load once K > (sets / gcd) × ways",
-            prov_sim(doc)
+            "{}; hollow: recorded model, misses on every load once K > (sets / gcd) × ways{}",
+            prov_sim(doc),
+            preset_note(&levels)
         ),
         panels,
         panel_width: 560,
@@ -50,7 +51,8 @@ fn sweep_vs_gcd(doc: &ResultsDocument) -> Outcome {
     }))
 }
 
-fn gcd_panel(pts: &[SweepPoint], level: &CacheLevel) -> Panel {
+fn gcd_panel(pts: &[SweepPoint], swept: &SweptLevel) -> Panel {
+    let level = &swept.level;
     let sets = u64::from(level.sets);
     let mut vlines = Vec::new();
     if sets % EXAMPLE_STRIDE_LINES == 0 {
@@ -60,12 +62,13 @@ fn gcd_panel(pts: &[SweepPoint], level: &CacheLevel) -> Panel {
                 "stride {EXAMPLE_STRIDE_LINES} lines → {} sets",
                 sets / EXAMPLE_STRIDE_LINES
             ),
+            label_y: Some(0.55),
         });
     }
     Panel::Lines(LinePanel {
         title: format!(
             "{}: {} sets × {} ways ({} strides)",
-            level.name,
+            swept.name(),
             level.sets,
             level.ways,
             super::common::distinct(pts.iter().map(|p| p.stride_lines)).len()
@@ -83,7 +86,7 @@ fn gcd_panel(pts: &[SweepPoint], level: &CacheLevel) -> Panel {
 
 /// Per gcd and K: how many strides, the sets they use, and the range of simulated misses
 /// beside the model (one value: the model depends on the gcd alone).
-fn gcd_table(pts: &[SweepPoint], level: &CacheLevel) -> Table {
+fn gcd_table(pts: &[SweepPoint], swept: &SweptLevel) -> Table {
     let mut rows = Vec::new();
     for g in super::common::distinct(pts.iter().map(|p| p.gcd)) {
         for k in super::common::distinct(pts.iter().map(|p| p.k)) {
@@ -111,7 +114,7 @@ fn gcd_table(pts: &[SweepPoint], level: &CacheLevel) -> Table {
     Table {
         caption: format!(
             "{} sweep by gcd: every stride of a gcd class behaves alike",
-            level.name
+            swept.name()
         ),
         headers: [
             "gcd(stride, sets)",
@@ -129,15 +132,22 @@ fn gcd_table(pts: &[SweepPoint], level: &CacheLevel) -> Table {
 
 fn look_for(level: Option<&CacheLevel>) -> String {
     match level {
-        Some(l) => format!(
-            "Strides as different as 3 and 125 lines sit on one point: only gcd(stride in lines, \
-             {sets}) decides how many sets the walk uses ({sets} / gcd). With {sets} sets, a \
-             stride of {EXAMPLE_STRIDE_LINES} lines uses {} sets: K = 2 × {ways} lines fit in \
-             them, K = 4 × {ways} fit exactly; one step more and every load misses.",
-            u64::from(l.sets) / EXAMPLE_STRIDE_LINES.min(u64::from(l.sets)).max(1),
-            sets = l.sets,
-            ways = l.ways
-        ),
+        Some(l) => {
+            let sets = u64::from(l.sets);
+            let example = EXAMPLE_STRIDE_LINES.min(sets).max(1);
+            format!(
+                "Strides as different as 3 and 125 lines sit on one point: only gcd(stride in \
+                 lines, {sets}) decides how many sets the walk uses ({sets} / gcd). With {sets} \
+                 sets, a stride of {example} lines uses {} sets, which hold {} lines of {} ways \
+                 each: K = 2 × and 4 × {ways} lines fit, K = 8 × {ways} do not, and then every \
+                 load misses. Each larger K steps up one gcd earlier. A preset's panel shows the \
+                 same step on another machine's sets.",
+                sets / example,
+                sets / example * u64::from(l.ways),
+                l.ways,
+                ways = l.ways
+            )
+        }
         None => String::new(),
     }
 }

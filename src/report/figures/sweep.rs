@@ -22,20 +22,84 @@ pub(super) struct SweepPoint {
     pub(super) ns: Option<Estimate>,
 }
 
-/// The levels a sweep in `doc` was derived from, innermost first, with their index in the
-/// simulated hierarchy.
-pub(super) fn swept_levels(doc: &ResultsDocument) -> Vec<(usize, CacheLevel)> {
-    data::data_levels(doc)
-        .into_iter()
-        .enumerate()
-        .filter(|(_, l)| data::sweep_of(doc, &l.name).next().is_some())
-        .collect()
+/// A level some sweep of `doc` was derived from: the run's own or a preset's.
+pub(super) struct SweptLevel {
+    /// The preset the sweep was simulated on (`None`: the run's geometry).
+    pub(super) preset: Option<String>,
+    /// The level's index in the hierarchy its records were simulated on.
+    pub(super) index: usize,
+    pub(super) level: CacheLevel,
 }
 
-/// The sweep points of level `li` (`level`), in record order.
-pub(super) fn points(doc: &ResultsDocument, li: usize, level: &CacheLevel) -> Vec<SweepPoint> {
-    data::sweep_of(doc, &level.name)
-        .filter_map(|r| point(r, li))
+impl SweptLevel {
+    /// "L1d" for the run's level, "L1d of apple-m1-firestorm (preset)" for a preset's.
+    pub(super) fn name(&self) -> String {
+        match &self.preset {
+            Some(p) => format!("{} of {p} (preset)", self.level.name),
+            None => self.level.name.clone(),
+        }
+    }
+}
+
+/// The levels the sweeps in `doc` were derived from: the run's, innermost first, then each
+/// preset's in the order the records name them.
+pub(super) fn swept_levels(doc: &ResultsDocument) -> Vec<SweptLevel> {
+    let mut presets: Vec<(Option<String>, Vec<CacheLevel>)> = vec![(None, data::data_levels(doc))];
+    for r in &doc.records {
+        if let Some(p) = data::simulated_preset(r)
+            && !presets.iter().any(|(q, _)| q.as_deref() == Some(p))
+        {
+            presets.push((Some(p.to_string()), data::simulated_levels(r)));
+        }
+    }
+    let mut out = Vec::new();
+    for (preset, levels) in presets {
+        for (index, level) in levels.into_iter().enumerate() {
+            if data::sweep_of(doc, preset.as_deref(), &level.name)
+                .next()
+                .is_some()
+            {
+                out.push(SweptLevel {
+                    preset: preset.clone(),
+                    index,
+                    level,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The provenance of the preset panels (empty when every sweep ran on the run's geometry).
+pub(super) fn preset_note(levels: &[SweptLevel]) -> String {
+    let described: Vec<String> = levels
+        .iter()
+        .filter_map(|s| {
+            let l = &s.level;
+            Some(format!(
+                "{}: {} {}-way, {} sets of {} B",
+                s.name(),
+                crate::units::format_bytes(l.size as f64),
+                l.ways,
+                l.sets,
+                l.line
+            ))
+            .filter(|_| s.preset.is_some())
+        })
+        .collect();
+    if described.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; simulated on a preset's geometry, not timed: {}",
+        described.join("; ")
+    )
+}
+
+/// The sweep points of `swept`, in record order.
+pub(super) fn points(doc: &ResultsDocument, swept: &SweptLevel) -> Vec<SweepPoint> {
+    data::sweep_of(doc, swept.preset.as_deref(), &swept.level.name)
+        .filter_map(|r| point(r, swept.index))
         .collect()
 }
 
