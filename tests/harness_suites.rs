@@ -109,8 +109,11 @@ fn the_quick_suite_sweeps_l1_strides_from_the_geometry() {
             .filter(|p| p.sweep.as_ref().is_some_and(|s| s.preset.is_some()))
             .collect();
         assert_eq!(preset.len(), 3 * (256 + 8));
-        assert!(preset.iter().all(|p| !p.timed()
-            && p.levels.as_ref().is_some_and(|l| l[0].sets == 128)));
+        assert!(
+            preset
+                .iter()
+                .all(|p| !p.timed() && p.levels.as_ref().is_some_and(|l| l[0].sets == 128))
+        );
     }
 }
 

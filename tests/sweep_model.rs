@@ -173,9 +173,18 @@ fn a_preset_sweep_is_simulated_on_the_presets_geometry_beside_the_runs() {
 fn a_timed_or_unknown_preset_sweep_is_refused_when_planned() {
     let levels = Geometry::preset("amd-zen4").unwrap().data_levels();
     for (sweep, wanted) in [
-        (r#"{ level = "L1d", preset = "amd-zen4", ways = [2], timed = 4 }"#, "timed = 0"),
-        (r#"{ level = "L1d", preset = "no-such-cpu", ways = [2] }"#, "no-such-cpu"),
-        (r#"{ level = "L3", preset = "apple-m1-firestorm", ways = [2] }"#, "L3"),
+        (
+            r#"{ level = "L1d", preset = "amd-zen4", ways = [2], timed = 4 }"#,
+            "timed = 0",
+        ),
+        (
+            r#"{ level = "L1d", preset = "no-such-cpu", ways = [2] }"#,
+            "no-such-cpu",
+        ),
+        (
+            r#"{ level = "L3", preset = "apple-m1-firestorm", ways = [2] }"#,
+            "L3",
+        ),
     ] {
         let text = format!(
             "name = \"s\"\ndescription = \"d\"\n[[point]]\nkernel = \"conflict\"\n\

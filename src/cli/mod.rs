@@ -13,15 +13,27 @@ pub mod info;
 pub mod layout;
 pub mod report;
 pub mod run;
+pub mod shell;
 pub mod sim;
 
 /// stridelab: what strided memory access does to CPU caches.
 #[derive(Debug, Parser)]
-#[command(name = "stridelab", version, about, long_about = None)]
+#[command(
+    name = "stridelab",
+    version,
+    about,
+    long_about = None,
+    after_help = MAIN_JOB_HELP
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 }
+
+/// What bare `stridelab` does, in `--help`.
+const MAIN_JOB_HELP: &str = "Without a subcommand, stridelab runs the main job (what `cargo run \
+     --release` runs): it measures the quick suite on this machine, infers its cache geometry \
+     from timing, and writes the HTML report to reports/latest/index.html (about a minute).";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -39,6 +51,10 @@ pub enum Command {
     Info(info::InfoArgs),
     /// Infer the cache geometry (line, L1d size/ways/sets, L2, LLC, L1 DTLB reach) from timing alone.
     Infer(infer::InferArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(shell::CompletionsArgs),
+    /// Print the man page (roff) to stdout: `stridelab man | man -l -`.
+    Man(shell::ManArgs),
 }
 
 /// Runs the chosen subcommand. Errors returned here are printed by `main` and exit with 2.
@@ -51,6 +67,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Sim(args)) => sim::run(args),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
+        Some(Command::Completions(args)) => shell::completions(args),
+        Some(Command::Man(args)) => shell::man(args),
         // The main job: measure the quick suite and write reports/latest/.
         None => report::main_job(),
     }

@@ -90,6 +90,10 @@ fn fresh_dir(root: &Path, stamp: &str) -> PathBuf {
 const MAIN_JOB_INFER_BUDGET_S: f64 = 30.0;
 
 pub fn main_job() -> anyhow::Result<ExitCode> {
+    eprintln!(
+        "stridelab: running the main job (the quick suite, then the report in \
+         {REPORTS_DIR}/latest/); `stridelab --help` lists the subcommands"
+    );
     let suite = Suite::builtin("quick").context("the built-in quick suite is missing")?;
     let plan = suite.plan(None)?;
     // `reports/latest` must accept a report before anything is measured.

@@ -256,9 +256,17 @@ mod tests {
             let params =
                 crate::kernels::resolve_params(spec, &[("expr".to_string(), expr.to_string())])
                     .unwrap();
-            let sets = predict(spec, &params, &levels()).view.unwrap().sets.unwrap();
+            let sets = predict(spec, &params, &levels())
+                .view
+                .unwrap()
+                .sets
+                .unwrap();
             assert_eq!(
-                (sets.inner_sets_touched, sets.sets_touched, sets.max_lines_per_set),
+                (
+                    sets.inner_sets_touched,
+                    sets.sets_touched,
+                    sets.max_lines_per_set
+                ),
                 (inner, whole, deepest),
                 "{expr}"
             );

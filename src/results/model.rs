@@ -184,11 +184,7 @@ pub fn check_model(m: &ModelPrediction, at: &str) -> Result<(), ModelInvalid> {
 /// than the level has or than lines touched, no set holding more lines than were touched.
 fn check_view_sets(v: &ViewSets, at: &str) -> Result<(), ModelInvalid> {
     let rules: [(&str, bool, &str); 5] = [
-        (
-            "level",
-            short_name(&v.level),
-            "must be a short level name",
-        ),
+        ("level", short_name(&v.level), "must be a short level name"),
         (
             "sets",
             v.sets >= 1 && v.ways >= 1,
