@@ -63,22 +63,23 @@ pub(super) fn params_label(record: &PointRecord, drop_fixture: bool) -> String {
     )
 }
 
-/// A geometry in one line: `L1d 48K 12-way 64B (64 sets), L2 …`.
+/// A geometry in one line: `L1d 48 KiB 12-way, 64 sets of 64 B lines; L2 …` (the units
+/// `info` prints).
 pub fn geometry_label(levels: &[SimulatedLevel]) -> String {
     levels
         .iter()
         .map(|l| {
             format!(
-                "{} {}K {}-way {}B ({} sets)",
+                "{} {} {}-way, {} sets of {} B lines",
                 l.name,
-                l.size / 1024,
+                crate::units::format_size_exact(l.size),
                 l.ways,
-                l.line,
-                l.sets
+                l.sets,
+                l.line
             )
         })
         .collect::<Vec<_>>()
-        .join(", ")
+        .join("; ")
 }
 
 /// The first simulated geometry of a document (every record simulates the same one).

@@ -61,24 +61,38 @@ impl GateVerdict {
         if let Some(warning) = &self.machine_warning {
             let _ = writeln!(md, "**Warning:** {warning}.\n");
         }
-        let _ = writeln!(
-            md,
-            "| kernel | params | metric | baseline | current | change | CI | own time: change [CI] | verdict |"
-        );
-        let _ = writeln!(md, "|---|---|---|---:|---:|---:|---|---|---|");
-        let mut hidden = 0usize;
-        for r in &self.rows {
-            if !all_rows && matches!(r.verdict, Verdict::Unchanged | Verdict::Reference) {
-                hidden += 1;
-                continue;
-            }
-            md.push_str(&table_row(r));
-        }
-        if hidden > 0 {
+        let shown: Vec<&GateRow> = self
+            .rows
+            .iter()
+            .filter(|r| all_rows || !matches!(r.verdict, Verdict::Unchanged | Verdict::Reference))
+            .collect();
+        let hidden = self.rows.len() - shown.len();
+        // No header without rows: an empty table reads as a rendering fault.
+        if !shown.is_empty() {
             let _ = writeln!(
                 md,
-                "\n{hidden} more row(s) unchanged or reference (`--all-rows` lists them)."
+                "| kernel | params | metric | baseline | current | change | CI | own time: change [CI] | verdict |"
             );
+            let _ = writeln!(md, "|---|---|---|---:|---:|---:|---|---|---|");
+            for r in shown {
+                md.push_str(&table_row(r));
+            }
+            md.push('\n');
+        }
+        match (hidden, self.rows.len()) {
+            (0, _) => {}
+            (h, total) if h == total => {
+                let _ = writeln!(
+                    md,
+                    "All {h} row(s) unchanged or reference (`--all-rows` lists them)."
+                );
+            }
+            (h, _) => {
+                let _ = writeln!(
+                    md,
+                    "{h} more row(s) unchanged or reference (`--all-rows` lists them)."
+                );
+            }
         }
         md
     }
@@ -198,5 +212,13 @@ mod tests {
         let full = v.to_markdown("b.json", true);
         assert_eq!(listed(&full), 2, "{full}");
         assert!(!full.contains("more row(s)"));
+        // Everything passes: no table at all, only the count.
+        let same = compare(&base, &base, &CompareOptions::default(), None).unwrap();
+        let quiet = same.to_markdown("b.json", false);
+        assert!(!quiet.contains("| kernel |"), "{quiet}");
+        assert!(
+            quiet.contains("All 4 row(s) unchanged or reference"),
+            "{quiet}"
+        );
     }
 }
