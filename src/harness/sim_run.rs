@@ -97,6 +97,9 @@ pub struct SimReport {
     pub params: Params,
     /// Every number below is simulated.
     pub source: &'static str,
+    /// Where the simulated geometry came from: this machine (sysfs or CPUID), a preset, or
+    /// `--cache` levels, in words.
+    pub geometry_source: String,
     pub policy: Policy,
     pub warm: bool,
     pub accesses: u64,
@@ -166,6 +169,7 @@ pub fn simulate_point(request: &SimRequest<'_>) -> Result<SimReport, SimRunError
         simulation_note: simulation_note(spec, &params),
         params,
         source: "simulated",
+        geometry_source: geometry_source(request.levels, &levels),
         policy: request.policy,
         warm: request.warm,
         accesses: stats.first().map_or(0, LevelStats::accesses),
@@ -182,6 +186,30 @@ pub fn simulate_point(request: &SimRequest<'_>) -> Result<SimReport, SimRunError
             .collect(),
         geometry: levels,
     })
+}
+
+/// "this machine (sysfs)", "preset amd-zen4", "L1d 32 KiB 8-way, 64 B lines (--cache)": where `levels`
+/// came from, so a reader never mistakes a preset's misses for the host's.
+pub fn geometry_source(specs: &[LevelSpec], levels: &[CacheLevel]) -> String {
+    if specs.is_empty() {
+        let mut sources: Vec<String> = levels.iter().map(|l| l.source.to_string()).collect();
+        sources.dedup();
+        return format!("this machine ({})", sources.join(", "));
+    }
+    specs
+        .iter()
+        .map(|spec| match spec {
+            LevelSpec::Preset(name) => format!("preset {name}"),
+            LevelSpec::Cache(l) => format!(
+                "{} {} {}-way, {} B lines (--cache)",
+                l.name,
+                crate::units::format_size_exact(l.size),
+                l.ways,
+                l.line
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The one point the words name (read like `run --kernel`'s words); a grid is refused.

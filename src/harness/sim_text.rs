@@ -39,6 +39,7 @@ pub fn sim_text(report: &SimReport) -> String {
         format_params(&report.params),
         policy_name(report.policy)
     );
+    let _ = writeln!(text, "caches: {}", report.geometry_source);
     if let Some(note) = report.simulation_note {
         let _ = writeln!(text, "note: {note}");
     }
@@ -119,13 +120,25 @@ fn causes_table(text: &mut String, report: &SimReport) {
 }
 
 fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePattern) -> String {
+    // The closed form counts the sets the stride cycles through; fewer accesses than that
+    // reach only as many sets as they are, so the line says which of the two it prints.
     let closed = match model.closed_form_sets {
-        Some(sets) => format!(
-            " (S/gcd(s/L, S) = {}/gcd({}, {}) = {sets})",
-            level.sets,
-            pattern.stride_bytes.unsigned_abs() / u64::from(level.line),
-            level.sets
-        ),
+        Some(sets) => {
+            let formula = format!(
+                "S/gcd(s/L, S) = {}/gcd({}, {}) = {sets}",
+                level.sets,
+                pattern.stride_bytes.unsigned_abs() / u64::from(level.line),
+                level.sets
+            );
+            if model.distinct_sets < sets {
+                format!(
+                    " (one per access: {} accesses; the stride would cycle through {formula})",
+                    pattern.count
+                )
+            } else {
+                format!(" ({formula})")
+            }
+        }
         None => String::new(),
     };
     let verdict = match model.conflict_onset {
@@ -133,7 +146,9 @@ fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePatte
             "conflicts from access {onset}: {} lines compete for {} slots",
             model.distinct_lines, model.usable_lines
         ),
-        Some(onset) => format!("no conflicts at this count (they would start at {onset})"),
+        Some(onset) => {
+            format!("no conflicts at this count (they would start at access {onset})")
+        }
         None => "no conflicts".to_string(),
     };
     format!(
@@ -175,5 +190,52 @@ mod tests {
         assert!(text.contains("model (analytic) for"), "{text}");
         assert_eq!(percent(1, 0), "-");
         assert_eq!(percent(1, 8), "12.5%");
+    }
+
+    #[test]
+    fn the_model_line_says_which_set_count_it_prints_and_where_the_caches_came_from() {
+        // 16 slots 4 KiB apart: the L1d's 64 sets collapse to 1; the L2's 2048 to 32 by the
+        // closed form, of which 16 accesses reach 16.
+        let words = vec!["stride=512".to_string(), "count=16".to_string()];
+        let cases: [(&[LevelSpec], &str); 2] = [
+            (
+                &[LevelSpec::Preset("amd-zen4".into())],
+                "caches: preset amd-zen4",
+            ),
+            (
+                &[LevelSpec::Cache(
+                    crate::cache::geometry::parse_cache_override("L1d=32K,8,64").unwrap(),
+                )],
+                "caches: L1d 32 KiB 8-way, 64 B lines (--cache)",
+            ),
+        ];
+        for (levels, source) in cases {
+            let report = simulate_point(&SimRequest {
+                kernel: "conflict",
+                words: &words,
+                levels,
+                policy: Policy::Lru,
+                warm: false,
+                max_accesses: DEFAULT_MAX_ACCESSES,
+                max_sim_memory: 1 << 30,
+            })
+            .unwrap();
+            let text = sim_text(&report);
+            assert!(text.contains(source), "{text}");
+            assert!(
+                text.contains("L1d   uses 1 of 64 sets (S/gcd(s/L, S) = 64/gcd(64, 64) = 1)"),
+                "{text}"
+            );
+            if levels.len() == 1 && matches!(levels[0], LevelSpec::Preset(_)) {
+                assert!(
+                    text.contains(
+                        "L2    uses 16 of 2048 sets (one per access: 16 accesses; the stride \
+                         would cycle through S/gcd(s/L, S) = 2048/gcd(64, 2048) = 32)"
+                    ),
+                    "{text}"
+                );
+                assert!(text.contains("(they would start at access 257)"), "{text}");
+            }
+        }
     }
 }
