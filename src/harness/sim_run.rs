@@ -148,7 +148,9 @@ pub fn simulate_point(request: &SimRequest<'_>) -> Result<SimReport, SimRunError
     let levels = sim_levels(request.levels)?;
     let mut hierarchy =
         Hierarchy::with_state_budget(&levels, request.policy, true, request.max_sim_memory)?;
-    let mut instance = (spec.prepare)(&params, PrepareOptions::default())?;
+    // Huge pages where the host grants them: the kernel still reads its real buffers while it
+    // feeds the simulator, and a column walk otherwise misses the host's TLB on every access.
+    let mut instance = (spec.prepare)(&params, PrepareOptions { huge_pages: true })?;
     if request.warm {
         instance.simulate(&mut hierarchy);
         hierarchy.reset_stats();

@@ -288,6 +288,19 @@ fn json_str(v: Option<&Value>) -> String {
     }
 }
 
+/// A perf event's recorded availability in words: `available`, or `unavailable: <reason>`
+/// (the manifest stores `{"status": .., "reason": ..}`).
+fn availability(v: Option<&Value>) -> String {
+    let Some(Value::Object(fields)) = v else {
+        return json_str(v);
+    };
+    let status = json_str(fields.get("status"));
+    match fields.get("reason").filter(|r| !r.is_null()) {
+        Some(reason) => format!("{status}: {}", json_str(Some(reason))),
+        None => status,
+    }
+}
+
 fn manifest(doc: &ResultsDocument) -> Markup {
     let info = &doc.info;
     let caches = super::data::manifest_levels(doc);
@@ -367,9 +380,9 @@ fn manifest(doc: &ResultsDocument) -> Markup {
         @if let Some(events) = events {
             table {
                 caption { "Performance counters (probed at startup)" }
-                thead { tr { th { "event" } th { "hardware" } th { "availability" } } }
+                thead { tr { th { "event" } th { "kind" } th { "availability" } } }
                 tbody { @for e in events {
-                    tr { td { (json_str(e.get("name"))) } td { (json_str(e.get("hardware"))) } td { (json_str(e.get("availability"))) } }
+                    tr { td { (json_str(e.get("name"))) } td { (if e.get("hardware") == Some(&Value::Bool(true)) { "hardware" } else { "software" }) } td { (availability(e.get("availability"))) } }
                 } }
             }
         }

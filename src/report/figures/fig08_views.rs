@@ -8,7 +8,7 @@ use super::{
 };
 use crate::report::chart::{Axis, BarPanel, Figure, PALETTE, Panel};
 use crate::report::data;
-use crate::results::{PointRecord, ResultsDocument};
+use crate::results::{PointRecord, ResultsDocument, ViewSets};
 
 /// Figure 8: views — ns per element vs a contiguous walk of the same count.
 pub const FIGURE: FigureDef = FigureDef {
@@ -118,8 +118,8 @@ fn table(info: &[ViewInfo]) -> Table {
                     .unwrap_or_else(|| "—".into()),
                 est_cell(own),
                 cell(ratio),
-                sets_text(r).unwrap_or_else(|| "—".into()),
-                whole_sets_text(r).unwrap_or_else(|| "—".into()),
+                sets_of(r, |s| s.inner_sets_touched),
+                sets_of(r, |s| s.sets_touched),
                 cell(misses_per_access(r, 0)),
             ]
         })
@@ -153,8 +153,10 @@ fn sets_text(r: &PointRecord) -> Option<String> {
     ))
 }
 
-/// "64 of 64" sets all of a view's elements touch.
-fn whole_sets_text(r: &PointRecord) -> Option<String> {
-    let sets = data::view_facts(r)?.sets.as_ref()?;
-    Some(format!("{} of {}", sets.sets_touched, sets.sets))
+/// "1 of 64": a count of sets the record's view touches, out of the level's.
+fn sets_of(r: &PointRecord, count: impl Fn(&ViewSets) -> u64) -> String {
+    match data::view_facts(r).and_then(|v| v.sets.as_ref()) {
+        Some(sets) => format!("{} of {}", count(sets), sets.sets),
+        None => "—".into(),
+    }
 }
