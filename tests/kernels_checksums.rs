@@ -100,6 +100,16 @@ const CASES: &[(&str, &str)] = &[
         "view-sum",
         "expr=arange(143).view(11,13).T.contiguous()[1:]",
     ),
+    ("matmul", "1 ijk"),
+    ("matmul", "17 ijk"),
+    ("matmul", "17 jik"),
+    ("matmul", "17 ikj"),
+    ("matmul", "17 kij"),
+    ("matmul", "17 jki"),
+    ("matmul", "17 kji"),
+    ("matmul", "17 blocked 4"),
+    ("matmul", "16 blocked 16"),
+    ("matmul", "5 blocked 64"),
 ];
 
 #[test]

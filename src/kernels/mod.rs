@@ -14,6 +14,7 @@ pub mod copy;
 pub mod describe;
 pub mod eval;
 pub mod latency;
+pub mod matmul;
 pub mod reference;
 pub mod spec;
 pub mod stride;
