@@ -110,6 +110,14 @@ const CASES: &[(&str, &str)] = &[
     ("matmul", "17 blocked 4"),
     ("matmul", "16 blocked 16"),
     ("matmul", "5 blocked 64"),
+    ("matmul", "17 ijk dtype=f32"),
+    ("matmul", "17 jik dtype=f32"),
+    ("matmul", "17 ikj dtype=f32"),
+    ("matmul", "17 kij dtype=f32"),
+    ("matmul", "17 jki dtype=f32"),
+    ("matmul", "17 kji dtype=f32"),
+    ("matmul", "17 blocked 4 dtype=f32"),
+    ("matmul", "33 blocked dtype=f32"),
 ];
 
 #[test]

@@ -1,6 +1,8 @@
-//! Every `matmul` loop order (and `blocked`) at n = 96 and n = 128: the simulator fed the
+//! Every `matmul` loop order (and `blocked`) at n = 96 and n = 128, in f64 and f32: the
+//! simulator fed the
 //! kernel's own address stream (`Instance::simulate`) agrees with valgrind's cachegrind running
-//! an independent C version of the same nest (`tests/fixtures/matmul_orders.c`): D1 and LL,
+//! an independent C version of the same nest (`tests/fixtures/matmul_orders.c`, compiled with
+//! `-DELEM=float` for f32): D1 and LL,
 //! loads and stores, the `design-vm` preset's L1d 48 KiB 12-way and L2 2 MiB 16-way as LL,
 //! cold start on both sides (see `tests/kernels_cachegrind.rs` for how the C side starts cold).
 //!
@@ -34,20 +36,22 @@ const MISS_TOLERANCE: Tolerance = Tolerance {
     absolute: 8,
 };
 
-fn simulate(n: u32, order: &str, d1: &CacheLevel, ll: &CacheLevel) -> (LevelStats, LevelStats) {
+fn simulate(case: (u32, &str), order: &str, levels: [&CacheLevel; 2]) -> [LevelStats; 2] {
+    let (n, dtype) = case;
     let spec = find("matmul").unwrap();
     let args = [
         ("n", n.to_string()),
         ("order", order.into()),
         ("B", BLOCK.to_string()),
+        ("dtype", dtype.into()),
     ]
     .map(|(k, v)| (k.to_string(), v));
     let params = resolve_params(spec, &args).unwrap();
     let mut instance = (spec.prepare)(&params, PrepareOptions::default()).unwrap();
-    let mut hierarchy = cachegrind_like(d1, ll);
+    let mut hierarchy = cachegrind_like(levels[0], levels[1]);
     instance.simulate(&mut hierarchy);
     let stats = hierarchy.stats();
-    (stats[0], stats[1])
+    [stats[0], stats[1]]
 }
 
 fn accesses_match(cachegrind: u64, simulated: u64) -> bool {
@@ -56,7 +60,23 @@ fn accesses_match(cachegrind: u64, simulated: u64) -> bool {
         && cachegrind - simulated <= (relative * simulated as f64) as u64 + absolute
 }
 
-fn check(label: &str, cg: FunctionCounts, d1: &LevelStats, ll: &LevelStats) -> Vec<String> {
+/// The miss tolerance of one case: `blocked` adds 2 misses per tile, the bound of the stack
+/// line's interference seen at B = 32 (its spilled loop bounds are reloaded once per tile row).
+fn miss_tolerance(n: u32, order: &str) -> Tolerance {
+    let tiles = u64::from(n.div_ceil(BLOCK)).pow(3);
+    let extra = if order == "blocked" { 2 * tiles } else { 0 };
+    Tolerance {
+        absolute: MISS_TOLERANCE.absolute + extra,
+        ..MISS_TOLERANCE
+    }
+}
+
+fn check(
+    label: &str,
+    cg: FunctionCounts,
+    [d1, ll]: [&LevelStats; 2],
+    tolerance: Tolerance,
+) -> Vec<String> {
     let rows = [
         (
             "D1 loads (Dr)",
@@ -79,7 +99,7 @@ fn check(label: &str, cg: FunctionCounts, d1: &LevelStats, ll: &LevelStats) -> V
             ("LL load misses", cg.dlmr, ll.load_misses),
             ("LL store misses", cg.dlmw, ll.store_misses),
         ]
-        .map(|(what, cg, sim)| (what, cg, sim, within(cg, sim, MISS_TOLERANCE))),
+        .map(|(what, cg, sim)| (what, cg, sim, within(cg, sim, tolerance))),
     );
     let mut failures = Vec::new();
     for (what, cachegrind, simulated, ok) in rows {
@@ -93,16 +113,19 @@ fn check(label: &str, cg: FunctionCounts, d1: &LevelStats, ll: &LevelStats) -> V
     failures
 }
 
-fn compare_size(n: u32) {
+fn compare_size(n: u32, dtype: &str) {
     if !valgrind_available() || !gcc_available() {
         return;
     }
     let preset = Geometry::preset("design-vm").unwrap();
     let (d1, ll) = (preset.level("L1d").unwrap(), preset.level("L2").unwrap());
-    let fixture = compile_fixture(
-        "matmul_orders.c",
-        &["-O2", "-fno-tree-loop-distribute-patterns"],
-    );
+    let element = if dtype == "f32" {
+        "-DELEM=float"
+    } else {
+        "-DELEM=double"
+    };
+    let flags = ["-O2", "-fno-tree-loop-distribute-patterns", element];
+    let fixture = compile_fixture("matmul_orders.c", &flags);
     let mut argv = vec![(2 * ll.size).to_string()];
     for order in ORDERS {
         argv.extend([order.to_string(), n.to_string(), BLOCK.to_string()]);
@@ -111,15 +134,12 @@ fn compare_size(n: u32) {
     let profile = run_cachegrind(&fixture.binary, &argv, d1, ll);
     let mut failures = Vec::new();
     for order in ORDERS {
-        let (d1_stats, ll_stats) = simulate(n, order, d1, ll);
+        let [d1_stats, ll_stats] = simulate((n, dtype), order, [d1, ll]);
         let function = format!("mm_{order}");
-        let label = format!("{function} (n={n})");
-        failures.extend(check(
-            &label,
-            profile.function(&function),
-            &d1_stats,
-            &ll_stats,
-        ));
+        let label = format!("{function} (n={n} {dtype})");
+        let counts = profile.function(&function);
+        let tolerance = miss_tolerance(n, order);
+        failures.extend(check(&label, counts, [&d1_stats, &ll_stats], tolerance));
     }
     assert!(
         failures.is_empty(),
@@ -130,10 +150,20 @@ fn compare_size(n: u32) {
 
 #[test]
 fn every_matmul_order_matches_cachegrind_at_96() {
-    compare_size(96);
+    compare_size(96, "f64");
 }
 
 #[test]
 fn every_matmul_order_matches_cachegrind_at_128() {
-    compare_size(128);
+    compare_size(128, "f64");
+}
+
+#[test]
+fn every_f32_matmul_order_matches_cachegrind_at_96() {
+    compare_size(96, "f32");
+}
+
+#[test]
+fn every_f32_matmul_order_matches_cachegrind_at_128() {
+    compare_size(128, "f32");
 }

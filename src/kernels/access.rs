@@ -51,22 +51,6 @@ pub struct CopyView<'a> {
     pub offset: usize,
 }
 
-/// One side of a multiply run: elements `start, start + step, …` of `buffer` (`step` ≥ 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Strided {
-    pub buffer: usize,
-    pub start: usize,
-    pub step: usize,
-}
-
-impl Strided {
-    /// Element `k` of the run.
-    #[inline(always)]
-    fn at(self, k: usize) -> usize {
-        self.start + k * self.step
-    }
-}
-
 /// Loads and stores of f64 elements by (buffer, index): the only way kernels touch memory.
 ///
 /// Indices are validated by the kernel at prepare time; an out-of-range index is a bug in the
@@ -126,31 +110,6 @@ pub trait Mem {
             self.store(dst, dst_start + k * dst_step, value);
         }
     }
-    /// The dot product of `count` elements of `a` and `b`: for k ascending, loads `a`'s k-th
-    /// element, then `b`'s; the k-th product goes to accumulator `k mod 8` (as in
-    /// [`Mem::sum_run`]: one dependent add chain would hide the memory behaviour), summed last.
-    #[inline(always)]
-    fn dot_run(&mut self, a: Strided, b: Strided, count: usize) -> f64 {
-        let mut acc = [0.0; ACCUMULATORS];
-        for k in 0..count {
-            let x = self.load(a.buffer, a.at(k));
-            let y = self.load(b.buffer, b.at(k));
-            acc[k % ACCUMULATORS] += x * y;
-        }
-        acc.iter().sum()
-    }
-
-    /// `y += r · x` over `count` elements: for k ascending, loads `x`'s k-th element, loads
-    /// `y`'s, stores `y`'s (`x` and `y` are different buffers).
-    #[inline(always)]
-    fn axpy_run(&mut self, x: Strided, y: Strided, count: usize, r: f64) {
-        for k in 0..count {
-            let value = self.load(x.buffer, x.at(k));
-            let old = self.load(y.buffer, y.at(k));
-            self.store(y.buffer, y.at(k), old + r * value);
-        }
-    }
-
     /// Copies `view` of buffer `src` into `dst[dst_start..]` in logical C order, through the
     /// copy engine on real memory. The simulated stream is the engine's own order
     /// ([`engine_order`]: its plan, tuning, panels, 8×8 blocks and L1 stage, the stage at
@@ -291,47 +250,6 @@ impl<const N: usize> Mem for RealMem<'_, N> {
                 .zip(reads.iter().step_by(src_step));
             for (target, value) in pairs {
                 *target = *value;
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn dot_run(&mut self, a: Strided, b: Strided, count: usize) -> f64 {
-        let mut acc = [0.0; ACCUMULATORS];
-        if count == 0 {
-            return 0.0;
-        }
-        let xs = &self.buffers[a.buffer][a.start..=run_end(a.start, a.step, count)];
-        let ys = &self.buffers[b.buffer][b.start..=run_end(b.start, b.step, count)];
-        let mut pairs = xs.iter().step_by(a.step).zip(ys.iter().step_by(b.step));
-        'all: loop {
-            for slot in acc.iter_mut() {
-                match pairs.next() {
-                    Some((x, y)) => *slot += x * y,
-                    None => break 'all,
-                }
-            }
-        }
-        acc.iter().sum()
-    }
-
-    #[inline(always)]
-    fn axpy_run(&mut self, x: Strided, y: Strided, count: usize, r: f64) {
-        if count == 0 {
-            return;
-        }
-        let (source, destination) = self.pair(x.buffer, y.buffer);
-        let xs = &source[x.start..=run_end(x.start, x.step, count)];
-        let ys = &mut destination[y.start..=run_end(y.start, y.step, count)];
-        // Unit steps as plain slices, so the compiler vectorises the row-wise orders.
-        if x.step == 1 && y.step == 1 {
-            for (target, value) in ys.iter_mut().zip(xs) {
-                *target += r * value;
-            }
-        } else {
-            let pairs = ys.iter_mut().step_by(y.step).zip(xs.iter().step_by(x.step));
-            for (target, value) in pairs {
-                *target += r * value;
             }
         }
     }
@@ -596,38 +514,6 @@ mod tests {
             prop_assert_eq!(real, reference);
             let want: Vec<_> = (0..count)
                 .map(|k| ('L', sim_address(0, (start as isize + k as isize * step) as usize), 8))
-                .collect();
-            prop_assert_eq!(recorder.0, want);
-        }
-
-        #[test]
-        fn real_multiply_runs_equal_the_reference_order(
-            a_step in 1usize..6,
-            b_step in 1usize..6,
-            a_start in 0usize..20,
-            b_start in 0usize..20,
-            count in 0usize..40,
-            r in -3.0f64..3.0,
-        ) {
-            let a = Strided { buffer: 0, start: a_start, step: a_step };
-            let b = Strided { buffer: 1, start: b_start, step: b_step };
-            let mut xs = distinct_data(a_start + count * a_step + 1);
-            let mut real = distinct_data(b_start + count * b_step + 1);
-            let mut reference = real.clone();
-            let dot = RealMem::new([&mut xs, &mut real]).dot_run(a, b, count);
-            let mut recorder = Recorder::default();
-            let want_dot = SimMem::new([&mut xs, &mut reference], &mut recorder).dot_run(a, b, count);
-            prop_assert_eq!(dot.to_bits(), want_dot.to_bits());
-            let loads = |k: usize| [('L', sim_address(0, a.at(k)), 8), ('L', sim_address(1, b.at(k)), 8)];
-            let want: Vec<_> = (0..count).flat_map(loads).collect();
-            prop_assert_eq!(&recorder.0, &want);
-            RealMem::new([&mut xs, &mut real]).axpy_run(a, b, count, r);
-            let mut recorder = Recorder::default();
-            SimMem::new([&mut xs, &mut reference], &mut recorder).axpy_run(a, b, count, r);
-            prop_assert_eq!(&real, &reference);
-            let store = |k: usize| ('S', sim_address(1, b.at(k)), 8);
-            let want: Vec<_> = (0..count)
-                .flat_map(|k| [loads(k)[0], loads(k)[1], store(k)])
                 .collect();
             prop_assert_eq!(recorder.0, want);
         }

@@ -21,6 +21,7 @@ pub mod stride;
 pub mod tensor;
 pub mod transpose;
 pub mod traverse;
+pub mod typed;
 pub mod view;
 pub mod view_cache;
 pub mod view_cache_text;
