@@ -1,6 +1,7 @@
 //! `matmul n order [B] [dtype]`: C = A·B for n×n row-major matrices of f64 (default) or f32;
 //! A, B, C are buffers 0, 1, 2. A (i, k) is at `i·n + k`; C starts at zero before every run
-//! (outside the access stream). Written against [`TypedMem`], so f32 runs and simulates with
+//! (outside the simulated stream; the timed run includes zeroing its n² cells, 1/n of the
+//! work). Written against [`TypedMem`], so f32 runs and simulates with
 //! 4-byte elements.
 //!
 //! Orders (the classic loop nests; the simulator replays exactly these):
@@ -60,7 +61,7 @@ pub(crate) static MATMUL: Entry = Entry {
         explanation: "Multiplies two n×n row-major matrices (C = A·B) with one of the six \
                       classic loop nests or a blocked ikj. The innermost index decides the \
                       strides: with j innermost (ikj, kij) B and C are read along rows, a line \
-                      miss every 8 elements; with k innermost (ijk, jik) B is read down a \
+                      miss every 64 bytes; with k innermost (ijk, jik) B is read down a \
                       column, a miss per multiply-add; with i innermost (jki, kji) both A and C \
                       go down columns, two misses per multiply-add. With n a power of two a \
                       column's lines also share few cache sets; n + 1 spreads them.",

@@ -86,35 +86,11 @@ fn build(doc: &ResultsDocument) -> Outcome {
     }
     let sizes = distinct(records.iter().filter_map(|r| data::int(r, "n")));
     let categories: Vec<String> = ORDERS.iter().map(|o| o.to_string()).collect();
-    let mut time_series = Vec::new();
-    let mut miss_series = Vec::new();
-    let mut rows = Vec::new();
-    for (index, &n) in sizes.iter().enumerate() {
-        let points = by_order(&records, n);
-        let times: Vec<Option<Estimate>> = points
-            .iter()
-            .map(|r| r.and_then(data::ns_per_element))
-            .collect();
-        let misses: Vec<Option<f64>> = points
-            .iter()
-            .map(|r| r.and_then(misses_per_iteration))
-            .collect();
-        let colour = colour_for("", index);
-        time_series.push(estimate_bars(format!("n = {n}"), colour, &times));
-        miss_series.push(BarSeries {
-            name: format!("n = {n} (simulated)"),
-            colour,
-            ci: vec![None; misses.len()],
-            values: misses.clone(),
-        });
-        for ((order, record), (time, miss)) in
-            ORDERS.iter().zip(&points).zip(times.iter().zip(&misses))
-        {
-            if let Some(record) = record {
-                rows.push(table_row(n, order, record, *time, *miss));
-            }
-        }
-    }
+    let Series {
+        times: time_series,
+        misses: mut miss_series,
+        rows,
+    } = series(&records, &sizes);
     let e = line_fraction(records[0]);
     miss_series.push(BarSeries {
         name: "textbook (model)".into(),
@@ -169,6 +145,49 @@ fn build(doc: &ResultsDocument) -> Outcome {
         look_for,
         notes: Vec::new(),
     }))
+}
+
+/// The bars of both panels (one series per n) and the table's rows.
+struct Series {
+    times: Vec<BarSeries>,
+    misses: Vec<BarSeries>,
+    rows: Vec<Vec<String>>,
+}
+
+fn series(records: &[&PointRecord], sizes: &[u64]) -> Series {
+    let mut out = Series {
+        times: Vec::new(),
+        misses: Vec::new(),
+        rows: Vec::new(),
+    };
+    for (index, &n) in sizes.iter().enumerate() {
+        let points = by_order(records, n);
+        let times: Vec<Option<Estimate>> = points
+            .iter()
+            .map(|r| r.and_then(data::ns_per_element))
+            .collect();
+        let misses: Vec<Option<f64>> = points
+            .iter()
+            .map(|r| r.and_then(misses_per_iteration))
+            .collect();
+        let colour = colour_for("", index);
+        out.times
+            .push(estimate_bars(format!("n = {n}"), colour, &times));
+        out.misses.push(BarSeries {
+            name: format!("n = {n} (simulated)"),
+            colour,
+            ci: vec![None; misses.len()],
+            values: misses.clone(),
+        });
+        for ((order, record), (time, miss)) in
+            ORDERS.iter().zip(&points).zip(times.iter().zip(&misses))
+        {
+            if let Some(record) = record {
+                out.rows.push(table_row(n, order, record, *time, *miss));
+            }
+        }
+    }
+    out
 }
 
 fn bars(title: &str, categories: &[String], series: Vec<BarSeries>) -> Panel {
