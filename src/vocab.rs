@@ -29,6 +29,8 @@ pub enum Family {
     Latency,
     /// The references bandwidth figures are normalised by (`copy`, `read`).
     Reference,
+    /// Matrix multiplication loop nests (`matmul`).
+    Matmul,
 }
 
 /// A resolved parameter value.

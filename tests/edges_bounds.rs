@@ -307,3 +307,21 @@ fn run_stops_within_seconds_of_ctrl_c_during_a_long_point() {
     );
     assert!(dir.path().join("out.json").exists(), "results are written");
 }
+
+#[test]
+fn matmul_refuses_bad_sizes_and_cubic_work_before_allocating() {
+    let run = |args: &[&'static str]| [&["run", "--kernel", "matmul"], args].concat();
+    assert_refused(&run(&["n=0", "order=ijk"]), &["`n`", "zero leaves nothing"]);
+    assert_refused(&run(&["n=64", "order=blocked", "B=0"]), &["`B`"]);
+    assert_refused(&run(&["n=64", "order=ijk", "dtype=f16"]), &["f64, f32"]);
+    assert_refused(&run(&["n=64", "order=ikjj"]), &["ijk, jik, ikj"]);
+    // 2·16384³ + 16384² loads and stores: refused from the estimate, nothing allocated.
+    assert_refused(
+        &run(&["n=16384", "order=ijk"]),
+        &["8796361457728 loads and stores", "--max-accesses"],
+    );
+    assert_refused(
+        &["sim", "matmul", "n=4096", "order=jki"],
+        &["206175207488 accesses", "--max-accesses"],
+    );
+}

@@ -22,7 +22,9 @@ pub use crate::kernels::spec::StridePattern;
 use crate::kernels::spec::{
     Entry, KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params, PlanFn,
 };
-use crate::kernels::{blocked, conflict, latency, reference, stride, transpose, traverse, view};
+use crate::kernels::{
+    blocked, conflict, latency, matmul, reference, stride, transpose, traverse, view,
+};
 use crate::units::format_bytes_tenths;
 use crate::vocab::{Family, ParamRules, RuleBreak};
 
@@ -62,7 +64,7 @@ fn entry_of(spec: &KernelSpec) -> Result<&'static Entry, KernelError> {
         .ok_or_else(|| KernelError::UnknownKernel(spec.name.to_string()))
 }
 
-fn entries() -> [&'static Entry; 11] {
+fn entries() -> [&'static Entry; 12] {
     [
         &traverse::ROW_SUM,
         &traverse::COL_SUM,
@@ -75,6 +77,7 @@ fn entries() -> [&'static Entry; 11] {
         &reference::COPY,
         &reference::READ,
         &latency::CHASE,
+        &matmul::MATMUL,
     ]
 }
 

@@ -161,6 +161,11 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "Where the misses come from (3C)",
         kernels: &[],
     },
+    SectionDef {
+        anchor: "matmul",
+        title: "Matrix multiplication loop orders",
+        kernels: &["matmul"],
+    },
 ];
 
 /// One machine's rendered content.

@@ -26,6 +26,7 @@ pub mod fig10_threads;
 pub mod fig11_three_c;
 pub mod fig12_sweep_vs_stride;
 pub mod fig13_sweep_vs_gcd;
+pub mod fig14_matmul;
 mod labels;
 mod sweep;
 
@@ -63,6 +64,7 @@ pub const REGISTRY: &[&FigureDef] = &[
     &fig09_blocked::FIGURE,
     &fig10_threads::FIGURE,
     &fig11_three_c::FIGURE,
+    &fig14_matmul::FIGURE,
 ];
 
 /// The registered figures of one section, in figure order.

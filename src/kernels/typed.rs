@@ -1,0 +1,346 @@
+//! Element types (`dtype=f64|f32`) and the accessor of kernels written for any of them:
+//! [`TypedMem`] with its two implementations, [`TypedReal`] (plain loads and stores, for timed
+//! runs) and [`TypedSim`] (the same accesses, each also reported to an [`AccessSink`]).
+//!
+//! As with [`crate::kernels::access::Mem`], a kernel's order is one generic function; the
+//! simulated placement is the same (buffer `b` at `(b+1)·2^32`) with elements `T::BYTES` apart,
+//! and every access is `T::BYTES` wide, so an f32 line holds 16 elements, not 8.
+//!
+//! Besides single loads and stores the accessor has two multiply runs, [`TypedMem::dot_run`]
+//! and [`TypedMem::axpy_run`]: their order is defined once by the provided methods (what
+//! `TypedSim` uses); `TypedReal` overrides them with check-free slice iterators over the same
+//! elements in the same order, and a property test shows the two agree.
+
+use std::ops::{Add, Mul};
+
+use crate::cache::AccessSink;
+use crate::kernels::access::ACCUMULATORS;
+use crate::kernels::spec::{KernelError, ParamSpec, Params};
+
+/// A number type kernels can be instantiated with.
+pub trait Element:
+    Copy + Default + PartialEq + Send + Add<Output = Self> + Mul<Output = Self> + 'static
+{
+    /// Bytes per element (the simulated access width).
+    const BYTES: u32;
+    /// The `dtype` word.
+    const NAME: &'static str;
+    /// `value`, which callers keep small enough to be exact.
+    fn from_f64(value: f64) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl Element for f64 {
+    const BYTES: u32 = 8;
+    const NAME: &'static str = "f64";
+    fn from_f64(value: f64) -> Self {
+        value
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+impl Element for f32 {
+    const BYTES: u32 = 4;
+    const NAME: &'static str = "f32";
+    fn from_f64(value: f64) -> Self {
+        value as f32
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// The element type of a kernel instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dtype {
+    F64,
+    F32,
+}
+
+impl Dtype {
+    /// Bytes per element.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Dtype::F64 => f64::BYTES,
+            Dtype::F32 => f32::BYTES,
+        }
+    }
+
+    /// The `dtype` parameter of resolved parameters (f64 when the kernel has none).
+    pub fn from_params(params: &Params) -> Result<Self, KernelError> {
+        match params.get("dtype").map(|v| v.to_string()).as_deref() {
+            None | Some("f64") => Ok(Dtype::F64),
+            Some("f32") => Ok(Dtype::F32),
+            Some(other) => Err(crate::kernels::common::invalid(
+                "dtype",
+                format!("`{other}` is not one of: f64, f32"),
+            )),
+        }
+    }
+}
+
+/// The `dtype` parameter: f64 by default, so records without it read as before.
+pub const DTYPE_PARAM: ParamSpec = ParamSpec::choice(
+    "dtype",
+    &["f64", "f32"],
+    Some("f64"),
+    "element type: f64 (8 B) or f32 (4 B)",
+);
+
+/// The simulated byte address of element `index` of buffer `buffer` for `T`.
+#[inline(always)]
+pub fn typed_address<T: Element>(buffer: usize, index: usize) -> u64 {
+    ((buffer as u64 + 1) << 32) + index as u64 * u64::from(T::BYTES)
+}
+
+/// One side of a multiply run: elements `start, start + step, …` of `buffer` (`step` ≥ 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Strided {
+    pub buffer: usize,
+    pub start: usize,
+    pub step: usize,
+}
+
+impl Strided {
+    /// Element `k` of the run.
+    #[inline(always)]
+    pub fn at(self, k: usize) -> usize {
+        self.start + k * self.step
+    }
+
+    /// Element indices `start..=last` the run covers (validated by the kernel at prepare).
+    #[inline(always)]
+    fn span(self, count: usize) -> std::ops::RangeInclusive<usize> {
+        self.start..=self.at(count - 1)
+    }
+}
+
+/// Loads and stores of `T` elements by (buffer, index), and the two multiply runs.
+pub trait TypedMem<T: Element> {
+    fn load(&mut self, buffer: usize, index: usize) -> T;
+    fn store(&mut self, buffer: usize, index: usize, value: T);
+
+    /// The dot product of `count` elements of `a` and `b`: for k ascending, loads `a`'s k-th
+    /// element, then `b`'s; the k-th product goes to accumulator `k mod 8` (one dependent add
+    /// chain would hide the memory behaviour), summed last.
+    #[inline(always)]
+    fn dot_run(&mut self, a: Strided, b: Strided, count: usize) -> T {
+        let mut acc = [T::default(); ACCUMULATORS];
+        for k in 0..count {
+            let x = self.load(a.buffer, a.at(k));
+            let y = self.load(b.buffer, b.at(k));
+            acc[k % ACCUMULATORS] = acc[k % ACCUMULATORS] + x * y;
+        }
+        fold(acc)
+    }
+
+    /// `y += r · x` over `count` elements: for k ascending, loads `x`'s k-th element, loads
+    /// `y`'s, stores `y`'s (`x` and `y` are different buffers).
+    #[inline(always)]
+    fn axpy_run(&mut self, x: Strided, y: Strided, count: usize, r: T) {
+        for k in 0..count {
+            let value = self.load(x.buffer, x.at(k));
+            let old = self.load(y.buffer, y.at(k));
+            self.store(y.buffer, y.at(k), old + r * value);
+        }
+    }
+}
+
+/// The accumulators' total, in accumulator order.
+#[inline(always)]
+fn fold<T: Element>(acc: [T; ACCUMULATORS]) -> T {
+    acc.into_iter().fold(T::default(), |sum, x| sum + x)
+}
+
+/// Plain accesses on `N` real buffers of `T`.
+pub struct TypedReal<'a, T, const N: usize> {
+    buffers: [&'a mut [T]; N],
+}
+
+impl<'a, T: Element, const N: usize> TypedReal<'a, T, N> {
+    pub fn new(buffers: [&'a mut [T]; N]) -> Self {
+        Self { buffers }
+    }
+}
+
+impl<T: Element, const N: usize> TypedMem<T> for TypedReal<'_, T, N> {
+    #[inline(always)]
+    fn load(&mut self, buffer: usize, index: usize) -> T {
+        self.buffers[buffer][index]
+    }
+
+    #[inline(always)]
+    fn store(&mut self, buffer: usize, index: usize, value: T) {
+        self.buffers[buffer][index] = value;
+    }
+
+    #[inline(always)]
+    fn dot_run(&mut self, a: Strided, b: Strided, count: usize) -> T {
+        let mut acc = [T::default(); ACCUMULATORS];
+        if count == 0 {
+            return fold(acc);
+        }
+        let xs = &self.buffers[a.buffer][a.span(count)];
+        let ys = &self.buffers[b.buffer][b.span(count)];
+        let mut pairs = xs.iter().step_by(a.step).zip(ys.iter().step_by(b.step));
+        'all: loop {
+            for slot in acc.iter_mut() {
+                match pairs.next() {
+                    Some((&x, &y)) => *slot = *slot + x * y,
+                    None => break 'all,
+                }
+            }
+        }
+        fold(acc)
+    }
+
+    #[inline(always)]
+    fn axpy_run(&mut self, x: Strided, y: Strided, count: usize, r: T) {
+        if count == 0 {
+            return;
+        }
+        assert_ne!(x.buffer, y.buffer, "an axpy run needs two distinct buffers");
+        let (xs, ys) = if x.buffer < y.buffer {
+            let (low, high) = self.buffers.split_at_mut(y.buffer);
+            (&*low[x.buffer], &mut *high[0])
+        } else {
+            let (low, high) = self.buffers.split_at_mut(x.buffer);
+            (&*high[0], &mut *low[y.buffer])
+        };
+        let (xs, ys) = (&xs[x.span(count)], &mut ys[y.span(count)]);
+        // Unit steps as plain slices, so the compiler vectorises the row-wise orders.
+        if x.step == 1 && y.step == 1 {
+            for (target, &value) in ys.iter_mut().zip(xs) {
+                *target = *target + r * value;
+            }
+        } else {
+            let pairs = ys.iter_mut().step_by(y.step).zip(xs.iter().step_by(x.step));
+            for (target, &value) in pairs {
+                *target = *target + r * value;
+            }
+        }
+    }
+}
+
+/// The real accesses of [`TypedReal`], each also reported to a sink at its simulated address.
+pub struct TypedSim<'a, 's, T, const N: usize> {
+    real: TypedReal<'a, T, N>,
+    sink: &'s mut dyn AccessSink,
+}
+
+impl<'a, 's, T: Element, const N: usize> TypedSim<'a, 's, T, N> {
+    pub fn new(buffers: [&'a mut [T]; N], sink: &'s mut dyn AccessSink) -> Self {
+        Self {
+            real: TypedReal::new(buffers),
+            sink,
+        }
+    }
+}
+
+impl<T: Element, const N: usize> TypedMem<T> for TypedSim<'_, '_, T, N> {
+    #[inline]
+    fn load(&mut self, buffer: usize, index: usize) -> T {
+        let value = self.real.load(buffer, index);
+        self.sink.load(typed_address::<T>(buffer, index), T::BYTES);
+        value
+    }
+
+    #[inline]
+    fn store(&mut self, buffer: usize, index: usize, value: T) {
+        self.real.store(buffer, index, value);
+        self.sink.store(typed_address::<T>(buffer, index), T::BYTES);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Default)]
+    struct Recorder(Vec<(char, u64, u32)>);
+
+    impl AccessSink for Recorder {
+        fn load(&mut self, addr: u64, len: u32) {
+            self.0.push(('L', addr, len));
+        }
+        fn store(&mut self, addr: u64, len: u32) {
+            self.0.push(('S', addr, len));
+        }
+    }
+
+    /// Data whose sums depend on which elements were combined, and in which order.
+    fn distinct_data<T: Element>(len: usize) -> Vec<T> {
+        (0..len)
+            .map(|i| T::from_f64((1u64 << (i % 20)) as f64 + i as f64 * 0.37))
+            .collect()
+    }
+
+    /// The fast runs equal the provided (reference) ones, value for value, and the simulated
+    /// stream is the documented one.
+    fn runs_agree<T: Element + std::fmt::Debug>(
+        (a_step, b_step, a_start, b_start, count): (usize, usize, usize, usize, usize),
+        r: f64,
+    ) -> Result<(), TestCaseError> {
+        let a = Strided {
+            buffer: 0,
+            start: a_start,
+            step: a_step,
+        };
+        let b = Strided {
+            buffer: 1,
+            start: b_start,
+            step: b_step,
+        };
+        let mut xs: Vec<T> = distinct_data(a_start + count * a_step + 1);
+        let mut real: Vec<T> = distinct_data(b_start + count * b_step + 1);
+        let mut reference = real.clone();
+        let dot = TypedReal::new([&mut xs, &mut real]).dot_run(a, b, count);
+        let mut recorder = Recorder::default();
+        let want = TypedSim::new([&mut xs, &mut reference], &mut recorder).dot_run(a, b, count);
+        prop_assert_eq!(dot, want);
+        let w = T::BYTES;
+        let loads = |k: usize| {
+            let (x, y) = (
+                typed_address::<T>(0, a.at(k)),
+                typed_address::<T>(1, b.at(k)),
+            );
+            [('L', x, w), ('L', y, w)]
+        };
+        prop_assert_eq!(&recorder.0, &(0..count).flat_map(loads).collect::<Vec<_>>());
+        let r = T::from_f64(r);
+        TypedReal::new([&mut xs, &mut real]).axpy_run(a, b, count, r);
+        let mut recorder = Recorder::default();
+        TypedSim::new([&mut xs, &mut reference], &mut recorder).axpy_run(a, b, count, r);
+        prop_assert_eq!(&real, &reference);
+        let with_store = |k: usize| {
+            let [x, y] = loads(k);
+            [x, y, ('S', y.1, w)]
+        };
+        prop_assert_eq!(
+            recorder.0,
+            (0..count).flat_map(with_store).collect::<Vec<_>>()
+        );
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn real_multiply_runs_equal_the_reference_order(
+            shape in (1usize..6, 1usize..6, 0usize..20, 0usize..20, 0usize..40),
+            r in -3.0f64..3.0,
+        ) {
+            runs_agree::<f64>(shape, r)?;
+            runs_agree::<f32>(shape, r)?;
+        }
+    }
+
+    #[test]
+    fn f32_elements_are_four_bytes_apart() {
+        assert_eq!(typed_address::<f32>(1, 3) - typed_address::<f32>(1, 0), 12);
+        assert_eq!(typed_address::<f64>(0, 1), (1 << 32) + 8);
+        assert_eq!(Dtype::from_params(&Params::new()), Ok(Dtype::F64));
+    }
+}
