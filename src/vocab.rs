@@ -29,6 +29,8 @@ pub enum Family {
     Latency,
     /// The references bandwidth figures are normalised by (`copy`, `read`).
     Reference,
+    /// Tensor layouts: channels-first vs channels-last, their conversion, jagged vs flat rows.
+    Tensor,
 }
 
 /// A resolved parameter value.
