@@ -26,6 +26,8 @@ pub mod fig10_threads;
 pub mod fig11_three_c;
 pub mod fig12_sweep_vs_stride;
 pub mod fig13_sweep_vs_gcd;
+pub mod fig15_channels;
+pub mod fig16_jagged;
 mod labels;
 mod sweep;
 
@@ -63,6 +65,8 @@ pub const REGISTRY: &[&FigureDef] = &[
     &fig09_blocked::FIGURE,
     &fig10_threads::FIGURE,
     &fig11_three_c::FIGURE,
+    &fig15_channels::FIGURE,
+    &fig16_jagged::FIGURE,
 ];
 
 /// The registered figures of one section, in figure order.
