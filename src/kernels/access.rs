@@ -290,6 +290,21 @@ impl<B: Buffers> Mem for RealMem<B> {
         let first_cell = start / 2;
         let cells = &self.data(buffer)[first_cell..=last / 2];
         let base = first_cell * 2;
+        if step == 1 && start == base {
+            // Contiguous from a whole cell: 4 cells are the 8 elements of one accumulator round.
+            let whole = count / ACCUMULATORS * ACCUMULATORS;
+            for chunk in cells[..whole / 2].chunks_exact(ACCUMULATORS / 2) {
+                for (pair, cell) in acc.chunks_exact_mut(2).zip(chunk) {
+                    let bits = cell.to_bits();
+                    pair[0] += f64::from(f32::from_bits(bits as u32));
+                    pair[1] += f64::from(f32::from_bits((bits >> 32) as u32));
+                }
+            }
+            for k in whole..count {
+                acc[k % ACCUMULATORS] += f64::from(f32_of(cells, k));
+            }
+            return;
+        }
         for k in 0..count {
             acc[k % ACCUMULATORS] += f64::from(f32_of(cells, start - base + k * step));
         }
