@@ -520,6 +520,52 @@ fn to_nhwc_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError
 mod tests {
     use super::*;
 
+    #[derive(Default)]
+    struct Recorder(Vec<(u64, u32)>);
+
+    impl AccessSink for Recorder {
+        fn load(&mut self, addr: u64, len: u32) {
+            self.0.push((addr, len));
+        }
+        fn store(&mut self, _: u64, _: u32) {
+            panic!("a sum stores nothing");
+        }
+    }
+
+    #[test]
+    fn channel_sum_streams_for_c_for_n_for_h_for_w_at_the_layouts_address() {
+        for (nhwc, f32_elements) in [(false, true), (true, true), (true, false)] {
+            let t = Tensor4 {
+                n: 2,
+                c: 3,
+                h: 2,
+                w: 3,
+                nhwc,
+            };
+            let len = 36;
+            let bytes: u32 = if f32_elements { 4 } else { 8 };
+            let mut cells: Vec<f64> = (0..len).map(cell_value).collect();
+            let mut recorder = Recorder::default();
+            channel_sum(
+                &mut SimMem::new([&mut cells], &mut recorder),
+                t,
+                f32_elements,
+            );
+            let mut want = Vec::new();
+            for c in 0..t.c {
+                for n in 0..t.n {
+                    for h in 0..t.h {
+                        for w in 0..t.w {
+                            let offset = t.index(n, c, h, w) as u64 * u64::from(bytes);
+                            want.push((crate::kernels::access::sim_address(0, 0) + offset, bytes));
+                        }
+                    }
+                }
+            }
+            assert_eq!(recorder.0, want, "nhwc={nhwc} f32={f32_elements}");
+        }
+    }
+
     #[test]
     fn coords_invert_index_in_both_layouts() {
         for nhwc in [false, true] {

@@ -315,6 +315,88 @@ fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
 mod tests {
     use super::*;
 
+    #[derive(Default)]
+    struct Recorder(Vec<u64>);
+
+    impl AccessSink for Recorder {
+        fn load(&mut self, addr: u64, len: u32) {
+            assert_eq!(len, 8);
+            self.0.push(addr);
+        }
+        fn store(&mut self, _: u64, _: u32) {
+            panic!("a sum stores nothing");
+        }
+    }
+
+    fn stream(args: &[(&str, &str)]) -> (Vec<u64>, f64, f64) {
+        let mut params = Params::new();
+        for (name, value) in args {
+            let value = match value.parse::<u64>() {
+                Ok(v) => crate::vocab::ParamValue::Int(v),
+                Err(_) => crate::vocab::ParamValue::Text(value.to_string()),
+            };
+            params.insert(name.to_string(), value);
+        }
+        let mut instance = prepare(&params, PrepareOptions::default()).unwrap();
+        let mut recorder = Recorder::default();
+        instance.simulate(&mut recorder);
+        (recorder.0, instance.run(), instance.expected_checksum())
+    }
+
+    #[test]
+    fn jagged_streams_load_a_row_pointer_per_row_walk_or_per_element() {
+        let (rows, cols) = (3u64, 5u64);
+        let shape = |order: &'static str, shuffle: &'static str| {
+            [
+                ("rows", "3"),
+                ("cols", "5"),
+                ("order", order),
+                ("layout", "jagged"),
+                ("shuffle", shuffle),
+            ]
+        };
+        // 5 elements of 8 B: chunks of 48 B, each row 16 B into its chunk.
+        let row_base = |r: u64| sim_address(1, 0) + 16 + r * 48;
+        let entry = |r: u64| sim_address(0, 0) + 16 * r;
+        let (row_order, sum, expected) = stream(&shape("row", "0"));
+        assert_eq!(sum, expected);
+        let want: Vec<u64> = (0..rows)
+            .flat_map(|r| {
+                std::iter::once(entry(r)).chain((0..cols).map(move |j| row_base(r) + 8 * j))
+            })
+            .collect();
+        assert_eq!(row_order, want);
+        let (col_order, sum, expected) = stream(&shape("col", "0"));
+        assert_eq!(sum, expected);
+        let want: Vec<u64> = (0..cols)
+            .flat_map(|j| (0..rows).flat_map(move |r| [entry(r), row_base(r) + 8 * j]))
+            .collect();
+        assert_eq!(col_order, want);
+        // Shuffled: the same table loads; each row where its allocation slot puts it.
+        let order = allocation_order(3, true);
+        let (shuffled, sum, expected) = stream(&shape("col", "1"));
+        assert_eq!(sum, expected);
+        let slot = |r: u64| order.iter().position(|&x| x as u64 == r).unwrap() as u64;
+        let want: Vec<u64> = (0..cols)
+            .flat_map(|j| {
+                let slot = &slot;
+                (0..rows).flat_map(move |r| [entry(r), row_base(slot(r)) + 8 * j])
+            })
+            .collect();
+        assert_eq!(shuffled, want);
+        let (flat, _, _) = stream(&[
+            ("rows", "3"),
+            ("cols", "5"),
+            ("order", "col"),
+            ("layout", "flat"),
+            ("shuffle", "0"),
+        ]);
+        let want: Vec<u64> = (0..cols)
+            .flat_map(|j| (0..rows).map(move |r| sim_address(0, (r * cols + j) as usize)))
+            .collect();
+        assert_eq!(flat, want);
+    }
+
     #[test]
     fn allocation_order_is_a_seeded_permutation() {
         assert_eq!(allocation_order(5, false), [0, 1, 2, 3, 4]);
