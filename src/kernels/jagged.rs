@@ -7,6 +7,7 @@
 //! (`Vec<Box<[f64]>>`, 16 bytes per row: pointer and length); with `shuffle=1` the rows are
 //! allocated in a seeded random order (splitmix64, seed [`SHUFFLE_SEED`]), so consecutive rows
 //! land in scattered places. `flat` is one 2 MiB-aligned buffer, element (r, j) at `r·cols + j`.
+//! `--huge-pages` applies to the flat block only: the rows are ordinary heap allocations.
 //!
 //! Access orders (the contract the simulator replays):
 //! - `order=row`: for r, for j: load (r, j). Jagged: one table entry per row walk, then the row.

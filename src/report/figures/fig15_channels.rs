@@ -26,11 +26,20 @@ pub(super) fn l1_misses_per_element(r: &PointRecord) -> Option<f64> {
     misses_per_element(r, 0)
 }
 
-/// Simulated misses at level `index` (0 = L1) per element of the kernel's work.
+/// Simulated misses at level `index` (0 = L1) per element of the kernel's work. A simulation of
+/// a prefix of the run is scaled by the run's accesses over the simulated ones (misses per
+/// access times accesses per element), so large points compare with small ones.
 pub(super) fn misses_per_element(r: &PointRecord, index: usize) -> Option<f64> {
     let elements = r.work.as_ref()?.elements;
     let level = data::sim_level(r, index)?;
-    (elements > 0).then(|| level.misses as f64 / elements as f64)
+    let scope = &r.simulated.as_ref()?.scope;
+    let run_accesses = match scope.run_accesses {
+        Some(accesses) => accesses,
+        None if scope.kind == "full" => scope.simulated_accesses,
+        None => return None,
+    };
+    let per_access = level.misses as f64 / scope.simulated_accesses.max(1) as f64;
+    (elements > 0).then(|| per_access * run_accesses as f64 / elements as f64)
 }
 
 /// A tensor point's (n, c, h, w) and element type.

@@ -34,20 +34,7 @@ fn jagged(doc: &ResultsDocument) -> Outcome {
         return omitted(&FIGURE, "no `jagged` points in this results file");
     };
     let (rows, cols) = (data::int(first, "rows"), data::int(first, "cols"));
-    // Every cell of the figure at the first point's shape.
-    let find = |(layout, shuffle, _): (&str, u64, &str), order: &str| {
-        recs.iter().copied().find(|r| {
-            data::int(r, "rows") == rows
-                && data::int(r, "cols") == cols
-                && data::text(r, "layout") == Some(layout)
-                && data::int(r, "shuffle") == Some(shuffle)
-                && data::text(r, "order") == Some(order)
-        })
-    };
-    let grid: Vec<Vec<Option<&PointRecord>>> = VARIANTS
-        .iter()
-        .map(|&v| ORDERS.iter().map(|o| find(v, o)).collect())
-        .collect();
+    let grid = grid_at(&recs, rows, cols);
     let categories: Vec<String> = vec!["row order".into(), "column order".into()];
     let timed_series: Vec<BarSeries> = VARIANTS
         .iter()
@@ -92,7 +79,7 @@ fn jagged(doc: &ResultsDocument) -> Outcome {
             panel_width: 560,
             panel_height: 240,
         },
-        tables: vec![table(&grid, r, c)],
+        tables: vec![table(&recs)],
         look_for: "Row order costs the jagged array one pointer load per row, next to nothing. \
                    Column order loads a row pointer per element and touches one line per row; \
                    once the rows' lines outgrow L1 both layouts miss about once per element \
@@ -102,6 +89,25 @@ fn jagged(doc: &ResultsDocument) -> Outcome {
             .into(),
         notes: Vec::new(),
     }))
+}
+
+/// Per variant, the row- and column-order points of one shape (`None` where not measured).
+type Grid<'d> = Vec<Vec<Option<&'d PointRecord>>>;
+
+fn grid_at<'d>(recs: &[&'d PointRecord], rows: Option<u64>, cols: Option<u64>) -> Grid<'d> {
+    let find = |(layout, shuffle, _): (&str, u64, &str), order: &str| {
+        recs.iter().copied().find(|r| {
+            data::int(r, "rows") == rows
+                && data::int(r, "cols") == cols
+                && data::text(r, "layout") == Some(layout)
+                && data::int(r, "shuffle") == Some(shuffle)
+                && data::text(r, "order") == Some(order)
+        })
+    };
+    VARIANTS
+        .iter()
+        .map(|&v| ORDERS.iter().map(|o| find(v, o)).collect())
+        .collect()
 }
 
 fn panel(title: &str, categories: &[String], series: Vec<BarSeries>) -> BarPanel {
@@ -115,28 +121,39 @@ fn panel(title: &str, categories: &[String], series: Vec<BarSeries>) -> BarPanel
     }
 }
 
-fn table(grid: &[Vec<Option<&PointRecord>>], rows: u64, cols: u64) -> Table {
-    let lines = VARIANTS
-        .iter()
-        .zip(grid)
-        .flat_map(|((_, _, name), cells)| {
-            ORDERS.iter().zip(cells).map(move |(order, r)| {
-                vec![
+/// Every measured shape (the bars show the first), each variant at row and column order.
+fn table(recs: &[&PointRecord]) -> Table {
+    let mut shapes: Vec<(Option<u64>, Option<u64>)> = Vec::new();
+    for r in recs {
+        let shape = (data::int(r, "rows"), data::int(r, "cols"));
+        if !shapes.contains(&shape) {
+            shapes.push(shape);
+        }
+    }
+    let mut lines = Vec::new();
+    for (rows, cols) in shapes {
+        let grid = grid_at(recs, rows, cols);
+        let shape = format!("{}×{}", rows.unwrap_or(0), cols.unwrap_or(0));
+        for ((_, _, name), cells) in VARIANTS.iter().zip(&grid) {
+            for (order, r) in ORDERS.iter().zip(cells) {
+                let Some(r) = r else { continue };
+                lines.push(vec![
+                    shape.clone(),
                     name.to_string(),
                     order.to_string(),
-                    est_cell(r.and_then(data::ns_per_element)),
-                    cell(r.and_then(l1_misses_per_element)),
-                    cell(r.and_then(|r| misses_per_element(r, 1))),
-                ]
-            })
-        })
-        .collect();
+                    est_cell(data::ns_per_element(r)),
+                    cell(l1_misses_per_element(r)),
+                    cell(misses_per_element(r, 1)),
+                ]);
+            }
+        }
+    }
     Table {
-        caption: format!(
-            "{rows} rows × {cols} f64: ns per element (timed, CI) and L1 and L2 misses per \
-             element (simulated)"
-        ),
+        caption: "Every shape (rows × cols of f64): ns per element (timed, CI) and L1 and L2 \
+                  misses per element (simulated)"
+            .into(),
         headers: [
+            "rows × cols",
             "storage",
             "order",
             "ns per element",
