@@ -63,26 +63,48 @@ fn shape(r: &PointRecord) -> Shape<'_> {
     )
 }
 
+/// Every shape of `kernel` measured in both layouts, as (nchw, nhwc), in record order.
+fn all_pairs<'d>(doc: &'d ResultsDocument, kernel: &'d str) -> Vec<[&'d PointRecord; 2]> {
+    let recs: Vec<&PointRecord> = data::of_kernel(doc, kernel)
+        .filter(|r| r.threads == 1)
+        .collect();
+    let of = |layout: &str, s: &Shape<'_>| {
+        recs.iter()
+            .copied()
+            .find(|r| data::text(r, "layout") == Some(layout) && shape(r) == *s)
+    };
+    let mut pairs: Vec<[&PointRecord; 2]> = Vec::new();
+    for r in &recs {
+        let s = shape(r);
+        if let (Some(a), Some(b)) = (of("nchw", &s), of("nhwc", &s))
+            && !pairs.iter().any(|[x, _]| std::ptr::eq(*x, a))
+        {
+            pairs.push([a, b]);
+        }
+    }
+    pairs
+}
+
 /// Per pattern, the nchw and nhwc points of the first shape measured in both layouts.
 fn pairs(doc: &ResultsDocument) -> Vec<[Option<&PointRecord>; 2]> {
     PATTERNS
         .iter()
-        .map(|kernel| {
-            let recs: Vec<&PointRecord> = data::of_kernel(doc, kernel)
-                .filter(|r| r.threads == 1)
-                .collect();
-            let of = |layout: &str, s: &_| {
-                recs.iter()
-                    .copied()
-                    .find(|r| data::text(r, "layout") == Some(layout) && shape(r) == *s)
-            };
-            let both = recs.iter().find_map(|first| {
-                let s = shape(first);
-                Some([Some(of("nchw", &s)?), Some(of("nhwc", &s)?)])
-            });
-            both.unwrap_or([None, None])
+        .map(|kernel| match all_pairs(doc, kernel).first() {
+            Some([a, b]) => [Some(*a), Some(*b)],
+            None => [None, None],
         })
         .collect()
+}
+
+/// `kernel n×c×h×w` (and the element type where there is one).
+fn pair_label(kernel: &str, r: &PointRecord) -> String {
+    let (n, c, h, w, dtype) = shape(r);
+    let d = |v: Option<u64>| v.unwrap_or(0);
+    let label = format!("{kernel} {}×{}×{}×{}", d(n), d(c), d(h), d(w));
+    match dtype {
+        Some(dtype) => format!("{label} {dtype}"),
+        None => label,
+    }
 }
 
 fn channels(doc: &ResultsDocument) -> Outcome {
@@ -97,11 +119,7 @@ fn channels(doc: &ResultsDocument) -> Outcome {
         .iter()
         .zip(PATTERNS)
         .map(|(pair, kernel)| match pair[0] {
-            Some(r) => {
-                let (n, c, h, w, _) = shape(r);
-                let d = |v: Option<u64>| v.unwrap_or(0);
-                format!("{kernel} {}×{}×{}×{}", d(n), d(c), d(h), d(w))
-            }
+            Some(r) => pair_label(kernel, r),
             None => kernel.to_string(),
         })
         .collect();
@@ -132,7 +150,7 @@ fn channels(doc: &ResultsDocument) -> Outcome {
             ci: vec![None; PATTERNS.len()],
         })
         .collect();
-    let mut tables = vec![comparison_table(&categories, &pairs)];
+    let mut tables = vec![comparison_table(doc)];
     tables.extend(conversion_table(doc));
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
@@ -175,27 +193,27 @@ fn bar_panel(title: &str, categories: &[String], series: Vec<BarSeries>) -> BarP
     }
 }
 
-/// Per pattern: both layouts timed and simulated, and nhwc ÷ nchw.
-fn comparison_table(categories: &[String], pairs: &[[Option<&PointRecord>; 2]]) -> Table {
-    let rows = categories
+/// Every shape of both patterns: both layouts timed and simulated, and nhwc ÷ nchw.
+fn comparison_table(doc: &ResultsDocument) -> Table {
+    let rows = PATTERNS
         .iter()
-        .zip(pairs)
-        .map(|(name, [nchw, nhwc])| {
-            let ns = |r: &Option<&PointRecord>| r.and_then(data::ns_per_element);
-            let (a, b) = (ns(nchw), ns(nhwc));
-            vec![
-                name.clone(),
-                est_cell(a),
-                est_cell(b),
-                cell(a.zip(b).map(|(a, b)| b.value / a.value)),
-                cell(nchw.and_then(l1_misses_per_element)),
-                cell(nhwc.and_then(l1_misses_per_element)),
-            ]
+        .flat_map(|kernel| {
+            all_pairs(doc, kernel).into_iter().map(move |[nchw, nhwc]| {
+                let (a, b) = (data::ns_per_element(nchw), data::ns_per_element(nhwc));
+                vec![
+                    pair_label(kernel, nchw),
+                    est_cell(a),
+                    est_cell(b),
+                    cell(a.zip(b).map(|(a, b)| b.value / a.value)),
+                    cell(l1_misses_per_element(nchw)),
+                    cell(l1_misses_per_element(nhwc)),
+                ]
+            })
         })
         .collect();
     Table {
-        caption: "nchw vs nhwc at one shape (n×c×h×w): ns per element (timed, CI) and L1 \
-                  misses per element (simulated)"
+        caption: "nchw vs nhwc at every shape measured in both (n×c×h×w): ns per element \
+                  (timed, CI) and L1 misses per element (simulated)"
             .into(),
         headers: [
             "pattern",
