@@ -31,6 +31,8 @@ pub enum Family {
     Reference,
     /// Matrix multiplication loop nests (`matmul`).
     Matmul,
+    /// Tensor layouts: channels-first vs channels-last, their conversion, jagged vs flat rows.
+    Tensor,
 }
 
 /// A resolved parameter value.

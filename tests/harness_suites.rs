@@ -32,6 +32,7 @@ fn the_quick_suite_covers_every_family_and_sweeps_threads() {
         Family::Blocked,
         Family::Latency,
         Family::Reference,
+        Family::Tensor,
     ] {
         assert!(families.contains(&family), "quick lacks {family:?}");
     }

@@ -4,6 +4,7 @@
 use stridelab::cache::AccessSink;
 use stridelab::kernels::access::RealMem;
 use stridelab::kernels::blocked::{Tiling, to_tiles};
+use stridelab::kernels::channels::{Tensor4, stencil3x3, to_nhwc};
 use stridelab::kernels::common::{Matrix, cell_value};
 use stridelab::kernels::spec::{Instance, PrepareOptions};
 use stridelab::kernels::transpose::{Variant, transpose};
@@ -118,6 +119,24 @@ const CASES: &[(&str, &str)] = &[
     ("matmul", "17 kji dtype=f32"),
     ("matmul", "17 blocked 4 dtype=f32"),
     ("matmul", "33 blocked dtype=f32"),
+    ("jagged", "1 1"),
+    ("jagged", "7 13"),
+    ("jagged", "7 13 col"),
+    ("jagged", "13 7 col flat"),
+    ("jagged", "9 5 row flat"),
+    ("jagged", "31 3 order=col shuffle=1"),
+    ("jagged", "3 31 order=row shuffle=1"),
+    ("channel-sum", "1 1 1 1"),
+    ("channel-sum", "2 3 5 7"),
+    ("channel-sum", "2 3 5 7 nhwc"),
+    ("channel-sum", "3 5 1 3 nhwc f64"),
+    ("channel-sum", "1 9 3 3 nchw f64"),
+    ("stencil3x3", "1 1 3 3"),
+    ("stencil3x3", "2 3 5 7"),
+    ("stencil3x3", "2 3 7 5 nhwc"),
+    ("to-nhwc", "1 1 1 1"),
+    ("to-nhwc", "2 3 5 7"),
+    ("to-nhwc", "1 16 8 8"),
 ];
 
 #[test]
@@ -217,5 +236,44 @@ fn to_tiles_writes_tile_major_storage() {
         let mut dst = vec![0.0; want.len()];
         to_tiles(&mut RealMem::new([&mut src, &mut dst]), tiling);
         assert_eq!(dst, want, "{tiling:?}");
+    }
+}
+
+#[test]
+fn to_nhwc_writes_channels_last_and_the_stencil_writes_box_sums() {
+    for (n, c, h, w) in [(1, 1, 3, 3), (2, 3, 5, 7), (1, 16, 4, 9)] {
+        let nchw = Tensor4 {
+            n,
+            c,
+            h,
+            w,
+            nhwc: false,
+        };
+        let nhwc = Tensor4 { nhwc: true, ..nchw };
+        let len = n * c * h * w;
+        let mut src: Vec<f64> = (0..len).map(cell_value).collect();
+        let mut dst = vec![-1.0; len];
+        to_nhwc(&mut RealMem::new([&mut src, &mut dst]), nchw);
+        for (i, value) in src.iter().enumerate() {
+            let (a, b, y, x) = nchw.coords(i);
+            assert_eq!(dst[nhwc.index(a, b, y, x)], *value, "{nchw:?} at {i}");
+        }
+        for t in [nchw, nhwc] {
+            let mut out = vec![0.0; len];
+            stencil3x3(&mut RealMem::new([&mut src, &mut out]), t);
+            for (i, value) in out.iter().enumerate() {
+                let (a, b, y, x) = t.coords(i);
+                let interior = (1..h - 1).contains(&y) && (1..w - 1).contains(&x);
+                let want: f64 = if interior {
+                    (y - 1..=y + 1)
+                        .flat_map(|yy| (x - 1..=x + 1).map(move |xx| (yy, xx)))
+                        .map(|(yy, xx)| src[t.index(a, b, yy, xx)])
+                        .sum()
+                } else {
+                    0.0
+                };
+                assert_eq!(*value, want, "{t:?} at {i}");
+            }
+        }
     }
 }

@@ -91,6 +91,7 @@ pub fn point_label(point: &PlannedPoint) -> String {
 pub fn point_kind(family: Family) -> PointKind {
     match family {
         Family::Traverse | Family::Transpose | Family::Blocked => PointKind::Bandwidth,
+        Family::Tensor => PointKind::Bandwidth,
         Family::Reference => PointKind::Reference,
         _ => PointKind::Latency,
     }

@@ -17,6 +17,17 @@
 //! Simulated placement: element `i` of buffer `b` is at byte address `(b+1)·2^32 + 8·i`
 //! ([`sim_address`]); every access is 8 bytes. Buffers are capped at [`MAX_BUFFER_ELEMENTS`]
 //! so no two buffers overlap in that address space.
+//!
+//! Two small extensions serve the tensor kernels, and leave every other stream unchanged:
+//! - **Many buffers behind a pointer table** ([`Buffers`], [`Placement`]): a kernel may hand
+//!   `RealMem` a slice of separately allocated buffers (`&mut [Box<[f64]>]`, a jagged array's
+//!   rows). Reaching buffer `b` then reads its entry (pointer and length, 16 B) from that table,
+//!   as the real code does; `SimMem` with a placement reports that 8-byte load at
+//!   `table + 16·b` once per run and once per single load or store, and places buffer `b` at
+//!   `bases[b]` (the kernel's model of where its allocator put it).
+//! - **f32 elements** ([`Mem::load_f32`], [`Mem::sum_run_f32`]): f32 element `i` is the low
+//!   (even `i`) or high (odd `i`) half of f64 cell `i/2`, which is its byte position on a
+//!   little-endian machine; it is simulated as a 4-byte access at `base + 4·i`.
 
 use crate::cache::AccessSink;
 use crate::kernels::copy::order::{OrderSink, engine_order};
@@ -91,6 +102,25 @@ pub trait Mem {
         acc.iter().sum()
     }
 
+    /// Reads f32 element `index` of buffer `buffer` (see the module doc for the packing).
+    fn load_f32(&mut self, buffer: usize, index: usize) -> f32;
+
+    /// [`Mem::sum_run`] over f32 elements: the k-th element of the run, widened to f64, is
+    /// added to `acc[k mod 8]` (f64 sums of small integers stay exact).
+    #[inline(always)]
+    fn sum_run_f32(
+        &mut self,
+        buffer: usize,
+        start: usize,
+        step: usize,
+        count: usize,
+        acc: &mut [f64; ACCUMULATORS],
+    ) {
+        for k in 0..count {
+            acc[k % ACCUMULATORS] += f64::from(self.load_f32(buffer, start + k * step));
+        }
+    }
+
     /// For k in 0..count: reads `src[src_start + k·src_step]`, then writes it to
     /// `dst[dst_start + k·dst_step]` (`src` and `dst` are different buffers).
     #[inline(always)]
@@ -122,27 +152,87 @@ pub trait Mem {
     fn copy_span(&mut self, src: usize, dst: usize, len: usize);
 }
 
-/// Plain accesses on `N` real buffers.
-pub struct RealMem<'a, const N: usize> {
-    buffers: [&'a mut [f64]; N],
+/// The buffers a kernel's accessor works on, numbered from 0: a fixed array of slices (most
+/// kernels) or a slice of separately allocated buffers (the table of a jagged array).
+pub trait Buffers {
+    type Buffer: std::ops::DerefMut<Target = [f64]>;
+    fn slots(&self) -> &[Self::Buffer];
+    fn slots_mut(&mut self) -> &mut [Self::Buffer];
 }
 
-impl<'a, const N: usize> RealMem<'a, N> {
+impl<'a, const N: usize> Buffers for [&'a mut [f64]; N] {
+    type Buffer = &'a mut [f64];
+    #[inline(always)]
+    fn slots(&self) -> &[Self::Buffer] {
+        self
+    }
+    #[inline(always)]
+    fn slots_mut(&mut self) -> &mut [Self::Buffer] {
+        self
+    }
+}
+
+impl Buffers for &mut [Box<[f64]>] {
+    type Buffer = Box<[f64]>;
+    #[inline(always)]
+    fn slots(&self) -> &[Self::Buffer] {
+        self
+    }
+    #[inline(always)]
+    fn slots_mut(&mut self) -> &mut [Self::Buffer] {
+        self
+    }
+}
+
+/// Plain accesses on real buffers (`[&mut [f64]; N]` or a table of boxed buffers).
+pub struct RealMem<B: Buffers> {
+    buffers: B,
+}
+
+impl<'a, const N: usize> RealMem<[&'a mut [f64]; N]> {
     pub fn new(buffers: [&'a mut [f64]; N]) -> Self {
         Self { buffers }
     }
+}
 
+impl<'t> RealMem<&'t mut [Box<[f64]>]> {
+    /// Separately allocated buffers, reached through their table (`buffers`).
+    pub fn table(buffers: &'t mut [Box<[f64]>]) -> Self {
+        Self { buffers }
+    }
+}
+
+impl<B: Buffers> RealMem<B> {
     /// Buffer `src` for reading and buffer `dst` for writing (they must differ).
     fn pair(&mut self, src: usize, dst: usize) -> (&[f64], &mut [f64]) {
         assert_ne!(src, dst, "a copy needs two distinct buffers");
+        let slots = self.buffers.slots_mut();
         if src < dst {
-            let (low, high) = self.buffers.split_at_mut(dst);
+            let (low, high) = slots.split_at_mut(dst);
             (&*low[src], &mut *high[0])
         } else {
-            let (low, high) = self.buffers.split_at_mut(src);
+            let (low, high) = slots.split_at_mut(src);
             (&*high[0], &mut *low[dst])
         }
     }
+
+    #[inline(always)]
+    fn data(&self, buffer: usize) -> &[f64] {
+        &self.buffers.slots()[buffer]
+    }
+}
+
+/// f32 element `index` of f64 cells: the low half of cell `index/2` for even `index`, the high
+/// half for odd (its byte position on a little-endian machine).
+#[inline(always)]
+fn f32_of(cells: &[f64], index: usize) -> f32 {
+    let bits = cells[index / 2].to_bits();
+    f32::from_bits((bits >> (32 * (index % 2))) as u32)
+}
+
+/// Two f32 values packed into one f64 cell (`low` at the even index).
+pub fn f32_pair_cell(low: f32, high: f32) -> f64 {
+    f64::from_bits(u64::from(low.to_bits()) | (u64::from(high.to_bits()) << 32))
 }
 
 /// The last index of a run, or a panic naming the kernel bug (runs are validated at prepare).
@@ -167,15 +257,57 @@ fn accumulate<'v>(mut values: impl Iterator<Item = &'v f64>, acc: &mut [f64; ACC
     }
 }
 
-impl<const N: usize> Mem for RealMem<'_, N> {
+impl<B: Buffers> Mem for RealMem<B> {
     #[inline(always)]
     fn load(&mut self, buffer: usize, index: usize) -> f64 {
-        self.buffers[buffer][index]
+        self.data(buffer)[index]
     }
 
     #[inline(always)]
     fn store(&mut self, buffer: usize, index: usize, value: f64) {
-        self.buffers[buffer][index] = value;
+        self.buffers.slots_mut()[buffer][index] = value;
+    }
+
+    #[inline(always)]
+    fn load_f32(&mut self, buffer: usize, index: usize) -> f32 {
+        f32_of(self.data(buffer), index)
+    }
+
+    #[inline(always)]
+    fn sum_run_f32(
+        &mut self,
+        buffer: usize,
+        start: usize,
+        step: usize,
+        count: usize,
+        acc: &mut [f64; ACCUMULATORS],
+    ) {
+        if count == 0 {
+            return;
+        }
+        let last = run_end(start, step, count);
+        // Bounds checked once: the cells the run touches, indexed relative to the first.
+        let first_cell = start / 2;
+        let cells = &self.data(buffer)[first_cell..=last / 2];
+        let base = first_cell * 2;
+        if step == 1 && start == base {
+            // Contiguous from a whole cell: 4 cells are the 8 elements of one accumulator round.
+            let whole = count / ACCUMULATORS * ACCUMULATORS;
+            for chunk in cells[..whole / 2].chunks_exact(ACCUMULATORS / 2) {
+                for (pair, cell) in acc.chunks_exact_mut(2).zip(chunk) {
+                    let bits = cell.to_bits();
+                    pair[0] += f64::from(f32::from_bits(bits as u32));
+                    pair[1] += f64::from(f32::from_bits((bits >> 32) as u32));
+                }
+            }
+            for k in whole..count {
+                acc[k % ACCUMULATORS] += f64::from(f32_of(cells, k));
+            }
+            return;
+        }
+        for k in 0..count {
+            acc[k % ACCUMULATORS] += f64::from(f32_of(cells, start - base + k * step));
+        }
     }
 
     #[inline(always)]
@@ -190,7 +322,7 @@ impl<const N: usize> Mem for RealMem<'_, N> {
         if count == 0 {
             return;
         }
-        let data = &*self.buffers[buffer];
+        let data = self.data(buffer);
         let stride = step.unsigned_abs();
         if step == 1 {
             // Contiguous: whole chunks of 8 lanes, which the compiler vectorises.
@@ -274,47 +406,146 @@ impl<const N: usize> Mem for RealMem<'_, N> {
 
     #[inline(always)]
     fn sum_span(&mut self, buffer: usize, len: usize) -> f64 {
-        read_sum(&self.buffers[buffer][..len])
+        read_sum(&self.data(buffer)[..len])
     }
 }
 
-/// The real accesses of [`RealMem`], each also reported to a sink at its simulated address.
-pub struct SimMem<'a, 's, const N: usize> {
-    real: RealMem<'a, N>,
-    sink: &'s mut dyn AccessSink,
+/// Where a kernel with many buffers placed them in the simulated address space: buffer `b`
+/// starts at `bases[b]`; with a `table`, reaching buffer `b` reads its 16-byte entry at
+/// `table + 16·b` first (see the module doc). Kernels without one use [`sim_address`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub bases: Vec<u64>,
+    pub table: Option<u64>,
 }
 
-impl<'a, 's, const N: usize> SimMem<'a, 's, N> {
+/// The real accesses of [`RealMem`], each also reported to a sink at its simulated address.
+pub struct SimMem<'s, B: Buffers> {
+    real: RealMem<B>,
+    sink: &'s mut dyn AccessSink,
+    placement: Option<&'s Placement>,
+}
+
+impl<'a, 's, const N: usize> SimMem<'s, [&'a mut [f64]; N]> {
     pub fn new(buffers: [&'a mut [f64]; N], sink: &'s mut dyn AccessSink) -> Self {
         Self {
             real: RealMem::new(buffers),
             sink,
+            placement: None,
         }
     }
 }
 
-impl<const N: usize> Mem for SimMem<'_, '_, N> {
+impl<'t, 's> SimMem<'s, &'t mut [Box<[f64]>]> {
+    /// Separately allocated buffers reached through their table, at the kernel's own
+    /// `placement` instead of [`sim_address`].
+    pub fn placed(
+        buffers: &'t mut [Box<[f64]>],
+        sink: &'s mut dyn AccessSink,
+        placement: &'s Placement,
+    ) -> Self {
+        Self {
+            real: RealMem::table(buffers),
+            sink,
+            placement: Some(placement),
+        }
+    }
+}
+
+impl<'s, B: Buffers> SimMem<'s, B> {
+    /// The simulated address of byte `offset` of buffer `buffer`.
+    #[inline]
+    fn address(&self, buffer: usize, offset: u64) -> u64 {
+        match self.placement {
+            None => sim_address(buffer, 0) + offset,
+            Some(placement) => placement.bases[buffer] + offset,
+        }
+    }
+
+    /// Reports the read of buffer `buffer`'s pointer-table entry, if it has one.
+    #[inline]
+    fn table_load(&mut self, buffer: usize) {
+        if let Some(table) = self.placement.and_then(|p| p.table) {
+            self.sink.load(table + 16 * buffer as u64, 8);
+        }
+    }
+
+    /// Reports an 8-byte load of element `index` (no table entry).
+    #[inline]
+    fn element_load(&mut self, buffer: usize, index: usize) -> f64 {
+        let value = self.real.load(buffer, index);
+        let address = self.address(buffer, index as u64 * u64::from(ELEMENT_BYTES));
+        self.sink.load(address, ELEMENT_BYTES);
+        value
+    }
+}
+
+impl<B: Buffers> Mem for SimMem<'_, B> {
     #[inline]
     fn load(&mut self, buffer: usize, index: usize) -> f64 {
-        let value = self.real.load(buffer, index);
-        self.sink.load(sim_address(buffer, index), ELEMENT_BYTES);
-        value
+        self.table_load(buffer);
+        self.element_load(buffer, index)
     }
 
     #[inline]
     fn store(&mut self, buffer: usize, index: usize, value: f64) {
+        self.table_load(buffer);
         self.real.store(buffer, index, value);
-        self.sink.store(sim_address(buffer, index), ELEMENT_BYTES);
+        let address = self.address(buffer, index as u64 * u64::from(ELEMENT_BYTES));
+        self.sink.store(address, ELEMENT_BYTES);
+    }
+
+    /// One table entry per run (as the real run reads it once), then the elements in order.
+    #[inline]
+    fn sum_run(
+        &mut self,
+        buffer: usize,
+        start: usize,
+        step: isize,
+        count: usize,
+        acc: &mut [f64; ACCUMULATORS],
+    ) {
+        self.table_load(buffer);
+        for k in 0..count {
+            let index = start as isize + k as isize * step;
+            acc[k % ACCUMULATORS] += self.element_load(buffer, index as usize);
+        }
+    }
+
+    #[inline]
+    fn load_f32(&mut self, buffer: usize, index: usize) -> f32 {
+        self.table_load(buffer);
+        let value = self.real.load_f32(buffer, index);
+        self.sink.load(self.address(buffer, index as u64 * 4), 4);
+        value
+    }
+
+    #[inline]
+    fn sum_run_f32(
+        &mut self,
+        buffer: usize,
+        start: usize,
+        step: usize,
+        count: usize,
+        acc: &mut [f64; ACCUMULATORS],
+    ) {
+        self.table_load(buffer);
+        for k in 0..count {
+            let index = start + k * step;
+            let value = self.real.load_f32(buffer, index);
+            self.sink.load(self.address(buffer, index as u64 * 4), 4);
+            acc[k % ACCUMULATORS] += f64::from(value);
+        }
     }
 
     fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {
         /// The engine's accesses, replayed on this memory.
-        struct Replay<'m, 'a, 's, const N: usize> {
-            mem: &'m mut SimMem<'a, 's, N>,
+        struct Replay<'m, 's, B: Buffers> {
+            mem: &'m mut SimMem<'s, B>,
             src: usize,
             dst: usize,
         }
-        impl<const N: usize> OrderSink for Replay<'_, '_, '_, N> {
+        impl<B: Buffers> OrderSink for Replay<'_, '_, B> {
             fn load(&mut self, src: usize) {
                 self.mem.load(self.src, src);
             }
@@ -332,7 +563,7 @@ impl<const N: usize> Mem for SimMem<'_, '_, N> {
                 self.mem.sink.store(address, ELEMENT_BYTES);
             }
         }
-        let src_len = self.real.buffers[src].len();
+        let src_len = self.real.data(src).len();
         let mut replay = Replay {
             mem: self,
             src,
@@ -482,6 +713,39 @@ mod tests {
         assert!(seen.is_empty());
     }
 
+    #[test]
+    fn placed_buffers_report_their_table_entry_once_per_run_and_per_single_access() {
+        let mut rows: Vec<Box<[f64]>> = vec![vec![1.0, 2.0].into(), vec![3.0, 4.0, 5.0].into()];
+        let placement = Placement {
+            bases: vec![1000, 5000],
+            table: Some(64),
+        };
+        let mut recorder = Recorder::default();
+        let mut acc = [0.0; ACCUMULATORS];
+        {
+            let mut m = SimMem::placed(&mut rows, &mut recorder, &placement);
+            m.sum_run(1, 0, 1, 3, &mut acc);
+            assert_eq!(m.load(0, 1), 2.0);
+        }
+        assert_eq!(fold_sum(&acc), 12.0);
+        let want = [
+            ('L', 64 + 16, 8),
+            ('L', 5000, 8),
+            ('L', 5008, 8),
+            ('L', 5016, 8),
+            ('L', 64, 8),
+            ('L', 1008, 8),
+        ];
+        assert_eq!(recorder.0, want);
+        let mut real = [0.0; ACCUMULATORS];
+        RealMem::table(&mut rows).sum_run(1, 0, 1, 3, &mut real);
+        assert_eq!(real, acc);
+    }
+
+    fn fold_sum(acc: &[f64; ACCUMULATORS]) -> f64 {
+        acc.iter().sum()
+    }
+
     /// Data whose partial sums identify exactly which elements went to which accumulator.
     fn distinct_data(len: usize) -> Vec<f64> {
         (0..len)
@@ -514,6 +778,36 @@ mod tests {
             prop_assert_eq!(real, reference);
             let want: Vec<_> = (0..count)
                 .map(|k| ('L', sim_address(0, (start as isize + k as isize * step) as usize), 8))
+                .collect();
+            prop_assert_eq!(recorder.0, want);
+        }
+
+        #[test]
+        fn real_f32_runs_equal_the_reference_order(
+            len in 1usize..300,
+            start_frac in 0.0f64..1.0,
+            step in 1usize..=9,
+            count_frac in 0.0f64..=1.0,
+        ) {
+            let start = ((len as f64 * start_frac) as usize).min(len - 1);
+            let count = (((len - 1 - start) / step + 1) as f64 * count_frac) as usize;
+            let values: Vec<f32> = (0..len + 1).map(|i| (i % 97) as f32 + 0.5).collect();
+            let mut cells: Vec<f64> =
+                values.chunks(2).map(|p| f32_pair_cell(p[0], *p.get(1).unwrap_or(&0.0))).collect();
+            let mut real = [0.5; ACCUMULATORS];
+            RealMem::new([&mut cells]).sum_run_f32(0, start, step, count, &mut real);
+            let mut reference = [0.5; ACCUMULATORS];
+            for k in 0..count {
+                reference[k % ACCUMULATORS] += f64::from(values[start + k * step]);
+            }
+            prop_assert_eq!(real, reference);
+            let mut simulated = [0.5; ACCUMULATORS];
+            let mut recorder = Recorder::default();
+            SimMem::new([&mut cells], &mut recorder)
+                .sum_run_f32(0, start, step, count, &mut simulated);
+            prop_assert_eq!(simulated, reference);
+            let want: Vec<_> = (0..count)
+                .map(|k| ('L', sim_address(0, 0) + 4 * (start + k * step) as u64, 4))
                 .collect();
             prop_assert_eq!(recorder.0, want);
         }

@@ -23,7 +23,8 @@ use crate::kernels::spec::{
     Entry, KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params, PlanFn,
 };
 use crate::kernels::{
-    blocked, conflict, latency, matmul, reference, stride, transpose, traverse, view,
+    blocked, channels, conflict, jagged, latency, matmul, reference, stride, transpose, traverse,
+    view,
 };
 use crate::units::format_bytes_tenths;
 use crate::vocab::{Family, ParamRules, RuleBreak};
@@ -64,7 +65,7 @@ fn entry_of(spec: &KernelSpec) -> Result<&'static Entry, KernelError> {
         .ok_or_else(|| KernelError::UnknownKernel(spec.name.to_string()))
 }
 
-fn entries() -> [&'static Entry; 12] {
+fn entries() -> [&'static Entry; 16] {
     [
         &traverse::ROW_SUM,
         &traverse::COL_SUM,
@@ -78,6 +79,10 @@ fn entries() -> [&'static Entry; 12] {
         &reference::READ,
         &latency::CHASE,
         &matmul::MATMUL,
+        &jagged::JAGGED,
+        &channels::CHANNEL_SUM,
+        &channels::STENCIL3X3,
+        &channels::TO_NHWC,
     ]
 }
 
@@ -466,6 +471,26 @@ mod tests {
             ),
             ("copy", &[("bytes", "12")], "multiple of 8"),
             (
+                "jagged",
+                &[
+                    ("rows", "4"),
+                    ("cols", "4"),
+                    ("layout", "flat"),
+                    ("shuffle", "1"),
+                ],
+                "a flat block has none",
+            ),
+            (
+                "stencil3x3",
+                &[("n", "1"), ("c", "1"), ("h", "2"), ("w", "9")],
+                "h ≥ 3 and w ≥ 3",
+            ),
+            (
+                "channel-sum",
+                &[("n", "64K"), ("c", "64K"), ("h", "1"), ("w", "1")],
+                "exceeds the limit",
+            ),
+            (
                 "stride-sum",
                 &[("len", "10"), ("stride", "11")],
                 "beyond the buffer",
@@ -564,6 +589,42 @@ mod tests {
             ("tiled-sum", &[("n", "7"), ("B", "3"), ("order", "col")]),
             ("to-tiles", &[("n", "7"), ("B", "3")]),
             ("view-sum", &[("", "arange(64).view(8,8).diagonal()")]),
+            ("jagged", &[("rows", "5"), ("cols", "7"), ("order", "col")]),
+            (
+                "jagged",
+                &[
+                    ("rows", "9"),
+                    ("cols", "3"),
+                    ("order", "col"),
+                    ("shuffle", "1"),
+                ],
+            ),
+            (
+                "jagged",
+                &[("rows", "5"), ("cols", "7"), ("layout", "flat")],
+            ),
+            ("channel-sum", &[("", "2"), ("", "3"), ("", "5"), ("", "3")]),
+            (
+                "channel-sum",
+                &[
+                    ("", "2"),
+                    ("", "3"),
+                    ("", "5"),
+                    ("", "3"),
+                    ("layout", "nhwc"),
+                ],
+            ),
+            (
+                "stencil3x3",
+                &[
+                    ("", "2"),
+                    ("", "3"),
+                    ("", "5"),
+                    ("", "4"),
+                    ("layout", "nhwc"),
+                ],
+            ),
+            ("to-nhwc", &[("", "2"), ("", "3"), ("", "5"), ("", "4")]),
         ];
         for (kernel, list) in small {
             let spec = find(kernel).unwrap();

@@ -152,6 +152,11 @@ pub const SECTIONS: &[SectionDef] = &[
         kernels: &["tiled-sum", "to-tiles"],
     },
     SectionDef {
+        anchor: "tensor",
+        title: "Tensor layouts: channels first or last, jagged or flat",
+        kernels: &["channel-sum", "stencil3x3", "to-nhwc", "jagged"],
+    },
+    SectionDef {
         anchor: "bandwidth",
         title: "Bandwidth vs threads",
         kernels: &["copy", "read"],

@@ -27,6 +27,8 @@ pub mod fig11_three_c;
 pub mod fig12_sweep_vs_stride;
 pub mod fig13_sweep_vs_gcd;
 pub mod fig14_matmul;
+pub mod fig15_channels;
+pub mod fig16_jagged;
 mod labels;
 mod sweep;
 
@@ -65,6 +67,8 @@ pub const REGISTRY: &[&FigureDef] = &[
     &fig10_threads::FIGURE,
     &fig11_three_c::FIGURE,
     &fig14_matmul::FIGURE,
+    &fig15_channels::FIGURE,
+    &fig16_jagged::FIGURE,
 ];
 
 /// The registered figures of one section, in figure order.

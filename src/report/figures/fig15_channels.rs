@@ -1,0 +1,257 @@
+//! Figure 15: channels-first (NCHW) vs channels-last (NHWC) for the per-channel sum and the
+//! 3×3 stencil, timed and simulated, with the cost of converting NCHW to NHWC.
+//! One figure of the report, built from records alone.
+
+use super::{Built, FigureDef, Outcome, Table, cell, est_cell, omitted, point_label, prov_timed};
+use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for};
+use crate::report::data::{self, Estimate};
+use crate::report::figures::common::estimate_bars;
+use crate::results::{PointRecord, ResultsDocument};
+
+/// Figure 15: channels-first vs channels-last.
+pub const FIGURE: FigureDef = FigureDef {
+    id: "fig15-channels",
+    title: "Channels-first vs channels-last",
+    section: "tensor",
+    build: channels,
+};
+
+/// The access patterns compared, in category order.
+const PATTERNS: [&str; 2] = ["channel-sum", "stencil3x3"];
+
+const LAYOUTS: [&str; 2] = ["nchw", "nhwc"];
+
+/// Simulated first-level misses per element of the kernel's work.
+pub(super) fn l1_misses_per_element(r: &PointRecord) -> Option<f64> {
+    misses_per_element(r, 0)
+}
+
+/// Simulated misses at level `index` (0 = L1) per element of the kernel's work. A simulation of
+/// a prefix of the run is scaled by the run's accesses over the simulated ones (misses per
+/// access times accesses per element), so large points compare with small ones.
+pub(super) fn misses_per_element(r: &PointRecord, index: usize) -> Option<f64> {
+    let elements = r.work.as_ref()?.elements;
+    let level = data::sim_level(r, index)?;
+    let scope = &r.simulated.as_ref()?.scope;
+    let run_accesses = match scope.run_accesses {
+        Some(accesses) => accesses,
+        None if scope.kind == "full" => scope.simulated_accesses,
+        None => return None,
+    };
+    let per_access = level.misses as f64 / scope.simulated_accesses.max(1) as f64;
+    (elements > 0).then(|| per_access * run_accesses as f64 / elements as f64)
+}
+
+/// A tensor point's (n, c, h, w) and element type.
+type Shape<'r> = (
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<&'r str>,
+);
+
+/// The shape (n, c, h, w) and element type of a tensor point.
+fn shape(r: &PointRecord) -> Shape<'_> {
+    let dim = |name| data::int(r, name);
+    (
+        dim("n"),
+        dim("c"),
+        dim("h"),
+        dim("w"),
+        data::text(r, "dtype"),
+    )
+}
+
+/// Every shape of `kernel` measured in both layouts, as (nchw, nhwc), in record order.
+fn all_pairs<'d>(doc: &'d ResultsDocument, kernel: &'d str) -> Vec<[&'d PointRecord; 2]> {
+    let recs: Vec<&PointRecord> = data::of_kernel(doc, kernel)
+        .filter(|r| r.threads == 1)
+        .collect();
+    let of = |layout: &str, s: &Shape<'_>| {
+        recs.iter()
+            .copied()
+            .find(|r| data::text(r, "layout") == Some(layout) && shape(r) == *s)
+    };
+    let mut pairs: Vec<[&PointRecord; 2]> = Vec::new();
+    for r in &recs {
+        let s = shape(r);
+        if let (Some(a), Some(b)) = (of("nchw", &s), of("nhwc", &s))
+            && !pairs.iter().any(|[x, _]| std::ptr::eq(*x, a))
+        {
+            pairs.push([a, b]);
+        }
+    }
+    pairs
+}
+
+/// Per pattern, the nchw and nhwc points of the first shape measured in both layouts.
+fn pairs(doc: &ResultsDocument) -> Vec<[Option<&PointRecord>; 2]> {
+    PATTERNS
+        .iter()
+        .map(|kernel| match all_pairs(doc, kernel).first() {
+            Some([a, b]) => [Some(*a), Some(*b)],
+            None => [None, None],
+        })
+        .collect()
+}
+
+/// `kernel n×c×h×w` (and the element type where there is one).
+fn pair_label(kernel: &str, r: &PointRecord) -> String {
+    let (n, c, h, w, dtype) = shape(r);
+    let d = |v: Option<u64>| v.unwrap_or(0);
+    let label = format!("{kernel} {}×{}×{}×{}", d(n), d(c), d(h), d(w));
+    match dtype {
+        Some(dtype) => format!("{label} {dtype}"),
+        None => label,
+    }
+}
+
+fn channels(doc: &ResultsDocument) -> Outcome {
+    let pairs = pairs(doc);
+    if pairs.iter().all(|p| p.iter().all(Option::is_none)) {
+        return omitted(
+            &FIGURE,
+            "no `channel-sum` or `stencil3x3` points measured in both layouts at one shape",
+        );
+    }
+    let categories: Vec<String> = pairs
+        .iter()
+        .zip(PATTERNS)
+        .map(|(pair, kernel)| match pair[0] {
+            Some(r) => pair_label(kernel, r),
+            None => kernel.to_string(),
+        })
+        .collect();
+    let timed = |i: usize| -> Vec<Option<Estimate>> {
+        pairs
+            .iter()
+            .map(|p| p[i].and_then(data::ns_per_element))
+            .collect()
+    };
+    let misses = |i: usize| -> Vec<Option<f64>> {
+        pairs
+            .iter()
+            .map(|p| p[i].and_then(l1_misses_per_element))
+            .collect()
+    };
+    let timed_series = LAYOUTS
+        .iter()
+        .enumerate()
+        .map(|(i, layout)| estimate_bars(layout.to_string(), colour_for(layout, i), &timed(i)))
+        .collect();
+    let miss_series = LAYOUTS
+        .iter()
+        .enumerate()
+        .map(|(i, layout)| BarSeries {
+            name: layout.to_string(),
+            colour: colour_for(layout, i),
+            values: misses(i),
+            ci: vec![None; PATTERNS.len()],
+        })
+        .collect();
+    let mut tables = vec![comparison_table(doc)];
+    tables.extend(conversion_table(doc));
+    Outcome::Drawn(Box::new(Built {
+        figure: Figure {
+            id: FIGURE.id.into(),
+            title: "Channels-first (nchw) vs channels-last (nhwc)".into(),
+            provenance: format!("{}; simulated L1 misses per element", prov_timed(doc)),
+            panels: vec![
+                Panel::Bars(bar_panel(
+                    "ns per element (timed)",
+                    &categories,
+                    timed_series,
+                )),
+                Panel::Bars(bar_panel(
+                    "L1 misses per element (simulated)",
+                    &categories,
+                    miss_series,
+                )),
+            ],
+            panel_width: 560,
+            panel_height: 240,
+        },
+        tables,
+        look_for: "A per-channel sum streams a plane in nchw but strides C elements in nhwc, \
+                   so channels-last pays up to a line per element once C elements span a line; \
+                   the stencil's 3 input rows are W apart in nchw and W·C apart in nhwc. The \
+                   conversion is a strided copy whose cost is its fraction of a plain copy."
+            .into(),
+        notes: Vec::new(),
+    }))
+}
+
+fn bar_panel(title: &str, categories: &[String], series: Vec<BarSeries>) -> BarPanel {
+    BarPanel {
+        title: title.into(),
+        categories: categories.to_vec(),
+        value_axis: Axis::linear(title),
+        series,
+        stacked: false,
+        vlines: Vec::new(),
+    }
+}
+
+/// Every shape of both patterns: both layouts timed and simulated, and nhwc ÷ nchw.
+fn comparison_table(doc: &ResultsDocument) -> Table {
+    let rows = PATTERNS
+        .iter()
+        .flat_map(|kernel| {
+            all_pairs(doc, kernel).into_iter().map(move |[nchw, nhwc]| {
+                let (a, b) = (data::ns_per_element(nchw), data::ns_per_element(nhwc));
+                vec![
+                    pair_label(kernel, nchw),
+                    est_cell(a),
+                    est_cell(b),
+                    cell(a.zip(b).map(|(a, b)| b.value / a.value)),
+                    cell(l1_misses_per_element(nchw)),
+                    cell(l1_misses_per_element(nhwc)),
+                ]
+            })
+        })
+        .collect();
+    Table {
+        caption: "nchw vs nhwc at every shape measured in both (n×c×h×w): ns per element \
+                  (timed, CI) and L1 misses per element (simulated)"
+            .into(),
+        headers: [
+            "pattern",
+            "nchw ns",
+            "nhwc ns",
+            "nhwc ÷ nchw",
+            "nchw L1 misses",
+            "nhwc L1 misses",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }
+}
+
+/// The NCHW to NHWC conversions (a strided copy), if the results hold any.
+fn conversion_table(doc: &ResultsDocument) -> Option<Table> {
+    let conversions: Vec<&PointRecord> = data::of_kernel(doc, "to-nhwc").collect();
+    (!conversions.is_empty()).then(|| Table {
+        caption: "Converting nchw to nhwc (a 4-D strided copy through the copy engine)".into(),
+        headers: [
+            "point",
+            "GB/s (timed, CI)",
+            "fraction of same-run copy",
+            "L1 misses per element",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: conversions
+            .iter()
+            .map(|r| {
+                vec![
+                    point_label(r),
+                    est_cell(data::gb_per_s(r)),
+                    cell(data::reference_ratio(r)),
+                    cell(l1_misses_per_element(r)),
+                ]
+            })
+            .collect(),
+    })
+}

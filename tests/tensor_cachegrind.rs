@@ -1,0 +1,198 @@
+//! The tensor kernels' simulated streams (`Instance::simulate`) against valgrind's cachegrind
+//! running an independent C re-implementation of the same orders
+//! (`tests/fixtures/tensor_orders.c`): `channel-sum` (f32) and `stencil3x3` in both layouts,
+//! `jagged` (rows in allocation order) in row and column order. Same geometry as
+//! `kernels_cachegrind.rs` (the `design-vm` preset's L1d and L2 as LL), cold start. Misses
+//! agree within `common::cachegrind::default_tolerance`; accesses as in `kernels_cachegrind.rs`:
+//! cachegrind also counts the C function's stack traffic (saved registers, spills of loop
+//! counters), which always hits D1, so it may count up to 2% + 12 more, never fewer.
+//!
+//! The C jagged rows sit where the simulator's allocator model puts them (16 bytes into
+//! consecutive chunks of one pitch), so this checks the order and the pointer-table loads,
+//! not the allocator. Skips with a note when valgrind or gcc is missing.
+
+mod common;
+
+use common::cachegrind::{
+    FunctionCounts, cachegrind_like, compile_fixture, default_tolerance, gcc_available,
+    run_cachegrind, valgrind_available, within,
+};
+use stridelab::cache::geometry::CacheLevel;
+use stridelab::cache::geometry::Geometry;
+use stridelab::cache::sim::LevelStats;
+use stridelab::kernels::jagged::Jagged;
+use stridelab::kernels::spec::PrepareOptions;
+use stridelab::kernels::{find, resolve_params};
+
+/// The kernel's stream through a cold cachegrind-like D1 + LL.
+fn simulate(
+    kernel: &str,
+    params: &str,
+    d1: &stridelab::cache::geometry::CacheLevel,
+    ll: &stridelab::cache::geometry::CacheLevel,
+) -> (LevelStats, LevelStats) {
+    let spec = find(kernel).unwrap();
+    let args: Vec<(String, String)> = params
+        .split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap();
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    let params = resolve_params(spec, &args).unwrap();
+    let mut instance = (spec.prepare)(&params, PrepareOptions::default()).unwrap();
+    let mut hierarchy = cachegrind_like(d1, ll);
+    instance.simulate(&mut hierarchy);
+    let stats = hierarchy.stats();
+    (stats[0], stats[1])
+}
+
+/// Stack traffic cachegrind counts besides the element accesses (see the module doc).
+const STACK_SLACK: (f64, u64) = (0.02, 12);
+
+fn accesses_match(cachegrind: u64, simulated: u64) -> bool {
+    let (relative, absolute) = STACK_SLACK;
+    cachegrind >= simulated
+        && cachegrind - simulated <= (relative * simulated as f64) as u64 + absolute
+}
+
+/// The rows that disagree, each printed as it is compared.
+fn check(
+    label: &str,
+    cg: FunctionCounts,
+    d1: &LevelStats,
+    ll: &LevelStats,
+    l2: &CacheLevel,
+) -> Vec<String> {
+    let tolerance = default_tolerance(l2);
+    let rows = [
+        ("D1 loads", cg.dr, d1.loads, accesses_match(cg.dr, d1.loads)),
+        (
+            "D1 stores",
+            cg.dw,
+            d1.stores,
+            accesses_match(cg.dw, d1.stores),
+        ),
+        (
+            "D1 load misses",
+            cg.d1mr,
+            d1.load_misses,
+            within(cg.d1mr, d1.load_misses, tolerance),
+        ),
+        (
+            "D1 store misses",
+            cg.d1mw,
+            d1.store_misses,
+            within(cg.d1mw, d1.store_misses, tolerance),
+        ),
+        (
+            "LL load misses",
+            cg.dlmr,
+            ll.load_misses,
+            within(cg.dlmr, ll.load_misses, tolerance),
+        ),
+        (
+            "LL store misses",
+            cg.dlmw,
+            ll.store_misses,
+            within(cg.dlmw, ll.store_misses, tolerance),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (what, cachegrind, simulated, ok) in rows {
+        let line =
+            format!("{label:<48} {what:<16} cachegrind {cachegrind:>9} simulated {simulated:>9}");
+        eprintln!("{line}");
+        if !ok {
+            failures.push(line);
+        }
+    }
+    failures
+}
+
+fn pitch(rows: usize, cols: usize) -> u64 {
+    let shape = Jagged {
+        rows,
+        cols,
+        column: false,
+        flat: false,
+        shuffle: false,
+    };
+    shape.row_pitch()
+}
+
+#[test]
+fn tensor_kernels_match_cachegrind() {
+    if !valgrind_available() || !gcc_available() {
+        eprintln!("note: valgrind or gcc missing; skipped");
+        return;
+    }
+    let preset = Geometry::preset("design-vm").unwrap();
+    let (d1, ll) = (preset.level("L1d").unwrap(), preset.level("L2").unwrap());
+    let fixture = compile_fixture(
+        "tensor_orders.c",
+        &["-O2", "-fno-tree-loop-distribute-patterns"],
+    );
+    // (kernel, catalogue parameters, C command, C function): each C function once per run.
+    let mut runs: Vec<Vec<(&str, String, String, &str)>> = Vec::new();
+    for (nhwc, layout) in [(0, "nchw"), (1, "nhwc")] {
+        let (n, c, h, w) = (2, 48, 20, 20);
+        let dims = format!("n={n} c={c} h={h} w={w} layout={layout}");
+        let c_dims = format!("{nhwc} {n} {c} {h} {w}");
+        runs.push(vec![
+            (
+                "channel-sum",
+                format!("{dims} dtype=f32"),
+                format!("channel-sum {c_dims}"),
+                "channel_sum",
+            ),
+            (
+                "stencil3x3",
+                dims.clone(),
+                format!("stencil3x3 {c_dims}"),
+                "stencil3x3",
+            ),
+        ]);
+    }
+    for (rows, cols) in [(300, 100), (512, 512)] {
+        let p = pitch(rows, cols);
+        runs.push(vec![
+            (
+                "jagged",
+                format!("rows={rows} cols={cols} order=row"),
+                format!("jagged-row {rows} {cols} {p}"),
+                "jagged_row",
+            ),
+            (
+                "jagged",
+                format!("rows={rows} cols={cols} order=col"),
+                format!("jagged-col {rows} {cols} {p}"),
+                "jagged_col",
+            ),
+        ]);
+    }
+    let mut failures = Vec::new();
+    for run in runs {
+        let mut argv = vec![(2 * ll.size).to_string()];
+        for (_, _, command, _) in &run {
+            argv.extend(command.split_whitespace().map(str::to_string));
+        }
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let profile = run_cachegrind(&fixture.binary, &argv, d1, ll);
+        for (kernel, params, _, function) in &run {
+            let (d1_stats, ll_stats) = simulate(kernel, params, d1, ll);
+            failures.extend(check(
+                &format!("{kernel} {params}"),
+                profile.function(function),
+                &d1_stats,
+                &ll_stats,
+                ll,
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "simulator and cachegrind disagree:\n{}",
+        failures.join("\n")
+    );
+}
