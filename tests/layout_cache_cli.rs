@@ -37,7 +37,7 @@ fn a_preset_explains_the_column_walk_and_suggests_padding() {
         text.contains("F-contiguous  yes"),
         "the layout part stays: {text}"
     );
-    assert!(text.contains("L1d 49152 B, 12-way, 64 sets of 64 B lines; 8 B per element"));
+    assert!(text.contains("L1d 48 KiB, 12-way, 64 sets of 64 B lines; 8 B per element"));
     assert!(
         text.contains("strides   [8, 8192] bytes = [0.125, 128] lines"),
         "{text}"

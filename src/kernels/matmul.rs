@@ -5,12 +5,12 @@
 //! 4-byte elements.
 //!
 //! Orders (the classic loop nests; the simulator replays exactly these):
-//! - `ijk`, `jik`: for the two outer loops, `sum = Σ_k A[i][k]·B[k][j]` (each k loads A[i][k]
-//!   then B[k][j], [`TypedMem::dot_run`]), then one store of C[i][j];
-//! - `ikj`, `kij`: `r = A[i][k]` (one load), then for j: `C[i][j] += r·B[k][j]` (loads B[k][j],
-//!   loads C[i][j], stores C[i][j], [`TypedMem::axpy_run`]);
-//! - `jki`, `kji`: `r = B[k][j]`, then for i: `C[i][j] += A[i][k]·r` (loads A[i][k], loads
-//!   C[i][j], stores C[i][j]);
+//! - `ijk`, `jik`: for the two outer loops, `sum = Σ_k A[i][k]·B[k][j]` (each k loads `A[i][k]`
+//!   then `B[k][j]`, [`TypedMem::dot_run`]), then one store of `C[i][j]`;
+//! - `ikj`, `kij`: `r = A[i][k]` (one load), then for j: `C[i][j] += r·B[k][j]` (loads
+//!   `B[k][j]`, loads `C[i][j]`, stores `C[i][j]`, [`TypedMem::axpy_run`]);
+//! - `jki`, `kji`: `r = B[k][j]`, then for i: `C[i][j] += A[i][k]·r` (loads `A[i][k]`, loads
+//!   `C[i][j]`, stores `C[i][j]`);
 //! - `blocked`: for ii, for kk, for jj in steps of B, `ikj` inside the tile (edges clipped).
 //!
 //! Every order then reads back the sampled checksum cells of C (the cells of

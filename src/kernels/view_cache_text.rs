@@ -19,8 +19,13 @@ pub fn cache_text(c: &ViewCache) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "cache     {} {} B, {}-way, {} sets of {} B lines; {} B per element",
-        c.level, c.size, c.ways, c.sets, c.line, c.itemsize
+        "cache     {} {}, {}-way, {} sets of {} B lines; {} B per element",
+        c.level,
+        crate::units::format_size_exact(c.size),
+        c.ways,
+        c.sets,
+        c.line,
+        c.itemsize
     );
     let bytes: Vec<String> = c.strides_bytes.iter().map(|b| b.to_string()).collect();
     let lines: Vec<String> = c
