@@ -204,3 +204,43 @@ fn the_copy_engine_simulation_says_what_its_replay_leaves_out() {
     assert!(lines[1].starts_with("caches: this machine ("), "{text}");
     assert!(lines[2].starts_with("note: the copy engine"), "{text}");
 }
+
+/// `sim` accepts every kernel `run --list` names, with the example its `--list KERNEL` detail
+/// prints (so the listing's examples work as written).
+#[test]
+fn sim_takes_every_listed_kernel_with_its_example() {
+    let list = stridelab(&["run", "--list"]);
+    assert!(list.status.success());
+    let text = String::from_utf8(list.stdout).unwrap();
+    let names: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty() && !l.starts_with('`'))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(names.len() >= 16, "{text}");
+    for name in names {
+        let detail = stridelab(&["run", "--list", name]);
+        assert!(detail.status.success(), "{name}");
+        let detail = String::from_utf8(detail.stdout).unwrap();
+        let example = detail
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(&format!("stridelab sim {name} ")))
+            .unwrap_or_else(|| panic!("{name}: no sim example in {detail}"));
+        let mut args = vec!["sim", name];
+        // The words as a shell would pass them: quotes removed.
+        let words: Vec<String> = example
+            .split_whitespace()
+            .map(|w| w.trim_matches('\'').to_string())
+            .collect();
+        args.extend(words.iter().map(String::as_str));
+        args.extend(["--cache", "L1d=32K,8,64", "--json"]);
+        let out = stridelab(&args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(u(&v["accesses"]) > 0, "{name}");
+    }
+}

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::harness::run_plan::{
-    RunRequest, kernel_list, prepare_run, problems, results_line, write_results,
-};
+use crate::kernels::listing::{kernel_detail, kernel_list};
+
+use crate::harness::run_plan::{RunRequest, prepare_run, problems, results_line, write_results};
 use crate::harness::run_progress::RunProgress;
 use crate::harness::run_suite;
 use crate::harness::run_summary::run_summary;
@@ -45,9 +45,10 @@ pub struct RunArgs {
     /// No progress bar (for CI).
     #[arg(long)]
     pub quiet: bool,
-    /// List the kernels and their parameters, then exit.
-    #[arg(long)]
-    pub list: bool,
+    /// List the kernels (parameters and what each does), or describe KERNEL in full (every
+    /// parameter's range, unit and default, and examples), then exit.
+    #[arg(long, value_name = "KERNEL", num_args = 0..=1, default_missing_value = "")]
+    pub list: Option<String>,
     /// Keep sampling a point until the 95% CI of its median is at most this wide, relative to
     /// the median (within the sampling budget).
     #[arg(long, value_name = "PCT", default_value = "2%", value_parser = super::common::parse_fraction)]
@@ -82,9 +83,16 @@ impl RunArgs {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    if args.list {
-        print!("{}", kernel_list());
-        return Ok(ExitCode::SUCCESS);
+    match args.list.as_deref() {
+        Some("") => {
+            print!("{}", kernel_list());
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(name) => {
+            print!("{}", kernel_detail(name)?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        None => {}
     }
     // Every parameter and output is validated before anything runs.
     let prepared = prepare_run(&args.request())?;

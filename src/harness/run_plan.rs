@@ -11,7 +11,7 @@ use thiserror::Error;
 
 use crate::harness::machine::MachineInfo;
 use crate::harness::suite::{PlanLimits, Suite, SuiteError, parse_thread_list};
-use crate::harness::{MethodOptions, Plan, RunOptions, catalogue};
+use crate::harness::{MethodOptions, Plan, RunOptions};
 use crate::results::csv::to_csv;
 use crate::results::output::{FileTarget, OutputError, OutputPlan, STDOUT};
 use crate::results::{ChecksumOutcome, ResultsDocument, ResultsError, RunStatus};
@@ -224,23 +224,6 @@ pub fn results_line(outputs: &RunOutputs) -> Option<String> {
     })
 }
 
-/// One line per kernel: its name and parameters, defaults in brackets.
-pub fn kernel_list() -> String {
-    let mut text = String::new();
-    for spec in catalogue() {
-        let params: Vec<String> = spec
-            .params
-            .iter()
-            .map(|p| match p.default {
-                Some(d) => format!("[{}={d}]", p.name),
-                None => p.name.to_string(),
-            })
-            .collect();
-        text.push_str(&format!("{:<12} {}\n", spec.name, params.join(" ")));
-    }
-    text
-}
-
 /// Warnings about error rows and an interrupted run (the file has the details).
 pub fn problems(doc: &ResultsDocument) -> Vec<String> {
     let mut lines: Vec<String> = doc
@@ -307,13 +290,5 @@ mod tests {
             prepare_run(&request),
             Err(RunPlanError::SamplingBudget(_))
         ));
-    }
-
-    #[test]
-    fn the_list_names_every_kernel_with_bracketed_defaults() {
-        let list = kernel_list();
-        assert_eq!(list.lines().count(), catalogue().len());
-        assert!(list.lines().any(|l| l.starts_with("row-sum ")), "{list}");
-        assert!(list.contains("=") && list.contains('['), "{list}");
     }
 }

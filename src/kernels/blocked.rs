@@ -53,6 +53,8 @@ pub(crate) static TILED_SUM: Entry = Entry {
         name: "tiled-sum",
         family: Family::Blocked,
         params: &TILED_SUM_PARAMS,
+        summary: "Sums a tile-major matrix (B×B tiles stored contiguously) in row or column tile order.",
+        example: "n=1024 B=32 order=col",
         explanation: "Sums an n×n matrix stored tile-major (each B×B tile contiguous) in row or \
                       column order. Compare with row-sum and col-sum on the row-major matrix: in \
                       tile-major storage a column walk stays inside one tile for B rows, so its \
@@ -71,6 +73,8 @@ pub(crate) static TO_TILES: Entry = Entry {
         name: "to-tiles",
         family: Family::Blocked,
         params: &TO_TILES_PARAMS,
+        summary: "Converts a row-major matrix to tile-major storage through the copy engine.",
+        example: "n=1024 B=32",
         explanation: "Converts a row-major n×n matrix into tile-major storage (B×B tiles, each \
                       contiguous) with the copy engine: a permuted 4-D copy. It is the price of \
                       the blocked layout, paid once; the figure is its fraction of the same-run \

@@ -69,6 +69,8 @@ pub(crate) static CHANNEL_SUM: Entry = Entry {
         name: "channel-sum",
         family: Family::Tensor,
         params: &CHANNEL_SUM_PARAMS,
+        summary: "Per-channel sums of an (N, C, H, W) tensor stored channels-first or channels-last.",
+        example: "n=4 c=64 h=32 w=32 layout=nhwc",
         explanation: "Per-channel sums of a 4-D (N, C, H, W) tensor, channel by channel. In \
                       channels-first (nchw) storage one channel of one image is a contiguous \
                       plane, so the walk streams; in channels-last (nhwc) the channel's values \
@@ -88,6 +90,8 @@ pub(crate) static STENCIL3X3: Entry = Entry {
         name: "stencil3x3",
         family: Family::Tensor,
         params: &STENCIL_PARAMS,
+        summary: "A 3×3 depthwise stencil over an (N, C, H, W) tensor in either layout.",
+        example: "n=1 c=32 h=56 w=56 layout=nchw",
         explanation: "A 3×3 depthwise box stencil (valid-only) over a 4-D tensor, each output in \
                       the layout's own storage order: 9 loads and one store per output. In nchw \
                       the 3 input rows of one channel are W elements apart; in nhwc every tap is \
@@ -106,6 +110,8 @@ pub(crate) static TO_NHWC: Entry = Entry {
         name: "to-nhwc",
         family: Family::Tensor,
         params: &DIMS,
+        summary: "Converts an NCHW tensor to NHWC through the copy engine (a permuted 4-D copy).",
+        example: "n=2 c=64 h=56 w=56",
         explanation: "Converts an NCHW tensor to NHWC with the copy engine: one permuted 4-D \
                       strided copy. It is the price of switching layouts, paid once; the figure \
                       is its fraction of the same-run copy of the same bytes.",

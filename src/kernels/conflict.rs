@@ -61,6 +61,8 @@ pub(crate) static CONFLICT: Entry = Entry {
         name: "conflict",
         family: Family::Conflict,
         params: &PARAMS,
+        summary: "Reads K slots `stride` elements apart over and over: conflict misses once they share too few sets.",
+        example: "stride=512 count=16 mode=lat",
         explanation: "Reads K slots placed stride elements apart, over and over. When stride·8 \
                       bytes is a multiple of sets × line (4096 B on a 64-set, 64 B-line L1) every \
                       slot maps to the same set, so once K exceeds the ways the slots evict each \

@@ -81,6 +81,8 @@ pub(crate) static JAGGED: Entry = Entry {
         name: "jagged",
         family: Family::Tensor,
         params: &PARAMS,
+        summary: "Sums separately allocated rows behind a pointer table, or one flat block, in row or column order.",
+        example: "rows=512 cols=512 order=col layout=jagged",
         explanation: "Sums the same values stored as a jagged array (a table of row pointers, \
                       each row its own allocation) or as one flat block, in row or column order. \
                       Row order pays one pointer load per row and streams each row; column order \

@@ -49,6 +49,8 @@ pub(crate) static CHASE: Entry = Entry {
         name: "chase",
         family: Family::Latency,
         params: &CHASE_PARAMS,
+        summary: "A dependent pointer chase, one element per line of a working set: load latency against size.",
+        example: "bytes=1M",
         explanation: "A dependent pointer chase through one element per cache line of a working \
                       set, in a random cyclic order so neither the prefetcher nor memory-level \
                       parallelism can help: each load waits for the previous one. The time per \

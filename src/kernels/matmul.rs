@@ -58,6 +58,8 @@ pub(crate) static MATMUL: Entry = Entry {
         name: "matmul",
         family: Family::Matmul,
         params: &PARAMS,
+        summary: "C = A·B for n×n matrices in one of the six loop orders, or blocked.",
+        example: "n=256 order=ikj",
         explanation: "Multiplies two n×n row-major matrices (C = A·B) with one of the six \
                       classic loop nests or a blocked ikj. The innermost index decides the \
                       strides: with j innermost (ikj, kij) B and C are read along rows, a line \

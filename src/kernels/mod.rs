@@ -16,6 +16,7 @@ pub mod describe;
 pub mod eval;
 pub mod jagged;
 pub mod latency;
+pub mod listing;
 pub mod matmul;
 pub mod reference;
 pub mod spec;

@@ -32,6 +32,8 @@ pub(crate) static READ: Entry = Entry {
         name: "read",
         family: Family::Reference,
         params: &BYTES_PARAMS,
+        summary: "Reads a buffer sequentially with independent accumulators: the read-bandwidth reference.",
+        example: "bytes=32M",
         explanation: "Reads one buffer sequentially with eight independent accumulators: the \
                       read bandwidth of this machine at this working-set size, the reference \
                       read-only kernels are normalised by (their same-run fraction of it).",
@@ -48,6 +50,8 @@ pub(crate) static COPY: Entry = Entry {
         name: "copy",
         family: Family::Reference,
         params: &BYTES_PARAMS,
+        summary: "Copies a buffer with the platform copy: the reference every copy is measured against.",
+        example: "bytes=32M",
         explanation: "Copies one buffer into another with the platform copy: the copy bandwidth \
                       of this machine at this size, the reference every transpose and layout \
                       conversion is normalised by (a transpose at 0.5 of copy moves its bytes at \

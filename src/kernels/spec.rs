@@ -137,6 +137,10 @@ pub struct KernelSpec {
     pub family: Family,
     /// Parameters in the order they are accepted positionally.
     pub params: &'static [ParamSpec],
+    /// One line for `run --list`: what the kernel does.
+    pub summary: &'static str,
+    /// Parameter words of a typical point, as `run --kernel NAME` and `sim NAME` take them.
+    pub example: &'static str,
     /// One paragraph for the report: what the kernel does and what to look for.
     pub explanation: &'static str,
     /// Allocates and initialises an instance for resolved parameters.

@@ -32,6 +32,8 @@ pub(crate) static STRIDE_SUM: Entry = Entry {
         name: "stride-sum",
         family: Family::Stride,
         params: &PARAMS,
+        summary: "Reads every stride-th element of a buffer: time per element against the step.",
+        example: "len=4M stride=16",
         explanation: "Reads every stride-th element of a buffer. Up to a step of one cache line \
                       (8 elements) the same lines are fetched whatever the step, so the time per \
                       access grows with it; beyond a line every access fetches a line of its \

@@ -52,6 +52,8 @@ pub(crate) static TRANSPOSE: Entry = Entry {
         name: "transpose",
         family: Family::Transpose,
         params: &PARAMS,
+        summary: "Writes the transpose of a matrix: naive (read- or write-strided), blocked, or the copy engine.",
+        example: "rows=1024 cols=1024 variant=blocked",
         explanation: "Writes the transpose of a matrix into a contiguous destination. One side \
                       is always strided: the naive loops read (or write) a column per row, using \
                       one element of each line they touch, and with power-of-two sizes all of a \

@@ -50,6 +50,8 @@ pub(crate) static ROW_SUM: Entry = Entry {
         name: "row-sum",
         family: Family::Traverse,
         params: &ROW_SUM_PARAMS,
+        summary: "Sums a row-major matrix in storage order: the sequential reference for col-sum.",
+        example: "rows=1024 cols=1024",
         explanation: "Sums a row-major matrix in storage order (for i, for j: A[i·ld + j]): every \
                       cache line is used whole before the next one, and the hardware prefetcher \
                       sees one sequential stream, so this is the fast reference for col-sum. \
@@ -67,6 +69,8 @@ pub(crate) static COL_SUM: Entry = Entry {
         name: "col-sum",
         family: Family::Traverse,
         params: &MATRIX_PARAMS,
+        summary: "Sums a row-major matrix column by column: a stride of one row between loads.",
+        example: "rows=1024 cols=1024 ld=1025",
         explanation: "Sums the same matrix column by column (for j, for i: A[i·ld + j]): a stride \
                       of ld·8 bytes. Each line brings 8 elements of which one is used now; the \
                       other 7 are reused only if the line survives until the next column. With a \

@@ -29,6 +29,8 @@ pub(crate) static VIEW_SUM: Entry = Entry {
         name: "view-sum",
         family: Family::View,
         params: &PARAMS,
+        summary: "Sums any view written in the layout language (`stridelab layout`), in C order.",
+        example: "expr=arange(1048576).view(1024,1024).T",
         explanation: "Sums the elements of a strided view (shape, strides, offset over one \
                       storage) in logical order. A view is free to make — only metadata changes \
                       — but not free to walk: a diagonal of an n×n matrix has stride n+1 and uses \
