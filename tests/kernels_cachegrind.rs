@@ -13,14 +13,12 @@
 mod common;
 
 use common::cachegrind::{
-    FunctionCounts, Tolerance, cachegrind_like, compile_fixture, gcc_available, run_cachegrind,
-    valgrind_available, within,
+    FunctionCounts, Tolerance, accesses_match, compile_fixture, gcc_available, run_cachegrind,
+    simulate_kernel, valgrind_available, within, words,
 };
 use stridelab::cache::geometry::Geometry;
 use stridelab::cache::sim::LevelStats;
 use stridelab::kernels::copy::Tuning;
-use stridelab::kernels::spec::PrepareOptions;
-use stridelab::kernels::{find, resolve_params};
 
 /// One kernel run: the catalogue kernel with its parameters, and the C fixture's command and
 /// function for the same order.
@@ -160,21 +158,7 @@ fn simulate(
     d1: &stridelab::cache::geometry::CacheLevel,
     ll: &stridelab::cache::geometry::CacheLevel,
 ) -> (LevelStats, LevelStats) {
-    let spec = find(case.kernel).unwrap();
-    let args: Vec<(String, String)> = case
-        .params
-        .split_whitespace()
-        .map(|kv| {
-            let (k, v) = kv.split_once('=').unwrap();
-            (k.to_string(), v.to_string())
-        })
-        .collect();
-    let params = resolve_params(spec, &args).unwrap();
-    let mut instance = (spec.prepare)(&params, PrepareOptions::default()).unwrap();
-    let mut hierarchy = cachegrind_like(d1, ll);
-    instance.simulate(&mut hierarchy);
-    let stats = hierarchy.stats();
-    (stats[0], stats[1])
+    simulate_kernel(case.kernel, &words(&case.params), d1, ll)
 }
 
 /// Access counts: cachegrind also counts the C function's own stack traffic (return address,
@@ -188,12 +172,6 @@ const MISS_TOLERANCE: Tolerance = Tolerance {
     relative: 0.005,
     absolute: 8,
 };
-
-fn accesses_match(cachegrind: u64, simulated: u64) -> bool {
-    let (relative, absolute) = STACK_SLACK;
-    cachegrind >= simulated
-        && cachegrind - simulated <= (relative * simulated as f64) as u64 + absolute
-}
 
 fn check(label: &str, cg: FunctionCounts, d1: &LevelStats, ll: &LevelStats) -> Vec<String> {
     let accesses = [
@@ -209,7 +187,7 @@ fn check(label: &str, cg: FunctionCounts, d1: &LevelStats, ll: &LevelStats) -> V
     let mut failures = Vec::new();
     let rows = accesses
         .iter()
-        .map(|&(what, cg, sim)| (what, cg, sim, accesses_match(cg, sim)))
+        .map(|&(what, cg, sim)| (what, cg, sim, accesses_match(cg, sim, STACK_SLACK)))
         .chain(
             misses
                 .iter()

@@ -11,13 +11,11 @@
 mod common;
 
 use common::cachegrind::{
-    FunctionCounts, Tolerance, cachegrind_like, compile_fixture, gcc_available, run_cachegrind,
-    valgrind_available, within,
+    FunctionCounts, Tolerance, accesses_match, compile_fixture, gcc_available, run_cachegrind,
+    simulate_kernel, valgrind_available, within, words,
 };
 use stridelab::cache::geometry::{CacheLevel, Geometry};
 use stridelab::cache::sim::LevelStats;
-use stridelab::kernels::spec::PrepareOptions;
-use stridelab::kernels::{find, resolve_params};
 
 const ORDERS: [&str; 7] = ["ijk", "jik", "ikj", "kij", "jki", "kji", "blocked"];
 
@@ -38,26 +36,9 @@ const MISS_TOLERANCE: Tolerance = Tolerance {
 
 fn simulate(case: (u32, &str), order: &str, levels: [&CacheLevel; 2]) -> [LevelStats; 2] {
     let (n, dtype) = case;
-    let spec = find("matmul").unwrap();
-    let args = [
-        ("n", n.to_string()),
-        ("order", order.into()),
-        ("B", BLOCK.to_string()),
-        ("dtype", dtype.into()),
-    ]
-    .map(|(k, v)| (k.to_string(), v));
-    let params = resolve_params(spec, &args).unwrap();
-    let mut instance = (spec.prepare)(&params, PrepareOptions::default()).unwrap();
-    let mut hierarchy = cachegrind_like(levels[0], levels[1]);
-    instance.simulate(&mut hierarchy);
-    let stats = hierarchy.stats();
-    [stats[0], stats[1]]
-}
-
-fn accesses_match(cachegrind: u64, simulated: u64) -> bool {
-    let (relative, absolute) = STACK_SLACK;
-    cachegrind >= simulated
-        && cachegrind - simulated <= (relative * simulated as f64) as u64 + absolute
+    let params = format!("n={n} order={order} B={BLOCK} dtype={dtype}");
+    let (d1, ll) = simulate_kernel("matmul", &words(&params), levels[0], levels[1]);
+    [d1, ll]
 }
 
 /// The miss tolerance of one case: `blocked` adds 2 misses per tile, the bound of the stack
@@ -82,13 +63,13 @@ fn check(
             "D1 loads (Dr)",
             cg.dr,
             d1.loads,
-            accesses_match(cg.dr, d1.loads),
+            accesses_match(cg.dr, d1.loads, STACK_SLACK),
         ),
         (
             "D1 stores (Dw)",
             cg.dw,
             d1.stores,
-            accesses_match(cg.dw, d1.stores),
+            accesses_match(cg.dw, d1.stores, STACK_SLACK),
         ),
     ]
     .into_iter()

@@ -196,6 +196,44 @@ pub fn cachegrind_like(d1: &CacheLevel, ll: &CacheLevel) -> Hierarchy {
     Hierarchy::new(&[d1.clone(), ll.clone()], Policy::Lru, false).expect("hierarchy")
 }
 
+/// The catalogue kernel `kernel` with `k=v` parameter `words`, its stream fed through a cold
+/// cachegrind-like D1 + LL: the simulator's side of every kernel comparison.
+pub fn simulate_kernel(
+    kernel: &str,
+    words: &[(String, String)],
+    d1: &CacheLevel,
+    ll: &CacheLevel,
+) -> (LevelStats, LevelStats) {
+    use stridelab::kernels::spec::PrepareOptions;
+    use stridelab::kernels::{find, resolve_params};
+    let spec = find(kernel).unwrap();
+    let params = resolve_params(spec, words).unwrap();
+    let mut instance = (spec.prepare)(&params, PrepareOptions::default()).unwrap();
+    let mut hierarchy = cachegrind_like(d1, ll);
+    instance.simulate(&mut hierarchy);
+    let stats = hierarchy.stats();
+    (stats[0], stats[1])
+}
+
+/// `"rows=4 cols=5"` as `(key, value)` pairs.
+pub fn words(params: &str) -> Vec<(String, String)> {
+    params
+        .split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').expect("k=v");
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+/// cachegrind also counts a C function's own stack traffic (return address, saved registers,
+/// spills), which always hits: it may count up to `relative` of the simulated accesses plus
+/// `absolute` more, never fewer, since the element accesses themselves must all be there.
+pub fn accesses_match(cachegrind: u64, simulated: u64, (relative, absolute): (f64, u64)) -> bool {
+    cachegrind >= simulated
+        && cachegrind - simulated <= (relative * simulated as f64) as u64 + absolute
+}
+
 /// How far simulator and cachegrind may differ: `relative` of the larger count plus
 /// `absolute` (for the whole-process effects described in the module docs).
 #[derive(Debug, Clone, Copy)]
