@@ -197,13 +197,14 @@ fn draw_vlines<DB: DrawingBackend>(
             Some(y) => p.y.to_plot(y),
             None => y1 - (y1 - y0) * (0.03 + 0.07 * (i % 3) as f64),
         };
-        let (label, style) = if x > x0 + (x1 - x0) * 0.8 {
-            let style = anchored(note_style(), HPos::Right, VPos::Top);
-            (format!("{} ", v.label), style)
+        // A small gap from the line: an SVG renderer drops a leading space.
+        let gap = (x1 - x0) * 0.006;
+        let (at, style) = if x > x0 + (x1 - x0) * 0.8 {
+            (x - gap, anchored(note_style(), HPos::Right, VPos::Top))
         } else {
-            (format!(" {}", v.label), note_style())
+            (x + gap, note_style())
         };
-        draw_text(chart, label, (x, y), style)?;
+        draw_text(chart, v.label.clone(), (at, y), style)?;
     }
     Ok(())
 }

@@ -77,7 +77,8 @@ impl Figure {
         )
     }
 
-    /// Draws the figure as `<dir>/<id>.png` and `<dir>/<id>.svg`.
+    /// Draws the figure as `<dir>/<id>.svg` and rasterises that same drawing to
+    /// `<dir>/<id>.png`, so the two never differ (plotters' own bitmap text kerns badly).
     pub fn render(&self, dir: &Path) -> Result<(), ReportError> {
         ensure_font()?;
         let size = self.size();
@@ -85,18 +86,17 @@ impl Figure {
             figure: self.id.clone(),
             message,
         };
-        let png = dir.join(format!("{}.png", self.id));
+        let mut svg = String::new();
         {
-            let root = BitMapBackend::new(&png, size).into_drawing_area();
+            let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
             self.draw(&root).map_err(err)?;
             root.present().map_err(|e| err(e.to_string()))?;
         }
-        let svg = dir.join(format!("{}.svg", self.id));
-        {
-            let root = SVGBackend::new(&svg, size).into_drawing_area();
-            self.draw(&root).map_err(err)?;
-            root.present().map_err(|e| err(e.to_string()))?;
-        }
+        let svg_path = dir.join(format!("{}.svg", self.id));
+        std::fs::write(&svg_path, &svg).map_err(|e| err(format!("{}: {e}", svg_path.display())))?;
+        let png = rasterise(&svg).map_err(err)?;
+        let png_path = dir.join(format!("{}.png", self.id));
+        std::fs::write(&png_path, png).map_err(|e| err(format!("{}: {e}", png_path.display())))?;
         Ok(())
     }
 
@@ -213,4 +213,83 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
         area.draw_text(name, &style, (x + 30, y - 7)).map_err(e)?;
     }
     Ok(())
+}
+
+/// The embedded DejaVu faces as the SVG renderer's only fonts (`sans-serif` maps to them), so
+/// a PNG looks the same on every machine, with or without system fonts.
+fn svg_options() -> &'static resvg::usvg::Options<'static> {
+    static OPTIONS: OnceLock<resvg::usvg::Options<'static>> = OnceLock::new();
+    OPTIONS.get_or_init(|| {
+        let mut options = resvg::usvg::Options::default();
+        let fonts = options.fontdb_mut();
+        fonts.load_font_data(dejavu::sans::regular().to_vec());
+        fonts.load_font_data(dejavu::sans::bold().to_vec());
+        fonts.set_sans_serif_family("DejaVu Sans");
+        options
+    })
+}
+
+/// PNG bytes of an SVG drawing, at its own pixel size.
+fn rasterise(svg: &str) -> Result<Vec<u8>, String> {
+    let tree = resvg::usvg::Tree::from_str(svg, svg_options()).map_err(|e| e.to_string())?;
+    let size = tree.size().to_int_size();
+    let mut pixmap =
+        resvg::tiny_skia::Pixmap::new(size.width(), size.height()).ok_or_else(|| {
+            format!(
+                "a {}×{} figure cannot be drawn",
+                size.width(),
+                size.height()
+            )
+        })?;
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    pixmap.encode_png().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_png_is_the_svg_rasterised_at_the_figures_size() {
+        let figure = Figure {
+            id: "test-figure".into(),
+            title: "L1d misses per load".into(),
+            provenance: "simulated: L1d 32 KiB 8-way".into(),
+            panels: vec![Panel::Lines(LinePanel {
+                title: "stride 16 lines".into(),
+                x: Axis::log2("stride (lines)"),
+                y: Axis::fraction("misses per load"),
+                series: vec![Series {
+                    name: "K=16".into(),
+                    colour: PALETTE[0],
+                    kind: SeriesKind::Markers,
+                    points: vec![XY::new(1.0, 0.0), XY::new(64.0, 1.0)],
+                }],
+                vlines: Vec::new(),
+                hlines: Vec::new(),
+            })],
+            panel_width: 400,
+            panel_height: 300,
+        };
+        let dir = std::env::temp_dir().join(format!("stridelab-render-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rendered = figure.render(&dir);
+        let png = std::fs::read(dir.join("test-figure.png"));
+        let svg = std::fs::read_to_string(dir.join("test-figure.svg"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        rendered.unwrap();
+        let (png, svg) = (png.unwrap(), svg.unwrap());
+        // PNG signature, then the IHDR chunk's width and height (big-endian).
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let dimension = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+        let (width, height) = figure.size();
+        assert_eq!((dimension(16), dimension(20)), (width, height));
+        assert!(svg.contains(&format!("width=\"{width}\"")), "{svg}");
+        // Not a blank page: a plain white PNG of this size compresses to a few hundred bytes.
+        assert!(png.len() > 2_000);
+    }
 }
