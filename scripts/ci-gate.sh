@@ -34,8 +34,8 @@ run_gate() { # $1 = attempt number, rest = extra options
     local attempt="$1"
     shift
     "$STRIDELAB" gate --baseline "$baseline" --quiet \
-        --json "$out/verdict-$attempt.json" --output "$out/results-$attempt.json" \
-        --summary "$out/summary-$attempt.md" "$@"
+        --export-json "$out/verdict-$attempt.json" --output "$out/results-$attempt.json" \
+        --export-markdown "$out/summary-$attempt.md" "$@"
     local rc=$?
     if [[ -n "${GITHUB_STEP_SUMMARY:-}" && -f "$out/summary-$attempt.md" ]]; then
         cat "$out/summary-$attempt.md" >>"$GITHUB_STEP_SUMMARY"

@@ -33,7 +33,7 @@ for i in $(seq 1 "$runs"); do
     for kind in aa slow; do
         extra=()
         [[ "$kind" == slow ]] && extra=(--fixture-slowdown)
-        "$bin" gate --quiet --baseline "$baseline" --json "$out/$kind-$i.json" \
+        "$bin" gate --quiet --baseline "$baseline" --export-json "$out/$kind-$i.json" \
             --output "$out/$kind-$i.results.json" "${gate_args[@]}" "${extra[@]}" 2>"$out/$kind-$i.err"
         rc=$?
         confirm_rc=-

@@ -158,7 +158,7 @@ fn run_out_csv_name_is_refused_before_measuring() {
     let out = run_guarded(dir.path(), &run_args(&["--out", "q.csv"]), LIMIT);
     out.assert_exits(&[2], "run --out q.csv");
     assert!(
-        out.stderr.contains("q.json"),
+        out.stderr.contains("--export-csv q.csv") && out.stderr.contains("q.json"),
         "no fix named: {}",
         out.stderr
     );
@@ -171,14 +171,25 @@ fn run_out_csv_name_is_refused_before_measuring() {
 }
 
 #[test]
-fn run_out_writes_the_results_and_the_csv_to_two_files() {
+fn run_out_writes_the_results_and_export_csv_the_csv_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     let out = run_guarded(
         dir.path(),
-        &run_args(&["--quiet", "--out", "q.json"]),
+        &run_args(&["--quiet", "--out", "only.json"]),
         LIMIT,
     );
-    out.assert_exits(&[0], "run --out q.json");
+    out.assert_exits(&[0], "run --out only.json");
+    assert_eq!(
+        names(dir.path()),
+        ["only.json"],
+        "no file the user did not name"
+    );
+    let out = run_guarded(
+        dir.path(),
+        &run_args(&["--quiet", "--out", "q.json", "--export-csv", "q.csv"]),
+        LIMIT,
+    );
+    out.assert_exits(&[0], "run --out q.json --export-csv q.csv");
     assert!(
         out.stderr.contains("q.json") && out.stderr.contains("q.csv"),
         "{}",
@@ -189,7 +200,7 @@ fn run_out_writes_the_results_and_the_csv_to_two_files() {
     assert_eq!(doc["schema"], 2);
     let csv = fs::read_to_string(dir.path().join("q.csv")).unwrap();
     assert!(csv.starts_with("index,kernel,"));
-    assert_eq!(names(dir.path()), ["q.csv", "q.json"]);
+    assert_eq!(names(dir.path()), ["only.json", "q.csv", "q.json"]);
 }
 
 #[test]
@@ -265,12 +276,12 @@ fn gate_json_to_a_pipe_writes_into_it_without_replacing_it() {
             "--current",
             &q,
             "--quiet",
-            "--json",
+            "--export-json",
             "verdict.pipe",
         ],
         LIMIT,
     );
-    out.assert_exits(&[0, 1], "gate --json into a pipe");
+    out.assert_exits(&[0, 1], "gate --export-json into a pipe");
     let verdict: serde_json::Value = serde_json::from_str(&reader.join().unwrap()).unwrap();
     assert!(verdict.get("pass").is_some(), "{verdict}");
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
@@ -292,9 +303,9 @@ fn gate_outputs_may_not_be_an_input_or_each_other() {
         "--quiet",
     ];
     let cases: &[&[&str]] = &[
-        &["--json", "q.json"],
-        &["--summary", "./q.json"],
-        &["--json", "v.json", "--summary", "v.json"],
+        &["--export-json", "q.json"],
+        &["--export-markdown", "./q.json"],
+        &["--export-json", "v.json", "--export-markdown", "v.json"],
     ];
     for extra in cases {
         let mut args = base.to_vec();
@@ -309,10 +320,23 @@ fn gate_outputs_may_not_be_an_input_or_each_other() {
     }
     assert_eq!(fs::read(&q).unwrap(), before);
     assert_eq!(names(dir.path()), ["q.json"]);
-    // Both on stdout at once is refused as well.
+    // Both on stdout at once is refused as well, and so are two names for the JSON verdict.
+    for extra in [
+        &["--json", "--export-markdown", "-"][..],
+        &["--json", "--export-json", "v.json"][..],
+    ] {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        run_guarded(dir.path(), &args, LIMIT).assert_exits(&[2], &format!("{extra:?}"));
+    }
+    // --json alone: the verdict on stdout, nothing written.
     let mut args = base.to_vec();
-    args.extend_from_slice(&["--json", "-", "--summary", "-"]);
-    run_guarded(dir.path(), &args, LIMIT).assert_exits(&[2], "two outputs on stdout");
+    args.push("--json");
+    let out = run_guarded(dir.path(), &args, LIMIT);
+    out.assert_exits(&[0, 1], "gate --json");
+    let verdict: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(verdict.get("pass").is_some(), "{verdict}");
+    assert_eq!(names(dir.path()), ["q.json"]);
 }
 
 fn spawn(dir: &Path, args: &[String]) -> Child {

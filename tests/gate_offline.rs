@@ -45,7 +45,7 @@ fn compare_with_recorded(current: &Value, extra: &[&str]) -> (Output, Option<Val
         baseline.to_str().unwrap(),
         "--current",
         current.to_str().unwrap(),
-        "--json",
+        "--export-json",
         verdict.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
@@ -309,8 +309,10 @@ fn the_summary_is_appended_and_the_verdict_is_json() {
     let dir = tempfile::tempdir().unwrap();
     let summary = dir.path().join("summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
-    let (out, verdict) =
-        compare_with_recorded(&recorded(), &["--summary", summary.to_str().unwrap()]);
+    let (out, verdict) = compare_with_recorded(
+        &recorded(),
+        &["--export-markdown", summary.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(0));
     let text = std::fs::read_to_string(&summary).unwrap();
     assert!(

@@ -53,7 +53,7 @@ fn a_recorded_baseline_then_real_runs_with_and_without_the_slowdown_fixture() {
             "--baseline",
             baseline,
             "--quiet",
-            "--json",
+            "--export-json",
             verdict_path.to_str().unwrap(),
         ];
         if fixture {

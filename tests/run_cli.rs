@@ -162,6 +162,8 @@ fn ctrl_c_keeps_the_finished_points_in_a_valid_file() {
             "--out",
         ])
         .arg(&out_path)
+        .arg("--export-csv")
+        .arg(out_path.with_extension("csv"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -47,11 +47,14 @@ pub struct GateArgs {
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
     /// Append the Markdown verdict to FILE (e.g. `$GITHUB_STEP_SUMMARY`; `-`: stdout).
-    #[arg(long, value_name = "FILE.md")]
-    pub summary: Option<PathBuf>,
-    /// Write the JSON verdict to FILE (`-`: stdout, with --quiet).
+    #[arg(long, value_name = "FILE.md", alias = "summary")]
+    pub export_markdown: Option<PathBuf>,
+    /// Print the JSON verdict to stdout (instead of the Markdown table).
+    #[arg(long, conflicts_with = "export_json")]
+    pub json: bool,
+    /// Write the JSON verdict to FILE.
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub export_json: Option<PathBuf>,
     /// Write the results document of this run to FILE (`-`: stdout, with --quiet). Every
     /// output is checked before the suite runs.
     #[arg(long, value_name = "FILE")]
@@ -97,12 +100,16 @@ impl GateArgs {
             sim_tolerance: self.sim_tolerance,
             save_baseline: self.save_baseline.clone(),
             preset: self.preset.clone(),
-            summary: self.summary.clone(),
-            json: self.json.clone(),
+            summary: self.export_markdown.clone(),
+            json: if self.json {
+                Some(PathBuf::from("-"))
+            } else {
+                self.export_json.clone()
+            },
             output: self.output.clone(),
             confirm: self.confirm.clone(),
             seed: self.seed,
-            quiet: self.quiet,
+            quiet: self.quiet || self.json,
             fixture_slowdown: self.fixture_slowdown,
             sample_ms: self.sample_ms,
             samples: self.samples,
@@ -127,12 +134,12 @@ pub fn run(args: GateArgs) -> anyhow::Result<ExitCode> {
     }
     let verdict = evaluate(&config, &outputs)?;
     let label = args.baseline.display().to_string();
-    if !args.quiet {
+    if !config.quiet {
         print!("{}", verdict.to_markdown(&label, args.all_rows));
     }
     write_verdict(&verdict, &outputs, &label)?;
     let line = format!("gate: {}", verdict.headline());
-    if args.quiet || !std::io::stdout().is_terminal() {
+    if config.quiet || !std::io::stdout().is_terminal() {
         eprintln!("{line}");
     }
     for id in &verdict.regressed {

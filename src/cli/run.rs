@@ -34,11 +34,14 @@ pub struct RunArgs {
     /// Ask for transparent huge pages on every buffer (whether they were granted is recorded).
     #[arg(long)]
     pub huge_pages: bool,
-    /// Where to write the results document (`-`: stdout). The CSV goes beside it as
-    /// `<stem>.csv` (none for stdout, a device or a pipe); a FILE ending in `.csv` is refused so
-    /// the two never overwrite each other. Checked before anything is measured.
+    /// Where to write the results document (`-`: stdout; default: a new file under
+    /// reports/runs/). Checked before anything is measured.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Also write the records as a CSV table to FILE (`-`: stdout). Checked before anything is
+    /// measured.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
     /// Print the results document to stdout.
     #[arg(long)]
     pub json: bool,
@@ -74,6 +77,7 @@ impl RunArgs {
             threads: self.threads.clone(),
             huge_pages: self.huge_pages,
             out: self.out.clone(),
+            export_csv: self.export_csv.clone(),
             json: self.json,
             target_ci: self.target_ci,
             sampling_budget: self.sampling_budget,

@@ -104,7 +104,7 @@ pub enum GateError {
         #[source]
         source: std::io::Error,
     },
-    #[error("`{}` is not a gate verdict (--json output)", path.display())]
+    #[error("`{}` is not a gate verdict (--export-json output)", path.display())]
     NotAVerdict {
         path: PathBuf,
         #[source]
@@ -205,8 +205,8 @@ pub fn plan_outputs(config: &GateConfig) -> Result<GateOutputs, GateError> {
     Ok(GateOutputs {
         save_baseline: file("--save-baseline", &config.save_baseline)?,
         output: file("--output", &config.output)?,
-        json: file("--json", &config.json)?,
-        summary: file("--summary", &config.summary)?,
+        json: file("--json/--export-json", &config.json)?,
+        summary: file("--export-markdown", &config.summary)?,
     })
 }
 
@@ -307,7 +307,8 @@ pub fn evaluate(config: &GateConfig, outputs: &GateOutputs) -> Result<GateVerdic
     compare(&baseline, &current, &options, confirm.as_ref()).map_err(GateError::Compare)
 }
 
-/// Appends the full Markdown verdict to `--summary` and writes the JSON verdict to `--json`.
+/// Appends the full Markdown verdict to `--export-markdown` and writes the JSON verdict to
+/// `--export-json` (or stdout with `--json`).
 pub fn write_verdict(
     verdict: &GateVerdict,
     outputs: &GateOutputs,

@@ -34,8 +34,9 @@ pub enum RunPlanError {
     #[error("--sampling-budget {0}: must lie in 0..=3600 seconds")]
     SamplingBudget(f64),
     #[error(
-        "--out {}: --out names the results JSON file and the CSV is written beside it as \
-         <stem>.csv, so a .csv name would be overwritten; give e.g. --out {}",
+        "--out {}: --out writes the results JSON; for a CSV give --export-csv {} (and e.g. \
+         --out {})",
+        out.display(),
         out.display(),
         out.with_extension("json").display()
     )]
@@ -64,6 +65,8 @@ pub struct RunRequest {
     pub out: Option<PathBuf>,
     /// The document goes to stdout.
     pub json: bool,
+    /// The CSV table of the records (`-`: stdout); `None`: no CSV.
+    pub export_csv: Option<PathBuf>,
     /// Relative width of the median's CI to sample towards.
     pub target_ci: f64,
     /// Seconds of extra sampling per point; `None`: the default for a kernel or a suite.
@@ -159,7 +162,7 @@ fn default_out(suite: &str) -> PathBuf {
     PathBuf::from(format!("reports/runs/{suite}-{stamp}.json"))
 }
 
-/// Checks `--out` (or the default file) and the CSV beside it before anything is measured.
+/// Checks `--out` (or the default file) and `--export-csv` before anything is measured.
 fn plan_outputs(request: &RunRequest, suite_name: &str) -> Result<RunOutputs, RunPlanError> {
     let mut plan = OutputPlan::default();
     if let Some(suite) = &request.suite
@@ -170,14 +173,13 @@ fn plan_outputs(request: &RunRequest, suite_name: &str) -> Result<RunOutputs, Ru
     if request.json {
         plan.uses_stdout("--json")?;
     }
+    let csv = match &request.export_csv {
+        Some(path) => Some(plan.file("--export-csv", path)?),
+        None => None,
+    };
     let out = match (&request.out, request.json) {
         (Some(path), _) => path.clone(),
-        (None, true) => {
-            return Ok(RunOutputs {
-                json: None,
-                csv: None,
-            });
-        }
+        (None, true) => return Ok(RunOutputs { json: None, csv }),
         (None, false) => default_out(suite_name),
     };
     let is_csv = out
@@ -187,19 +189,13 @@ fn plan_outputs(request: &RunRequest, suite_name: &str) -> Result<RunOutputs, Ru
         return Err(RunPlanError::CsvOut { out });
     }
     let json = plan.file("--out", &out)?;
-    let csv = match &json {
-        FileTarget::File(path) => {
-            Some(plan.file("the CSV beside --out", &path.with_extension("csv"))?)
-        }
-        FileTarget::Stdout | FileTarget::Special(_) => None,
-    };
     Ok(RunOutputs {
         json: Some(json),
         csv,
     })
 }
 
-/// Writes the results document (with a final newline) and the CSV beside it.
+/// Writes the results document (with a final newline) and the CSV, if asked for.
 pub fn write_results(doc: &ResultsDocument, outputs: &RunOutputs) -> Result<(), RunPlanError> {
     if let Some(target) = &outputs.json {
         let mut text = doc.to_json()?;
@@ -214,14 +210,11 @@ pub fn write_results(doc: &ResultsDocument, outputs: &RunOutputs) -> Result<(), 
 
 /// The line naming where the results went, for stderr.
 pub fn results_line(outputs: &RunOutputs) -> Option<String> {
-    let json = outputs.json.as_ref()?;
-    Some(match &outputs.csv {
-        Some(csv) => format!("results: {} (CSV: {})", json.display(), csv.display()),
-        None => format!(
-            "results: {} (no CSV: it goes beside a regular results file)",
-            json.display()
-        ),
-    })
+    let files: Vec<String> = [("results", &outputs.json), ("CSV", &outputs.csv)]
+        .into_iter()
+        .filter_map(|(what, target)| Some(format!("{what}: {}", target.as_ref()?.display())))
+        .collect();
+    (!files.is_empty()).then(|| files.join(", "))
 }
 
 /// Warnings about error rows and an interrupted run (the file has the details).
@@ -277,7 +270,7 @@ mod tests {
         let mut request = kernel(&["row-sum", "rows=64", "cols=64"]);
         request.out = Some(PathBuf::from("x.csv"));
         let err = prepare_run(&request).unwrap_err();
-        assert!(err.to_string().contains("give e.g. --out x.json"), "{err}");
+        assert!(err.to_string().contains("--export-csv x.csv"), "{err}");
         request.out = Some(PathBuf::from("-"));
         request.threads = Some("bad".into());
         assert!(matches!(
