@@ -1,4 +1,4 @@
-//! Geometry sweeps end to end, without timing: a sweep of simulated-only points on three preset
+//! Geometry sweeps end to end, without timing (and the conflict-probe figure they refine): a sweep of simulated-only points on three preset
 //! geometries, the recorded set model against the simulator at every stride, the document
 //! valid on load, and the sweep figures drawn from it with markers only.
 
@@ -197,4 +197,38 @@ fn a_timed_or_unknown_preset_sweep_is_refused_when_planned() {
             .to_string();
         assert!(err.contains(wanted), "{sweep}: {err}");
     }
+}
+
+/// Figure 1 draws the ±1-controlled conflict probes as markers (the strides are categories:
+/// nothing lies between them) and leaves out a level where no probe misses after its first
+/// pass, with a note instead of a panel of zeros.
+#[test]
+fn the_probe_figure_has_markers_only_and_no_panel_of_zeros() {
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results_small.json");
+    let doc = ResultsDocument::read(&fixture, &CATALOGUE_RULES).unwrap();
+    let figure = &stridelab::report::figures::fig01_miss_rate_vs_stride::FIGURE;
+    let Outcome::Drawn(built) = (figure.build)(&doc) else {
+        panic!("fig01 omitted");
+    };
+    // The fixture's probes miss only in the L1d (stride 512 × 8 B, K = 16 > 8 ways).
+    assert_eq!(built.figure.panels.len(), 1);
+    let Panel::Lines(lines) = &built.figure.panels[0] else {
+        panic!("a line panel")
+    };
+    assert!(lines.title.starts_with("L1d"), "{}", lines.title);
+    assert!(
+        lines
+            .series
+            .iter()
+            .all(|s| matches!(s.kind, SeriesKind::Markers | SeriesKind::ModelMarkers))
+    );
+    assert!(
+        built
+            .notes
+            .iter()
+            .any(|n| n.starts_with("L2: no probe misses")),
+        "{:?}",
+        built.notes
+    );
 }

@@ -1,4 +1,4 @@
-//! Figure 1: simulated misses per access vs stride, per level, one series per K, with the model's prediction dashed.
+//! Figure 1: simulated misses per access vs stride, per level, one series per K, with the model's prediction as rings.
 //! One figure of the report, built from records alone.
 
 use std::collections::BTreeSet;
@@ -14,7 +14,7 @@ use crate::report::data;
 use crate::results::{CacheLevel, ResultsDocument};
 
 /// Figure 1: simulated misses per access vs stride, per level, one series per K, with the
-/// model's prediction dashed.
+/// model's prediction as rings; markers only, since the strides are categories.
 pub const FIGURE: FigureDef = FigureDef {
     id: "fig01-miss-rate-vs-stride",
     title: "Miss rate vs stride",
@@ -33,11 +33,26 @@ fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
     let levels = data::data_levels(doc);
     let ks: Vec<u64> = sorted_unique(probes.iter().map(|p| p.k));
     let strides: Vec<i64> = sorted_unique(probes.iter().map(|p| p.stride_bytes));
-    let panels = levels
+    // A level where no probe misses gets a note, not a panel of zeros.
+    let (missing, quiet): (Vec<_>, Vec<_>) =
+        levels.iter().enumerate().take(2).partition(|(li, _)| {
+            probes
+                .iter()
+                .any(|p| data::sim_level(p.record, *li).is_some_and(|l| l.misses > l.compulsory))
+        });
+    let panels = missing
         .iter()
-        .enumerate()
-        .take(2)
-        .map(|(li, level)| level_panel(&probes, &ks, &strides, li, level))
+        .map(|(li, level)| level_panel(&probes, &ks, &strides, *li, level))
+        .collect();
+    let quiet_notes: Vec<String> = quiet
+        .iter()
+        .map(|(_, level)| {
+            format!(
+                "{}: no probe misses after the first pass at any of these strides (its {} sets \
+                 hold every K), so it has no panel.",
+                level.name, level.sets
+            )
+        })
         .collect();
     let has_model = probes.iter().any(|p| p.model(0).is_some());
     let l1 = levels.first();
@@ -46,7 +61,7 @@ fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
         title: "Miss rate vs stride: K loads at one stride, repeated".into(),
         provenance: if has_model {
             format!(
-                "{}; dashed: {} (lines in sets holding more than `ways` lines miss)",
+                "{}; rings: {} (lines in sets holding more than `ways` lines miss)",
                 prov_sim(doc),
                 data::model_provenance(probes.first().map(|p| p.record))
             )
@@ -66,12 +81,14 @@ fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
         tables: vec![probe_table(&probes, l1)],
         look_for: look_for(l1),
         notes: if has_model {
-            Vec::new()
+            quiet_notes
         } else {
-            vec![format!(
+            let mut notes = quiet_notes;
+            notes.push(format!(
                 "Model columns are empty: {}.",
                 data::no_model_reason(doc)
-            )]
+            ));
+            notes
         },
     }))
 }
@@ -111,7 +128,7 @@ fn level_panel(
         series.push(Series {
             name: format!("K={k}"),
             colour,
-            kind: SeriesKind::Data,
+            kind: SeriesKind::Markers,
             points: pts,
         });
         let model_pts = strides
@@ -124,14 +141,14 @@ fn level_panel(
         series.push(Series {
             name: String::new(),
             colour,
-            kind: SeriesKind::Model,
+            kind: SeriesKind::ModelMarkers,
             points: model_pts,
         });
     }
     series.push(Series {
-        name: "model (dashed, colour = K)".into(),
+        name: "model (rings, colour = K)".into(),
         colour: PALETTE[6],
-        kind: SeriesKind::Model,
+        kind: SeriesKind::ModelMarkers,
         points: Vec::new(),
     });
     Panel::Lines(LinePanel {
