@@ -1,6 +1,7 @@
-//! Geometry sweeps end to end, without timing (and the conflict-probe figure they refine): a sweep of simulated-only points on three preset
+//! Geometry sweeps end to end, without timing: a sweep of simulated-only points on three preset
 //! geometries, the recorded set model against the simulator at every stride, the document
-//! valid on load, and the sweep figures drawn from it with markers only.
+//! valid on load, and the sweep figures (and the conflict-probe figure they refine) drawn from
+//! it with markers only.
 
 use std::sync::atomic::AtomicBool;
 
