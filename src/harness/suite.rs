@@ -419,12 +419,9 @@ impl Suite {
                 message,
             };
             let swept = sweep_cases(point, levels).map_err(invalid)?;
-            let simulated_levels = match &point.sweep {
-                Some(spec) => preset_levels(spec).map_err(invalid)?,
-                None => None,
-            };
+            let simulated_levels = swept.as_ref().and_then(|s| s.levels.clone());
             let cases: Vec<Vec<(String, String)>> = if let Some(swept) = &swept {
-                swept.iter().map(|(case, _)| case.clone()).collect()
+                swept.cases.iter().map(|(case, _)| case.clone()).collect()
             } else if point.cases.is_empty() {
                 vec![Vec::new()]
             } else {
@@ -450,7 +447,7 @@ impl Suite {
                 });
             }
             for (case_index, case) in cases.iter().enumerate() {
-                let sweep = swept.as_ref().map(|s| s[case_index].1.clone());
+                let sweep = swept.as_ref().map(|s| s.cases[case_index].1.clone());
                 for combo in cartesian(&axes) {
                     let mut args: Vec<(String, String)> = self
                         .positional
@@ -513,32 +510,36 @@ impl Suite {
     }
 }
 
-/// A sweep point's cases (`stride` and `count` words) with their record tags; `None` for a
-/// point without a `sweep` table. A sweep replaces `cases`.
-#[allow(clippy::type_complexity)]
-fn sweep_cases(
-    point: &SuitePoint,
-    levels: &[CacheLevel],
-) -> Result<Option<Vec<(Vec<(String, String)>, SweepInfo)>>, String> {
+/// A sweep point's expansion: its cases (`stride` and `count` words) with their record tags,
+/// and the levels its points are simulated on (a preset's; `None`: the run's).
+struct SweepCases {
+    cases: Vec<(Vec<(String, String)>, SweepInfo)>,
+    levels: Option<Vec<CacheLevel>>,
+}
+
+/// The expansion of a point's `sweep` table; `None` for a point without one. A sweep replaces
+/// `cases`.
+fn sweep_cases(point: &SuitePoint, levels: &[CacheLevel]) -> Result<Option<SweepCases>, String> {
     let Some(spec) = &point.sweep else {
         return Ok(None);
     };
     if !point.cases.is_empty() {
         return Err("a point has either `cases` or a `sweep`, not both".into());
     }
-    let points = expand(spec, levels)?;
-    Ok(Some(
-        points
-            .into_iter()
-            .map(|p| {
-                let words = vec![
-                    ("stride".to_string(), p.stride_elements.to_string()),
-                    ("count".to_string(), p.count.to_string()),
-                ];
-                (words, p.info)
-            })
-            .collect(),
-    ))
+    let cases = expand(spec, levels)?
+        .into_iter()
+        .map(|p| {
+            let words = vec![
+                ("stride".to_string(), p.stride_elements.to_string()),
+                ("count".to_string(), p.count.to_string()),
+            ];
+            (words, p.info)
+        })
+        .collect();
+    Ok(Some(SweepCases {
+        cases,
+        levels: preset_levels(spec)?,
+    }))
 }
 
 /// Rule 5's message: the size, how it arose and the limit.
