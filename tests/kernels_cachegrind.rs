@@ -13,8 +13,8 @@
 mod common;
 
 use common::cachegrind::{
-    FunctionCounts, Tolerance, accesses_match, compile_fixture, gcc_available, run_cachegrind,
-    simulate_kernel, valgrind_available, within, words,
+    Tolerance, compile_fixture, gcc_available, kernel_rows_that_disagree, run_cachegrind,
+    simulate_kernel, valgrind_available, words,
 };
 use stridelab::cache::geometry::Geometry;
 use stridelab::cache::sim::LevelStats;
@@ -173,37 +173,6 @@ const MISS_TOLERANCE: Tolerance = Tolerance {
     absolute: 8,
 };
 
-fn check(label: &str, cg: FunctionCounts, d1: &LevelStats, ll: &LevelStats) -> Vec<String> {
-    let accesses = [
-        ("D1 loads (Dr)", cg.dr, d1.loads),
-        ("D1 stores (Dw)", cg.dw, d1.stores),
-    ];
-    let misses = [
-        ("D1 load misses", cg.d1mr, d1.load_misses),
-        ("D1 store misses", cg.d1mw, d1.store_misses),
-        ("LL load misses", cg.dlmr, ll.load_misses),
-        ("LL store misses", cg.dlmw, ll.store_misses),
-    ];
-    let mut failures = Vec::new();
-    let rows = accesses
-        .iter()
-        .map(|&(what, cg, sim)| (what, cg, sim, accesses_match(cg, sim, STACK_SLACK)))
-        .chain(
-            misses
-                .iter()
-                .map(|&(what, cg, sim)| (what, cg, sim, within(cg, sim, MISS_TOLERANCE))),
-        );
-    for (what, cachegrind, simulated, ok) in rows {
-        let line =
-            format!("{label:<26} {what:<16} cachegrind {cachegrind:>9} simulated {simulated:>9}");
-        eprintln!("{line}");
-        if !ok {
-            failures.push(line);
-        }
-    }
-    failures
-}
-
 fn compare_size(large: bool) {
     if !valgrind_available() || !gcc_available() {
         return;
@@ -238,11 +207,12 @@ fn compare_size(large: bool) {
             case.c_function,
             if large { "large" } else { "small" }
         );
-        failures.extend(check(
+        failures.extend(kernel_rows_that_disagree(
             &label,
             profile.function(case.c_function),
-            &d1_stats,
-            &ll_stats,
+            (&d1_stats, &ll_stats),
+            STACK_SLACK,
+            MISS_TOLERANCE,
         ));
     }
     assert!(

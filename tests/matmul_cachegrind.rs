@@ -11,8 +11,8 @@
 mod common;
 
 use common::cachegrind::{
-    FunctionCounts, Tolerance, accesses_match, compile_fixture, gcc_available, run_cachegrind,
-    simulate_kernel, valgrind_available, within, words,
+    Tolerance, compile_fixture, gcc_available, kernel_rows_that_disagree, run_cachegrind,
+    simulate_kernel, valgrind_available, words,
 };
 use stridelab::cache::geometry::{CacheLevel, Geometry};
 use stridelab::cache::sim::LevelStats;
@@ -52,48 +52,6 @@ fn miss_tolerance(n: u32, order: &str) -> Tolerance {
     }
 }
 
-fn check(
-    label: &str,
-    cg: FunctionCounts,
-    [d1, ll]: [&LevelStats; 2],
-    tolerance: Tolerance,
-) -> Vec<String> {
-    let rows = [
-        (
-            "D1 loads (Dr)",
-            cg.dr,
-            d1.loads,
-            accesses_match(cg.dr, d1.loads, STACK_SLACK),
-        ),
-        (
-            "D1 stores (Dw)",
-            cg.dw,
-            d1.stores,
-            accesses_match(cg.dw, d1.stores, STACK_SLACK),
-        ),
-    ]
-    .into_iter()
-    .chain(
-        [
-            ("D1 load misses", cg.d1mr, d1.load_misses),
-            ("D1 store misses", cg.d1mw, d1.store_misses),
-            ("LL load misses", cg.dlmr, ll.load_misses),
-            ("LL store misses", cg.dlmw, ll.store_misses),
-        ]
-        .map(|(what, cg, sim)| (what, cg, sim, within(cg, sim, tolerance))),
-    );
-    let mut failures = Vec::new();
-    for (what, cachegrind, simulated, ok) in rows {
-        let line =
-            format!("{label:<20} {what:<16} cachegrind {cachegrind:>9} simulated {simulated:>9}");
-        eprintln!("{line}");
-        if !ok {
-            failures.push(line);
-        }
-    }
-    failures
-}
-
 fn compare_size(n: u32, dtype: &str) {
     if !valgrind_available() || !gcc_available() {
         return;
@@ -120,7 +78,13 @@ fn compare_size(n: u32, dtype: &str) {
         let label = format!("{function} (n={n} {dtype})");
         let counts = profile.function(&function);
         let tolerance = miss_tolerance(n, order);
-        failures.extend(check(&label, counts, [&d1_stats, &ll_stats], tolerance));
+        failures.extend(kernel_rows_that_disagree(
+            &label,
+            counts,
+            (&d1_stats, &ll_stats),
+            STACK_SLACK,
+            tolerance,
+        ));
     }
     assert!(
         failures.is_empty(),

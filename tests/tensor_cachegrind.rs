@@ -14,10 +14,9 @@
 mod common;
 
 use common::cachegrind::{
-    FunctionCounts, accesses_match, compile_fixture, default_tolerance, gcc_available,
-    run_cachegrind, simulate_kernel, valgrind_available, within, words,
+    compile_fixture, default_tolerance, gcc_available, kernel_rows_that_disagree, run_cachegrind,
+    simulate_kernel, valgrind_available, words,
 };
-use stridelab::cache::geometry::CacheLevel;
 use stridelab::cache::geometry::Geometry;
 use stridelab::cache::sim::LevelStats;
 use stridelab::kernels::jagged::Jagged;
@@ -34,65 +33,6 @@ fn simulate(
 
 /// Stack traffic cachegrind counts besides the element accesses (see the module doc).
 const STACK_SLACK: (f64, u64) = (0.02, 12);
-
-/// The rows that disagree, each printed as it is compared.
-fn check(
-    label: &str,
-    cg: FunctionCounts,
-    d1: &LevelStats,
-    ll: &LevelStats,
-    l2: &CacheLevel,
-) -> Vec<String> {
-    let tolerance = default_tolerance(l2);
-    let rows = [
-        (
-            "D1 loads",
-            cg.dr,
-            d1.loads,
-            accesses_match(cg.dr, d1.loads, STACK_SLACK),
-        ),
-        (
-            "D1 stores",
-            cg.dw,
-            d1.stores,
-            accesses_match(cg.dw, d1.stores, STACK_SLACK),
-        ),
-        (
-            "D1 load misses",
-            cg.d1mr,
-            d1.load_misses,
-            within(cg.d1mr, d1.load_misses, tolerance),
-        ),
-        (
-            "D1 store misses",
-            cg.d1mw,
-            d1.store_misses,
-            within(cg.d1mw, d1.store_misses, tolerance),
-        ),
-        (
-            "LL load misses",
-            cg.dlmr,
-            ll.load_misses,
-            within(cg.dlmr, ll.load_misses, tolerance),
-        ),
-        (
-            "LL store misses",
-            cg.dlmw,
-            ll.store_misses,
-            within(cg.dlmw, ll.store_misses, tolerance),
-        ),
-    ];
-    let mut failures = Vec::new();
-    for (what, cachegrind, simulated, ok) in rows {
-        let line =
-            format!("{label:<48} {what:<16} cachegrind {cachegrind:>9} simulated {simulated:>9}");
-        eprintln!("{line}");
-        if !ok {
-            failures.push(line);
-        }
-    }
-    failures
-}
 
 fn pitch(rows: usize, cols: usize) -> u64 {
     let shape = Jagged {
@@ -165,12 +105,12 @@ fn tensor_kernels_match_cachegrind() {
         let profile = run_cachegrind(&fixture.binary, &argv, d1, ll);
         for (kernel, params, _, function) in &run {
             let (d1_stats, ll_stats) = simulate(kernel, params, d1, ll);
-            failures.extend(check(
+            failures.extend(kernel_rows_that_disagree(
                 &format!("{kernel} {params}"),
                 profile.function(function),
-                &d1_stats,
-                &ll_stats,
-                ll,
+                (&d1_stats, &ll_stats),
+                STACK_SLACK,
+                default_tolerance(ll),
             ));
         }
     }

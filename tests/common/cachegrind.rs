@@ -234,6 +234,42 @@ pub fn accesses_match(cachegrind: u64, simulated: u64, (relative, absolute): (f6
         && cachegrind - simulated <= (relative * simulated as f64) as u64 + absolute
 }
 
+/// One kernel's counts beside cachegrind's, a row per count, each printed as it is compared:
+/// loads and stores must match within the stack `slack` ([`accesses_match`]), misses within
+/// `tolerance`. Returns the rows that disagree.
+pub fn kernel_rows_that_disagree(
+    label: &str,
+    cg: FunctionCounts,
+    (d1, ll): (&LevelStats, &LevelStats),
+    slack: (f64, u64),
+    tolerance: Tolerance,
+) -> Vec<String> {
+    let accesses = [
+        ("D1 loads (Dr)", cg.dr, d1.loads),
+        ("D1 stores (Dw)", cg.dw, d1.stores),
+    ];
+    let misses = [
+        ("D1 load misses", cg.d1mr, d1.load_misses),
+        ("D1 store misses", cg.d1mw, d1.store_misses),
+        ("LL load misses", cg.dlmr, ll.load_misses),
+        ("LL store misses", cg.dlmw, ll.store_misses),
+    ];
+    let rows = accesses
+        .map(|(what, cg, sim)| (what, cg, sim, accesses_match(cg, sim, slack)))
+        .into_iter()
+        .chain(misses.map(|(what, cg, sim)| (what, cg, sim, within(cg, sim, tolerance))));
+    let mut failures = Vec::new();
+    for (what, cachegrind, simulated, ok) in rows {
+        let line =
+            format!("{label:<32} {what:<16} cachegrind {cachegrind:>9} simulated {simulated:>9}");
+        eprintln!("{line}");
+        if !ok {
+            failures.push(line);
+        }
+    }
+    failures
+}
+
 /// How far simulator and cachegrind may differ: `relative` of the larger count plus
 /// `absolute` (for the whole-process effects described in the module docs).
 #[derive(Debug, Clone, Copy)]
