@@ -526,7 +526,8 @@ fn sweep_cases(point: &SuitePoint, levels: &[CacheLevel]) -> Result<Option<Sweep
     if !point.cases.is_empty() {
         return Err("a point has either `cases` or a `sweep`, not both".into());
     }
-    let cases = expand(spec, levels)?
+    let preset = preset_levels(spec)?;
+    let cases = expand(spec, preset.as_deref().unwrap_or(levels))?
         .into_iter()
         .map(|p| {
             let words = vec![
@@ -538,7 +539,7 @@ fn sweep_cases(point: &SuitePoint, levels: &[CacheLevel]) -> Result<Option<Sweep
         .collect();
     Ok(Some(SweepCases {
         cases,
-        levels: preset_levels(spec)?,
+        levels: preset,
     }))
 }
 

@@ -140,11 +140,9 @@ fn thinned(n: u64, limit: usize) -> Vec<u64> {
     out
 }
 
-/// Every point of the sweep on `levels` (or on its preset's), strides outermost, in slot-count
-/// order.
+/// Every point of the sweep on `levels` (the preset's, for a sweep that names one: see
+/// [`preset_levels`]), strides outermost, in slot-count order.
 pub fn expand(spec: &SweepSpec, levels: &[CacheLevel]) -> Result<Vec<SweepPoint>, String> {
-    let preset = preset_levels(spec)?;
-    let levels = preset.as_deref().unwrap_or(levels);
     let level = levels
         .iter()
         .find(|l| l.name == spec.level)
