@@ -1,4 +1,4 @@
-//! Memory for real runs: aligned, first-touched f64 buffers and transparent huge pages
+//! Memory for real runs: aligned, first-touched buffers of f64 (or f32) and transparent huge pages
 //! (`madvise`, the `AnonHugePages` count). Ground floor: it imports nothing from the crate.
 //!
 //! Buffers start on a 2 MiB boundary so their cache-set mapping matches the simulator's
@@ -15,29 +15,45 @@ pub const BUFFER_ALIGN: usize = 2 << 20;
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum BufferError {
-    #[error("a buffer of {elements} f64 elements does not fit in the address space")]
+    #[error("a buffer of {elements} elements does not fit in the address space")]
     TooLarge { elements: usize },
     #[error("could not allocate {bytes} bytes (2 MiB aligned)")]
     AllocationFailed { bytes: usize },
 }
 
-/// A zero-initialised, 2 MiB-aligned buffer of f64, optionally backed by transparent huge pages.
-pub struct AlignedBuffer {
-    ptr: NonNull<f64>,
+/// An element type a buffer may hold: a plain number whose all-zero bit pattern is 0.
+///
+/// Sealed, because [`AlignedBuffer::zeroed`] hands out zeroed memory as `T`, which is only
+/// sound for types where every zero byte pattern is a valid value.
+pub trait Plain: Copy + Send + Sync + Default + 'static + sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f64 {}
+    impl Sealed for f32 {}
+}
+
+impl Plain for f64 {}
+impl Plain for f32 {}
+
+/// A zero-initialised, 2 MiB-aligned buffer of `T` (f64 unless named), optionally backed by
+/// transparent huge pages.
+pub struct AlignedBuffer<T: Plain = f64> {
+    ptr: NonNull<T>,
     len: usize,
     layout: Layout,
 }
 
-// SAFETY: AlignedBuffer owns its allocation exclusively, like a Box<[f64]>.
-unsafe impl Send for AlignedBuffer {}
-// SAFETY: shared references only give out &[f64], which is Sync.
-unsafe impl Sync for AlignedBuffer {}
+// SAFETY: AlignedBuffer owns its allocation exclusively, like a Box<[T]>, and T is Send.
+unsafe impl<T: Plain> Send for AlignedBuffer<T> {}
+// SAFETY: shared references only give out &[T], and T is Sync.
+unsafe impl<T: Plain> Sync for AlignedBuffer<T> {}
 
-impl AlignedBuffer {
+impl<T: Plain> AlignedBuffer<T> {
     /// Allocates `len` zeroed elements (at least one page is reserved even for `len == 0`).
     pub fn zeroed(len: usize, huge_pages: bool) -> Result<Self, BufferError> {
         let bytes = len
-            .checked_mul(size_of::<f64>())
+            .checked_mul(size_of::<T>())
             .ok_or(BufferError::TooLarge { elements: len })?;
         let layout = Layout::from_size_align(bytes.max(BUFFER_ALIGN), BUFFER_ALIGN)
             .map_err(|_| BufferError::TooLarge { elements: len })?;
@@ -48,7 +64,7 @@ impl AlignedBuffer {
         } else {
             alloc_zeroed_aligned(layout)
         };
-        let ptr = NonNull::new(raw.cast::<f64>()).ok_or(BufferError::AllocationFailed { bytes })?;
+        let ptr = NonNull::new(raw.cast::<T>()).ok_or(BufferError::AllocationFailed { bytes })?;
         let mut buffer = Self { ptr, len, layout };
         buffer.first_touch();
         Ok(buffer)
@@ -56,8 +72,9 @@ impl AlignedBuffer {
 
     /// Writes every page once so page faults happen now, not inside a timed region.
     fn first_touch(&mut self) {
-        for chunk in self.chunks_mut(512) {
-            chunk[0] = 0.0;
+        let per_page = (4096 / size_of::<T>()).max(1);
+        for chunk in self.chunks_mut(per_page) {
+            chunk[0] = T::default();
         }
     }
 
@@ -114,29 +131,31 @@ fn parse_anon_huge_pages(text: &str) -> Option<u64> {
         .map(|kb| kb * 1024)
 }
 
-impl Deref for AlignedBuffer {
-    type Target = [f64];
-    fn deref(&self) -> &[f64] {
-        // SAFETY: ptr is valid for len initialised (zeroed) f64s for the buffer's lifetime.
+impl<T: Plain> Deref for AlignedBuffer<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: ptr is valid for len initialised (zeroed) Ts for the buffer's lifetime; an
+        // all-zero T is a valid value (T: Plain is sealed to such types), and the alignment
+        // (2 MiB) exceeds T's.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
-impl DerefMut for AlignedBuffer {
-    fn deref_mut(&mut self) -> &mut [f64] {
+impl<T: Plain> DerefMut for AlignedBuffer<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
         // SAFETY: as in deref, and &mut self guarantees exclusive access.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
 
-impl Drop for AlignedBuffer {
+impl<T: Plain> Drop for AlignedBuffer<T> {
     fn drop(&mut self) {
         // SAFETY: ptr was allocated with exactly this layout by alloc_zeroed.
         unsafe { alloc::dealloc(self.ptr.as_ptr().cast(), self.layout) }
     }
 }
 
-impl std::fmt::Debug for AlignedBuffer {
+impl<T: Plain> std::fmt::Debug for AlignedBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AlignedBuffer")
             .field("len", &self.len)
@@ -152,10 +171,14 @@ mod tests {
     #[test]
     fn buffers_are_2mib_aligned_and_zeroed() {
         for len in [0, 1, 1000, 300_000] {
-            let b = AlignedBuffer::zeroed(len, false).unwrap();
+            let b = AlignedBuffer::<f64>::zeroed(len, false).unwrap();
             assert_eq!(b.address() % BUFFER_ALIGN, 0);
             assert_eq!(b.len(), len);
             assert!(b.iter().all(|&x| x == 0.0));
+            let f = AlignedBuffer::<f32>::zeroed(len, false).unwrap();
+            assert_eq!(f.address() % BUFFER_ALIGN, 0);
+            assert_eq!(f.len(), len);
+            assert!(f.iter().all(|&x| x == 0.0));
         }
     }
 
@@ -171,7 +194,7 @@ mod tests {
     #[test]
     fn absurd_sizes_are_errors_not_panics() {
         assert!(matches!(
-            AlignedBuffer::zeroed(usize::MAX / 2, false),
+            AlignedBuffer::<f64>::zeroed(usize::MAX / 2, false),
             Err(BufferError::TooLarge { .. })
         ));
     }

@@ -77,21 +77,31 @@ pub struct Work {
 }
 
 impl Work {
-    /// `elements` f64 values read once each (sums, probes, chases).
-    pub const fn reads_f64(elements: u64) -> Self {
+    /// `elements` values of `bytes` each, read once each (sums, probes, chases).
+    pub const fn reads(elements: u64, bytes: u32) -> Self {
         Self {
-            bytes_read: elements.saturating_mul(8),
+            bytes_read: elements.saturating_mul(bytes as u64),
             bytes_written: 0,
             elements,
         }
     }
 
-    /// `elements` f64 values read once and written once each (copies, transposes).
-    pub const fn copies_f64(elements: u64) -> Self {
+    /// `elements` values of `bytes` each, read once and written once each (copies).
+    pub const fn copies(elements: u64, bytes: u32) -> Self {
         Self {
-            bytes_written: elements.saturating_mul(8),
-            ..Self::reads_f64(elements)
+            bytes_written: elements.saturating_mul(bytes as u64),
+            ..Self::reads(elements, bytes)
         }
+    }
+
+    /// `elements` f64 values read once each.
+    pub const fn reads_f64(elements: u64) -> Self {
+        Self::reads(elements, 8)
+    }
+
+    /// `elements` f64 values read once and written once each.
+    pub const fn copies_f64(elements: u64) -> Self {
+        Self::copies(elements, 8)
     }
 }
 
@@ -112,4 +122,10 @@ pub enum RuleBreak {
 pub trait ParamRules {
     /// `Ok` when `kernel` exists, belongs to `family` and accepts `params` as recorded.
     fn check(&self, kernel: &str, family: Family, params: &Params) -> Result<(), RuleBreak>;
+
+    /// Adds the defaults of parameters `kernel` gained after `params` were recorded, so a
+    /// document written before (a committed baseline) still loads and matches new runs.
+    fn complete(&self, kernel: &str, params: &mut Params) {
+        let _ = (kernel, params);
+    }
 }

@@ -8,6 +8,7 @@ use stridelab::kernels::channels::{Tensor4, stencil3x3, to_nhwc};
 use stridelab::kernels::common::{Matrix, cell_value};
 use stridelab::kernels::spec::{Instance, PrepareOptions};
 use stridelab::kernels::transpose::{Variant, transpose};
+use stridelab::kernels::typed::Dtype;
 use stridelab::kernels::view::{ViewGeometry, prepare_view};
 use stridelab::kernels::{catalogue, find, resolve_params};
 
@@ -137,6 +138,21 @@ const CASES: &[(&str, &str)] = &[
     ("to-nhwc", "1 1 1 1"),
     ("to-nhwc", "2 3 5 7"),
     ("to-nhwc", "1 16 8 8"),
+    // f32 elements: odd counts, so runs end in the middle of a line of 16.
+    ("row-sum", "7 13 dtype=f32"),
+    ("row-sum", "9 21 23 1 dtype=f32"),
+    ("col-sum", "13 7 ld=9 dtype=f32"),
+    ("col-sum", "64 64 dtype=f32"),
+    ("stride-sum", "1001 7 dtype=f32"),
+    ("stride-sum", "4099 16 dtype=f32"),
+    ("view-sum", "expr=arange(143).view(11,13).T dtype=f32"),
+    (
+        "view-sum",
+        "expr=arange(121).view(11,11).flip(1).diagonal() dtype=f32",
+    ),
+    ("transpose", "7 13 16 naive-read dtype=f32"),
+    ("transpose", "13 7 naive-write dtype=f32"),
+    ("transpose", "31 33 blocked 8 dtype=f32"),
 ];
 
 #[test]
@@ -147,6 +163,16 @@ fn every_kernel_checksums_on_awkward_sizes() {
     for spec in catalogue() {
         let covered = CASES.iter().any(|(kernel, _)| *kernel == spec.name);
         assert!(covered, "{} untested", spec.name);
+        // Every element type a kernel takes has a case of its own.
+        if spec.params.iter().any(|p| p.name == "dtype") {
+            for dtype in ["f32", "f64"] {
+                let default = spec.params.iter().any(|p| p.default == Some(dtype));
+                let named = CASES.iter().any(|(kernel, args)| {
+                    *kernel == spec.name && (args.contains(dtype) || default)
+                });
+                assert!(named, "{} has no {dtype} case", spec.name);
+            }
+        }
     }
 }
 
@@ -173,7 +199,7 @@ fn view_sum_checksums_on_seed_views() {
         let name = format!("view-sum {view:?}");
         assert_checksum(
             &name,
-            prepare_view(view, PrepareOptions::default()).unwrap(),
+            prepare_view(view, Dtype::F64, PrepareOptions::default()).unwrap(),
         );
     }
     let outside = ViewGeometry {
@@ -182,7 +208,7 @@ fn view_sum_checksums_on_seed_views() {
         offset: 0,
         storage_len: n * n,
     };
-    let err = prepare_view(outside, PrepareOptions::default())
+    let err = prepare_view(outside, Dtype::F64, PrepareOptions::default())
         .err()
         .unwrap();
     assert!(err.to_string().contains("outside"), "{err}");

@@ -4,6 +4,7 @@
 
 use stridelab::cache::AccessSink;
 use stridelab::kernels::spec::{Instance, PrepareOptions};
+use stridelab::kernels::typed::Dtype;
 use stridelab::kernels::view::{ViewGeometry, prepare_view};
 use stridelab::kernels::{find, resolve_params};
 
@@ -302,7 +303,7 @@ fn view_walks_in_logical_c_order() {
             }
         }
     }
-    let got = record(prepare_view(view, PrepareOptions::default()).unwrap());
+    let got = record(prepare_view(view, Dtype::F64, PrepareOptions::default()).unwrap());
     assert_same("view-sum", got, want);
 
     // Through the layout language: the anti-diagonal of a 4×4 matrix.

@@ -18,25 +18,21 @@
 //! ([`sim_address`]); every access is 8 bytes. Buffers are capped at [`MAX_BUFFER_ELEMENTS`]
 //! so no two buffers overlap in that address space.
 //!
-//! Two small extensions serve the tensor kernels, and leave every other stream unchanged:
+//! One extension serves the jagged kernels, and leaves every other stream unchanged:
 //! - **Many buffers behind a pointer table** ([`Buffers`], [`Placement`]): a kernel may hand
 //!   `RealMem` a slice of separately allocated buffers (`&mut [Box<[f64]>]`, a jagged array's
 //!   rows). Reaching buffer `b` then reads its entry (pointer and length, 16 B) from that table,
 //!   as the real code does; `SimMem` with a placement reports that 8-byte load at
 //!   `table + 16·b` once per run and once per single load or store, and places buffer `b` at
 //!   `bases[b]` (the kernel's model of where its allocator put it).
-//! - **f32 elements** ([`Mem::load_f32`], [`Mem::sum_run_f32`]): f32 element `i` is the low
-//!   (even `i`) or high (odd `i`) half of f64 cell `i/2`, which is its byte position on a
-//!   little-endian machine; it is simulated as a 4-byte access at `base + 4·i`.
 
 use crate::cache::AccessSink;
 use crate::kernels::copy::order::{OrderSink, engine_order};
 use crate::kernels::copy::reference::{plain_copy, read_sum};
 use crate::kernels::copy::{CopyError, copy_into_contiguous};
+use crate::kernels::element::{move_slice_run, split_pair, sum_slice_run};
 
-/// Independent accumulators of every summing kernel: enough to keep two FP add pipes with a
-/// 3–4 cycle latency busy, so sums are limited by memory, not by one dependent chain.
-pub const ACCUMULATORS: usize = 8;
+pub use crate::kernels::element::ACCUMULATORS;
 
 /// Bytes per element: every kernel works on f64.
 pub const ELEMENT_BYTES: u32 = 8;
@@ -100,25 +96,6 @@ pub trait Mem {
         let mut acc = [0.0; ACCUMULATORS];
         self.sum_run(buffer, 0, 1, len, &mut acc);
         acc.iter().sum()
-    }
-
-    /// Reads f32 element `index` of buffer `buffer` (see the module doc for the packing).
-    fn load_f32(&mut self, buffer: usize, index: usize) -> f32;
-
-    /// [`Mem::sum_run`] over f32 elements: the k-th element of the run, widened to f64, is
-    /// added to `acc[k mod 8]` (f64 sums of small integers stay exact).
-    #[inline(always)]
-    fn sum_run_f32(
-        &mut self,
-        buffer: usize,
-        start: usize,
-        step: usize,
-        count: usize,
-        acc: &mut [f64; ACCUMULATORS],
-    ) {
-        for k in 0..count {
-            acc[k % ACCUMULATORS] += f64::from(self.load_f32(buffer, start + k * step));
-        }
     }
 
     /// For k in 0..count: reads `src[src_start + k·src_step]`, then writes it to
@@ -205,55 +182,12 @@ impl<'t> RealMem<&'t mut [Box<[f64]>]> {
 impl<B: Buffers> RealMem<B> {
     /// Buffer `src` for reading and buffer `dst` for writing (they must differ).
     fn pair(&mut self, src: usize, dst: usize) -> (&[f64], &mut [f64]) {
-        assert_ne!(src, dst, "a copy needs two distinct buffers");
-        let slots = self.buffers.slots_mut();
-        if src < dst {
-            let (low, high) = slots.split_at_mut(dst);
-            (&*low[src], &mut *high[0])
-        } else {
-            let (low, high) = slots.split_at_mut(src);
-            (&*high[0], &mut *low[dst])
-        }
+        split_pair(self.buffers.slots_mut(), src, dst)
     }
 
     #[inline(always)]
     fn data(&self, buffer: usize) -> &[f64] {
         &self.buffers.slots()[buffer]
-    }
-}
-
-/// f32 element `index` of f64 cells: the low half of cell `index/2` for even `index`, the high
-/// half for odd (its byte position on a little-endian machine).
-#[inline(always)]
-fn f32_of(cells: &[f64], index: usize) -> f32 {
-    let bits = cells[index / 2].to_bits();
-    f32::from_bits((bits >> (32 * (index % 2))) as u32)
-}
-
-/// Two f32 values packed into one f64 cell (`low` at the even index).
-pub fn f32_pair_cell(low: f32, high: f32) -> f64 {
-    f64::from_bits(u64::from(low.to_bits()) | (u64::from(high.to_bits()) << 32))
-}
-
-/// The last index of a run, or a panic naming the kernel bug (runs are validated at prepare).
-#[inline(always)]
-fn run_end(start: usize, step: usize, count: usize) -> usize {
-    (count - 1)
-        .checked_mul(step)
-        .and_then(|span| span.checked_add(start))
-        .expect("run validated at prepare time")
-}
-
-/// Adds the k-th value of `values` to `acc[k mod 8]`.
-#[inline(always)]
-fn accumulate<'v>(mut values: impl Iterator<Item = &'v f64>, acc: &mut [f64; ACCUMULATORS]) {
-    loop {
-        for slot in acc.iter_mut() {
-            match values.next() {
-                Some(value) => *slot += value,
-                None => return,
-            }
-        }
     }
 }
 
@@ -269,48 +203,6 @@ impl<B: Buffers> Mem for RealMem<B> {
     }
 
     #[inline(always)]
-    fn load_f32(&mut self, buffer: usize, index: usize) -> f32 {
-        f32_of(self.data(buffer), index)
-    }
-
-    #[inline(always)]
-    fn sum_run_f32(
-        &mut self,
-        buffer: usize,
-        start: usize,
-        step: usize,
-        count: usize,
-        acc: &mut [f64; ACCUMULATORS],
-    ) {
-        if count == 0 {
-            return;
-        }
-        let last = run_end(start, step, count);
-        // Bounds checked once: the cells the run touches, indexed relative to the first.
-        let first_cell = start / 2;
-        let cells = &self.data(buffer)[first_cell..=last / 2];
-        let base = first_cell * 2;
-        if step == 1 && start == base {
-            // Contiguous from a whole cell: 4 cells are the 8 elements of one accumulator round.
-            let whole = count / ACCUMULATORS * ACCUMULATORS;
-            for chunk in cells[..whole / 2].chunks_exact(ACCUMULATORS / 2) {
-                for (pair, cell) in acc.chunks_exact_mut(2).zip(chunk) {
-                    let bits = cell.to_bits();
-                    pair[0] += f64::from(f32::from_bits(bits as u32));
-                    pair[1] += f64::from(f32::from_bits((bits >> 32) as u32));
-                }
-            }
-            for k in whole..count {
-                acc[k % ACCUMULATORS] += f64::from(f32_of(cells, k));
-            }
-            return;
-        }
-        for k in 0..count {
-            acc[k % ACCUMULATORS] += f64::from(f32_of(cells, start - base + k * step));
-        }
-    }
-
-    #[inline(always)]
     fn sum_run(
         &mut self,
         buffer: usize,
@@ -319,33 +211,7 @@ impl<B: Buffers> Mem for RealMem<B> {
         count: usize,
         acc: &mut [f64; ACCUMULATORS],
     ) {
-        if count == 0 {
-            return;
-        }
-        let data = self.data(buffer);
-        let stride = step.unsigned_abs();
-        if step == 1 {
-            // Contiguous: whole chunks of 8 lanes, which the compiler vectorises.
-            let mut chunks = data[start..start + count].chunks_exact(ACCUMULATORS);
-            for chunk in &mut chunks {
-                for (slot, value) in acc.iter_mut().zip(chunk) {
-                    *slot += value;
-                }
-            }
-            for (slot, value) in acc.iter_mut().zip(chunks.remainder()) {
-                *slot += value;
-            }
-        } else if step > 0 {
-            let last = run_end(start, stride, count);
-            accumulate(data[start..=last].iter().step_by(stride), acc);
-        } else if step < 0 {
-            let first = start
-                .checked_sub((count - 1) * stride)
-                .expect("run validated at prepare time");
-            accumulate(data[first..=start].iter().rev().step_by(stride), acc);
-        } else {
-            accumulate(std::iter::repeat_n(&data[start], count), acc);
-        }
+        sum_slice_run(self.data(buffer), start, step, count, acc);
     }
 
     #[inline(always)]
@@ -359,31 +225,9 @@ impl<B: Buffers> Mem for RealMem<B> {
         dst_step: usize,
         count: usize,
     ) {
-        if count == 0 {
-            return;
-        }
-        assert!(src_step > 0 && dst_step > 0, "move runs go forwards");
         let (source, destination) = self.pair(src, dst);
-        let reads = &source[src_start..=run_end(src_start, src_step, count)];
-        let writes = &mut destination[dst_start..=run_end(dst_start, dst_step, count)];
-        // The unit-step side as a plain slice iterator: StepBy's bookkeeping is not free.
-        if src_step == 1 {
-            for (target, value) in writes.iter_mut().step_by(dst_step).zip(reads) {
-                *target = *value;
-            }
-        } else if dst_step == 1 {
-            for (target, value) in writes.iter_mut().zip(reads.iter().step_by(src_step)) {
-                *target = *value;
-            }
-        } else {
-            let pairs = writes
-                .iter_mut()
-                .step_by(dst_step)
-                .zip(reads.iter().step_by(src_step));
-            for (target, value) in pairs {
-                *target = *value;
-            }
-        }
+        let (from, to) = ((src_start, src_step), (dst_start, dst_step));
+        move_slice_run(source, from, destination, to, count);
     }
 
     fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {
@@ -509,32 +353,6 @@ impl<B: Buffers> Mem for SimMem<'_, B> {
         for k in 0..count {
             let index = start as isize + k as isize * step;
             acc[k % ACCUMULATORS] += self.element_load(buffer, index as usize);
-        }
-    }
-
-    #[inline]
-    fn load_f32(&mut self, buffer: usize, index: usize) -> f32 {
-        self.table_load(buffer);
-        let value = self.real.load_f32(buffer, index);
-        self.sink.load(self.address(buffer, index as u64 * 4), 4);
-        value
-    }
-
-    #[inline]
-    fn sum_run_f32(
-        &mut self,
-        buffer: usize,
-        start: usize,
-        step: usize,
-        count: usize,
-        acc: &mut [f64; ACCUMULATORS],
-    ) {
-        self.table_load(buffer);
-        for k in 0..count {
-            let index = start + k * step;
-            let value = self.real.load_f32(buffer, index);
-            self.sink.load(self.address(buffer, index as u64 * 4), 4);
-            acc[k % ACCUMULATORS] += f64::from(value);
         }
     }
 
@@ -778,36 +596,6 @@ mod tests {
             prop_assert_eq!(real, reference);
             let want: Vec<_> = (0..count)
                 .map(|k| ('L', sim_address(0, (start as isize + k as isize * step) as usize), 8))
-                .collect();
-            prop_assert_eq!(recorder.0, want);
-        }
-
-        #[test]
-        fn real_f32_runs_equal_the_reference_order(
-            len in 1usize..300,
-            start_frac in 0.0f64..1.0,
-            step in 1usize..=9,
-            count_frac in 0.0f64..=1.0,
-        ) {
-            let start = ((len as f64 * start_frac) as usize).min(len - 1);
-            let count = (((len - 1 - start) / step + 1) as f64 * count_frac) as usize;
-            let values: Vec<f32> = (0..len + 1).map(|i| (i % 97) as f32 + 0.5).collect();
-            let mut cells: Vec<f64> =
-                values.chunks(2).map(|p| f32_pair_cell(p[0], *p.get(1).unwrap_or(&0.0))).collect();
-            let mut real = [0.5; ACCUMULATORS];
-            RealMem::new([&mut cells]).sum_run_f32(0, start, step, count, &mut real);
-            let mut reference = [0.5; ACCUMULATORS];
-            for k in 0..count {
-                reference[k % ACCUMULATORS] += f64::from(values[start + k * step]);
-            }
-            prop_assert_eq!(real, reference);
-            let mut simulated = [0.5; ACCUMULATORS];
-            let mut recorder = Recorder::default();
-            SimMem::new([&mut cells], &mut recorder)
-                .sum_run_f32(0, start, step, count, &mut simulated);
-            prop_assert_eq!(simulated, reference);
-            let want: Vec<_> = (0..count)
-                .map(|k| ('L', sim_address(0, 0) + 4 * (start + k * step) as u64, 4))
                 .collect();
             prop_assert_eq!(recorder.0, want);
         }

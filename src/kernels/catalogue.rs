@@ -121,6 +121,22 @@ impl ParamRules for CatalogueRules {
         }
         check_recorded_params(spec, params).map_err(|e| RuleBreak::Params(e.to_string()))
     }
+
+    /// Only parameters with a literal default are added (`dtype=f64`): a missing parameter
+    /// without one is still an error, reported by [`check_recorded_params`].
+    fn complete(&self, kernel: &str, params: &mut Params) {
+        let Ok(spec) = find(kernel) else { return };
+        for param in spec.params {
+            let literal = param
+                .default
+                .filter(|default| spec.params.iter().all(|p| p.name != *default));
+            if let (false, Some(default)) = (params.contains_key(param.name), literal)
+                && let Ok(value) = parse_value(param, default)
+            {
+                params.insert(param.name.to_string(), value);
+            }
+        }
+    }
 }
 
 fn plan_of(spec: &KernelSpec) -> Result<PlanFn, KernelError> {
@@ -456,7 +472,14 @@ mod tests {
             ),
             (
                 "row-sum",
-                &[("", "1"), ("", "2"), ("", "3"), ("", "0"), ("", "9")],
+                &[
+                    ("", "1"),
+                    ("", "2"),
+                    ("", "3"),
+                    ("", "0"),
+                    ("", "f64"),
+                    ("", "9"),
+                ],
                 "too many",
             ),
             (
@@ -653,5 +676,23 @@ mod tests {
             rules.check("row-sum", Family::Traverse, &huge),
             Err(RuleBreak::Params(_))
         ));
+    }
+
+    #[test]
+    fn a_record_from_before_a_parameter_existed_gains_its_literal_default() {
+        let rules = CATALOGUE_RULES;
+        let mut old = resolve("col-sum", &[("rows", "64"), ("cols", "8"), ("ld", "512")]).unwrap();
+        old.remove("dtype");
+        assert!(rules.check("col-sum", Family::Traverse, &old).is_err());
+        rules.complete("col-sum", &mut old);
+        assert_eq!(old.get("dtype"), Some(&ParamValue::Text("f64".into())));
+        assert_eq!(rules.check("col-sum", Family::Traverse, &old), Ok(()));
+        // A default naming another parameter (`ld` = `cols`) and a required one stay missing.
+        let mut partial = old.clone();
+        partial.remove("ld");
+        partial.remove("rows");
+        rules.complete("col-sum", &mut partial);
+        assert!(!partial.contains_key("ld") && !partial.contains_key("rows"));
+        rules.complete("no-such-kernel", &mut partial);
     }
 }

@@ -8,7 +8,7 @@
 //!   (n, c) are one contiguous run of H·W elements; in `nhwc` they are one run of H·W elements
 //!   C apart. Within a channel the k-th element of each run goes to accumulator `k mod 8`; the
 //!   accumulators restart at every channel. Elements are f32 (default; 4-byte accesses at
-//!   `base + 4·i`, see `access`) or f64. Checksum: Σ_c (c mod 7 + 1)·sum_c, so a value summed
+//!   `base + 4·i`, see `typed`) or f64. Checksum: Σ_c (c mod 7 + 1)·sum_c, so a value summed
 //!   into the wrong channel changes it.
 //! - `stencil3x3 n c h w layout`: a 3×3 depthwise box stencil, **valid-only** (outputs with
 //!   1 ≤ h ≤ H−2 and 1 ≤ w ≤ W−2; the border of the output is never written). For each output
@@ -22,7 +22,7 @@
 //!   the sampled read-back of buffer 1. The simulated stream is the engine's own order.
 
 use crate::cache::AccessSink;
-use crate::kernels::access::{CopyView, Mem, RealMem, SimMem, f32_pair_cell};
+use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, invalid,
     sampled_sum, size_param, text_param,
@@ -32,6 +32,7 @@ use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::typed::{Dtype, Element, Storage, TypedMem, with_real_mem, with_sim_mem};
 use crate::mem::AlignedBuffer;
 
 const DIMS: [ParamSpec; 4] = [
@@ -188,17 +189,10 @@ fn tensor_elements(params: &Params) -> Result<u64, KernelError> {
     Ok(Tensor4::from_params("channel-sum", params)?.elements()? as u64)
 }
 
-fn is_f32(params: &Params) -> Result<bool, KernelError> {
-    Ok(text_param("channel-sum", params, "dtype")? == "f32")
-}
-
 fn plan_channel_sum(params: &Params) -> Result<Vec<usize>, KernelError> {
-    let len = Tensor4::from_params("channel-sum", params)?.elements()?;
-    Ok(vec![if is_f32(params)? {
-        len.div_ceil(2)
-    } else {
-        len
-    }])
+    Ok(vec![
+        Tensor4::from_params("channel-sum", params)?.elements()?,
+    ])
 }
 
 fn plan_to_nhwc(params: &Params) -> Result<Vec<usize>, KernelError> {
@@ -222,7 +216,7 @@ fn plan_stencil(params: &Params) -> Result<Vec<usize>, KernelError> {
 }
 
 /// The `channel-sum` order (see the module doc); returns Σ_c (c mod 7 + 1)·sum_c.
-pub fn channel_sum<M: Mem>(m: &mut M, t: Tensor4, f32_elements: bool) -> f64 {
+pub fn channel_sum<T: Element, M: TypedMem<T>>(m: &mut M, t: Tensor4) -> f64 {
     let plane = t.h * t.w;
     let mut checksum = 0.0;
     for c in 0..t.c {
@@ -233,11 +227,7 @@ pub fn channel_sum<M: Mem>(m: &mut M, t: Tensor4, f32_elements: bool) -> f64 {
             } else {
                 ((n * t.c + c) * plane, 1)
             };
-            if f32_elements {
-                m.sum_run_f32(0, start, step, plane, &mut acc);
-            } else {
-                m.sum_run(0, start, step as isize, plane, &mut acc);
-            }
+            m.sum_run(0, start, step as isize, plane, &mut acc);
         }
         checksum += channel_weight(c) * fold(&acc);
     }
@@ -303,37 +293,27 @@ pub fn to_nhwc<M: Mem>(m: &mut M, t: Tensor4) -> f64 {
 
 struct ChannelSum {
     tensor: Tensor4,
-    f32_elements: bool,
-    x: AlignedBuffer,
+    x: Storage<1>,
     expected: f64,
 }
 
 fn prepare_channel_sum(params: &Params, options: PrepareOptions) -> Prepared {
     let tensor = Tensor4::from_params("channel-sum", params)?;
-    let f32_elements = is_f32(params)?;
     let len = tensor.elements()?;
-    let x = if f32_elements {
-        // Two f32 values per cell, element i holding cell_value(i) (exact in f32: ≤ 251).
-        let mut x = AlignedBuffer::zeroed(len.div_ceil(2), options.huge_pages)?;
-        for (k, cell) in x.iter_mut().enumerate() {
-            let high = if 2 * k + 1 < len {
-                cell_value(2 * k + 1)
-            } else {
-                0.0
-            };
-            *cell = f32_pair_cell(cell_value(2 * k) as f32, high as f32);
-        }
-        x
-    } else {
-        filled_buffer(len, options)?
-    };
+    // Element i holds cell_value(i) in either type (exact in f32: ≤ 251).
+    let x = Storage::new(
+        Dtype::from_params(params)?,
+        [len],
+        [true],
+        cell_value,
+        options,
+    )?;
     // Straightforward reference: every storage index, weighted by its channel.
     let expected = (0..len)
-        .map(|i| channel_weight(tensor.coords(i).1) * cell_value(i))
+        .map(|i| channel_weight(tensor.coords(i).1) * x.value(0, i))
         .sum();
     Ok(Box::new(ChannelSum {
         tensor,
-        f32_elements,
         x,
         expected,
     }))
@@ -342,17 +322,12 @@ fn prepare_channel_sum(params: &Params, options: PrepareOptions) -> Prepared {
 impl Instance for ChannelSum {
     fn work(&self) -> Work {
         let elements = (self.tensor.n * self.tensor.c * self.tensor.h * self.tensor.w) as u64;
-        let bytes = if self.f32_elements { 4 } else { 8 };
-        Work {
-            bytes_read: elements * bytes,
-            bytes_written: 0,
-            elements,
-        }
+        Work::reads(elements, self.x.dtype().bytes())
     }
 
     fn run(&mut self) -> f64 {
-        let mut m = RealMem::new([&mut self.x]);
-        channel_sum(&mut m, self.tensor, self.f32_elements)
+        let tensor = self.tensor;
+        with_real_mem!(&mut self.x, |m| channel_sum(m, tensor))
     }
 
     fn expected_checksum(&self) -> f64 {
@@ -360,8 +335,8 @@ impl Instance for ChannelSum {
     }
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
-        let mut m = SimMem::new([&mut self.x], sink);
-        channel_sum(&mut m, self.tensor, self.f32_elements);
+        let tensor = self.tensor;
+        with_sim_mem!(&mut self.x, sink, |m| channel_sum(m, tensor));
     }
 }
 
@@ -485,7 +460,7 @@ fn stencil_accesses(params: &Params) -> Result<u64, KernelError> {
 
 fn channel_sum_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
     let t = Tensor4::from_params("channel-sum", params)?;
-    let bytes: i64 = if is_f32(params)? { 4 } else { 8 };
+    let bytes = i64::from(Dtype::from_params(params)?.bytes());
     let (step, what) = if t.nhwc {
         (t.c as i64, "one channel of one image")
     } else {
@@ -525,6 +500,7 @@ fn to_nhwc_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::typed::TypedSim;
 
     #[derive(Default)]
     struct Recorder(Vec<(u64, u32)>);
@@ -550,13 +526,14 @@ mod tests {
             };
             let len = 36;
             let bytes: u32 = if f32_elements { 4 } else { 8 };
-            let mut cells: Vec<f64> = (0..len).map(cell_value).collect();
             let mut recorder = Recorder::default();
-            channel_sum(
-                &mut SimMem::new([&mut cells], &mut recorder),
-                t,
-                f32_elements,
-            );
+            if f32_elements {
+                let mut cells: Vec<f32> = (0..len).map(|i| cell_value(i) as f32).collect();
+                channel_sum(&mut TypedSim::new([&mut cells], &mut recorder), t);
+            } else {
+                let mut cells: Vec<f64> = (0..len).map(cell_value).collect();
+                channel_sum(&mut SimMem::new([&mut cells], &mut recorder), t);
+            }
             let mut want = Vec::new();
             for c in 0..t.c {
                 for n in 0..t.n {

@@ -131,7 +131,8 @@ mod tests {
     #[test]
     fn a_kernels_detail_lists_every_parameter_and_quotes_its_example() {
         let detail = kernel_detail("view-sum").unwrap();
-        assert!(detail.contains("  expr  text"), "{detail}");
+        assert!(detail.contains("  expr   text"), "{detail}");
+        assert!(detail.contains("  dtype  f64|f32  default f64"), "{detail}");
         assert!(
             detail.contains("stridelab sim view-sum 'expr=arange(1048576).view(1024,1024).T'"),
             "{detail}"

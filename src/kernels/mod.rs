@@ -13,6 +13,7 @@ pub mod common;
 pub mod conflict;
 pub mod copy;
 pub mod describe;
+pub mod element;
 pub mod eval;
 pub mod jagged;
 pub mod latency;

@@ -197,9 +197,21 @@ pub struct StridePattern {
 }
 
 impl StridePattern {
-    /// `count` elements `stride` elements apart in `buffer`, described as `what`.
+    /// `count` f64 elements `stride` elements apart in `buffer`, described as `what`.
     pub(crate) fn elements(buffer: usize, stride: isize, count: usize, what: &str) -> Self {
-        let stride_bytes = stride as i64 * 8;
+        Self::sized(buffer, stride, count, 8, what)
+    }
+
+    /// `count` elements of `bytes` each, `stride` elements apart in `buffer`, described as
+    /// `what` in elements and bytes (the seeds count strides in elements; caches see bytes).
+    pub(crate) fn sized(
+        buffer: usize,
+        stride: isize,
+        count: usize,
+        bytes: u32,
+        what: &str,
+    ) -> Self {
+        let stride_bytes = stride as i64 * i64::from(bytes);
         Self {
             buffer,
             stride_bytes,

@@ -1,22 +1,26 @@
 //! `stride-sum len stride`: read `x[k]` for k = 0, stride, 2·stride, … < len — the classic "time
 //! per access vs step" experiment. The n-th element read goes to accumulator `n mod 8`.
 //!
+//! Elements are f64 (default) or f32 (`dtype=f32`: 16 to a 64-byte line, so the step at which
+//! every access fetches a line of its own halves in bytes, not in elements).
+//!
 //! Up to a step of one line (8 elements) every line is still fetched, so time per access rises
 //! with the step; beyond a line each access costs a line of its own, and the curve flattens
 //! until the step defeats the prefetcher or the TLB.
 
 use crate::cache::AccessSink;
-use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::common::{
-    ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, size_param,
+    ACCUMULATORS, cell_value, checked_elements, fold, invalid, size_param,
 };
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
-use crate::mem::AlignedBuffer;
+use crate::kernels::typed::{
+    DTYPE_PARAM, Dtype, Element, Storage, TypedMem, with_real_mem, with_sim_mem,
+};
 
-const PARAMS: [ParamSpec; 2] = [
+const PARAMS: [ParamSpec; 3] = [
     ParamSpec::int("len", 1, 1 << 29, None, "buffer length in elements"),
     ParamSpec::int(
         "stride",
@@ -25,6 +29,7 @@ const PARAMS: [ParamSpec; 2] = [
         None,
         "step between reads in elements (≤ len)",
     ),
+    DTYPE_PARAM,
 ];
 
 pub(crate) static STRIDE_SUM: Entry = Entry {
@@ -71,7 +76,7 @@ fn reads(len: usize, stride: usize) -> usize {
 
 /// The `stride-sum` order.
 #[inline(always)]
-pub fn stride_sum<M: Mem>(m: &mut M, len: usize, stride: usize) -> f64 {
+pub fn stride_sum<T: Element, M: TypedMem<T>>(m: &mut M, len: usize, stride: usize) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     m.sum_run(0, 0, stride as isize, reads(len, stride), &mut acc);
     fold(&acc)
@@ -80,14 +85,20 @@ pub fn stride_sum<M: Mem>(m: &mut M, len: usize, stride: usize) -> f64 {
 struct StrideSum {
     len: usize,
     stride: usize,
-    x: AlignedBuffer,
+    x: Storage<1>,
     expected: f64,
 }
 
 fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
     let (len, stride) = shape(params)?;
-    let x = filled_buffer(len, options)?;
-    let expected = x.iter().step_by(stride).sum();
+    let x = Storage::new(
+        Dtype::from_params(params)?,
+        [len],
+        [true],
+        cell_value,
+        options,
+    )?;
+    let expected = (0..len).step_by(stride).map(|i| x.value(0, i)).sum();
     Ok(Box::new(StrideSum {
         len,
         stride,
@@ -99,11 +110,12 @@ fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
 impl Instance for StrideSum {
     fn work(&self) -> Work {
         let n = reads(self.len, self.stride) as u64;
-        Work::reads_f64(n)
+        Work::reads(n, self.x.dtype().bytes())
     }
 
     fn run(&mut self) -> f64 {
-        stride_sum(&mut RealMem::new([&mut self.x]), self.len, self.stride)
+        let (len, stride) = (self.len, self.stride);
+        with_real_mem!(&mut self.x, |m| stride_sum(m, len, stride))
     }
 
     fn expected_checksum(&self) -> f64 {
@@ -111,12 +123,14 @@ impl Instance for StrideSum {
     }
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
-        stride_sum(&mut SimMem::new([&mut self.x], sink), self.len, self.stride);
+        let (len, stride) = (self.len, self.stride);
+        with_sim_mem!(&mut self.x, sink, |m| stride_sum(m, len, stride));
     }
 }
 
 fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
     let (len, stride) = shape(params)?;
-    let walk = StridePattern::elements(0, stride as isize, reads(len, stride), "the walk");
+    let bytes = Dtype::from_params(params)?.bytes();
+    let walk = StridePattern::sized(0, stride as isize, reads(len, stride), bytes, "the walk");
     Ok(Some(walk))
 }

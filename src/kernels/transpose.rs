@@ -11,14 +11,16 @@
 //!   is the engine's own order ([`crate::kernels::copy::order`]): panels, tiles and 8×8 blocks
 //!   (below 8 rows or columns, runs in `naive-write`'s order).
 //!
+//! Elements are f64 (default) or f32 (`dtype=f32`, every variant but `fast`: the copy engine
+//! moves f64).
+//!
 //! Every variant then reads back the sampled checksum cells of dst
 //! ([`crate::kernels::common::sampled_sum`]).
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
 use crate::kernels::common::{
-    Matrix, cell_value, check_indices, checked_elements, filled_buffer, sampled_sum, size_param,
-    text_param,
+    Matrix, cell_value, check_indices, checked_elements, invalid, size_param, text_param,
 };
 use crate::kernels::copy::order::REPLAY_CAVEAT;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
@@ -26,9 +28,11 @@ use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::kernels::traverse::MATRIX_PARAMS;
-use crate::mem::AlignedBuffer;
+use crate::kernels::typed::{
+    DTYPE_PARAM, Dtype, Element, Storage, TypedMem, sampled_sum, with_real_mem, with_sim_mem,
+};
 
-const PARAMS: [ParamSpec; 5] = [
+const PARAMS: [ParamSpec; 6] = [
     MATRIX_PARAMS[0],
     MATRIX_PARAMS[1],
     MATRIX_PARAMS[2],
@@ -45,6 +49,7 @@ const PARAMS: [ParamSpec; 5] = [
         Some("32"),
         "tile edge in elements (blocked only)",
     ),
+    DTYPE_PARAM,
 ];
 
 pub(crate) static TRANSPOSE: Entry = Entry {
@@ -78,7 +83,14 @@ pub enum Variant {
 }
 
 fn variant(params: &Params) -> Result<Variant, KernelError> {
-    Ok(match text_param("transpose", params, "variant")? {
+    let variant = text_param("transpose", params, "variant")?;
+    if variant == "fast" && Dtype::from_params(params)? != Dtype::F64 {
+        return Err(invalid(
+            "dtype",
+            "variant=fast is the copy engine, which moves f64 only: use dtype=f64 or another variant",
+        ));
+    }
+    Ok(match variant {
         "naive-read" => Variant::NaiveRead,
         "naive-write" => Variant::NaiveWrite,
         "blocked" => Variant::Blocked {
@@ -102,14 +114,29 @@ const DST: usize = 1;
 
 /// Moves src row i, columns `cols_from..cols_from + count`, to dst (j, i) in j order.
 #[inline(always)]
-fn move_row_part<M: Mem>(m: &mut M, matrix: Matrix, i: usize, cols_from: usize, count: usize) {
+fn move_row_part<T: Element, M: TypedMem<T>>(
+    m: &mut M,
+    matrix: Matrix,
+    i: usize,
+    cols_from: usize,
+    count: usize,
+) {
     let (src_start, dst_start) = (i * matrix.ld + cols_from, cols_from * matrix.rows + i);
-    m.move_run(SRC, src_start, 1, DST, dst_start, matrix.rows, count);
+    m.move_run(
+        (SRC, (src_start, 1)),
+        (DST, (dst_start, matrix.rows)),
+        count,
+    );
 }
 
-/// The `transpose` orders; returns the sampled checksum of dst.
+/// The `transpose` orders of any element type (every variant but `fast`, which
+/// [`transpose`] runs); returns the sampled checksum of dst.
 #[inline(always)]
-pub fn transpose<M: Mem>(m: &mut M, matrix: Matrix, variant: Variant) -> f64 {
+pub fn transpose_loops<T: Element, M: TypedMem<T>>(
+    m: &mut M,
+    matrix: Matrix,
+    variant: Variant,
+) -> f64 {
     let Matrix { rows, cols, ld } = matrix;
     match variant {
         Variant::NaiveRead => {
@@ -119,7 +146,7 @@ pub fn transpose<M: Mem>(m: &mut M, matrix: Matrix, variant: Variant) -> f64 {
         }
         Variant::NaiveWrite => {
             for j in 0..cols {
-                m.move_run(SRC, j, ld, DST, j * rows, 1, rows);
+                m.move_run((SRC, (j, ld)), (DST, (j * rows, 1)), rows);
             }
         }
         Variant::Blocked { block } => {
@@ -132,56 +159,73 @@ pub fn transpose<M: Mem>(m: &mut M, matrix: Matrix, variant: Variant) -> f64 {
                 }
             }
         }
-        Variant::Fast => {
-            let shape = [cols, rows];
-            let strides = [1, ld as isize];
-            let view = CopyView {
-                shape: &shape,
-                strides: &strides,
-                offset: 0,
-            };
-            m.copy_view(SRC, &view, DST, 0);
-        }
+        Variant::Fast => panic!("transpose_loops has no `fast` order: use transpose"),
     }
     sampled_sum(m, DST, rows * cols)
+}
+
+/// The f64 `transpose` orders, `fast` (the copy engine) included; returns the sampled checksum
+/// of dst.
+#[inline(always)]
+pub fn transpose<M: Mem + TypedMem<f64>>(m: &mut M, matrix: Matrix, variant: Variant) -> f64 {
+    if variant != Variant::Fast {
+        return transpose_loops(m, matrix, variant);
+    }
+    let Matrix { rows, cols, ld } = matrix;
+    let shape = [cols, rows];
+    let strides = [1, ld as isize];
+    let view = CopyView {
+        shape: &shape,
+        strides: &strides,
+        offset: 0,
+    };
+    m.copy_view(SRC, &view, DST, 0);
+    crate::kernels::common::sampled_sum(m, DST, rows * cols)
 }
 
 struct Transpose {
     matrix: Matrix,
     variant: Variant,
-    src: AlignedBuffer,
-    dst: AlignedBuffer,
+    /// src, then dst.
+    buffers: Storage<2>,
     expected: f64,
 }
 
 fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
     let matrix = Matrix::from_params("transpose", params)?;
     let variant = variant(params)?;
-    let src = filled_buffer(matrix.storage_len()?, options)?;
     let dst_len = checked_elements("rows", &[matrix.rows, matrix.cols])?;
-    let dst = AlignedBuffer::zeroed(dst_len, options.huge_pages)?;
+    let lens = [matrix.storage_len()?, dst_len];
+    let buffers = Storage::new(
+        Dtype::from_params(params)?,
+        lens,
+        [true, false],
+        cell_value,
+        options,
+    )?;
     // dst[k] holds src (i, j) with j = k / rows, i = k mod rows.
     let expected = check_indices(dst_len)
-        .map(|k| cell_value((k % matrix.rows) * matrix.ld + k / matrix.rows))
+        .map(|k| buffers.value(SRC, (k % matrix.rows) * matrix.ld + k / matrix.rows))
         .sum();
     Ok(Box::new(Transpose {
         matrix,
         variant,
-        src,
-        dst,
+        buffers,
         expected,
     }))
 }
 
 impl Instance for Transpose {
     fn work(&self) -> Work {
-        let n = self.matrix.elements();
-        Work::copies_f64(n)
+        Work::copies(self.matrix.elements(), self.buffers.dtype().bytes())
     }
 
     fn run(&mut self) -> f64 {
-        let mut m = RealMem::new([&mut self.src, &mut self.dst]);
-        transpose(&mut m, self.matrix, self.variant)
+        let (matrix, variant) = (self.matrix, self.variant);
+        match &mut self.buffers {
+            Storage::F64([src, dst]) => transpose(&mut RealMem::new([src, dst]), matrix, variant),
+            other => with_real_mem!(other, |m| transpose_loops(m, matrix, variant)),
+        }
     }
 
     fn expected_checksum(&self) -> f64 {
@@ -189,8 +233,15 @@ impl Instance for Transpose {
     }
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
-        let mut m = SimMem::new([&mut self.src, &mut self.dst], sink);
-        transpose(&mut m, self.matrix, self.variant);
+        let (matrix, variant) = (self.matrix, self.variant);
+        match &mut self.buffers {
+            Storage::F64([src, dst]) => {
+                transpose(&mut SimMem::new([src, dst], sink), matrix, variant);
+            }
+            other => {
+                with_sim_mem!(other, sink, |m| transpose_loops(m, matrix, variant));
+            }
+        }
     }
 }
 
@@ -203,13 +254,12 @@ fn simulation_note(params: &Params) -> Option<&'static str> {
 fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
     let m = Matrix::from_params("transpose", params)?;
     let (rows, ld) = (m.rows as isize, m.ld as isize);
+    let bytes = Dtype::from_params(params)?.bytes();
+    let column =
+        |buffer, stride, count, what| StridePattern::sized(buffer, stride, count, bytes, what);
     Ok(Some(match variant(params)? {
-        Variant::NaiveRead => StridePattern::elements(DST, rows, m.cols, "one dst column"),
-        Variant::NaiveWrite | Variant::Fast => {
-            StridePattern::elements(SRC, ld, m.rows, "one src column")
-        }
-        Variant::Blocked { block } => {
-            StridePattern::elements(DST, rows, block.min(m.cols), "one tile's dst column")
-        }
+        Variant::NaiveRead => column(DST, rows, m.cols, "one dst column"),
+        Variant::NaiveWrite | Variant::Fast => column(SRC, ld, m.rows, "one src column"),
+        Variant::Blocked { block } => column(DST, rows, block.min(m.cols), "one tile's dst column"),
     }))
 }

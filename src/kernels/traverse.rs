@@ -4,6 +4,8 @@
 //! Accumulators: within each row (row-sum) or column (col-sum) the k-th element read goes to
 //! accumulator `k mod 8` ([`Mem::sum_run`]); the address order is exactly the loop nest above.
 //!
+//! Elements are f64 (default) or f32 (`dtype=f32`): the same orders over 4-byte elements.
+//!
 //! `row-sum deopt=1` is a deliberately de-optimised variant kept as the regression gate's
 //! fixture: after every row with `i mod 4 = 3` that row is read a second time (25% more loads
 //! and adds per element, in the same order as a normal row; the checksum counts those rows
@@ -11,13 +13,14 @@
 //! `deopt=0` is the real kernel.
 
 use crate::cache::AccessSink;
-use crate::kernels::access::{Mem, RealMem, SimMem};
-use crate::kernels::common::{ACCUMULATORS, Matrix, filled_buffer, fold, int_param};
+use crate::kernels::common::{ACCUMULATORS, Matrix, cell_value, fold, int_param};
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
-use crate::mem::AlignedBuffer;
+use crate::kernels::typed::{
+    DTYPE_PARAM, Dtype, Element, Storage, TypedMem, with_real_mem, with_sim_mem,
+};
 
 /// `rows`, `cols`, `ld` (defaults to `cols`): the matrix parameters shared with `transpose`.
 pub(crate) const MATRIX_PARAMS: [ParamSpec; 3] = [
@@ -32,7 +35,14 @@ pub(crate) const MATRIX_PARAMS: [ParamSpec; 3] = [
     ),
 ];
 
-const ROW_SUM_PARAMS: [ParamSpec; 4] = [
+const COL_SUM_PARAMS: [ParamSpec; 4] = [
+    MATRIX_PARAMS[0],
+    MATRIX_PARAMS[1],
+    MATRIX_PARAMS[2],
+    DTYPE_PARAM,
+];
+
+const ROW_SUM_PARAMS: [ParamSpec; 5] = [
     MATRIX_PARAMS[0],
     MATRIX_PARAMS[1],
     MATRIX_PARAMS[2],
@@ -43,6 +53,7 @@ const ROW_SUM_PARAMS: [ParamSpec; 4] = [
         Some("0"),
         "1 = the regression gate's de-optimised fixture: rows with i mod 4 = 3 are read twice",
     ),
+    DTYPE_PARAM,
 ];
 
 pub(crate) static ROW_SUM: Entry = Entry {
@@ -68,7 +79,7 @@ pub(crate) static COL_SUM: Entry = Entry {
     spec: KernelSpec {
         name: "col-sum",
         family: Family::Traverse,
-        params: &MATRIX_PARAMS,
+        params: &COL_SUM_PARAMS,
         summary: "Sums a row-major matrix column by column: a stride of one row between loads.",
         example: "rows=1024 cols=1024 ld=1025",
         explanation: "Sums the same matrix column by column (for j, for i: A[i·ld + j]): a stride \
@@ -101,7 +112,7 @@ enum Order {
 struct Traverse {
     order: Order,
     matrix: Matrix,
-    a: AlignedBuffer,
+    a: Storage<1>,
     expected: f64,
 }
 
@@ -116,7 +127,8 @@ fn prepare_col_sum(params: &Params, options: PrepareOptions) -> Prepared {
 
 fn prepare(order: Order, kernel: &str, params: &Params, options: PrepareOptions) -> Prepared {
     let matrix = Matrix::from_params(kernel, params)?;
-    let a = filled_buffer(matrix.storage_len()?, options)?;
+    let dtype = Dtype::from_params(params)?;
+    let a = Storage::new(dtype, [matrix.storage_len()?], [true], cell_value, options)?;
     // Independent of the kernel's order and accumulators: a plain loop over the cells.
     let mut expected = 0.0;
     for i in 0..matrix.rows {
@@ -126,7 +138,7 @@ fn prepare(order: Order, kernel: &str, params: &Params, options: PrepareOptions)
             1.0
         };
         for j in 0..matrix.cols {
-            expected += times * a[i * matrix.ld + j];
+            expected += times * a.value(0, i * matrix.ld + j);
         }
     }
     Ok(Box::new(Traverse {
@@ -144,7 +156,7 @@ fn is_reread_row(i: usize) -> bool {
 
 /// The `row-sum` order: for i, for j: read A[i·ld + j] (plus the fixture's re-reads).
 #[inline(always)]
-pub fn row_sum<M: Mem>(m: &mut M, matrix: Matrix, deopt: bool) -> f64 {
+pub fn row_sum<T: Element, M: TypedMem<T>>(m: &mut M, matrix: Matrix, deopt: bool) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     for i in 0..matrix.rows {
         m.sum_run(0, i * matrix.ld, 1, matrix.cols, &mut acc);
@@ -157,7 +169,7 @@ pub fn row_sum<M: Mem>(m: &mut M, matrix: Matrix, deopt: bool) -> f64 {
 
 /// The `col-sum` order: for j, for i: read A[i·ld + j].
 #[inline(always)]
-pub fn col_sum<M: Mem>(m: &mut M, matrix: Matrix) -> f64 {
+pub fn col_sum<T: Element, M: TypedMem<T>>(m: &mut M, matrix: Matrix) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     for j in 0..matrix.cols {
         m.sum_run(0, j, matrix.ld as isize, matrix.rows, &mut acc);
@@ -165,7 +177,7 @@ pub fn col_sum<M: Mem>(m: &mut M, matrix: Matrix) -> f64 {
     fold(&acc)
 }
 
-fn traverse<M: Mem>(m: &mut M, order: Order, matrix: Matrix) -> f64 {
+fn traverse<T: Element, M: TypedMem<T>>(m: &mut M, order: Order, matrix: Matrix) -> f64 {
     match order {
         Order::Row { deopt } => row_sum(m, matrix, deopt),
         Order::Col => col_sum(m, matrix),
@@ -176,11 +188,12 @@ impl Instance for Traverse {
     /// The fixture's re-reads are wasted work, not counted: `deopt=1` does the same useful
     /// work as `deopt=0`, only slower, so every derived figure (GB/s, ns/element) regresses.
     fn work(&self) -> Work {
-        Work::reads_f64(self.matrix.elements())
+        Work::reads(self.matrix.elements(), self.a.dtype().bytes())
     }
 
     fn run(&mut self) -> f64 {
-        traverse(&mut RealMem::new([&mut self.a]), self.order, self.matrix)
+        let (order, matrix) = (self.order, self.matrix);
+        with_real_mem!(&mut self.a, |m| traverse(m, order, matrix))
     }
 
     fn expected_checksum(&self) -> f64 {
@@ -188,25 +201,20 @@ impl Instance for Traverse {
     }
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
-        traverse(
-            &mut SimMem::new([&mut self.a], sink),
-            self.order,
-            self.matrix,
-        );
+        let (order, matrix) = (self.order, self.matrix);
+        with_sim_mem!(&mut self.a, sink, |m| traverse(m, order, matrix));
     }
 }
 
 fn row_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
     let m = Matrix::from_params("row-sum", params)?;
-    Ok(Some(StridePattern::elements(0, 1, m.cols, "one row")))
+    let bytes = Dtype::from_params(params)?.bytes();
+    Ok(Some(StridePattern::sized(0, 1, m.cols, bytes, "one row")))
 }
 
 fn col_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
     let m = Matrix::from_params("col-sum", params)?;
-    Ok(Some(StridePattern::elements(
-        0,
-        m.ld as isize,
-        m.rows,
-        "one column",
-    )))
+    let bytes = Dtype::from_params(params)?.bytes();
+    let column = StridePattern::sized(0, m.ld as isize, m.rows, bytes, "one column");
+    Ok(Some(column))
 }

@@ -11,46 +11,12 @@
 //! `TypedSim` uses); `TypedReal` overrides them with check-free slice iterators over the same
 //! elements in the same order, and a property test shows the two agree.
 
-use std::ops::{Add, Mul};
-
 use crate::cache::AccessSink;
-use crate::kernels::access::ACCUMULATORS;
-use crate::kernels::spec::{KernelError, ParamSpec, Params};
-
-/// A number type kernels can be instantiated with.
-pub trait Element:
-    Copy + Default + PartialEq + Send + Add<Output = Self> + Mul<Output = Self> + 'static
-{
-    /// Bytes per element (the simulated access width).
-    const BYTES: u32;
-    /// The `dtype` word.
-    const NAME: &'static str;
-    /// `value`, which callers keep small enough to be exact.
-    fn from_f64(value: f64) -> Self;
-    fn to_f64(self) -> f64;
-}
-
-impl Element for f64 {
-    const BYTES: u32 = 8;
-    const NAME: &'static str = "f64";
-    fn from_f64(value: f64) -> Self {
-        value
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
-}
-
-impl Element for f32 {
-    const BYTES: u32 = 4;
-    const NAME: &'static str = "f32";
-    fn from_f64(value: f64) -> Self {
-        value as f32
-    }
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-}
+use crate::kernels::access::{Buffers, Mem, RealMem, SimMem};
+pub use crate::kernels::element::Element;
+use crate::kernels::element::{ACCUMULATORS, move_slice_run, split_pair, sum_slice_run};
+use crate::kernels::spec::{KernelError, ParamSpec, Params, PrepareOptions};
+use crate::mem::AlignedBuffer;
 
 /// The element type of a kernel instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,10 +39,10 @@ impl Dtype {
         match params.get("dtype").map(|v| v.to_string()).as_deref() {
             None | Some("f64") => Ok(Dtype::F64),
             Some("f32") => Ok(Dtype::F32),
-            Some(other) => Err(crate::kernels::common::invalid(
-                "dtype",
-                format!("`{other}` is not one of: f64, f32"),
-            )),
+            Some(other) => Err(KernelError::InvalidParam {
+                param: "dtype".into(),
+                message: format!("`{other}` is not one of: f64, f32"),
+            }),
         }
     }
 }
@@ -117,10 +83,44 @@ impl Strided {
     }
 }
 
-/// Loads and stores of `T` elements by (buffer, index), and the two multiply runs.
+/// Loads and stores of `T` elements by (buffer, index), and the runs kernels are written in.
 pub trait TypedMem<T: Element> {
     fn load(&mut self, buffer: usize, index: usize) -> T;
     fn store(&mut self, buffer: usize, index: usize, value: T);
+
+    /// Reads `count` elements of `buffer` at `start, start+step, …` in that order (`step` may
+    /// be negative); the k-th, widened to f64, is added to `acc[k mod 8]` (the accumulator
+    /// interleaving of every summing kernel; f64 sums of the small integers kernels store are
+    /// exact for every element type).
+    #[inline(always)]
+    fn sum_run(
+        &mut self,
+        buffer: usize,
+        start: usize,
+        step: isize,
+        count: usize,
+        acc: &mut [f64; ACCUMULATORS],
+    ) {
+        for k in 0..count {
+            let index = start as isize + k as isize * step;
+            acc[k % ACCUMULATORS] += self.load(buffer, index as usize).to_f64();
+        }
+    }
+
+    /// For k in 0..count: reads `src[from.0 + k·from.1]`, then writes it to
+    /// `dst[to.0 + k·to.1]` (`src` and `dst` are different buffers, steps ≥ 1).
+    #[inline(always)]
+    fn move_run(
+        &mut self,
+        (src, from): (usize, (usize, usize)),
+        (dst, to): (usize, (usize, usize)),
+        count: usize,
+    ) {
+        for k in 0..count {
+            let value = self.load(src, from.0 + k * from.1);
+            self.store(dst, to.0 + k * to.1, value);
+        }
+    }
 
     /// The dot product of `count` elements of `a` and `b`: for k ascending, loads `a`'s k-th
     /// element, then `b`'s; the k-th product goes to accumulator `k mod 8` (one dependent add
@@ -174,6 +174,29 @@ impl<T: Element, const N: usize> TypedMem<T> for TypedReal<'_, T, N> {
     #[inline(always)]
     fn store(&mut self, buffer: usize, index: usize, value: T) {
         self.buffers[buffer][index] = value;
+    }
+
+    #[inline(always)]
+    fn sum_run(
+        &mut self,
+        buffer: usize,
+        start: usize,
+        step: isize,
+        count: usize,
+        acc: &mut [f64; ACCUMULATORS],
+    ) {
+        sum_slice_run(self.buffers[buffer], start, step, count, acc);
+    }
+
+    #[inline(always)]
+    fn move_run(
+        &mut self,
+        (src, from): (usize, (usize, usize)),
+        (dst, to): (usize, (usize, usize)),
+        count: usize,
+    ) {
+        let (source, destination) = split_pair(&mut self.buffers, src, dst);
+        move_slice_run(source, from, destination, to, count);
     }
 
     #[inline(always)]
@@ -252,6 +275,161 @@ impl<T: Element, const N: usize> TypedMem<T> for TypedSim<'_, '_, T, N> {
         self.real.store(buffer, index, value);
         self.sink.store(typed_address::<T>(buffer, index), T::BYTES);
     }
+}
+
+/// f64 kernels written against [`TypedMem`] run on [`RealMem`] and [`SimMem`] unchanged: the
+/// same loops (and simulated stream) as kernels written against [`Mem`].
+impl<B: Buffers> TypedMem<f64> for RealMem<B> {
+    #[inline(always)]
+    fn load(&mut self, buffer: usize, index: usize) -> f64 {
+        Mem::load(self, buffer, index)
+    }
+    #[inline(always)]
+    fn store(&mut self, buffer: usize, index: usize, value: f64) {
+        Mem::store(self, buffer, index, value);
+    }
+    #[inline(always)]
+    fn sum_run(&mut self, b: usize, start: usize, step: isize, n: usize, acc: &mut [f64; 8]) {
+        Mem::sum_run(self, b, start, step, n, acc);
+    }
+    #[inline(always)]
+    fn move_run(&mut self, src: (usize, (usize, usize)), dst: (usize, (usize, usize)), n: usize) {
+        Mem::move_run(self, src.0, src.1.0, src.1.1, dst.0, dst.1.0, dst.1.1, n);
+    }
+}
+
+/// As for [`RealMem`]: the f64 stream a [`Mem`] kernel reports.
+impl<B: Buffers> TypedMem<f64> for SimMem<'_, B> {
+    #[inline(always)]
+    fn load(&mut self, buffer: usize, index: usize) -> f64 {
+        Mem::load(self, buffer, index)
+    }
+    #[inline(always)]
+    fn store(&mut self, buffer: usize, index: usize, value: f64) {
+        Mem::store(self, buffer, index, value);
+    }
+    #[inline(always)]
+    fn sum_run(&mut self, b: usize, start: usize, step: isize, n: usize, acc: &mut [f64; 8]) {
+        Mem::sum_run(self, b, start, step, n, acc);
+    }
+    #[inline(always)]
+    fn move_run(&mut self, src: (usize, (usize, usize)), dst: (usize, (usize, usize)), n: usize) {
+        Mem::move_run(self, src.0, src.1.0, src.1.1, dst.0, dst.1.0, dst.1.1, n);
+    }
+}
+
+/// A kernel's `N` buffers in the element type its `dtype` chose.
+pub enum Storage<const N: usize> {
+    F64([AlignedBuffer<f64>; N]),
+    F32([AlignedBuffer<f32>; N]),
+}
+
+impl<const N: usize> Storage<N> {
+    /// `N` buffers of `lens[b]` elements; buffer `b` holds `value(index)` at every index when
+    /// `filled[b]`, zeros otherwise.
+    pub fn new(
+        dtype: Dtype,
+        lens: [usize; N],
+        filled: [bool; N],
+        value: fn(usize) -> f64,
+        options: PrepareOptions,
+    ) -> Result<Self, KernelError> {
+        Ok(match dtype {
+            Dtype::F64 => Storage::F64(buffers(lens, filled, value, options)?),
+            Dtype::F32 => Storage::F32(buffers(lens, filled, value, options)?),
+        })
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> Dtype {
+        match self {
+            Storage::F64(_) => Dtype::F64,
+            Storage::F32(_) => Dtype::F32,
+        }
+    }
+
+    /// Element `index` of buffer `buffer`, widened to f64 (for reference checksums).
+    pub fn value(&self, buffer: usize, index: usize) -> f64 {
+        match self {
+            Storage::F64(b) => b[buffer][index],
+            Storage::F32(b) => f64::from(b[buffer][index]),
+        }
+    }
+}
+
+fn buffers<T: Element, const N: usize>(
+    lens: [usize; N],
+    filled: [bool; N],
+    value: fn(usize) -> f64,
+    options: PrepareOptions,
+) -> Result<[AlignedBuffer<T>; N], KernelError> {
+    let mut made = Vec::with_capacity(N);
+    for (len, fill) in lens.into_iter().zip(filled) {
+        let mut buffer = AlignedBuffer::<T>::zeroed(len, options.huge_pages)?;
+        if fill {
+            for (index, cell) in buffer.iter_mut().enumerate() {
+                *cell = T::from_f64(value(index));
+            }
+        }
+        made.push(buffer);
+    }
+    Ok(made
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("one buffer per length")))
+}
+
+/// Runs `$body` with `$m` bound to a real-memory accessor of `$storage`'s buffers: [`RealMem`]
+/// for f64 (the loops the f64 kernels always ran), [`TypedReal`] otherwise.
+macro_rules! with_real_mem {
+    ($storage:expr, |$m:ident| $body:expr) => {
+        match $storage {
+            $crate::kernels::typed::Storage::F64(buffers) => {
+                let $m = &mut $crate::kernels::access::RealMem::new(
+                    buffers.each_mut().map(|b| &mut **b),
+                );
+                $body
+            }
+            $crate::kernels::typed::Storage::F32(buffers) => {
+                let $m = &mut $crate::kernels::typed::TypedReal::new(
+                    buffers.each_mut().map(|b| &mut **b),
+                );
+                $body
+            }
+        }
+    };
+}
+
+/// As [`with_real_mem`], with a simulating accessor reporting to `$sink`.
+macro_rules! with_sim_mem {
+    ($storage:expr, $sink:expr, |$m:ident| $body:expr) => {
+        match $storage {
+            $crate::kernels::typed::Storage::F64(buffers) => {
+                let $m = &mut $crate::kernels::access::SimMem::new(
+                    buffers.each_mut().map(|b| &mut **b),
+                    $sink,
+                );
+                $body
+            }
+            $crate::kernels::typed::Storage::F32(buffers) => {
+                let $m = &mut $crate::kernels::typed::TypedSim::new(
+                    buffers.each_mut().map(|b| &mut **b),
+                    $sink,
+                );
+                $body
+            }
+        }
+    };
+}
+
+pub(crate) use {with_real_mem, with_sim_mem};
+
+/// The checksum of a copy: the sum of the sampled destination cells
+/// ([`crate::kernels::common::check_indices`]), read after the copy (these few loads are part
+/// of the run and of its simulated stream). It checks placement, not only the values.
+pub fn sampled_sum<T: Element, M: TypedMem<T>>(m: &mut M, buffer: usize, len: usize) -> f64 {
+    crate::kernels::common::check_indices(len)
+        .map(|index| m.load(buffer, index).to_f64())
+        .sum()
 }
 
 #[cfg(test)]
@@ -334,6 +512,63 @@ mod tests {
         ) {
             runs_agree::<f64>(shape, r)?;
             runs_agree::<f32>(shape, r)?;
+        }
+    }
+
+    /// The real sum and move runs equal the provided (reference) order, value for value, and
+    /// the simulated stream is `T::BYTES` wide and `step · T::BYTES` apart.
+    fn sum_and_move_runs_agree<T: Element>(
+        len: usize,
+        start: usize,
+        step: isize,
+        count: usize,
+    ) -> Result<(), TestCaseError> {
+        let mut data: Vec<T> = distinct_data(len);
+        let mut real = [0.5; ACCUMULATORS];
+        TypedReal::new([&mut data]).sum_run(0, start, step, count, &mut real);
+        let mut reference = [0.5; ACCUMULATORS];
+        let mut recorder = Recorder::default();
+        TypedSim::new([&mut data], &mut recorder).sum_run(0, start, step, count, &mut reference);
+        prop_assert_eq!(real, reference);
+        let at = |k: usize| (start as isize + k as isize * step) as usize;
+        let want: Vec<_> = (0..count)
+            .map(|k| ('L', typed_address::<T>(0, at(k)), T::BYTES))
+            .collect();
+        prop_assert_eq!(recorder.0, want);
+        if step > 0 {
+            let (from, to) = ((start, step as usize), (1, 3));
+            let mut dst = vec![T::default(); 1 + 3 * count];
+            let mut want = dst.clone();
+            TypedReal::new([&mut data, &mut dst]).move_run((0, from), (1, to), count);
+            let mut recorder = Recorder::default();
+            TypedSim::new([&mut data, &mut want], &mut recorder).move_run(
+                (0, from),
+                (1, to),
+                count,
+            );
+            prop_assert_eq!(dst, want);
+            prop_assert_eq!(recorder.0.len(), 2 * count);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn real_sum_and_move_runs_equal_the_reference_order(
+            len in 1usize..300,
+            start_frac in 0.0f64..1.0,
+            step in -9isize..=9,
+            count_frac in 0.0f64..=1.0,
+        ) {
+            let start = ((len as f64 * start_frac) as usize).min(len - 1);
+            let room = match step {
+                0 => 40,
+                s if s > 0 => (len - 1 - start) / s as usize + 1,
+                s => start / s.unsigned_abs() + 1,
+            };
+            let count = (room as f64 * count_frac) as usize;
+            sum_and_move_runs_agree::<f32>(len, start, step, count)?;
+            sum_and_move_runs_agree::<f64>(len, start, step, count)?;
         }
     }
 

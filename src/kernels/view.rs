@@ -1,28 +1,33 @@
 //! `view-sum expr=EXPR`: sums any view written in the `stridelab layout` language (the
-//! diagonal, the anti-diagonal, `[::2, ::3]` sub-sampling, a transposed or flipped walk) over an
-//! f64 storage of the expression's storage length.
+//! diagonal, the anti-diagonal, `[::2, ::3]` sub-sampling, a transposed or flipped walk) over a
+//! storage of the expression's storage length, of f64 (default) or f32 (`dtype=f32`) elements.
 //!
 //! Order: the view's elements in logical C order (last dimension fastest), each read at
 //! `offset + Σ ik·sk`; the innermost dimension is one run, whose k-th element goes to
 //! accumulator `k mod 8`. A 0-d view reads its one element.
 
 use crate::cache::AccessSink;
-use crate::kernels::access::{Mem, RealMem, SimMem, for_each_view_index};
+use crate::kernels::access::for_each_view_index;
 use crate::kernels::common::{
-    ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, text_param,
+    ACCUMULATORS, cell_value, checked_elements, fold, invalid, text_param,
 };
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::typed::{
+    DTYPE_PARAM, Dtype, Element, Storage, TypedMem, with_real_mem, with_sim_mem,
+};
 use crate::layout::expr::evaluate_layout;
-use crate::mem::AlignedBuffer;
 
-const PARAMS: [ParamSpec; 1] = [ParamSpec::text(
-    "expr",
-    None,
-    "a view in the layout language, e.g. 'arange(1048576).view(1024,1024).diagonal()'",
-)];
+const PARAMS: [ParamSpec; 2] = [
+    ParamSpec::text(
+        "expr",
+        None,
+        "a view in the layout language, e.g. 'arange(1048576).view(1024,1024).diagonal()'",
+    ),
+    DTYPE_PARAM,
+];
 
 pub(crate) static VIEW_SUM: Entry = Entry {
     spec: KernelSpec {
@@ -125,7 +130,7 @@ fn accesses(params: &Params) -> Result<u64, KernelError> {
 
 /// The `view-sum` order.
 #[inline(always)]
-pub fn view_sum<M: Mem>(m: &mut M, view: &ViewGeometry) -> f64 {
+pub fn view_sum<T: Element, M: TypedMem<T>>(m: &mut M, view: &ViewGeometry) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     match (view.shape.split_last(), view.strides.split_last()) {
         (Some((&inner, outer_shape)), Some((&inner_stride, outer_strides))) => {
@@ -140,18 +145,19 @@ pub fn view_sum<M: Mem>(m: &mut M, view: &ViewGeometry) -> f64 {
 
 struct ViewSum {
     view: ViewGeometry,
-    storage: AlignedBuffer,
+    storage: Storage<1>,
     expected: f64,
 }
 
 fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
-    prepare_view(geometry(params)?, options)
+    prepare_view(geometry(params)?, Dtype::from_params(params)?, options)
 }
 
 /// Prepares `view-sum` for an explicit view geometry.
-pub fn prepare_view(view: ViewGeometry, options: PrepareOptions) -> Prepared {
+pub fn prepare_view(view: ViewGeometry, dtype: Dtype, options: PrepareOptions) -> Prepared {
     view.validate()?;
-    let storage = filled_buffer(view.storage_len, options)?;
+    let lens = [view.storage_len];
+    let storage = Storage::new(dtype, lens, [true], cell_value, options)?;
     // Brute force: decode every flat index into a multi-index and apply the strides.
     let mut expected = 0.0;
     for flat in 0..view.elements() {
@@ -161,7 +167,7 @@ pub fn prepare_view(view: ViewGeometry, options: PrepareOptions) -> Prepared {
             position += (rest % n) as isize * s;
             rest /= n;
         }
-        expected += storage[position as usize];
+        expected += storage.value(0, position as usize);
     }
     Ok(Box::new(ViewSum {
         view,
@@ -173,11 +179,12 @@ pub fn prepare_view(view: ViewGeometry, options: PrepareOptions) -> Prepared {
 impl Instance for ViewSum {
     fn work(&self) -> Work {
         let n = self.view.elements() as u64;
-        Work::reads_f64(n)
+        Work::reads(n, self.storage.dtype().bytes())
     }
 
     fn run(&mut self) -> f64 {
-        view_sum(&mut RealMem::new([&mut self.storage]), &self.view)
+        let view = &self.view;
+        with_real_mem!(&mut self.storage, |m| view_sum(m, view))
     }
 
     fn expected_checksum(&self) -> f64 {
@@ -185,18 +192,21 @@ impl Instance for ViewSum {
     }
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
-        view_sum(&mut SimMem::new([&mut self.storage], sink), &self.view);
+        let view = &self.view;
+        with_sim_mem!(&mut self.storage, sink, |m| view_sum(m, view));
     }
 }
 
 /// The innermost dimension: the run the walk repeats.
 fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
     let view = geometry(params)?;
+    let bytes = Dtype::from_params(params)?.bytes();
     Ok(match (view.shape.last(), view.strides.last()) {
-        (Some(&count), Some(&stride)) => Some(StridePattern::elements(
+        (Some(&count), Some(&stride)) => Some(StridePattern::sized(
             0,
             stride,
             count,
+            bytes,
             "the innermost dimension",
         )),
         _ => None,

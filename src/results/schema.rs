@@ -489,6 +489,9 @@ impl ResultsDocument {
         let mut doc: Self =
             serde_json::from_str(text).map_err(|e| field_error(text, origin, &e))?;
         crate::results::validate::fill_legacy_cuts(&mut doc);
+        for record in &mut doc.records {
+            rules.complete(&record.kernel, &mut record.params);
+        }
         crate::results::validate::validate(&doc, rules).map_err(|e| ResultsError::Invalid {
             path: origin.to_path_buf(),
             field: e.field,
