@@ -141,6 +141,43 @@ fn an_unknown_kernel_names_its_line() {
     assert!(err.contains("line 3") && err.contains("row-summ"), "{err}");
 }
 
+#[test]
+fn a_point_may_raise_its_own_access_limit_within_a_bound() {
+    let point = |extra: &str| {
+        format!(
+            "name = \"m\"\n[[point]]\nkernel = \"matmul\"\nparams = {{ n = 512, order = \"ijk\" }}\n{extra}"
+        )
+    };
+    let plan = |text: String| Suite::parse(&text, "m.toml").unwrap().plan(None);
+    let err = plan(point("")).unwrap_err().to_string();
+    assert!(err.contains("--max-accesses"), "{err}");
+    assert_eq!(
+        plan(point("max_accesses = 1073741824"))
+            .unwrap()
+            .points
+            .len(),
+        1
+    );
+    let err = plan(point("max_accesses = 4294967296"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("line 3") && err.contains("largest a point may declare"),
+        "{err}"
+    );
+    // The full suite reaches n = 512 and 513 with every order.
+    let full = Suite::builtin("full").unwrap().plan(None).unwrap();
+    for n in [512, 513] {
+        let orders = full
+            .points
+            .iter()
+            .filter(|p| p.spec.name == "matmul")
+            .filter(|p| p.params.get("n") == Some(&stridelab::kernels::spec::ParamValue::Int(n)))
+            .count();
+        assert_eq!(orders, 7, "matmul n={n}");
+    }
+}
+
 /// The gate's deterministic track must give the same counts on every machine; the copy
 /// engine's replayed stream follows the host's tuning, so no gate point may use it.
 #[test]

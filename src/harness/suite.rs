@@ -13,6 +13,7 @@
 //! params = { rows = 1024, cols = 1024, ld = [1024, 1025] }   # a list is a grid axis
 //! cases = [{ n = 64 }, { n = 65 }]     # optional: explicit parameter sets, each × the grid
 //! threads = [1, "all"]                 # optional: overrides the suite's thread counts
+//! max_accesses = 1073741824            # optional: this point's per-run limit (rule 6)
 //!
 //! [[point]]                            # a geometry sweep (`harness::sweep`): strides and K
 //! kernel = "conflict"                  # derived from a level of the simulated geometry
@@ -29,7 +30,8 @@
 //!    the axis lengths, cases and thread counts) before any grid is expanded;
 //! 6. no point's single run makes more than [`PlanLimits::max_accesses_per_run`] loads and
 //!    stores (estimated from its parameters, `kernels::estimate_accesses`), so every run is
-//!    short enough for a stop request to take effect between runs.
+//!    short enough for a stop request to take effect between runs; a point may declare a
+//!    larger limit of its own, up to [`MAX_POINT_ACCESSES`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -194,6 +196,26 @@ pub struct SuitePoint {
     /// Strides and slot counts derived from a level of the geometry (see `harness::sweep`).
     #[serde(default)]
     pub sweep: Option<SweepSpec>,
+    /// This point's own per-run access limit, when it must exceed the run's (`matmul n=512`
+    /// makes 3 × 2^27 accesses a run); at most [`MAX_POINT_ACCESSES`], so a suite file cannot
+    /// plan unbounded work.
+    #[serde(default)]
+    pub max_accesses: Option<u64>,
+}
+
+/// The largest per-run access limit a suite point may declare (2^31: minutes, not hours).
+pub const MAX_POINT_ACCESSES: u64 = 1 << 31;
+
+/// A point's per-run access limit: its own `max_accesses` when it declares one (never below
+/// the run's), else the run's.
+fn point_access_limit(point: &SuitePoint, limits: &PlanLimits) -> Result<u64, String> {
+    match point.max_accesses {
+        Some(own) if own > MAX_POINT_ACCESSES => Err(format!(
+            "max_accesses = {own} is above the largest a point may declare ({MAX_POINT_ACCESSES})"
+        )),
+        Some(own) => Ok(own.max(limits.max_accesses_per_run)),
+        None => Ok(limits.max_accesses_per_run),
+    }
 }
 
 /// One point of a plan: a resolved kernel, its parameters and a thread count.
@@ -352,6 +374,7 @@ impl Suite {
                 cases: Vec::new(),
                 threads: None,
                 sweep: None,
+                max_accesses: None,
             }],
             source: "command-line".into(),
             text: String::new(),
@@ -419,6 +442,7 @@ impl Suite {
                 message,
             };
             let swept = sweep_cases(point, levels).map_err(invalid)?;
+            let run_limit = point_access_limit(point, &limits).map_err(invalid)?;
             let simulated_levels = swept.as_ref().and_then(|s| s.levels.clone());
             let cases: Vec<Vec<(String, String)>> = if let Some(swept) = &swept {
                 swept.cases.iter().map(|(case, _)| case.clone()).collect()
@@ -463,14 +487,14 @@ impl Suite {
                             kernel: kernel_name.clone(),
                             error: Box::new(source),
                         })?;
-                    check_run_size(spec, &params, limits.max_accesses_per_run).map_err(
-                        |error| SuiteError::Kernel {
+                    check_run_size(spec, &params, run_limit).map_err(|error| {
+                        SuiteError::Kernel {
                             origin: origin.clone(),
                             line,
                             kernel: kernel_name.clone(),
                             error: Box::new(error),
-                        },
-                    )?;
+                        }
+                    })?;
                     for &t in &threads {
                         points.push(PlannedPoint {
                             spec,

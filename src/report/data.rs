@@ -56,6 +56,15 @@ pub fn text<'a>(record: &'a PointRecord, name: &str) -> Option<&'a str> {
     }
 }
 
+/// The record's element type (`dtype`; f64 for kernels without one) and its bytes.
+pub fn element(record: &PointRecord) -> (&str, u32) {
+    match text(record, "dtype") {
+        Some("f32") => ("f32", 4),
+        Some(other) => (other, 8),
+        None => ("f64", 8),
+    }
+}
+
 /// Whether a point has trustworthy timed numbers.
 pub fn has_timing(record: &PointRecord) -> bool {
     record.error.is_none()

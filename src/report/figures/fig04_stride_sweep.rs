@@ -20,8 +20,9 @@ pub const FIGURE: FigureDef = FigureDef {
 };
 
 fn stride_sweep(doc: &ResultsDocument) -> Outcome {
+    // f32 walks have a figure of their own (figure 17), which sets them beside these.
     let recs: Vec<&PointRecord> = data::of_kernel(doc, "stride-sum")
-        .filter(|r| data::int(r, "stride").is_some())
+        .filter(|r| data::int(r, "stride").is_some() && data::element(r).1 == 8)
         .collect();
     if recs.iter().all(|r| data::ns_per_element(r).is_none()) {
         return omitted(&FIGURE, "no timed `stride-sum` points in this results file");

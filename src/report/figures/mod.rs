@@ -29,6 +29,7 @@ pub mod fig13_sweep_vs_gcd;
 pub mod fig14_matmul;
 pub mod fig15_channels;
 pub mod fig16_jagged;
+pub mod fig17_element_types;
 mod labels;
 mod sweep;
 
@@ -59,6 +60,7 @@ pub const REGISTRY: &[&FigureDef] = &[
     &fig12_sweep_vs_stride::FIGURE,
     &fig13_sweep_vs_gcd::FIGURE,
     &fig04_stride_sweep::FIGURE,
+    &fig17_element_types::FIGURE,
     &fig05_working_set::FIGURE,
     &fig06_row_vs_column::FIGURE,
     &fig07_transpose::FIGURE,
