@@ -258,7 +258,7 @@ pub struct InferCurves {
     pub tlb_packed: Vec<Point>,
 }
 
-/// The whole result of `stridelab infer`: what the report helper renders.
+/// The whole result of `stridelab infer`: what the report renders.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InferReport {
     /// Schema version of this record.
