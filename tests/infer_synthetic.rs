@@ -286,24 +286,81 @@ fn tlb_reach_needs_a_flat_packed_control() {
 
 #[test]
 fn a_flat_stretch_whose_rounds_disagree_is_a_transition_not_a_level() {
-    // Medians that happen to line up for three points, but the rounds scatter (a set that is
-    // partly resident): not a cache level. The same stretch with repeatable rounds is one.
+    // Medians that happen to line up over a long stretch, but the rounds scatter (a set that
+    // is partly resident): not a cache level. The same stretch with repeatable rounds is one.
     let point = |x: f64, ns: f64, spread: f64| {
         let samples = [ns * (1.0 - spread), ns, ns, ns * (1.0 + spread)];
         let mut p = Point::from_samples(x, &samples);
         p.spread = spread;
         p
     };
-    let build = |middle_spread: f64| -> Vec<Point> {
-        let mut curve: Vec<Point> = (0..10)
-            .map(|i| point(4096.0 * (i + 1) as f64, 4.1, 0.01))
-            .collect();
-        curve.extend((10..13).map(|i| point(4096.0 * (i + 1) as f64, 5.8, middle_spread)));
-        curve.extend((13..23).map(|i| point(4096.0 * (i + 1) as f64, 130.0, 0.01)));
+    let build = |middle_spread: f64, middle_points: usize| -> Vec<Point> {
+        let x = |i: usize| 4096.0 * (i + 1) as f64;
+        let mut curve: Vec<Point> = (0..10).map(|i| point(x(i), 4.1, 0.01)).collect();
+        let end = 10 + middle_points;
+        curve.extend((10..end).map(|i| point(x(i), 5.8, middle_spread)));
+        curve.extend((end..end + 10).map(|i| point(x(i), 130.0, 0.01)));
         curve
     };
-    let scattered = capacity_edges(&build(0.9), CapacitySettings::default());
+    // Seven points from 44 KiB to 68 KiB: over half an octave.
+    let scattered = capacity_edges(&build(0.9, 7), CapacitySettings::default());
     assert_eq!(scattered.edges.len(), 1, "{:?}", scattered.plateaus);
-    let repeatable = capacity_edges(&build(0.01), CapacitySettings::default());
+    let repeatable = capacity_edges(&build(0.01, 7), CapacitySettings::default());
     assert_eq!(repeatable.edges.len(), 2, "{:?}", repeatable.plateaus);
+    // Three repeatable points (44 to 52 KiB, a quarter octave) between a faster and a slower
+    // level: a pause in one transition, which then spans from the last fast point to the
+    // first slow one.
+    let pause = capacity_edges(&build(0.01, 3), CapacitySettings::default());
+    assert_eq!(pause.edges.len(), 1, "{:?}", pause.plateaus);
+    assert_eq!(
+        (pause.edges[0].last_inside, pause.edges[0].first_outside),
+        (40.0 * KIB, 56.0 * KIB)
+    );
+}
+
+/// A smeared L2 step as on the development VM: misses start at half the capacity and end at
+/// twice it, the rise pausing for a few points halfway (a neighbour's burst), with noise and
+/// preemptions. The transition is the interval: it must contain the truth every time, and the
+/// verdict rule must not call the reported size wrong.
+#[test]
+fn a_noisy_smeared_step_gets_an_interval_containing_the_truth() {
+    use stridelab::results::infer_doc::{Verdict, capacity_verdict};
+    let truth = 1.0 * MIB;
+    let smeared = |w: f64| -> f64 {
+        let (l1, l2, l3): (f64, f64, f64) = (1.4, 4.1, 13.0);
+        if w <= 32.0 * KIB {
+            return l1;
+        }
+        if w <= 40.0 * KIB {
+            return l2;
+        }
+        let (lo, hi) = (truth / 2.0, truth * 2.0);
+        let t = ((w / lo).ln() / (hi / lo).ln()).clamp(0.0, 1.0);
+        // A pause: flat between 0.85 and 0.95 of the capacity.
+        let t = if (0.85 * truth..0.95 * truth).contains(&w) {
+            (0.85f64 * 2.0).ln() / 4f64.ln()
+        } else {
+            t
+        };
+        if w < 24.0 * MIB {
+            (l2.ln() + t * (l3.ln() - l2.ln())).exp()
+        } else {
+            110.0
+        }
+    };
+    for seed in 40..=49 {
+        let curve = noisy_curve(&sweep(), smeared, 0.03, seed);
+        let analysis = capacity_edges(&curve, CapacitySettings::default());
+        let l2 = label_levels(&analysis.edges).l2.expect("an L2 edge");
+        assert!(
+            l2.last_inside <= truth && truth <= l2.first_outside,
+            "seed {seed}: {l2:?}"
+        );
+        let verdict = capacity_verdict(
+            Some(l2.capacity_bytes),
+            [l2.last_inside, l2.first_outside],
+            Some(truth),
+        );
+        assert_ne!(verdict, Verdict::Disagrees, "seed {seed}: {l2:?}");
+    }
 }

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::bail;
 
 use crate::infer::{self, MAX_BUDGET_S, MIN_BUDGET_S};
-use crate::results::infer_doc::InferReport;
+use crate::results::infer_doc::{DISAGREEMENT_BAR, InferReport, Parameter};
 use crate::units::format_bytes as human_bytes;
 
 #[derive(Debug, clap::Args)]
@@ -46,28 +46,43 @@ fn format_value(unit: &str, value: Option<f64>) -> String {
     }
 }
 
+/// `[low, high]` as "low – high" ("< high" for an upper bound); "—" without an interval.
+fn interval_text(p: &Parameter) -> String {
+    match p.interval {
+        Some([low, high]) if low > 0.0 => format!(
+            "{} – {}",
+            format_value(&p.unit, Some(low)),
+            format_value(&p.unit, Some(high))
+        ),
+        Some([_, high]) => format!("< {}", format_value(&p.unit, Some(high))),
+        None => "—".into(),
+    }
+}
+
 /// The table, the evidence and the conditions, as printed without `--json`.
 pub fn render_text(report: &InferReport) -> String {
     let mut out = String::new();
     out.push_str("stridelab infer — cache geometry from timing alone (every value TIMED: dependent pointer chases, median of interleaved rounds)\n\n");
     out.push_str(&format!(
-        "{:<22} {:>12} {:>12}  {:<13} {:>10}\n",
-        "parameter", "inferred", "sysfs", "verdict", "confidence"
+        "{:<22} {:>12} {:>24} {:>12}  {:<13} {:>10}\n",
+        "parameter", "inferred", "interval", "sysfs", "verdict", "confidence"
     ));
     for p in &report.parameters {
         out.push_str(&format!(
-            "{:<22} {:>12} {:>12}  {:<13} {:>10.2}\n",
+            "{:<22} {:>12} {:>24} {:>12}  {:<13} {:>10.2}\n",
             p.name,
             format!(
                 "{}{}",
                 if p.is_upper_bound { "< " } else { "" },
                 format_value(&p.unit, p.value)
             ),
+            interval_text(p),
             format_value(&p.unit, p.reported),
             p.verdict.label(),
             p.confidence
         ));
     }
+    out.push_str(&format!("\nverdicts: {DISAGREEMENT_BAR}\n"));
     out.push_str("\nevidence (timed):\n");
     for p in &report.parameters {
         out.push_str(&format!(

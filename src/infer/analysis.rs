@@ -7,8 +7,10 @@
 //!
 //! - **Capacities** ([`capacity_edges`]): the working-set curve is split into plateaus by
 //!   optimal change-point segmentation (least squares on log latency, a penalty scaled by the
-//!   curve's own noise — no fixed latency thresholds). Between two plateaus, the capacity is
-//!   where the curve crosses the geometric middle of the two plateau latencies.
+//!   curve's own noise — no fixed latency thresholds). Between two plateaus, the transition
+//!   (last point of the faster plateau to first of the slower) is the capacity's interval and
+//!   its geometric centre the capacity. A flat stretch shorter than [`CapacitySettings::min_plateau_octaves`] inside a
+//!   rising transition is a pause in it, not a level.
 //! - **Line size** ([`line_size`]): in the pair probe `A → A+s`, the second access is a hit
 //!   while `s` is below the line and a miss from the line on: one step up, at the line.
 //! - **L1 ways and sets** ([`jump_capacity`], [`fit_ways_sets`]): for each stride, the number of
@@ -125,6 +127,11 @@ pub struct CapacitySettings {
     /// the rounds) may not exceed this. In a transition the set is partly resident and rounds
     /// disagree; on a plateau every round finds the data in the same level.
     pub max_plateau_spread: f64,
+    /// An interior plateau (one between a faster and a slower one) must span at least this
+    /// many octaves of working set to count as a level: a real level is flat from the previous
+    /// capacity up to its own, while the rise through a smeared transition (random page
+    /// colours, a cache shared with a busy neighbour) can pause for a few points.
+    pub min_plateau_octaves: f64,
 }
 
 impl Default for CapacitySettings {
@@ -134,6 +141,7 @@ impl Default for CapacitySettings {
             penalty_per_noise2: 12.0,
             merge_ratio: 1.25,
             max_plateau_spread: 0.2,
+            min_plateau_octaves: 1.0 / 3.0,
         }
     }
 }
@@ -143,12 +151,16 @@ impl Default for CapacitySettings {
 /// 1. Segment the log latencies (penalty = `penalty_per_noise2` · noise²).
 /// 2. Segments with at least `min_plateau_points` points whose rounds agree (median spread ≤
 ///    `max_plateau_spread`) are plateaus; the rest is transition.
-/// 3. Neighbouring plateaus within `merge_ratio` of each other are merged (noise split one).
-/// 4. Between consecutive plateaus, the capacity is the geometric centre of the transition,
-///    from the last point of the faster plateau to the first of the slower one. A sharp LRU
-///    step puts both next to the capacity; where pages land on random physical colours (a VM
-///    backing guest memory with small pages) misses start well before the capacity and end
-///    well after it, roughly symmetrically in log size.
+/// 3. Neighbouring plateaus within `merge_ratio` of each other are merged (noise split one);
+///    an interior plateau shorter than `min_plateau_octaves` that lies between a faster and a
+///    slower one is dropped: it is a pause in one transition, not a level.
+/// 4. Between consecutive plateaus, the transition runs from the last point of the faster
+///    plateau to the first of the slower one: the capacity's interval; the capacity is its
+///    geometric centre. A sharp LRU step puts the whole transition next to the capacity; where
+///    pages land on random physical colours, misses start well before the capacity and end
+///    well after it, roughly symmetrically in log size. Where the next level is itself
+///    contended (an LLC shared with busy neighbours), the far end drifts out and the interval
+///    widens with it: the verdict then says uncertain rather than trusting the centre.
 /// 5. Confidence = step height over noise (saturating at 8 noise units) × the fraction of the
 ///    transition that rises monotonically × 0.75 if either plateau is short (< 2 · minimum)
 ///    ÷ the width of the transition in octaves beyond one.
@@ -174,6 +186,7 @@ pub fn capacity_edges(points: &[Point], settings: CapacitySettings) -> CapacityA
         }
         plateaus.push((s.start, s.end));
     }
+    let plateaus = drop_pauses(points, &ys, plateaus, settings.min_plateau_octaves);
     let plateaus: Vec<Plateau> = plateaus
         .into_iter()
         .map(|(start, end)| Plateau {
@@ -225,6 +238,26 @@ fn edge_between(
         slower_ns: slow.ns,
         confidence,
     }
+}
+
+/// Drops interior plateaus that span fewer than `min_octaves` and lie between a faster and a
+/// slower plateau (their level strictly between the neighbours'), repeatedly, so a transition
+/// that paused for a few points is one transition.
+fn drop_pauses(
+    points: &[Point],
+    ys: &[f64],
+    mut plateaus: Vec<(usize, usize)>,
+    min_octaves: f64,
+) -> Vec<(usize, usize)> {
+    let level = |p: &(usize, usize)| median(&ys[p.0..p.1]);
+    let octaves = |p: &(usize, usize)| (points[p.1 - 1].x / points[p.0].x).log2();
+    while let Some(i) = (1..plateaus.len().saturating_sub(1)).find(|&i| {
+        let (before, here, after) = (&plateaus[i - 1], &plateaus[i], &plateaus[i + 1]);
+        octaves(here) < min_octaves && level(before) < level(here) && level(here) < level(after)
+    }) {
+        plateaus.remove(i);
+    }
+    plateaus
 }
 
 /// The median curve without round `round` (for leave-one-out consistency: an estimate that

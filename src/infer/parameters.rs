@@ -5,7 +5,8 @@
 
 use crate::cache::geometry::CacheLevel;
 use crate::results::infer_doc::{
-    ConflictCurves, Edge, Jump, Parameter, Point, StrideObservation, Verdict,
+    CAPACITY_TOLERANCE, ConflictCurves, Edge, Jump, Parameter, Point, StrideObservation, Verdict,
+    capacity_verdict,
 };
 
 use super::analysis::{
@@ -14,9 +15,6 @@ use super::analysis::{
 use super::probe::SMALL_PAGE_BYTES;
 use super::stages::{CapacityStage, ConflictStage, LineStage, Reported, TlbStage};
 use crate::units::format_bytes as human_bytes;
-
-/// Relative tolerance for capacities read off a latency curve (the L2 target is ±25 %).
-const CAPACITY_TOLERANCE: f64 = 0.25;
 
 /// Every parameter, in the order printed: line size, L1d size/ways/sets, L2, LLC, DTLB reach.
 pub(super) fn all(
@@ -127,6 +125,7 @@ fn line_parameter(
         confidence: line.map_or(0.0, |l| l.confidence) * round_share(same, per_round.len()),
         reported,
         verdict: Verdict::exact(value, reported),
+        interval: None,
         is_tlb: false,
         evidence,
         note: None,
@@ -250,6 +249,7 @@ fn exact_parameter(
         confidence,
         reported,
         verdict: Verdict::exact(value, reported),
+        interval: None,
         is_tlb: false,
         evidence,
         note: None,
@@ -389,8 +389,21 @@ fn capacity_evidence(
     }
 }
 
+/// The interval of a capacity: the transition (or `[0, bound]` for an upper bound) widened to
+/// hold every leave-one-round-out value, so a value that hangs on one round widens it.
+fn capacity_interval(edge: Option<&Edge>, value: f64, per_round: &[f64]) -> [f64; 2] {
+    let (mut low, mut high) = edge.map_or((0.0, value), |e| (e.last_inside, e.first_outside));
+    for &r in per_round {
+        if edge.is_some() {
+            low = low.min(r);
+        }
+        high = high.max(r);
+    }
+    [low, high]
+}
+
 /// A capacity from the working-set curve; `level` picks the edge (2 = L2, 3 = LLC) in each
-/// leave-one-round-out curve for the agreement part of the confidence.
+/// leave-one-round-out curve, for the interval and the agreement part of the confidence.
 fn capacity_parameter(
     key: &str,
     name: &str,
@@ -401,8 +414,8 @@ fn capacity_parameter(
 ) -> Parameter {
     let (edge, upper_bound) = level_value(levels, level);
     let value = edge.as_ref().map(|e| e.capacity_bytes).or(upper_bound);
-    let per_round: Vec<f64> = (0..rounds_of(curve))
-        .filter_map(|r| {
+    let per_round: Vec<Option<f64>> = (0..rounds_of(curve))
+        .map(|r| {
             let a = analysis::capacity_edges(
                 &analysis::leave_one_out(curve, r),
                 CapacitySettings::default(),
@@ -411,11 +424,9 @@ fn capacity_parameter(
             edge.map(|e| e.capacity_bytes).or(bound)
         })
         .collect();
+    let found: Vec<f64> = per_round.iter().flatten().copied().collect();
     let same = value.map_or(0, |v| {
-        per_round
-            .iter()
-            .filter(|&&r| (r - v).abs() <= 0.1 * v)
-            .count()
+        found.iter().filter(|&&r| (r - v).abs() <= 0.1 * v).count()
     });
     let (mut evidence, mut note) = capacity_evidence(edge.as_ref(), upper_bound, levels, curve);
     evidence.push(format!(
@@ -425,11 +436,22 @@ fn capacity_parameter(
     if level == 3 && note.is_none() {
         note = Some("the last cache step before the slowest plateau; an exclusive (victim) LLC shows as L2 + LLC".into());
     }
-    let tolerance = if edge.is_some() {
-        CAPACITY_TOLERANCE
-    } else {
-        0.0
+    let interval = value.map(|v| capacity_interval(edge.as_ref(), v, &found));
+    // A round that finds no such level at all leaves the interval open-ended: no claim.
+    let verdict = match interval {
+        Some(i) if found.len() == per_round.len() => capacity_verdict(value, i, reported),
+        Some(_) if reported.is_some() => Verdict::Uncertain,
+        _ => capacity_verdict(value, [0.0, 0.0], reported),
     };
+    if let (Some([low, high]), Verdict::Uncertain, Some(r)) = (interval, verdict, reported) {
+        let text = format!(
+            "uncertain: {name} between {} and {} (sysfs {})",
+            human_bytes(low),
+            human_bytes(high),
+            human_bytes(r)
+        );
+        note = Some(note.map_or(text.clone(), |n| format!("{text}; {n}")));
+    }
     Parameter {
         key: key.into(),
         name: name.into(),
@@ -444,17 +466,8 @@ fn capacity_parameter(
             })
             * round_share(same, per_round.len()),
         reported,
-        verdict: match (edge.is_some(), upper_bound, reported) {
-            // An upper bound below the reported size disagrees; above it, it cannot tell.
-            (false, Some(bound), Some(r)) => {
-                if bound < r * (1.0 - CAPACITY_TOLERANCE) {
-                    Verdict::Disagrees
-                } else {
-                    Verdict::Agrees
-                }
-            }
-            _ => Verdict::within(value, reported, tolerance),
-        },
+        verdict,
+        interval,
         is_tlb: false,
         evidence,
         note,
@@ -503,6 +516,7 @@ fn tlb_parameter(spread: &[Point], packed: &[Point], tlb: Option<TlbEstimate>) -
         } else {
             Verdict::NotInferred
         },
+        interval: None,
         is_tlb: true,
         evidence,
         note: tlb.map(|t| {

@@ -1,11 +1,13 @@
 //! The report's section for `stridelab infer`: the cache geometry inferred from timing alone,
 //! held against what the system reports. Rendered from an `infer.json` (the output of
-//! `stridelab infer --json`) stored beside the results file; the main job does not run infer.
+//! `stridelab infer --json`) stored beside the results file, or run by the main job. Its
+//! headline names a disagreement only when the parameter's verdict cleared the bar it states.
 
 use std::path::{Path, PathBuf};
 
 use crate::results::infer_doc::{
-    ConflictCurves, InferCurves, InferDocError, InferReport, Point, Verdict,
+    ConflictCurves, DISAGREEMENT_BAR, InferCurves, InferDocError, InferReport, Parameter, Point,
+    Verdict,
 };
 
 use super::ReportError;
@@ -66,6 +68,7 @@ fn verdict_text(v: &Verdict) -> &'static str {
     match v {
         Verdict::Agrees => "agrees",
         Verdict::Disagrees => "disagrees",
+        Verdict::Uncertain => "uncertain",
         Verdict::NotReported => "not reported",
         Verdict::NotInferred => "not inferred",
     }
@@ -149,6 +152,60 @@ fn tlb_panel(c: &InferCurves) -> Panel {
     })
 }
 
+/// A parameter's interval in words, when it has one ("between A and B", "below B").
+fn interval_text(p: &Parameter) -> Option<String> {
+    let [low, high] = p.interval?;
+    Some(if low > 0.0 {
+        format!(
+            "between {} and {}",
+            value_text(&p.unit, Some(low), false),
+            value_text(&p.unit, Some(high), false)
+        )
+    } else {
+        format!("below {}", value_text(&p.unit, Some(high), false))
+    })
+}
+
+/// The headline: a disagreement is named only when its verdict cleared the bar (stated), an
+/// uncertain parameter is named with its interval, and agreement only when nothing else is.
+pub fn headline(report: &InferReport) -> String {
+    let with = |verdict: Verdict| -> Vec<String> {
+        report
+            .parameters
+            .iter()
+            .filter(|p| p.verdict == verdict)
+            .map(|p| {
+                let reported = value_text(&p.unit, p.reported, false);
+                match interval_text(p) {
+                    Some(i) => format!("{} {i} (system: {reported})", p.name),
+                    None => format!("{} (system: {reported})", p.name),
+                }
+            })
+            .collect()
+    };
+    let (disagreeing, uncertain) = (with(Verdict::Disagrees), with(Verdict::Uncertain));
+    let mut parts = Vec::new();
+    if !disagreeing.is_empty() {
+        parts.push(format!(
+            "Disagreements with the system's claim: {}. The timing is the machine's behaviour; \
+             a VM may report a geometry it does not have, and a neighbour may use part of a \
+             shared cache.",
+            disagreeing.join("; ")
+        ));
+    }
+    if !uncertain.is_empty() {
+        parts.push(format!(
+            "Uncertain, neither confirmed nor refuted: {}.",
+            uncertain.join("; ")
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("Every inferred parameter that the system reports agrees with it.".into());
+    }
+    parts.push(format!("The bar: {DISAGREEMENT_BAR}."));
+    parts.join(" ")
+}
+
 /// The inferred-geometry figure and table.
 pub fn built(report: &InferReport, suffix: &str) -> Built {
     let c = &report.curves;
@@ -192,18 +249,13 @@ pub fn built(report: &InferReport, suffix: &str) -> Built {
                     p.name.clone()
                 },
                 value_text(&p.unit, p.value, p.is_upper_bound),
+                interval_text(p).unwrap_or_else(|| "—".into()),
                 value_text(&p.unit, p.reported, false),
                 verdict_text(&p.verdict).to_string(),
                 format!("{:.0}%", p.confidence.clamp(0.0, 1.0) * 100.0),
                 p.evidence.join("; "),
             ]
         })
-        .collect();
-    let disagreements: Vec<&str> = report
-        .parameters
-        .iter()
-        .filter(|p| matches!(p.verdict, Verdict::Disagrees))
-        .map(|p| p.name.as_str())
         .collect();
     Built {
         figure: Figure {
@@ -222,6 +274,7 @@ pub fn built(report: &InferReport, suffix: &str) -> Built {
             headers: [
                 "parameter",
                 "inferred",
+                "interval",
                 "reported (sysfs/CPUID)",
                 "verdict",
                 "confidence",
@@ -231,15 +284,7 @@ pub fn built(report: &InferReport, suffix: &str) -> Built {
             .to_vec(),
             rows,
         }],
-        look_for: if disagreements.is_empty() {
-            "Every inferred parameter that the system reports agrees with it.".into()
-        } else {
-            format!(
-                "Disagreements with the system's claim: {}. The timing is the machine's \
-                 behaviour; a VM may report a geometry it does not have.",
-                disagreements.join(", ")
-            )
-        },
+        look_for: headline(report),
         notes: report.conditions.clone(),
     }
 }

@@ -69,7 +69,8 @@ pub struct Plateau {
 pub struct Edge {
     /// The geometric centre of the transition, √(last_inside · first_outside), in bytes.
     pub capacity_bytes: f64,
-    /// The last point of the faster plateau and the first point of the slower one (bytes).
+    /// The last point of the faster plateau and the first point of the slower one (bytes):
+    /// the transition, the capacity's interval.
     pub last_inside: f64,
     pub first_outside: f64,
     pub faster_ns: f64,
@@ -120,7 +121,10 @@ pub struct StrideObservation {
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Agrees,
+    /// The evidence clears the bar for a disagreement (see [`capacity_verdict`]).
     Disagrees,
+    /// Neither: the interval is too wide to confirm or refute what the system reports.
+    Uncertain,
     /// The system reports nothing to compare with.
     NotReported,
     /// The inference found no value (the evidence says why).
@@ -147,9 +151,52 @@ impl Verdict {
         match self {
             Verdict::Agrees => "agrees",
             Verdict::Disagrees => "disagrees",
+            Verdict::Uncertain => "uncertain",
             Verdict::NotReported => "not reported",
             Verdict::NotInferred => "not inferred",
         }
+    }
+}
+
+/// The bar a capacity must clear before `infer` states a disagreement, in words (printed and
+/// rendered beside the verdicts).
+pub const DISAGREEMENT_BAR: &str = "a capacity disagrees only when what the system reports \
+     lies outside the interval widened by 25 % and the interval spans at most one octave \
+     (high ≤ 2 × low); an upper bound disagrees only when every leave-one-round-out bound is \
+     below the reported size by more than 25 %; anything else not within 25 % is uncertain";
+
+/// Relative tolerance of a capacity read off a latency curve.
+pub const CAPACITY_TOLERANCE: f64 = 0.25;
+/// The widest interval (high / low) that may support a disagreement: one octave.
+pub const MAX_DISAGREEING_WIDTH: f64 = 2.0;
+
+/// The verdict on a capacity with its interval `[low, high]` (see [`DISAGREEMENT_BAR`]):
+/// - agrees: the value within the tolerance of the reported size and the reported size inside
+///   the interval widened by the tolerance;
+/// - disagrees: the reported size outside the widened interval, and the interval at most
+///   [`MAX_DISAGREEING_WIDTH`] wide (an upper bound, `low` = 0, counts as tight: its `high` is
+///   already the largest bound of every round);
+/// - uncertain: anything else.
+pub fn capacity_verdict(value: Option<f64>, interval: [f64; 2], reported: Option<f64>) -> Verdict {
+    let (Some(v), Some(r)) = (value, reported) else {
+        return Verdict::within(value, reported, 0.0);
+    };
+    let [low, high] = interval;
+    let widened = low / (1.0 + CAPACITY_TOLERANCE) <= r && r <= high * (1.0 + CAPACITY_TOLERANCE);
+    let upper_bound = low == 0.0;
+    if !upper_bound && widened && (v - r).abs() <= CAPACITY_TOLERANCE * r {
+        return Verdict::Agrees;
+    }
+    let outside = if upper_bound {
+        high < r * (1.0 - CAPACITY_TOLERANCE)
+    } else {
+        !widened
+    };
+    let tight = upper_bound || high <= MAX_DISAGREEING_WIDTH * low;
+    if outside && tight {
+        Verdict::Disagrees
+    } else {
+        Verdict::Uncertain
     }
 }
 
@@ -175,6 +222,11 @@ pub struct Parameter {
     /// What the system reports (sysfs), if anything.
     pub reported: Option<f64>,
     pub verdict: Verdict,
+    /// Where the value lies, `[low, high]` in its unit, for values read off a latency curve:
+    /// the transition and the spread of the leave-one-round-out estimates (an upper bound has
+    /// `low` = 0). Absent for exact parameters and in documents that predate intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<[f64; 2]>,
     /// True for TLB parameters (a TLB, not a cache).
     pub is_tlb: bool,
     /// The measured points behind the value, in words (e.g. "stride 4096 B: 8 fit, 9 slow").
@@ -206,7 +258,7 @@ pub struct InferCurves {
     pub tlb_packed: Vec<Point>,
 }
 
-/// The whole result of `stridelab infer`: what the report helper renders.
+/// The whole result of `stridelab infer`: what the report renders.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InferReport {
     /// Schema version of this record.
@@ -221,8 +273,12 @@ pub struct InferReport {
     pub conditions: Vec<String>,
 }
 
-/// The version of [`InferReport`]'s layout.
-pub const INFER_SCHEMA: u32 = 1;
+/// The version of [`InferReport`]'s layout: 2 adds capacity intervals and the `uncertain`
+/// verdict.
+pub const INFER_SCHEMA: u32 = 2;
+/// The oldest layout this build reads: a schema-1 document loads, but a capacity it says
+/// "disagrees" with no interval behind it is read as uncertain (see [`InferReport::read`]).
+pub const OLDEST_INFER_SCHEMA: u32 = 1;
 
 /// Most curve points an infer document may carry (a default run measures a few hundred).
 pub const MAX_INFER_POINTS: usize = 1 << 16;
@@ -269,7 +325,25 @@ impl InferReport {
             field,
             message,
         })?;
-        Ok(report)
+        Ok(report.without_unsupported_claims())
+    }
+
+    /// The document with every disagreement that has no interval behind it (documents from
+    /// before intervals) turned into "uncertain", with a note saying so: a reader never shows
+    /// a disagreement that did not clear [`DISAGREEMENT_BAR`].
+    pub fn without_unsupported_claims(mut self) -> Self {
+        for p in &mut self.parameters {
+            if p.verdict == Verdict::Disagrees && p.interval.is_none() && p.unit == "bytes" {
+                p.verdict = Verdict::Uncertain;
+                let old = "recorded as \"disagrees\" without an interval (an older document): \
+                           read as uncertain";
+                p.note = Some(match p.note.take() {
+                    Some(n) => format!("{n}; {old}"),
+                    None => old.to_string(),
+                });
+            }
+        }
+        self
     }
 }
 
@@ -279,10 +353,13 @@ impl InferReport {
 /// `(JSON path, what is wrong)`.
 pub fn validate(report: &InferReport) -> Result<(), (String, String)> {
     let bad = |field: String, message: String| Err((field, message));
-    if report.schema != INFER_SCHEMA {
+    if !(OLDEST_INFER_SCHEMA..=INFER_SCHEMA).contains(&report.schema) {
         return bad(
             "schema".into(),
-            format!("{}; this build reads {INFER_SCHEMA}", report.schema),
+            format!(
+                "{}; this build reads {OLDEST_INFER_SCHEMA} to {INFER_SCHEMA}",
+                report.schema
+            ),
         );
     }
     for (field, v) in [
@@ -307,6 +384,14 @@ pub fn validate(report: &InferReport) -> Result<(), (String, String)> {
                     format!("{v} is not a finite number ≥ 0"),
                 );
             }
+        }
+        if let Some([low, high]) = p.interval
+            && !(low.is_finite() && high.is_finite() && 0.0 <= low && low <= high)
+        {
+            return bad(
+                format!("{at}.interval"),
+                format!("[{low}, {high}] is not finite with 0 ≤ low ≤ high"),
+            );
         }
     }
     validate_curves(&report.curves)
