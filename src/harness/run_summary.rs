@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::kernels::spec::format_params;
+use crate::harness::catalogue_link::params_with_bytes;
 use crate::results::{ChecksumOutcome, PointRecord, ResultsDocument, RunStatus};
 
 /// The summary `stridelab run` prints: a headline, and unless `quiet` one row per point.
@@ -29,7 +29,7 @@ pub fn run_summary(doc: &ResultsDocument, quiet: bool) -> String {
     }
     let _ = writeln!(
         out,
-        "{:<60} {:>3} {:>6} {:>12} {:>7} {:>9} {:>7} {:>6} {:>7}  simulated misses per level (conflict)",
+        "{:<72} {:>3} {:>6} {:>12} {:>7} {:>9} {:>7} {:>6} {:>7}  simulated misses per level (conflict)",
         "point", "thr", "check", "ns/run", "±CI %", "ns/elem", "GB/s", "×ref", "×first"
     );
     let mut first_ns_per_element: BTreeMap<&str, f64> = BTreeMap::new();
@@ -56,9 +56,9 @@ pub fn run_summary(doc: &ResultsDocument, quiet: bool) -> String {
 
 /// One point's row; `first_ns_per_element` remembers each kernel's first point.
 fn point_row<'a>(r: &'a PointRecord, first_ns_per_element: &mut BTreeMap<&'a str, f64>) -> String {
-    let mut label = format!("{} {}", r.kernel, format_params(&r.params));
-    if label.chars().count() > 60 {
-        label = label.chars().take(59).collect();
+    let mut label = format!("{} {}", r.kernel, params_with_bytes(&r.kernel, &r.params));
+    if label.chars().count() > 72 {
+        label = label.chars().take(71).collect();
         label.push('…');
     }
     let t = r.timing.as_ref();
@@ -90,7 +90,7 @@ fn point_row<'a>(r: &'a PointRecord, first_ns_per_element: &mut BTreeMap<&'a str
         ChecksumOutcome::NotRun => "-",
     };
     format!(
-        "{:<60} {:>3} {:>6} {:>12} {:>7} {:>9} {:>7} {:>6} {:>7}  {}",
+        "{:<72} {:>3} {:>6} {:>12} {:>7} {:>9} {:>7} {:>6} {:>7}  {}",
         label,
         r.threads,
         check,

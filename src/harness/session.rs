@@ -9,6 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use thiserror::Error;
 
 use crate::cache::geometry::CacheLevel;
+use crate::harness::catalogue_link::params_with_bytes;
 use crate::harness::pin::{PinError, PinnedPool};
 use crate::harness::predict::predict;
 use crate::harness::runner::{
@@ -16,7 +17,7 @@ use crate::harness::runner::{
 };
 use crate::harness::simulate::{detected_levels, simulate_instance};
 use crate::harness::suite::{Plan, PlannedPoint};
-use crate::kernels::spec::{Family, Instance, KernelError, PrepareOptions, format_params};
+use crate::kernels::spec::{Family, Instance, KernelError, PrepareOptions};
 use crate::mem::anon_huge_pages_bytes;
 use crate::results::{
     ChecksumOutcome, ChecksumStatus, HugePageStatus, MachineManifest, MethodSettings, PointError,
@@ -81,7 +82,7 @@ pub fn point_label(point: &PlannedPoint) -> String {
     format!(
         "{} {} ×{}",
         point.spec.name,
-        format_params(&point.params),
+        params_with_bytes(point.spec.name, &point.params),
         point.threads
     )
 }

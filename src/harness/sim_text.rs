@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use crate::cache::geometry::CacheLevel;
 use crate::cache::model::LevelPrediction;
 use crate::cache::sim::Policy;
+use crate::harness::catalogue_link::params_with_bytes;
 use crate::harness::sim_run::SimReport;
 use crate::kernels::StridePattern;
-use crate::kernels::spec::format_params;
 use crate::units::format_size_exact;
 
 fn policy_name(policy: Policy) -> String {
@@ -36,7 +36,7 @@ pub fn sim_text(report: &SimReport) -> String {
         text,
         "{} {} — simulated ({} replacement, {start} start, cachegrind semantics)",
         report.kernel,
-        format_params(&report.params),
+        params_with_bytes(&report.kernel, &report.params),
         policy_name(report.policy)
     );
     let _ = writeln!(text, "caches: {}", report.geometry_source);

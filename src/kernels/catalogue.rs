@@ -27,7 +27,7 @@ use crate::kernels::{
     view,
 };
 use crate::units::format_bytes_tenths;
-use crate::vocab::{Family, ParamRules, RuleBreak};
+use crate::vocab::{Family, ParamRules, RuleBreak, format_params};
 
 /// The strided pattern of `spec` for resolved parameters.
 pub fn stride_pattern(
@@ -100,6 +100,32 @@ pub fn find(name: &str) -> Result<&'static KernelSpec, KernelError> {
         .iter()
         .find(|spec| spec.name == name)
         .ok_or_else(|| KernelError::UnknownKernel(name.to_string()))
+}
+
+/// `key=value` pairs as [`format_params`] writes them, with every parameter counted in
+/// elements followed by its bytes (`stride=512 (4 KiB)`) at the point's element size; a kernel
+/// the catalogue does not know gets the plain pairs.
+pub fn params_with_bytes(kernel: &str, params: &Params) -> String {
+    let Ok(spec) = find(kernel) else {
+        return format_params(params);
+    };
+    let element_bytes = crate::kernels::typed::Dtype::from_params(params)
+        .map(|d| u64::from(d.bytes()))
+        .unwrap_or(8);
+    params
+        .iter()
+        .map(|(name, value)| {
+            let counted = spec.params.iter().any(|p| p.name == name && p.in_elements);
+            match value {
+                ParamValue::Int(n) if counted => {
+                    let bytes = n.saturating_mul(element_bytes);
+                    format!("{name}={n} ({})", crate::units::format_bytes(bytes as f64))
+                }
+                _ => format!("{name}={value}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The catalogue as the rules a recorded point is checked against on load: the kernel exists,
@@ -694,5 +720,33 @@ mod tests {
         rules.complete("col-sum", &mut partial);
         assert!(!partial.contains_key("ld") && !partial.contains_key("rows"));
         rules.complete("no-such-kernel", &mut partial);
+    }
+
+    #[test]
+    fn parameters_counted_in_elements_show_their_bytes_at_the_element_size() {
+        for (kernel, args, want) in [
+            (
+                "conflict",
+                &[("stride", "512"), ("count", "16")][..],
+                "count=16 mode=thr reps=100 seed=1 stride=512 (4 KiB)",
+            ),
+            (
+                "stride-sum",
+                &[("len", "1M"), ("stride", "16"), ("dtype", "f32")][..],
+                "dtype=f32 len=1048576 (4 MiB) stride=16 (64 B)",
+            ),
+            (
+                "col-sum",
+                &[("rows", "8"), ("cols", "8"), ("ld", "1025")][..],
+                "cols=8 dtype=f64 ld=1025 (8.0 KiB) rows=8",
+            ),
+        ] {
+            assert_eq!(
+                params_with_bytes(kernel, &resolve(kernel, args).unwrap()),
+                want
+            );
+        }
+        let params = resolve("row-sum", &[("rows", "2"), ("cols", "2")]).unwrap();
+        assert_eq!(params_with_bytes("gone", &params), format_params(&params));
     }
 }

@@ -31,8 +31,9 @@ const PARAMS: [ParamSpec; 5] = [
         1,
         1 << 26,
         None,
-        "distance between slots in elements (512 = 4096 B)",
-    ),
+        "distance between slots in elements of 8 B (512 = 4 KiB)",
+    )
+    .in_elements(),
     ParamSpec::int("count", 1, 1 << 20, None, "number of slots K"),
     ParamSpec::int(
         "reps",

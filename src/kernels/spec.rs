@@ -28,6 +28,9 @@ pub struct ParamSpec {
     pub kind: ParamKind,
     pub default: Option<&'static str>,
     pub doc: &'static str,
+    /// An integer counted in elements: shown with its bytes (the seeds count strides in
+    /// elements; the cache sees bytes).
+    pub in_elements: bool,
 }
 
 impl ParamSpec {
@@ -45,6 +48,7 @@ impl ParamSpec {
             kind,
             default,
             doc,
+            in_elements: false,
         }
     }
 
@@ -61,6 +65,15 @@ impl ParamSpec {
             kind,
             default,
             doc,
+            in_elements: false,
+        }
+    }
+
+    /// The same parameter, counted in elements (shown with its bytes).
+    pub const fn in_elements(self) -> Self {
+        Self {
+            in_elements: true,
+            ..self
         }
     }
 
@@ -76,6 +89,7 @@ impl ParamSpec {
             kind,
             default,
             doc,
+            in_elements: false,
         }
     }
 }

@@ -21,14 +21,15 @@ use crate::kernels::typed::{
 };
 
 const PARAMS: [ParamSpec; 3] = [
-    ParamSpec::int("len", 1, 1 << 29, None, "buffer length in elements"),
+    ParamSpec::int("len", 1, 1 << 29, None, "buffer length in elements").in_elements(),
     ParamSpec::int(
         "stride",
         1,
         1 << 29,
         None,
         "step between reads in elements (≤ len)",
-    ),
+    )
+    .in_elements(),
     DTYPE_PARAM,
 ];
 

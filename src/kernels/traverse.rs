@@ -32,7 +32,8 @@ pub(crate) const MATRIX_PARAMS: [ParamSpec; 3] = [
         1 << 25,
         Some("cols"),
         "leading dimension in elements (≥ cols; ld - cols is the padding)",
-    ),
+    )
+    .in_elements(),
 ];
 
 const COL_SUM_PARAMS: [ParamSpec; 4] = [
