@@ -36,7 +36,7 @@ pub fn sim_text(report: &SimReport) -> String {
         text,
         "{} {} — simulated ({} replacement, {start} start, cachegrind semantics)",
         report.kernel,
-        params_with_bytes(&report.kernel, &report.params),
+        params_with_bytes(report.kernel, &report.params),
         policy_name(report.policy)
     );
     let _ = writeln!(text, "caches: {}", report.geometry_source);
