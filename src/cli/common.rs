@@ -10,6 +10,12 @@ pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
 }
 
 /// `10%` → 0.10; a bare number is a fraction (`0.1`) and must lie in 0..=1.
+/// A count for an option (`--max-accesses 1G`): K, M and G are binary multiples, as in kernel
+/// parameters and sizes.
+pub fn parse_count_arg(text: &str) -> Result<u64, String> {
+    crate::units::parse_count(text).map_err(|e| e.to_string())
+}
+
 pub fn parse_fraction(text: &str) -> Result<f64, String> {
     let text = text.trim();
     let (number, scale) = match text.strip_suffix('%') {

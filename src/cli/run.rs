@@ -63,9 +63,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS")]
     pub sampling_budget: Option<f64>,
     /// Most loads and stores one run of a point may make (estimated from its parameters before
-    /// anything runs); a larger point is refused. Runs this short let Ctrl-C stop a point
+    /// anything runs; N takes K/M/G); a larger point is refused. Runs this short let Ctrl-C stop a point
     /// within about a second.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ACCESSES_PER_RUN)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ACCESSES_PER_RUN, value_parser = super::common::parse_count_arg)]
     pub max_accesses: u64,
 }
 

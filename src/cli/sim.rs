@@ -54,8 +54,8 @@ pub struct SimArgs {
     #[arg(long)]
     pub json: bool,
     /// Most accesses the simulation may make (estimated from the parameters, doubled by
-    /// --warm); a larger one is refused before anything is allocated.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ACCESSES)]
+    /// --warm; N takes K/M/G); a larger one is refused before anything is allocated.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ACCESSES, value_parser = super::common::parse_count_arg)]
     pub max_accesses: u64,
     /// Most memory the simulated caches' tags and replacement state may take up front
     /// (SIZE takes K/M/G).
