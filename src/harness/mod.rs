@@ -29,3 +29,4 @@ pub mod run_summary;
 pub mod sim_run;
 pub mod sim_text;
 pub mod stop;
+pub mod warm_sim;

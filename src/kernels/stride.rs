@@ -10,6 +10,7 @@ use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::common::{
     ACCUMULATORS, checked_elements, filled_buffer, fold, invalid, size_param,
 };
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -45,6 +46,7 @@ pub(crate) static STRIDE_SUM: Entry = Entry {
     pattern,
     simulation_note: None,
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 fn shape(params: &Params) -> Result<(usize, usize), KernelError> {

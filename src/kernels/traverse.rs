@@ -13,6 +13,7 @@
 use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::common::{ACCUMULATORS, Matrix, filled_buffer, fold, int_param};
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -62,6 +63,7 @@ pub(crate) static ROW_SUM: Entry = Entry {
     pattern: row_pattern,
     simulation_note: None,
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 pub(crate) static COL_SUM: Entry = Entry {
@@ -83,6 +85,7 @@ pub(crate) static COL_SUM: Entry = Entry {
     pattern: col_pattern,
     simulation_note: None,
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 fn plan(kernel: &str, params: &Params) -> Result<Vec<usize>, KernelError> {
