@@ -44,6 +44,7 @@ use crate::kernels::estimate_accesses;
 use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, Params};
 use crate::results::SweepInfo;
 
+use super::reach::{ReachSpec, reach_sizes};
 use super::simulate::detected_levels;
 use super::sweep::{SweepSpec, expand, preset_levels};
 
@@ -194,6 +195,9 @@ pub struct SuitePoint {
     /// Strides and slot counts derived from a level of the geometry (see `harness::sweep`).
     #[serde(default)]
     pub sweep: Option<SweepSpec>,
+    /// Sizes doubling to past the last-level cache (see `harness::reach`).
+    #[serde(default)]
+    pub reach: Option<ReachSpec>,
 }
 
 /// One point of a plan: a resolved kernel, its parameters and a thread count.
@@ -352,6 +356,7 @@ impl Suite {
                 cases: Vec::new(),
                 threads: None,
                 sweep: None,
+                reach: None,
             }],
             source: "command-line".into(),
             text: String::new(),
@@ -408,7 +413,7 @@ impl Suite {
                     line,
                     message,
                 })?;
-            let axes: Vec<(String, Vec<String>)> = point
+            let mut axes: Vec<(String, Vec<String>)> = point
                 .params
                 .iter()
                 .map(|(k, v)| (k.clone(), v.values()))
@@ -418,6 +423,7 @@ impl Suite {
                 line,
                 message,
             };
+            axes.extend(reach_axis(point, levels).map_err(invalid)?);
             let swept = sweep_cases(point, levels).map_err(invalid)?;
             let simulated_levels = swept.as_ref().and_then(|s| s.levels.clone());
             let cases: Vec<Vec<(String, String)>> = if let Some(swept) = &swept {
@@ -541,6 +547,27 @@ fn sweep_cases(point: &SuitePoint, levels: &[CacheLevel]) -> Result<Option<Sweep
         cases,
         levels: preset,
     }))
+}
+
+/// The size axis of a point's `reach` table, derived from `levels`; `None` without one.
+fn reach_axis(
+    point: &SuitePoint,
+    levels: &[CacheLevel],
+) -> Result<Option<(String, Vec<String>)>, String> {
+    let Some(spec) = &point.reach else {
+        return Ok(None);
+    };
+    if point.params.contains_key(&spec.param) || point.sweep.is_some() {
+        return Err(format!(
+            "a `reach` sets `{}`: the point may neither set it in `params` nor have a `sweep`",
+            spec.param
+        ));
+    }
+    let sizes = reach_sizes(spec, levels)?;
+    Ok(Some((
+        spec.param.clone(),
+        sizes.iter().map(u64::to_string).collect(),
+    )))
 }
 
 /// Rule 5's message: the size, how it arose and the limit.

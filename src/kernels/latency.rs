@@ -153,14 +153,13 @@ fn prepare(params: &Params, _options: PrepareOptions) -> Prepared {
     let mut at = 0;
     for k in 0..count {
         let hops = (k + 1) * slots / count - k * slots / count;
-        let mut mem = RealMem::new([&mut x]);
-        let sum = chase(&mut mem, at, hops);
-        segments.push(Segment {
-            start: at,
-            hops,
-            sum,
-        });
-        at = segments_end(&x, at, hops);
+        let start = at;
+        let mut sum = 0u64;
+        for _ in 0..hops {
+            at = cell_to_link(x[at]);
+            sum += at as u64;
+        }
+        segments.push(Segment { start, hops, sum });
     }
     Ok(Box::new(Chase {
         slots,
@@ -169,11 +168,6 @@ fn prepare(params: &Params, _options: PrepareOptions) -> Prepared {
         segments,
         next: 0,
     }))
-}
-
-/// The element `hops` links after `start`.
-fn segments_end(x: &AlignedBuffer, start: usize, hops: usize) -> usize {
-    (0..hops).fold(start, |at, _| cell_to_link(x[at]))
 }
 
 impl Chase {
