@@ -192,3 +192,49 @@ fn the_gate_suite_simulates_the_same_stream_on_every_machine() {
         );
     }
 }
+
+#[test]
+fn the_quick_and_full_chases_reach_past_twice_the_llc_of_the_geometry() {
+    use stridelab::cache::geometry::{CacheKind, CacheLevel, GeometrySource};
+    use stridelab::harness::suite::PlanLimits;
+    use stridelab::kernels::spec::ParamValue;
+    let level = |name: &str, kind, size: u64, ways| {
+        CacheLevel::new(name, kind, size, ways, 64, GeometrySource::Override).unwrap()
+    };
+    // Intel-like (48 KiB 12-way L1d, a 105 MiB L3) and AMD-like (32 KiB 8-way, 32 MiB L3).
+    let machines = [
+        [
+            level("L1d", CacheKind::Data, 48 << 10, 12),
+            level("L2", CacheKind::Unified, 2 << 20, 16),
+            level("L3", CacheKind::Unified, 105 << 20, 15),
+        ],
+        [
+            level("L1d", CacheKind::Data, 32 << 10, 8),
+            level("L2", CacheKind::Unified, 1 << 20, 8),
+            level("L3", CacheKind::Unified, 32 << 20, 16),
+        ],
+    ];
+    for levels in &machines {
+        let llc = levels[2].size;
+        for suite in ["quick", "full"] {
+            let plan = Suite::builtin(suite)
+                .unwrap()
+                .plan_on(None, PlanLimits::default(), levels)
+                .unwrap();
+            let mut sizes: Vec<i64> = plan
+                .points
+                .iter()
+                .filter(|p| p.spec.name == "chase")
+                .filter_map(|p| match p.params.get("bytes") {
+                    Some(ParamValue::Int(b)) => Some(*b as i64),
+                    _ => None,
+                })
+                .collect();
+            sizes.sort_unstable();
+            let (first, last) = (sizes[0] as u64, *sizes.last().unwrap() as u64);
+            assert!(first <= 16 << 10, "{suite}: starts at {first}");
+            assert!(last >= 2 * llc, "{suite}: {last} B is short of 2 × {llc} B");
+            assert!(last < 16 * llc, "{suite}: {last} B is far past the LLC");
+        }
+    }
+}

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::geometry::{CacheLevel, Geometry};
 use crate::harness::counters::{EventProbe, probe_events};
+use crate::results::tlb::DtlbLevel;
 
 /// The rustc that compiled this crate, if the build environment recorded it. Cargo does not
 /// expose the compiler version without a build script (`CARGO_PKG_RUST_VERSION` is the MSRV),
@@ -30,6 +31,9 @@ pub struct MachineInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulated_caches: Option<Vec<CacheLevel>>,
     pub page_size: u64,
+    /// The data TLB's entries per level and page size, from CPUID (empty: CPUID did not say).
+    #[serde(default)]
+    pub dtlb: Vec<DtlbLevel>,
     /// The selected mode from /sys/kernel/mm/transparent_hugepage/enabled (`always`,
     /// `madvise`, `never`), if readable.
     pub thp_mode: Option<String>,
@@ -81,6 +85,7 @@ impl MachineInfo {
             cache_notes: geometry.notes,
             simulated_caches: simulated,
             page_size: page_size(),
+            dtlb: dtlb_levels(),
             thp_mode: thp_mode(Path::new("/sys/kernel/mm/transparent_hugepage/enabled")),
             pinning: probe_pinning(),
             perf_events: probe_events(),
@@ -101,6 +106,63 @@ impl MachineInfo {
             .data_levels(),
         }
     }
+}
+
+/// The data TLB's levels as CPUID reports them: AMD's leaves 0x8000_0005 (L1) and 0x8000_0006
+/// (L2), Intel's deterministic address translation leaf 0x18. Intel parts without leaf 0x18
+/// describe their TLBs only in leaf 2's descriptor bytes, which this does not decode: they get
+/// an empty list and the report says the reach is unknown.
+pub fn dtlb_levels() -> Vec<DtlbLevel> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let cpuid = raw_cpuid::CpuId::new();
+        let mut out = Vec::new();
+        let mut push = |level: u8, page: u64, entries: u64, source: &str| {
+            if entries > 0 {
+                out.push(DtlbLevel {
+                    level,
+                    page,
+                    entries,
+                    source: source.into(),
+                });
+            }
+        };
+        if let Some(l1) = cpuid.get_l1_cache_and_tlb_info() {
+            let src = "cpuid 0x8000_0005";
+            push(1, 4 << 10, u64::from(l1.dtlb_4k_size()), src);
+            push(1, 2 << 20, u64::from(l1.dtlb_2m_4m_size()), src);
+            // Leaf 0x8000_0006's TLB fields are AMD's only (reserved on Intel).
+            if let Some(l2) = cpuid.get_l2_l3_cache_and_tlb_info() {
+                let src = "cpuid 0x8000_0006";
+                push(2, 4 << 10, u64::from(l2.dtlb_4k_size()), src);
+                push(2, 2 << 20, u64::from(l2.dtlb_2m_4m_size()), src);
+            }
+        } else if let Some(dat) = cpuid.get_deterministic_address_translation_info() {
+            use raw_cpuid::DatType;
+            for d in dat {
+                let data = matches!(
+                    d.cache_type(),
+                    DatType::DataTLB | DatType::UnifiedTLB | DatType::LoadOnly
+                );
+                if !data {
+                    continue;
+                }
+                let entries = u64::from(d.ways()) * u64::from(d.sets());
+                let src = "cpuid 0x18";
+                if d.has_4k_entries() {
+                    push(d.cache_level(), 4 << 10, entries, src);
+                }
+                if d.has_2mb_entries() {
+                    push(d.cache_level(), 2 << 20, entries, src);
+                }
+            }
+        }
+        out.sort_by_key(|l| (l.page, l.level));
+        out.dedup_by_key(|l| (l.page, l.level));
+        out
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    Vec::new()
 }
 
 impl BuildInfo {

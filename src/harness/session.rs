@@ -15,8 +15,10 @@ use crate::harness::predict::predict;
 use crate::harness::runner::{
     MethodOptions, PointKind, PointMeasurement, checksum_ok, measure_point,
 };
-use crate::harness::simulate::{detected_levels, simulate_instance};
+use crate::harness::simulate::detected_levels;
 use crate::harness::suite::{Plan, PlannedPoint};
+use crate::harness::warm_sim::simulate_from;
+use crate::kernels::simulation_start;
 use crate::kernels::spec::{Family, Instance, KernelError, PrepareOptions};
 use crate::mem::anon_huge_pages_bytes;
 use crate::results::{
@@ -230,7 +232,8 @@ fn measure_one(
     let levels = point.levels.as_deref().unwrap_or(&options.cache_levels);
     let simulated = match (options.simulate, measured.instance) {
         (true, Some(mut instance)) if measured.checksum.status == ChecksumOutcome::Ok => {
-            match simulate_instance(
+            match simulate_from(
+                simulation_start(spec),
                 instance.as_mut(),
                 levels,
                 options.simulation_access_cap,

@@ -46,6 +46,7 @@ use crate::kernels::estimate_accesses;
 use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, Params};
 use crate::results::SweepInfo;
 
+use super::reach::{ReachSpec, reach_sizes};
 use super::simulate::detected_levels;
 use super::sweep::{SweepSpec, expand, preset_levels};
 
@@ -196,6 +197,9 @@ pub struct SuitePoint {
     /// Strides and slot counts derived from a level of the geometry (see `harness::sweep`).
     #[serde(default)]
     pub sweep: Option<SweepSpec>,
+    /// Sizes doubling to past the last-level cache (see `harness::reach`).
+    #[serde(default)]
+    pub reach: Option<ReachSpec>,
     /// This point's own per-run access limit, when it must exceed the run's (`matmul n=512`
     /// makes 3 × 2^27 accesses a run); at most [`MAX_POINT_ACCESSES`], so a suite file cannot
     /// plan unbounded work.
@@ -375,6 +379,7 @@ impl Suite {
                 threads: None,
                 sweep: None,
                 max_accesses: None,
+                reach: None,
             }],
             source: "command-line".into(),
             text: String::new(),
@@ -431,7 +436,7 @@ impl Suite {
                     line,
                     message,
                 })?;
-            let axes: Vec<(String, Vec<String>)> = point
+            let mut axes: Vec<(String, Vec<String>)> = point
                 .params
                 .iter()
                 .map(|(k, v)| (k.clone(), v.values()))
@@ -441,6 +446,7 @@ impl Suite {
                 line,
                 message,
             };
+            axes.extend(reach_axis(point, levels).map_err(invalid)?);
             let swept = sweep_cases(point, levels).map_err(invalid)?;
             let run_limit = point_access_limit(point, &limits).map_err(invalid)?;
             let simulated_levels = swept.as_ref().and_then(|s| s.levels.clone());
@@ -565,6 +571,27 @@ fn sweep_cases(point: &SuitePoint, levels: &[CacheLevel]) -> Result<Option<Sweep
         cases,
         levels: preset,
     }))
+}
+
+/// The size axis of a point's `reach` table, derived from `levels`; `None` without one.
+fn reach_axis(
+    point: &SuitePoint,
+    levels: &[CacheLevel],
+) -> Result<Option<(String, Vec<String>)>, String> {
+    let Some(spec) = &point.reach else {
+        return Ok(None);
+    };
+    if point.params.contains_key(&spec.param) || point.sweep.is_some() {
+        return Err(format!(
+            "a `reach` sets `{}`: the point may neither set it in `params` nor have a `sweep`",
+            spec.param
+        ));
+    }
+    let sizes = reach_sizes(spec, levels)?;
+    Ok(Some((
+        spec.param.clone(),
+        sizes.iter().map(u64::to_string).collect(),
+    )))
 }
 
 /// Rule 5's message: the size, how it arose and the limit.

@@ -25,6 +25,7 @@ use crate::kernels::common::{
     size_param, text_param,
 };
 use crate::kernels::copy::order::REPLAY_CAVEAT;
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -66,6 +67,7 @@ pub(crate) static TILED_SUM: Entry = Entry {
     pattern: tiled_sum_pattern,
     simulation_note: None,
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 pub(crate) static TO_TILES: Entry = Entry {
@@ -85,6 +87,7 @@ pub(crate) static TO_TILES: Entry = Entry {
     pattern: to_tiles_pattern,
     simulation_note: Some(to_tiles_simulation_note),
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 /// The copy engine, replayed with [`REPLAY_CAVEAT`]'s omissions.

@@ -43,6 +43,13 @@ pub fn simulation_note(spec: &KernelSpec, params: &Params) -> Option<&'static st
     entry_of(spec).ok()?.simulation_note?(params)
 }
 
+/// The cache state `spec`'s simulation starts from (cold for a kernel outside the catalogue).
+pub fn simulation_start(spec: &KernelSpec) -> crate::kernels::spec::SimStart {
+    entry_of(spec)
+        .map(|e| e.simulate)
+        .unwrap_or(crate::kernels::spec::SimStart::Cold)
+}
+
 /// The loads and stores one run of `spec` makes, estimated from resolved parameters without
 /// allocating or walking anything: the kernel's own count where it has one (probes that repeat,
 /// views that broadcast), else the elements of its buffers (every other kernel reads or writes

@@ -28,6 +28,7 @@ use crate::kernels::common::{
     sampled_sum, size_param, text_param,
 };
 use crate::kernels::copy::order::REPLAY_CAVEAT;
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -84,6 +85,7 @@ pub(crate) static CHANNEL_SUM: Entry = Entry {
     pattern: channel_sum_pattern,
     simulation_note: None,
     accesses: Some(tensor_elements),
+    simulate: SimStart::Cold,
 };
 
 pub(crate) static STENCIL3X3: Entry = Entry {
@@ -104,6 +106,7 @@ pub(crate) static STENCIL3X3: Entry = Entry {
     pattern: stencil_pattern,
     simulation_note: None,
     accesses: Some(stencil_accesses),
+    simulate: SimStart::Cold,
 };
 
 pub(crate) static TO_NHWC: Entry = Entry {
@@ -122,6 +125,7 @@ pub(crate) static TO_NHWC: Entry = Entry {
     pattern: to_nhwc_pattern,
     simulation_note: Some(to_nhwc_simulation_note),
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 fn to_nhwc_simulation_note(_: &Params) -> Option<&'static str> {

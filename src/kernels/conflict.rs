@@ -19,6 +19,7 @@ use crate::kernels::common::{
     ACCUMULATORS, cell_to_link, cell_value, checked_elements, cyclic_permutation, fold, int_param,
     invalid, link_to_cell, size_param, text_param,
 };
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -76,6 +77,7 @@ pub(crate) static CONFLICT: Entry = Entry {
     pattern,
     simulation_note: None,
     accesses: Some(accesses),
+    simulate: SimStart::Cold,
 };
 
 /// Loads per run at most (keeps every checksum an exact integer in f64).

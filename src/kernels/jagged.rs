@@ -30,6 +30,7 @@ use crate::kernels::common::{
     ACCUMULATORS, cell_value, checked_elements, filled_buffer, fold, int_param, invalid,
     size_param, text_param,
 };
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -95,6 +96,7 @@ pub(crate) static JAGGED: Entry = Entry {
     pattern,
     simulation_note: Some(simulation_note),
     accesses: Some(accesses),
+    simulate: SimStart::Cold,
 };
 
 /// A jagged-array point's shape and traversal.

@@ -24,6 +24,7 @@ use crate::cache::AccessSink;
 use crate::kernels::common::{
     CHECK_SAMPLES, cell_value, check_indices, checked_elements, invalid, size_param, text_param,
 };
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -73,6 +74,7 @@ pub(crate) static MATMUL: Entry = Entry {
     pattern,
     simulation_note: None,
     accesses: Some(accesses),
+    simulate: SimStart::Cold,
 };
 
 /// The loop nest of a multiplication.

@@ -32,5 +32,5 @@ pub mod view_cache_text;
 
 pub use catalogue::{
     CATALOGUE_RULES, CatalogueRules, StridePattern, catalogue, estimate_accesses, find,
-    resolve_params, simulation_note, stride_pattern,
+    resolve_params, simulation_note, simulation_start, stride_pattern,
 };

@@ -13,6 +13,7 @@ use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::common::{
     cell_value, check_indices, checked_elements, filled_buffer, invalid, sampled_sum, size_param,
 };
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -43,6 +44,7 @@ pub(crate) static READ: Entry = Entry {
     pattern: read_pattern,
     simulation_note: None,
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 pub(crate) static COPY: Entry = Entry {
@@ -62,6 +64,7 @@ pub(crate) static COPY: Entry = Entry {
     pattern: copy_pattern,
     simulation_note: None,
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 fn elements(kernel: &str, params: &Params) -> Result<usize, KernelError> {

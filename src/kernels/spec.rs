@@ -136,6 +136,23 @@ pub trait Instance: Send {
     /// Feeds the address stream of exactly one run to `sink`, with buffer k placed at
     /// `(k+1)·2^32`. The order is the one [`Instance::run`] uses: both come from one definition.
     fn simulate(&mut self, sink: &mut dyn AccessSink);
+    /// Feeds the accesses that leave the caches as the timed runs find them, for a kernel
+    /// simulated warm ([`SimStart::Warm`]): by default one run. A kernel whose run covers only
+    /// part of its buffers (the long pointer chase) feeds all the runs that cover them once.
+    fn simulate_warm_up(&mut self, sink: &mut dyn AccessSink) {
+        self.simulate(sink);
+    }
+}
+
+/// The cache state a point's simulation starts from: the state its timed runs see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimStart {
+    /// From empty caches: one run's compulsory misses are counted (every kernel whose figures
+    /// read the 3C split of one run, and the cachegrind checks, which run once).
+    Cold,
+    /// After [`Instance::simulate_warm_up`], unrecorded: the timed runs follow a warm-up, so a
+    /// working set that fits a level hits there.
+    Warm,
 }
 
 /// Allocates and initialises an instance for resolved parameters.
@@ -195,6 +212,8 @@ pub(crate) struct Entry {
     /// `None`: one run touches about every element of its buffers once (see
     /// `catalogue::estimate_accesses`).
     pub accesses: Option<AccessesFn>,
+    /// Where the harness starts the point's simulation (see [`SimStart`]).
+    pub simulate: SimStart,
 }
 
 /// The access pattern that decides how a kernel uses the cache sets: `count` accesses

@@ -12,6 +12,7 @@ use crate::cache::AccessSink;
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, checked_elements, fold, invalid, size_param,
 };
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -51,6 +52,7 @@ pub(crate) static STRIDE_SUM: Entry = Entry {
     pattern,
     simulation_note: None,
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 fn shape(params: &Params) -> Result<(usize, usize), KernelError> {

@@ -23,6 +23,7 @@ use crate::kernels::common::{
     Matrix, cell_value, check_indices, checked_elements, invalid, size_param, text_param,
 };
 use crate::kernels::copy::order::REPLAY_CAVEAT;
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -71,6 +72,7 @@ pub(crate) static TRANSPOSE: Entry = Entry {
     pattern,
     simulation_note: Some(simulation_note),
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 /// The loop order of a transpose.

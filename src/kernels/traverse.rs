@@ -14,6 +14,7 @@
 
 use crate::cache::AccessSink;
 use crate::kernels::common::{ACCUMULATORS, Matrix, cell_value, fold, int_param};
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -74,6 +75,7 @@ pub(crate) static ROW_SUM: Entry = Entry {
     pattern: row_pattern,
     simulation_note: None,
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 pub(crate) static COL_SUM: Entry = Entry {
@@ -95,6 +97,7 @@ pub(crate) static COL_SUM: Entry = Entry {
     pattern: col_pattern,
     simulation_note: None,
     accesses: None,
+    simulate: SimStart::Cold,
 };
 
 fn plan(kernel: &str, params: &Params) -> Result<Vec<usize>, KernelError> {

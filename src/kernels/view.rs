@@ -11,6 +11,7 @@ use crate::kernels::access::for_each_view_index;
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, checked_elements, fold, invalid, text_param,
 };
+use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
@@ -48,6 +49,7 @@ pub(crate) static VIEW_SUM: Entry = Entry {
     pattern,
     simulation_note: None,
     accesses: Some(accesses),
+    simulate: SimStart::Cold,
 };
 
 /// A strided view over a storage of `storage_len` elements (strides in elements).

@@ -9,6 +9,7 @@ pub mod output;
 pub mod schema;
 #[cfg(test)]
 mod test_docs;
+pub mod tlb;
 pub mod validate;
 
 pub use model::{LevelModel, ModelPrediction, PatternPrediction, ViewFacts, ViewSets};

@@ -5,7 +5,8 @@
 //! Rules, by part of the document:
 //! 1. `info` (free-form JSON elsewhere): `caches` and `simulated_caches`, when present, are lists
 //!    of levels that rebuild through [`CacheLevel::recorded`], the constructor live geometry
-//!    uses; `gate.preset`, when present, names a known preset.
+//!    uses; `gate.preset`, when present, names a known preset; `dtlb`, when present, lists
+//!    data-TLB levels with a known page size and a bounded entry count (`results::tlb`).
 //! 2. `method`: finite, non-negative durations, a confidence in (0, 1), an access cap ≥ 1.
 //! 3. Records: unique indices below `suite.points`; a kernel of the catalogue with its family;
 //!    parameters within the catalogue's declared ranges and rules (handed in as
@@ -214,6 +215,7 @@ fn check_info(info: &serde_json::Value) -> Checked {
         ));
     }
     levels_at(info, "simulated_caches")?;
+    crate::results::tlb::manifest_dtlb(info).map_err(|e| invalid(e.field, e.message))?;
     if let Some(gate) = info.get(crate::results::compare::GATE_MANIFEST_KEY) {
         if !gate.is_object() {
             return Err(invalid("info.gate", "must be an object"));

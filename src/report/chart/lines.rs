@@ -78,8 +78,16 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
     draw_line_mesh(&mut chart, p, &x_range, &y_range, area.dim_in_pixel().0)?;
     draw_vlines(&mut chart, p, &x_range, &y_range)?;
     draw_hlines(&mut chart, p, &x_range)?;
-    for s in &p.series {
-        draw_series_line(&mut chart, p, s, &x_range)?;
+    for (i, s) in p.series.iter().enumerate() {
+        // Series drawn later of the same kind sit on top: earlier ones get wider strokes and
+        // larger markers, so where two coincide both stay visible (nested rings, a coloured
+        // edge along the line) instead of the last one hiding the first.
+        let under = p.series[i + 1..]
+            .iter()
+            .filter(|t| t.kind == s.kind)
+            .count()
+            .min(3) as u32;
+        draw_series_line(&mut chart, p, s, &x_range, under)?;
     }
     Ok(())
 }
@@ -251,8 +259,10 @@ fn draw_series_line<DB: DrawingBackend>(
     p: &LinePanel,
     s: &Series,
     x_range: &Range<f64>,
+    under: u32,
 ) -> Result<(), String> {
-    let line = ShapeStyle::from(s.colour.rgb()).stroke_width(2);
+    let line = ShapeStyle::from(s.colour.rgb()).stroke_width(2 + 2 * under);
+    let grow = 2 * under as i32;
     let pts = plot_points(p, s);
     let xy: Vec<(f64, f64)> = pts.iter().map(|&(x, y, _)| (x, y)).collect();
     match s.kind {
@@ -261,18 +271,18 @@ fn draw_series_line<DB: DrawingBackend>(
                 .draw_series(LineSeries::new(xy.clone(), line))
                 .map_err(err)?;
             chart
-                .draw_series(xy.iter().map(|&c| Circle::new(c, 3, line.filled())))
+                .draw_series(xy.iter().map(|&c| Circle::new(c, 3 + grow, line.filled())))
                 .map_err(err)?;
         }
         SeriesKind::Markers => {
             chart
-                .draw_series(xy.iter().map(|&c| Circle::new(c, 2, line.filled())))
+                .draw_series(xy.iter().map(|&c| Circle::new(c, 2 + grow, line.filled())))
                 .map_err(err)?;
         }
         SeriesKind::ModelMarkers => {
             let thin = ShapeStyle::from(s.colour.rgb()).stroke_width(1);
             chart
-                .draw_series(xy.iter().map(|&c| Circle::new(c, 5, thin)))
+                .draw_series(xy.iter().map(|&c| Circle::new(c, 5 + grow, thin)))
                 .map_err(err)?;
         }
         SeriesKind::Model => {
@@ -285,12 +295,13 @@ fn draw_series_line<DB: DrawingBackend>(
                 )))
                 .map_err(err)?;
             chart
-                .draw_series(xy.iter().map(|&c| Circle::new(c, 4, line)))
+                .draw_series(xy.iter().map(|&c| Circle::new(c, 4 + grow, line)))
                 .map_err(err)?;
         }
     }
     // Error bars: a vertical stroke from the CI's low to high end, with small caps.
     let cap = (x_range.end - x_range.start) * 0.006;
+    let line = ShapeStyle::from(s.colour.rgb()).stroke_width(2);
     for &(x, _, ci) in &pts {
         if let Some(ci) = ci {
             draw_whisker(chart, ci, x, cap, Whisker::Vertical, line)?;

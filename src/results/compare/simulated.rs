@@ -46,6 +46,17 @@ pub(super) fn deterministic_rows(
         ));
         return;
     }
+    if b.start != c.start {
+        // A warm count leaves out the compulsory misses a cold one holds: not the same number.
+        let why = format!(
+            "the baseline simulated from a {} cache and this run from a {} one (the kernel's \
+             catalogue entry changed); record a new baseline with `stridelab gate \
+             --save-baseline reports/baseline.json`",
+            b.start, c.start
+        );
+        rows.push(whole_point(cur, Verdict::NotCompared, &why));
+        return;
+    }
     for level in &b.levels {
         rows.push(level_row(cur, level, (b, c), options));
     }
