@@ -78,13 +78,22 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
     draw_line_mesh(&mut chart, p, &x_range, &y_range, area.dim_in_pixel().0)?;
     draw_vlines(&mut chart, p, &x_range, &y_range)?;
     draw_hlines(&mut chart, p, &x_range)?;
+    let plotted: Vec<Vec<PlotPoint>> = p.series.iter().map(|s| plot_points(p, s)).collect();
+    let near = |a: &PlotPoint, b: &PlotPoint| {
+        let span = |r: &Range<f64>| (r.end - r.start).abs().max(f64::MIN_POSITIVE);
+        (a.0 - b.0).abs() <= 0.004 * span(&x_range) && (a.1 - b.1).abs() <= 0.01 * span(&y_range)
+    };
     for (i, s) in p.series.iter().enumerate() {
-        // Series drawn later of the same kind sit on top: earlier ones get wider strokes and
-        // larger markers, so where two coincide both stay visible (nested rings, a coloured
-        // edge along the line) instead of the last one hiding the first.
-        let under = p.series[i + 1..]
-            .iter()
-            .filter(|t| t.kind == s.kind)
+        // A series that a later one of the same kind draws over (a point within a marker's
+        // width) gets a wider stroke and larger markers, so both stay visible (nested rings,
+        // a coloured edge along the line) instead of the last one hiding the first.
+        let under = (i + 1..p.series.len())
+            .filter(|&j| p.series[j].kind == s.kind)
+            .filter(|&j| {
+                plotted[i]
+                    .iter()
+                    .any(|a| plotted[j].iter().any(|b| near(a, b)))
+            })
             .count()
             .min(3) as u32;
         draw_series_line(&mut chart, p, s, &x_range, under)?;

@@ -88,7 +88,8 @@ fn sets_used(doc: &ResultsDocument) -> Outcome {
         tables: vec![set_table(&probes, l1)],
         look_for: format!(
             "Left of a dashed line, K lines do not fit into the sets the stride uses \
-             ({} ways each): misses and time jump. Right of it the same K loads fit.",
+             ({} ways each): misses and time jump. Right of it the same K loads fit. Each K \
+             is drawn a little beside its whole number of sets, so equal values stay visible.",
             l1.ways
         ),
         notes: Vec::new(),
@@ -96,16 +97,20 @@ fn sets_used(doc: &ResultsDocument) -> Outcome {
 }
 
 /// Per K: simulated misses and timed ns per load against the recorded sets used (one point
-/// per x; several strides using as many sets are averaged).
+/// per x; several strides using as many sets are averaged). Sets used is a count, so the
+/// points are markers, not a line, and each K sits a little beside the next (by
+/// [`K_OFFSET`]) so that equal values stay visible side by side.
 fn series(probes: &[Probe], ks: &[u64]) -> (Vec<Series>, Vec<Series>) {
     let mut miss_series = Vec::new();
     let mut time_series = Vec::new();
-    for &k in ks {
+    let centre = (ks.len() as f64 - 1.0) / 2.0;
+    for (index, &k) in ks.iter().enumerate() {
         let colour = k_colour(ks, k);
+        let shift = (index as f64 - centre) * K_OFFSET;
         let mut m: Vec<XY> = Vec::new();
         let mut t: Vec<XY> = Vec::new();
         for p in probes.iter().filter(|p| p.k == k) {
-            let Some(x) = p.model(0).map(|m| m.sets_used as f64) else {
+            let Some(x) = p.model(0).map(|m| m.sets_used as f64 + shift) else {
                 continue;
             };
             if let Some(v) = misses_per_access(p.record, 0) {
@@ -121,7 +126,7 @@ fn series(probes: &[Probe], ks: &[u64]) -> (Vec<Series>, Vec<Series>) {
         let named = |points| Series {
             name: format!("K={k}"),
             colour,
-            kind: SeriesKind::Data,
+            kind: SeriesKind::Markers,
             points,
         };
         miss_series.push(named(m));
@@ -129,6 +134,9 @@ fn series(probes: &[Probe], ks: &[u64]) -> (Vec<Series>, Vec<Series>) {
     }
     (miss_series, time_series)
 }
+
+/// How far apart neighbouring K are drawn around their whole number of sets.
+const K_OFFSET: f64 = 0.06;
 
 /// Sorts by x and keeps one point per x (the mean; its interval dropped).
 fn merge_equal_x(pts: &mut Vec<XY>) {
@@ -158,7 +166,8 @@ fn ways_lines(ks: &[u64], ways: u64) -> Vec<RefLine> {
                 if s == 1 { " holds" } else { "s hold" },
                 s * ways
             ),
-            label_y: None,
+            // Mid-height, between the misses at 1 and at 0, where no marker sits.
+            label_y: Some(0.55),
         })
         .collect()
 }
