@@ -5,6 +5,7 @@
 //! [`access::RealMem`], simulation [`access::SimMem`], so the two cannot drift apart.
 
 pub mod access;
+pub mod address_mem;
 pub mod args;
 pub mod blocked;
 pub mod catalogue;

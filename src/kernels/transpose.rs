@@ -16,6 +16,7 @@
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
+use crate::kernels::address_mem::AddressMem;
 use crate::kernels::common::{
     Matrix, cell_value, check_indices, checked_elements, filled_buffer, sampled_sum, size_param,
     text_param,
@@ -152,13 +153,27 @@ struct Transpose {
     src: AlignedBuffer,
     dst: AlignedBuffer,
     expected: f64,
+    /// Prepared `simulate_only`: no data, `simulate` feeds addresses only.
+    addresses_only: bool,
 }
 
 fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
     let matrix = Matrix::from_params("transpose", params)?;
     let variant = variant(params)?;
-    let src = filled_buffer(matrix.storage_len()?, options)?;
+    let src_len = matrix.storage_len()?;
     let dst_len = checked_elements("rows", &[matrix.rows, matrix.cols])?;
+    if options.simulate_only {
+        // No order reads a value to find the next address (the copy engine plans from shapes).
+        return Ok(Box::new(Transpose {
+            matrix,
+            variant,
+            src: AlignedBuffer::zeroed(0, false)?,
+            dst: AlignedBuffer::zeroed(0, false)?,
+            expected: 0.0,
+            addresses_only: true,
+        }));
+    }
+    let src = filled_buffer(src_len, options)?;
     let dst = AlignedBuffer::zeroed(dst_len, options.huge_pages)?;
     // dst[k] holds src (i, j) with j = k / rows, i = k mod rows.
     let expected = check_indices(dst_len)
@@ -170,6 +185,7 @@ fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
         src,
         dst,
         expected,
+        addresses_only: false,
     }))
 }
 
@@ -180,6 +196,9 @@ impl Instance for Transpose {
     }
 
     fn run(&mut self) -> f64 {
+        if self.addresses_only {
+            return f64::NAN;
+        }
         let mut m = RealMem::new([&mut self.src, &mut self.dst]);
         transpose(&mut m, self.matrix, self.variant)
     }
@@ -189,6 +208,14 @@ impl Instance for Transpose {
     }
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
+        if self.addresses_only {
+            let lens = [
+                self.matrix.storage_len().unwrap_or(0),
+                self.matrix.elements() as usize,
+            ];
+            transpose(&mut AddressMem::new(lens, sink), self.matrix, self.variant);
+            return;
+        }
         let mut m = SimMem::new([&mut self.src, &mut self.dst], sink);
         transpose(&mut m, self.matrix, self.variant);
     }

@@ -12,6 +12,7 @@
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem};
+use crate::kernels::address_mem::AddressMem;
 use crate::kernels::common::{ACCUMULATORS, Matrix, filled_buffer, fold, int_param};
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
@@ -103,6 +104,8 @@ struct Traverse {
     matrix: Matrix,
     a: AlignedBuffer,
     expected: f64,
+    /// Prepared `simulate_only`: no data, `simulate` feeds addresses only.
+    addresses_only: bool,
 }
 
 fn prepare_row_sum(params: &Params, options: PrepareOptions) -> Prepared {
@@ -116,7 +119,18 @@ fn prepare_col_sum(params: &Params, options: PrepareOptions) -> Prepared {
 
 fn prepare(order: Order, kernel: &str, params: &Params, options: PrepareOptions) -> Prepared {
     let matrix = Matrix::from_params(kernel, params)?;
-    let a = filled_buffer(matrix.storage_len()?, options)?;
+    let len = matrix.storage_len()?;
+    if options.simulate_only {
+        // The order reads no value to find the next address: no data needed.
+        return Ok(Box::new(Traverse {
+            order,
+            matrix,
+            a: AlignedBuffer::zeroed(0, false)?,
+            expected: 0.0,
+            addresses_only: true,
+        }));
+    }
+    let a = filled_buffer(len, options)?;
     // Independent of the kernel's order and accumulators: a plain loop over the cells.
     let mut expected = 0.0;
     for i in 0..matrix.rows {
@@ -134,6 +148,7 @@ fn prepare(order: Order, kernel: &str, params: &Params, options: PrepareOptions)
         matrix,
         a,
         expected,
+        addresses_only: false,
     }))
 }
 
@@ -180,6 +195,9 @@ impl Instance for Traverse {
     }
 
     fn run(&mut self) -> f64 {
+        if self.addresses_only {
+            return f64::NAN;
+        }
         traverse(&mut RealMem::new([&mut self.a]), self.order, self.matrix)
     }
 
@@ -188,6 +206,11 @@ impl Instance for Traverse {
     }
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
+        if self.addresses_only {
+            let lens = [self.matrix.storage_len().unwrap_or(0)];
+            traverse(&mut AddressMem::new(lens, sink), self.order, self.matrix);
+            return;
+        }
         traverse(
             &mut SimMem::new([&mut self.a], sink),
             self.order,
