@@ -939,5 +939,36 @@ mod tests {
             let mut h = Hierarchy::new(&geometry, Policy::Lru, classify).unwrap();
             assert_matches_reference(&mut h, &geometry, Policy::Lru, classify, &trace)?;
         }
+
+        /// The 3C line table's two-level directory (pages of 256 chunks found by hash, the
+        /// page used last remembered) equals the reference on traces that jump between far
+        /// apart regions (each its own directory page, some on the same page as others) and
+        /// walk within them with a stride, as buffers at `sim_address` do.
+        #[test]
+        fn line_table_pages_equal_reference(
+            shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
+            regions in proptest::collection::vec(0u64..64, 1..6),
+            trace in proptest::collection::vec((0usize..6, 0u64..200, 1u64..600), 0..500),
+        ) {
+            let geometry: Vec<CacheLevel> = shapes
+                .iter()
+                .enumerate()
+                .map(|(i, &(sets, ways, line_bits))| {
+                    arbitrary_level(i, sets, ways, line_bits, Policy::Lru)
+                })
+                .collect();
+            // Region r starts at r·2^26 bytes; a directory page spans at most 2^24 bytes (2^18
+            // lines of at most 64 B), so each region is a page of its own, and the strided
+            // walks within one cross chunks of 1024 lines.
+            let trace: Vec<(u64, u32, u8)> = trace
+                .iter()
+                .map(|&(region, step, stride)| {
+                    let base = regions[region % regions.len()] << 26;
+                    (base + step * stride * 8, 8, 0)
+                })
+                .collect();
+            let mut h = Hierarchy::new(&geometry, Policy::Lru, true).unwrap();
+            assert_matches_reference(&mut h, &geometry, Policy::Lru, true, &trace)?;
+        }
     }
 }
