@@ -50,14 +50,10 @@ impl<const N: usize> Mem for AddressMem<'_, N> {
         count: usize,
         _acc: &mut [f64; ACCUMULATORS],
     ) {
-        let base = sim_address(buffer, 0);
-        for k in 0..count {
-            let index = start as isize + k as isize * step;
-            self.sink.load(
-                base + index as u64 * u64::from(ELEMENT_BYTES),
-                ELEMENT_BYTES,
-            );
-        }
+        // One call for the run: the simulator takes row-order runs line by line.
+        let first = sim_address(buffer, 0) + start as u64 * u64::from(ELEMENT_BYTES);
+        let step = step as i64 * i64::from(ELEMENT_BYTES);
+        self.sink.load_run(first, step, count as u64, ELEMENT_BYTES);
     }
 
     #[inline]
