@@ -26,6 +26,8 @@
 //!
 //! - An access confined to the line the first level looked up last only bumps a counter
 //!   (`Hierarchy::access` says why nothing else can change): 7 of 8 row-order f64 accesses.
+//!   A run fed through [`AccessSink::load_run`] counts those hits a line at a time, in one
+//!   addition (`load_run` on [`Hierarchy`]).
 //! - A one-line access to an unclassified LRU first level (the default) is looked up inline
 //!   in `Hierarchy::access`; everything else (straddles, 3C, other policies, lower levels)
 //!   is reached by a jump to an out-of-line loop over the levels.
