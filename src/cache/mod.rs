@@ -21,6 +21,15 @@ pub trait AccessSink {
     fn modify(&mut self, addr: u64, len: u32) {
         self.load(addr, len);
     }
+
+    /// `count` loads of `len` bytes at `addr`, `addr + step`, `addr + 2·step`, … in that
+    /// order (`step` in bytes, negative for a descending run). The default is one
+    /// [`AccessSink::load`] each; a sink may take the run faster, with the same result.
+    fn load_run(&mut self, addr: u64, step: i64, count: u64, len: u32) {
+        for k in 0..count {
+            self.load(addr.wrapping_add((k as i64).wrapping_mul(step) as u64), len);
+        }
+    }
 }
 
 pub mod geometry;

@@ -57,6 +57,9 @@ const MIN_SAMPLES_PER_PASS: usize = 10;
 /// Far above what the capped simulation of a gate point takes (well under a second).
 const SIMULATION_TIME_BUDGET: Duration = Duration::from_secs(600);
 
+/// Accesses the gate simulates per point (a prefix beyond it, the same on every machine).
+const GATE_SIMULATION_CAP: u64 = 1 << 20;
+
 const SAVE_HINT: &str = "record one with `stridelab gate --save-baseline reports/baseline.json`";
 
 /// Why the gate could not reach a verdict (exit 2 with the fix named).
@@ -433,6 +436,8 @@ fn gate_run_options(
         // Only the access cap may bound the simulation: a time budget would make the miss
         // counts depend on how busy the machine is, and the deterministic track must not.
         simulation_time_budget: SIMULATION_TIME_BUDGET,
+        // The cap the baselines were recorded with: a different cap is a different method.
+        simulation_access_cap: GATE_SIMULATION_CAP,
         ..RunOptions::default()
     })
 }

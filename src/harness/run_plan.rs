@@ -117,6 +117,8 @@ pub fn prepare_run(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
         method: method_of(request)?,
         manifest: serde_json::to_value(&machine).map_err(RunPlanError::Manifest)?,
         cache_levels: levels,
+        // Every point the plan admits is simulated in full.
+        simulation_access_cap: request.max_accesses,
         ..RunOptions::default()
     };
     Ok(PreparedRun {

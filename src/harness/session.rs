@@ -46,8 +46,10 @@ impl Default for RunOptions {
     fn default() -> Self {
         Self {
             method: MethodOptions::default(),
-            simulation_access_cap: 1 << 20,
-            simulation_time_budget: Duration::from_secs(1),
+            // As many accesses as a point's run may make (the plan refuses larger points), so
+            // every point is simulated in full; the time budget is a safety net only.
+            simulation_access_cap: crate::harness::suite::DEFAULT_MAX_ACCESSES_PER_RUN,
+            simulation_time_budget: Duration::from_secs(30),
             simulate: true,
             manifest: serde_json::Value::Null,
             cache_levels: detected_levels(),
@@ -195,6 +197,7 @@ fn measure_one(
     let spec = point.spec;
     let prepare_options = PrepareOptions {
         huge_pages: options.method.huge_pages,
+        ..PrepareOptions::default()
     };
     let prepare = || -> Result<Box<dyn Instance>, KernelError> {
         (spec.prepare)(&point.params, prepare_options)

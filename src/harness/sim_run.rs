@@ -148,9 +148,15 @@ pub fn simulate_point(request: &SimRequest<'_>) -> Result<SimReport, SimRunError
     let levels = sim_levels(request.levels)?;
     let mut hierarchy =
         Hierarchy::with_state_budget(&levels, request.policy, true, request.max_sim_memory)?;
-    // Huge pages where the host grants them: the kernel still reads its real buffers while it
-    // feeds the simulator, and a column walk otherwise misses the host's TLB on every access.
-    let mut instance = (spec.prepare)(&params, PrepareOptions { huge_pages: true })?;
+    // Never run, only simulated: kernels whose addresses do not depend on their data allocate
+    // no buffers and feed addresses only. The others read their real buffers while they feed
+    // the simulator, on huge pages where the host grants them (a column walk otherwise misses
+    // the host's TLB on every access).
+    let options = PrepareOptions {
+        huge_pages: true,
+        simulate_only: true,
+    };
+    let mut instance = (spec.prepare)(&params, options)?;
     if request.warm {
         instance.simulate(&mut hierarchy);
         hierarchy.reset_stats();

@@ -1,9 +1,11 @@
 //! Simulated misses per cache level (with the 3C split) for a point: the instance's address
 //! stream fed to the cache model of the detected (or overridden) geometry, from a cold cache.
 //!
-//! Huge runs are simulated in part: only the first `cap` accesses of one run reach the model
-//! (the rest are counted, not simulated), and the record says so (`kind = "prefix"`). A time
-//! budget bounds the model's cost the same way (the note says when it ran out).
+//! `run` sets the cap to the largest run its plan admits, so every point is simulated in full.
+//! A cap below a run's accesses (the gate's, kept for its baselines) simulates a prefix: only
+//! the first `cap` accesses reach the model (the rest are counted, not simulated), and the
+//! record says so (`kind = "prefix"`). A time budget is the safety net that bounds the model's
+//! cost the same way (the note says when it ran out).
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,8 @@
 //!
 //! A kernel's order is one generic function `fn order<M: Mem>(m: &mut M, ...)`; `Instance::run`
 //! calls it with a `RealMem`, `Instance::simulate` with a `SimMem`. The simulating accessor reads
-//! and writes the real data too, so pointer chases follow the real (seeded) values.
+//! and writes the real data too, so pointer chases follow the real (seeded) values; kernels
+//! whose addresses never depend on their data may feed addresses only (`typed::AddressMem`).
 //!
 //! Besides single loads and stores, the accessor offers two *runs* — [`Mem::sum_run`] and
 //! [`Mem::move_run`], a strided walk of `count` elements — because per-element bounds checks

@@ -313,7 +313,8 @@ fn prepare_channel_sum(params: &Params, options: PrepareOptions) -> Prepared {
         options,
     )?;
     // Straightforward reference: every storage index, weighted by its channel.
-    let expected = (0..len)
+    let checked = if x.has_data() { len } else { 0 };
+    let expected = (0..checked)
         .map(|i| channel_weight(tensor.coords(i).1) * x.value(0, i))
         .sum();
     Ok(Box::new(ChannelSum {

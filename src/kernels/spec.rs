@@ -99,6 +99,10 @@ impl ParamSpec {
 pub struct PrepareOptions {
     /// Ask for transparent huge pages on the kernel's buffers.
     pub huge_pages: bool,
+    /// The instance is only simulated, never run: a kernel whose address stream does not
+    /// depend on its data may then allocate no buffers and feed addresses only
+    /// (`kernels::typed::AddressMem`); its `run` returns NaN, which no checksum matches.
+    pub simulate_only: bool,
 }
 
 /// Why a kernel could not be prepared or run.

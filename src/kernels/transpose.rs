@@ -30,7 +30,8 @@ use crate::kernels::spec::{
 };
 use crate::kernels::traverse::MATRIX_PARAMS;
 use crate::kernels::typed::{
-    DTYPE_PARAM, Dtype, Element, Storage, TypedMem, sampled_sum, with_real_mem, with_sim_mem,
+    AddressMem, DTYPE_PARAM, Dtype, Element, Storage, TypedMem, sampled_sum, with_real_mem,
+    with_sim_mem,
 };
 
 const PARAMS: [ParamSpec; 6] = [
@@ -239,6 +240,12 @@ impl Instance for Transpose {
         match &mut self.buffers {
             Storage::F64([src, dst]) => {
                 transpose(&mut SimMem::new([src, dst], sink), matrix, variant);
+            }
+            Storage::Addresses {
+                dtype: Dtype::F64,
+                lens,
+            } => {
+                transpose(&mut AddressMem::<f64, 2>::new(*lens, sink), matrix, variant);
             }
             other => {
                 with_sim_mem!(other, sink, |m| transpose_loops(m, matrix, variant));

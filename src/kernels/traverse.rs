@@ -135,7 +135,8 @@ fn prepare(order: Order, kernel: &str, params: &Params, options: PrepareOptions)
     let a = Storage::new(dtype, [matrix.storage_len()?], [true], cell_value, options)?;
     // Independent of the kernel's order and accumulators: a plain loop over the cells.
     let mut expected = 0.0;
-    for i in 0..matrix.rows {
+    let rows = if a.has_data() { matrix.rows } else { 0 };
+    for i in 0..rows {
         let times = if order == (Order::Row { deopt: true }) && is_reread_row(i) {
             2.0
         } else {

@@ -1,6 +1,8 @@
 //! Element types (`dtype=f64|f32`) and the accessor of kernels written for any of them:
-//! [`TypedMem`] with its two implementations, [`TypedReal`] (plain loads and stores, for timed
-//! runs) and [`TypedSim`] (the same accesses, each also reported to an [`AccessSink`]).
+//! [`TypedMem`] with its three implementations, [`TypedReal`] (plain loads and stores, for
+//! timed runs), [`TypedSim`] (the same accesses, each also reported to an [`AccessSink`]) and
+//! [`AddressMem`] (the same reports without any data, for kernels whose addresses do not depend
+//! on the values they read, prepared `simulate_only`).
 //!
 //! As with [`crate::kernels::access::Mem`], a kernel's order is one generic function; the
 //! simulated placement is the same (buffer `b` at `(b+1)·2^32`) with elements `T::BYTES` apart,
@@ -11,8 +13,12 @@
 //! `TypedSim` uses); `TypedReal` overrides them with check-free slice iterators over the same
 //! elements in the same order, and a property test shows the two agree.
 
+use std::marker::PhantomData;
+
 use crate::cache::AccessSink;
-use crate::kernels::access::{Buffers, Mem, RealMem, SimMem};
+use crate::kernels::access::{Buffers, CopyView, Mem, RealMem, STAGE_BUFFER, SimMem, sim_address};
+use crate::kernels::copy::CopyError;
+use crate::kernels::copy::order::{OrderSink, engine_order};
 pub use crate::kernels::element::Element;
 use crate::kernels::element::{ACCUMULATORS, move_slice_run, split_pair, sum_slice_run};
 use crate::kernels::spec::{KernelError, ParamSpec, Params, PrepareOptions};
@@ -318,10 +324,12 @@ impl<B: Buffers> TypedMem<f64> for SimMem<'_, B> {
     }
 }
 
-/// A kernel's `N` buffers in the element type its `dtype` chose.
+/// A kernel's `N` buffers in the element type its `dtype` chose, or, prepared
+/// `simulate_only`, only their lengths (no data: the simulation feeds addresses only).
 pub enum Storage<const N: usize> {
     F64([AlignedBuffer<f64>; N]),
     F32([AlignedBuffer<f32>; N]),
+    Addresses { dtype: Dtype, lens: [usize; N] },
 }
 
 impl<const N: usize> Storage<N> {
@@ -335,9 +343,16 @@ impl<const N: usize> Storage<N> {
         options: PrepareOptions,
     ) -> Result<Self, KernelError> {
         Ok(match dtype {
+            _ if options.simulate_only => Storage::Addresses { dtype, lens },
             Dtype::F64 => Storage::F64(buffers(lens, filled, value, options)?),
             Dtype::F32 => Storage::F32(buffers(lens, filled, value, options)?),
         })
+    }
+
+    /// Whether the storage holds data (not prepared `simulate_only`): a reference checksum
+    /// is computed only then.
+    pub fn has_data(&self) -> bool {
+        !matches!(self, Storage::Addresses { .. })
     }
 
     /// The element type.
@@ -345,14 +360,17 @@ impl<const N: usize> Storage<N> {
         match self {
             Storage::F64(_) => Dtype::F64,
             Storage::F32(_) => Dtype::F32,
+            Storage::Addresses { dtype, .. } => *dtype,
         }
     }
 
-    /// Element `index` of buffer `buffer`, widened to f64 (for reference checksums).
+    /// Element `index` of buffer `buffer`, widened to f64 (for reference checksums; NaN
+    /// without data, which no checksum matches).
     pub fn value(&self, buffer: usize, index: usize) -> f64 {
         match self {
             Storage::F64(b) => b[buffer][index],
             Storage::F32(b) => f64::from(b[buffer][index]),
+            Storage::Addresses { .. } => f64::NAN,
         }
     }
 }
@@ -395,6 +413,8 @@ macro_rules! with_real_mem {
                 );
                 $body
             }
+            // Prepared `simulate_only`: nothing to run, and NaN matches no checksum.
+            $crate::kernels::typed::Storage::Addresses { .. } => f64::NAN,
         }
     };
 }
@@ -417,11 +437,139 @@ macro_rules! with_sim_mem {
                 );
                 $body
             }
+            $crate::kernels::typed::Storage::Addresses { dtype, lens } => match dtype {
+                $crate::kernels::typed::Dtype::F64 => {
+                    let $m = &mut $crate::kernels::typed::AddressMem::<f64, _>::new(*lens, $sink);
+                    $body
+                }
+                $crate::kernels::typed::Dtype::F32 => {
+                    let $m = &mut $crate::kernels::typed::AddressMem::<f32, _>::new(*lens, $sink);
+                    $body
+                }
+            },
         }
     };
 }
 
 pub(crate) use {with_real_mem, with_sim_mem};
+
+/// Reports every load and store [`TypedSim`] (or, for f64, [`SimMem`]) would report, at the
+/// same simulated addresses and in the same order, but holds no data: loads return 0 and
+/// stores are dropped. Only kernels whose address stream does not depend on the values they
+/// read may use it (`tests/address_only.rs` holds each one's stream to its real one), so a
+/// simulation of a 128 MiB matrix neither fills nor faults in 128 MiB of host memory.
+pub struct AddressMem<'s, T, const N: usize> {
+    sink: &'s mut dyn AccessSink,
+    /// Buffer `b`'s length in elements (the copy engine plans from its source's length).
+    lens: [usize; N],
+    element: PhantomData<T>,
+}
+
+impl<'s, T: Element, const N: usize> AddressMem<'s, T, N> {
+    pub fn new(lens: [usize; N], sink: &'s mut dyn AccessSink) -> Self {
+        Self {
+            sink,
+            lens,
+            element: PhantomData,
+        }
+    }
+}
+
+impl<T: Element, const N: usize> TypedMem<T> for AddressMem<'_, T, N> {
+    #[inline]
+    fn load(&mut self, buffer: usize, index: usize) -> T {
+        self.sink.load(typed_address::<T>(buffer, index), T::BYTES);
+        T::default()
+    }
+
+    #[inline]
+    fn store(&mut self, buffer: usize, index: usize, _value: T) {
+        self.sink.store(typed_address::<T>(buffer, index), T::BYTES);
+    }
+
+    /// The provided order as one call, without the accumulation (nothing is read): the
+    /// simulator takes row-order runs line by line.
+    #[inline]
+    fn sum_run(
+        &mut self,
+        buffer: usize,
+        start: usize,
+        step: isize,
+        count: usize,
+        _acc: &mut [f64; ACCUMULATORS],
+    ) {
+        let first = typed_address::<T>(buffer, start);
+        let step = step as i64 * i64::from(T::BYTES);
+        self.sink.load_run(first, step, count as u64, T::BYTES);
+    }
+}
+
+/// The f64 accessor's copies, replayed without data (`SimMem::copy_view`'s replay).
+impl<const N: usize> Mem for AddressMem<'_, f64, N> {
+    #[inline]
+    fn load(&mut self, buffer: usize, index: usize) -> f64 {
+        TypedMem::load(self, buffer, index)
+    }
+
+    #[inline]
+    fn store(&mut self, buffer: usize, index: usize, value: f64) {
+        TypedMem::store(self, buffer, index, value);
+    }
+
+    #[inline]
+    fn sum_run(&mut self, b: usize, start: usize, step: isize, n: usize, acc: &mut [f64; 8]) {
+        TypedMem::sum_run(self, b, start, step, n, acc);
+    }
+
+    fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {
+        /// The engine's accesses, reported.
+        struct Replay<'m, 's, const N: usize> {
+            mem: &'m mut AddressMem<'s, f64, N>,
+            src: usize,
+            dst: usize,
+        }
+        impl<const N: usize> OrderSink for Replay<'_, '_, N> {
+            fn load(&mut self, src: usize) {
+                Mem::load(self.mem, self.src, src);
+            }
+            fn store(&mut self, dst: usize, _src: usize) {
+                Mem::store(self.mem, self.dst, dst, 0.0);
+            }
+            fn stage_load(&mut self, index: usize) {
+                self.mem
+                    .sink
+                    .load(sim_address(STAGE_BUFFER, index), f64::BYTES);
+            }
+            fn stage_store(&mut self, index: usize) {
+                self.mem
+                    .sink
+                    .store(sim_address(STAGE_BUFFER, index), f64::BYTES);
+            }
+        }
+        let src_len = self.lens[src];
+        let mut replay = Replay {
+            mem: self,
+            src,
+            dst,
+        };
+        engine_order(
+            src_len,
+            view.shape,
+            view.strides,
+            view.offset,
+            dst_start,
+            &mut replay,
+        )
+        .unwrap_or_else(|err: CopyError| panic!("copy view validated at prepare time: {err}"));
+    }
+
+    fn copy_span(&mut self, src: usize, dst: usize, len: usize) {
+        for index in 0..len {
+            Mem::load(self, src, index);
+            Mem::store(self, dst, index, 0.0);
+        }
+    }
+}
 
 /// The checksum of a copy: the sum of the sampled destination cells
 /// ([`crate::kernels::common::check_indices`]), read after the copy (these few loads are part

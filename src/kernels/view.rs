@@ -162,7 +162,12 @@ pub fn prepare_view(view: ViewGeometry, dtype: Dtype, options: PrepareOptions) -
     let storage = Storage::new(dtype, lens, [true], cell_value, options)?;
     // Brute force: decode every flat index into a multi-index and apply the strides.
     let mut expected = 0.0;
-    for flat in 0..view.elements() {
+    let elements = if storage.has_data() {
+        view.elements()
+    } else {
+        0
+    };
+    for flat in 0..elements {
         let mut rest = flat;
         let mut position = view.offset as isize;
         for (&n, &s) in view.shape.iter().zip(&view.strides).rev() {
