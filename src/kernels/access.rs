@@ -358,45 +358,8 @@ impl<B: Buffers> Mem for SimMem<'_, B> {
     }
 
     fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {
-        /// The engine's accesses, replayed on this memory.
-        struct Replay<'m, 's, B: Buffers> {
-            mem: &'m mut SimMem<'s, B>,
-            src: usize,
-            dst: usize,
-        }
-        impl<B: Buffers> OrderSink for Replay<'_, '_, B> {
-            fn load(&mut self, src: usize) {
-                self.mem.load(self.src, src);
-            }
-            fn store(&mut self, dst: usize, src: usize) {
-                // The value travels in registers (or the stage): not a simulated access.
-                let value = self.mem.real.load(self.src, src);
-                self.mem.store(self.dst, dst, value);
-            }
-            fn stage_load(&mut self, index: usize) {
-                let address = sim_address(STAGE_BUFFER, index);
-                self.mem.sink.load(address, ELEMENT_BYTES);
-            }
-            fn stage_store(&mut self, index: usize) {
-                let address = sim_address(STAGE_BUFFER, index);
-                self.mem.sink.store(address, ELEMENT_BYTES);
-            }
-        }
         let src_len = self.real.data(src).len();
-        let mut replay = Replay {
-            mem: self,
-            src,
-            dst,
-        };
-        engine_order(
-            src_len,
-            view.shape,
-            view.strides,
-            view.offset,
-            dst_start,
-            &mut replay,
-        )
-        .unwrap_or_else(|err: CopyError| panic!("copy view validated at prepare time: {err}"));
+        replay_copy_view(self, (src, src_len), view, (dst, dst_start));
     }
 
     fn copy_span(&mut self, src: usize, dst: usize, len: usize) {
@@ -408,6 +371,68 @@ impl<B: Buffers> Mem for SimMem<'_, B> {
 }
 
 /// Calls `visit` with the storage index of every element of a view, in logical C order (last
+/// A simulating accessor the copy engine's order can be replayed on ([`replay_copy_view`]).
+pub(crate) trait ReplayMem: Mem {
+    /// The value a store of the engine moves from element `index` of `src`, read without a
+    /// simulated access (it travels in registers or the stage).
+    fn moved_value(&mut self, src: usize, index: usize) -> f64;
+    /// Where the stage's accesses are reported.
+    fn sink(&mut self) -> &mut dyn AccessSink;
+}
+
+impl<B: Buffers> ReplayMem for SimMem<'_, B> {
+    fn moved_value(&mut self, src: usize, index: usize) -> f64 {
+        self.real.load(src, index)
+    }
+    fn sink(&mut self) -> &mut dyn AccessSink {
+        self.sink
+    }
+}
+
+/// Replays the copy engine's order for `view` of buffer `src` (`src_len` elements) into `dst`
+/// from `dst_start` on `mem`: its plan, panels, tiles, 8×8 blocks and L1 stage (the stage at
+/// simulated buffer [`STAGE_BUFFER`]), without the carried lines and prefetches.
+pub(crate) fn replay_copy_view<M: ReplayMem>(
+    mem: &mut M,
+    (src, src_len): (usize, usize),
+    view: &CopyView<'_>,
+    (dst, dst_start): (usize, usize),
+) {
+    /// The engine's accesses, replayed on `mem`.
+    struct Replay<'m, M> {
+        mem: &'m mut M,
+        src: usize,
+        dst: usize,
+    }
+    impl<M: ReplayMem> OrderSink for Replay<'_, M> {
+        fn load(&mut self, src: usize) {
+            self.mem.load(self.src, src);
+        }
+        fn store(&mut self, dst: usize, src: usize) {
+            let value = self.mem.moved_value(self.src, src);
+            self.mem.store(self.dst, dst, value);
+        }
+        fn stage_load(&mut self, index: usize) {
+            let address = sim_address(STAGE_BUFFER, index);
+            self.mem.sink().load(address, ELEMENT_BYTES);
+        }
+        fn stage_store(&mut self, index: usize) {
+            let address = sim_address(STAGE_BUFFER, index);
+            self.mem.sink().store(address, ELEMENT_BYTES);
+        }
+    }
+    let mut replay = Replay { mem, src, dst };
+    engine_order(
+        src_len,
+        view.shape,
+        view.strides,
+        view.offset,
+        dst_start,
+        &mut replay,
+    )
+    .unwrap_or_else(|err: CopyError| panic!("copy view validated at prepare time: {err}"));
+}
+
 /// dimension fastest). The view must have been validated against its storage.
 pub fn for_each_view_index(
     shape: &[usize],

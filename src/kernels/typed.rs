@@ -16,9 +16,9 @@
 use std::marker::PhantomData;
 
 use crate::cache::AccessSink;
-use crate::kernels::access::{Buffers, CopyView, Mem, RealMem, STAGE_BUFFER, SimMem, sim_address};
-use crate::kernels::copy::CopyError;
-use crate::kernels::copy::order::{OrderSink, engine_order};
+use crate::kernels::access::{
+    Buffers, CopyView, Mem, RealMem, ReplayMem, SimMem, replay_copy_view,
+};
 pub use crate::kernels::element::Element;
 use crate::kernels::element::{ACCUMULATORS, move_slice_run, split_pair, sum_slice_run};
 use crate::kernels::spec::{KernelError, ParamSpec, Params, PrepareOptions};
@@ -285,44 +285,30 @@ impl<T: Element, const N: usize> TypedMem<T> for TypedSim<'_, '_, T, N> {
 
 /// f64 kernels written against [`TypedMem`] run on [`RealMem`] and [`SimMem`] unchanged: the
 /// same loops (and simulated stream) as kernels written against [`Mem`].
-impl<B: Buffers> TypedMem<f64> for RealMem<B> {
-    #[inline(always)]
-    fn load(&mut self, buffer: usize, index: usize) -> f64 {
-        Mem::load(self, buffer, index)
-    }
-    #[inline(always)]
-    fn store(&mut self, buffer: usize, index: usize, value: f64) {
-        Mem::store(self, buffer, index, value);
-    }
-    #[inline(always)]
-    fn sum_run(&mut self, b: usize, start: usize, step: isize, n: usize, acc: &mut [f64; 8]) {
-        Mem::sum_run(self, b, start, step, n, acc);
-    }
-    #[inline(always)]
-    fn move_run(&mut self, src: (usize, (usize, usize)), dst: (usize, (usize, usize)), n: usize) {
-        Mem::move_run(self, src.0, src.1.0, src.1.1, dst.0, dst.1.0, dst.1.1, n);
-    }
+macro_rules! typed_f64_through_mem {
+    ($($accessor:ty),*) => {$(
+        impl<B: Buffers> TypedMem<f64> for $accessor {
+            #[inline(always)]
+            fn load(&mut self, buffer: usize, index: usize) -> f64 {
+                Mem::load(self, buffer, index)
+            }
+            #[inline(always)]
+            fn store(&mut self, buffer: usize, index: usize, value: f64) {
+                Mem::store(self, buffer, index, value);
+            }
+            #[inline(always)]
+            fn sum_run(&mut self, b: usize, start: usize, step: isize, n: usize, acc: &mut [f64; 8]) {
+                Mem::sum_run(self, b, start, step, n, acc);
+            }
+            #[inline(always)]
+            fn move_run(&mut self, src: (usize, (usize, usize)), dst: (usize, (usize, usize)), n: usize) {
+                Mem::move_run(self, src.0, src.1.0, src.1.1, dst.0, dst.1.0, dst.1.1, n);
+            }
+        }
+    )*};
 }
 
-/// As for [`RealMem`]: the f64 stream a [`Mem`] kernel reports.
-impl<B: Buffers> TypedMem<f64> for SimMem<'_, B> {
-    #[inline(always)]
-    fn load(&mut self, buffer: usize, index: usize) -> f64 {
-        Mem::load(self, buffer, index)
-    }
-    #[inline(always)]
-    fn store(&mut self, buffer: usize, index: usize, value: f64) {
-        Mem::store(self, buffer, index, value);
-    }
-    #[inline(always)]
-    fn sum_run(&mut self, b: usize, start: usize, step: isize, n: usize, acc: &mut [f64; 8]) {
-        Mem::sum_run(self, b, start, step, n, acc);
-    }
-    #[inline(always)]
-    fn move_run(&mut self, src: (usize, (usize, usize)), dst: (usize, (usize, usize)), n: usize) {
-        Mem::move_run(self, src.0, src.1.0, src.1.1, dst.0, dst.1.0, dst.1.1, n);
-    }
-}
+typed_f64_through_mem!(RealMem<B>, SimMem<'_, B>);
 
 /// A kernel's `N` buffers in the element type its `dtype` chose, or, prepared
 /// `simulate_only`, only their lengths (no data: the simulation feeds addresses only).
@@ -504,7 +490,17 @@ impl<T: Element, const N: usize> TypedMem<T> for AddressMem<'_, T, N> {
     }
 }
 
-/// The f64 accessor's copies, replayed without data (`SimMem::copy_view`'s replay).
+/// The copy engine's order replayed without data: nothing moves.
+impl<const N: usize> ReplayMem for AddressMem<'_, f64, N> {
+    fn moved_value(&mut self, _: usize, _: usize) -> f64 {
+        0.0
+    }
+    fn sink(&mut self) -> &mut dyn AccessSink {
+        self.sink
+    }
+}
+
+/// The f64 accessor's copies, replayed without data (as [`SimMem`] replays them).
 impl<const N: usize> Mem for AddressMem<'_, f64, N> {
     #[inline]
     fn load(&mut self, buffer: usize, index: usize) -> f64 {
@@ -522,45 +518,8 @@ impl<const N: usize> Mem for AddressMem<'_, f64, N> {
     }
 
     fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {
-        /// The engine's accesses, reported.
-        struct Replay<'m, 's, const N: usize> {
-            mem: &'m mut AddressMem<'s, f64, N>,
-            src: usize,
-            dst: usize,
-        }
-        impl<const N: usize> OrderSink for Replay<'_, '_, N> {
-            fn load(&mut self, src: usize) {
-                Mem::load(self.mem, self.src, src);
-            }
-            fn store(&mut self, dst: usize, _src: usize) {
-                Mem::store(self.mem, self.dst, dst, 0.0);
-            }
-            fn stage_load(&mut self, index: usize) {
-                self.mem
-                    .sink
-                    .load(sim_address(STAGE_BUFFER, index), f64::BYTES);
-            }
-            fn stage_store(&mut self, index: usize) {
-                self.mem
-                    .sink
-                    .store(sim_address(STAGE_BUFFER, index), f64::BYTES);
-            }
-        }
         let src_len = self.lens[src];
-        let mut replay = Replay {
-            mem: self,
-            src,
-            dst,
-        };
-        engine_order(
-            src_len,
-            view.shape,
-            view.strides,
-            view.offset,
-            dst_start,
-            &mut replay,
-        )
-        .unwrap_or_else(|err: CopyError| panic!("copy view validated at prepare time: {err}"));
+        replay_copy_view(self, (src, src_len), view, (dst, dst_start));
     }
 
     fn copy_span(&mut self, src: usize, dst: usize, len: usize) {
