@@ -373,7 +373,7 @@ impl AccessSink for Hierarchy {
 
     /// An ascending run with a step shorter than the first level's line: after each access
     /// that is looked up, the following ones that fall whole in the same line are the
-    /// repeated-line hits of [`Hierarchy::access`], counted in one addition instead of one
+    /// repeated-line hits of `Hierarchy::access`, counted in one addition instead of one
     /// call each (7 of 8 accesses of a row-order f64 walk on 64-byte lines). Any other run
     /// takes the loads one by one.
     fn load_run(&mut self, addr: u64, step: i64, count: u64, len: u32) {

@@ -2,7 +2,7 @@
 //! `row-sum` (for i, for j: read A[i·ld + j]) and `col-sum` (for j, for i: read A[i·ld + j]).
 //!
 //! Accumulators: within each row (row-sum) or column (col-sum) the k-th element read goes to
-//! accumulator `k mod 8` ([`Mem::sum_run`]); the address order is exactly the loop nest above.
+//! accumulator `k mod 8` ([`TypedMem::sum_run`]); the address order is exactly the loop nest above.
 //!
 //! Elements are f64 (default) or f32 (`dtype=f32`): the same orders over 4-byte elements.
 //!
