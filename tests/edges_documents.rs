@@ -389,11 +389,30 @@ fn report_refuses_model_predictions_outside_the_recorded_geometry() {
 
 #[test]
 fn a_schema_1_baseline_gates_a_schema_2_run() {
-    // The committed baseline is schema 1; the current run is the same points written as
-    // schema 2 (a record's `model` is optional, so the comparison sees the same numbers).
-    let mut current = baseline();
-    assert_eq!(current["schema"], 1);
-    current["schema"] = json!(2);
-    let out = gate(&current);
+    // A schema-1 baseline (the committed one as schema 1 wrote it: no `model` per record)
+    // gates the committed schema-2 document: a record's `model` is optional, so the
+    // comparison sees the same numbers.
+    let current = baseline();
+    assert_eq!(current["schema"], 2);
+    let mut old = current.clone();
+    old["schema"] = json!(1);
+    for r in records(&mut old) {
+        r.as_object_mut().unwrap().remove("model");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let old_path = write(dir.path(), "baseline-schema-1.json", &old);
+    let current_path = write(dir.path(), "current.json", &current);
+    let out = run_guarded(
+        dir.path(),
+        &[
+            "gate",
+            "--baseline",
+            old_path.to_str().unwrap(),
+            "--current",
+            current_path.to_str().unwrap(),
+            "--quiet",
+        ],
+        LIMIT,
+    );
     out.assert_exits(&[0], "schema-2 current against a schema-1 baseline");
 }
