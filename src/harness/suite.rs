@@ -430,22 +430,17 @@ impl Suite {
                 .or(point.threads.as_deref())
                 .or(self.threads.as_deref())
                 .unwrap_or(&default_threads);
-            let threads =
-                resolve_threads(thread_spec, cpus).map_err(|message| SuiteError::Invalid {
-                    origin: origin.clone(),
-                    line,
-                    message,
-                })?;
-            let mut axes: Vec<(String, Vec<String>)> = point
-                .params
-                .iter()
-                .map(|(k, v)| (k.clone(), v.values()))
-                .collect();
             let invalid = |message| SuiteError::Invalid {
                 origin: origin.clone(),
                 line,
                 message,
             };
+            let threads = resolve_threads(thread_spec, cpus).map_err(invalid)?;
+            let mut axes: Vec<(String, Vec<String>)> = point
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), v.values()))
+                .collect();
             axes.extend(reach_axis(point, levels).map_err(invalid)?);
             let swept = sweep_cases(point, levels).map_err(invalid)?;
             let run_limit = point_access_limit(point, &limits).map_err(invalid)?;
