@@ -135,7 +135,7 @@ fn the_small_recorded_results_render_a_complete_page() {
         "fig09-blocked",
         "fig10-threads",
         "fig11-3c",
-        "fig12-infer",
+        "fig18-infer",
     ] {
         assert!(
             images.contains(&format!("{id}.png")),

@@ -402,6 +402,18 @@ fn capacity_interval(edge: Option<&Edge>, value: f64, per_round: &[f64]) -> [f64
     [low, high]
 }
 
+/// An unlabelled step between the L2 and the LLC may be either one's own end (a level whose
+/// transition is split by a short intermediate plateau: on this lab's AMD VM, 704–896 KiB
+/// between a 1 MiB L2 and the L3), so the L2's interval reaches past the last such step and
+/// the LLC's down to the first: which step is the level's is not decided by the curve.
+fn widened_over_unlabelled([low, high]: [f64; 2], levels: &LevelEdges, level: usize) -> [f64; 2] {
+    match (level, levels.unlabelled.first(), levels.unlabelled.last()) {
+        (2, _, Some(last)) => [low, high.max(last.first_outside)],
+        (3, Some(first), _) if low > 0.0 => [low.min(first.last_inside), high],
+        _ => [low, high],
+    }
+}
+
 /// A capacity from the working-set curve; `level` picks the edge (2 = L2, 3 = LLC) in each
 /// leave-one-round-out curve, for the interval and the agreement part of the confidence.
 fn capacity_parameter(
@@ -436,7 +448,9 @@ fn capacity_parameter(
     if level == 3 && note.is_none() {
         note = Some("the last cache step before the slowest plateau; an exclusive (victim) LLC shows as L2 + LLC".into());
     }
-    let interval = value.map(|v| capacity_interval(edge.as_ref(), v, &found));
+    let interval = value
+        .map(|v| capacity_interval(edge.as_ref(), v, &found))
+        .map(|i| widened_over_unlabelled(i, levels, level));
     // A round that finds no such level at all leaves the interval open-ended: no claim.
     let verdict = match interval {
         Some(i) if found.len() == per_round.len() => capacity_verdict(value, i, reported),
@@ -526,5 +540,49 @@ fn tlb_parameter(spread: &[Point], packed: &[Point], tlb: Option<TlbEstimate>) -
                 SMALL_PAGE_BYTES / 1024
             )
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(last_inside: f64, first_outside: f64) -> Edge {
+        Edge {
+            capacity_bytes: (last_inside * first_outside).sqrt(),
+            last_inside,
+            first_outside,
+            faster_ns: 1.0,
+            slower_ns: 2.0,
+            confidence: 1.0,
+        }
+    }
+
+    #[test]
+    fn an_unlabelled_step_widens_the_l2_up_and_the_llc_down() {
+        const KIB: f64 = 1024.0;
+        // The main job's curve on the AMD VM: L2 4.1 ns to 416 KiB, a pause at 5.9 ns from
+        // 704 to 896 KiB, the L3 at 12.9 ns from 1.4 MiB.
+        let split = LevelEdges {
+            l1: Some(edge(30.0 * KIB, 36.0 * KIB)),
+            l2: Some(edge(416.0 * KIB, 704.0 * KIB)),
+            llc: Some(edge(2560.0 * KIB, 16384.0 * KIB)),
+            unlabelled: vec![edge(896.0 * KIB, 1408.0 * KIB)],
+        };
+        let l2 = widened_over_unlabelled([416.0 * KIB, 704.0 * KIB], &split, 2);
+        assert_eq!(l2, [416.0 * KIB, 1408.0 * KIB]);
+        // 1 MiB now lies inside: no disagreement can be stated.
+        let verdict = capacity_verdict(Some(554.0 * KIB), l2, Some(1024.0 * KIB));
+        assert_eq!(verdict, Verdict::Uncertain);
+        let llc = widened_over_unlabelled([2560.0 * KIB, 16384.0 * KIB], &split, 3);
+        assert_eq!(llc, [896.0 * KIB, 16384.0 * KIB]);
+        // An upper bound, an L1 and a curve without unlabelled steps keep their intervals.
+        assert_eq!(widened_over_unlabelled([0.0, 2.0], &split, 3), [0.0, 2.0]);
+        assert_eq!(widened_over_unlabelled([1.0, 2.0], &split, 1), [1.0, 2.0]);
+        let plain = LevelEdges {
+            unlabelled: Vec::new(),
+            ..split
+        };
+        assert_eq!(widened_over_unlabelled([1.0, 2.0], &plain, 2), [1.0, 2.0]);
     }
 }

@@ -259,7 +259,7 @@ pub fn built(report: &InferReport, suffix: &str) -> Built {
         .collect();
     Built {
         figure: Figure {
-            id: format!("fig12-infer{suffix}"),
+            id: format!("fig18-infer{suffix}"),
             title: "Cache geometry inferred from timing alone".into(),
             provenance: format!(
                 "timed: `stridelab infer` ({:.0} s of a {:.0} s budget); dashed: inferred sizes",
