@@ -120,6 +120,16 @@ impl SimReport {
     }
 }
 
+/// Every level's counts of `hierarchy`, in the results schema's form.
+pub fn simulated_levels(hierarchy: &Hierarchy) -> Vec<SimulatedLevel> {
+    hierarchy
+        .levels()
+        .into_iter()
+        .zip(hierarchy.stats())
+        .map(|(geometry, stats)| simulated_level(geometry, &stats))
+        .collect()
+}
+
 /// One level's counts in the results schema's form.
 pub fn simulated_level(geometry: &CacheLevel, stats: &LevelStats) -> SimulatedLevel {
     SimulatedLevel {

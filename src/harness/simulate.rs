@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, Geometry};
 use crate::cache::sim::{Hierarchy, Policy};
-use crate::harness::sim_run::simulated_level;
+use crate::harness::sim_run::simulated_levels;
 use crate::kernels::spec::Instance;
 use crate::results::{Provenance, SimulatedMisses, SimulationCut, SimulationScope};
 
@@ -155,12 +155,7 @@ pub fn simulate_instance(
         instance.simulate(&mut capped);
         (capped.seen(), capped.forwarded(), capped.timed_out())
     };
-    let levels = hierarchy
-        .levels()
-        .into_iter()
-        .zip(hierarchy.stats())
-        .map(|(geometry, stats)| simulated_level(geometry, &stats))
-        .collect();
+    let levels = simulated_levels(&hierarchy);
     Ok(SimulatedMisses {
         source: Provenance::Simulated,
         scope: scope_with(seen, forwarded, threads, timed_out.then_some(budget)),

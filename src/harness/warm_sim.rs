@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::cache::geometry::CacheLevel;
 use crate::cache::sim::{Hierarchy, Policy};
-use crate::harness::sim_run::simulated_level;
+use crate::harness::sim_run::simulated_levels;
 use crate::harness::simulate::{CappedSink, scope_of, simulate_instance};
 use crate::kernels::spec::{Instance, SimStart};
 use crate::results::{Provenance, SimulatedMisses, SimulationCut};
@@ -76,12 +76,7 @@ fn simulate_warm(
         .chain(scope.note.take())
         .collect();
     scope.note = (!notes.is_empty()).then(|| notes.join("; "));
-    let levels = hierarchy
-        .levels()
-        .into_iter()
-        .zip(hierarchy.stats())
-        .map(|(geometry, stats)| simulated_level(geometry, &stats))
-        .collect();
+    let levels = simulated_levels(&hierarchy);
     Ok(SimulatedMisses {
         source: Provenance::Simulated,
         scope,
