@@ -101,7 +101,9 @@ pub fn scope_of(seen: u64, forwarded: u64, threads: usize) -> SimulationScope {
     scope_with(seen, forwarded, threads, None)
 }
 
-fn scope_with(
+/// The scope record of a simulation that saw `seen` accesses and fed `forwarded`, with the
+/// time budget when it ran out.
+pub fn scope_with(
     seen: u64,
     forwarded: u64,
     threads: usize,

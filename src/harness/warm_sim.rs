@@ -11,9 +11,9 @@ use std::time::Duration;
 use crate::cache::geometry::CacheLevel;
 use crate::cache::sim::{Hierarchy, Policy};
 use crate::harness::sim_run::simulated_levels;
-use crate::harness::simulate::{CappedSink, scope_of, simulate_instance};
+use crate::harness::simulate::{CappedSink, scope_with, simulate_instance};
 use crate::kernels::spec::{Instance, SimStart};
-use crate::results::{Provenance, SimulatedMisses, SimulationCut};
+use crate::results::{Provenance, SimulatedMisses};
 
 /// Simulates one run of `instance` on `levels` from `start` (at most `cap` accesses in each of
 /// the warm-up and the counted run, each within `budget`).
@@ -61,20 +61,8 @@ fn simulate_warm(
         instance.simulate(&mut capped);
         (capped.seen(), capped.forwarded(), capped.timed_out())
     };
-    let mut scope = scope_of(seen, forwarded, threads);
-    if timed_out {
-        scope.cut = Some(SimulationCut::TimeBudget);
-    }
-    let notes: Vec<String> = warm_cut
-        .into_iter()
-        .chain(timed_out.then(|| {
-            format!(
-                "the model's time budget ({:.1} s) ran out",
-                budget.as_secs_f64()
-            )
-        }))
-        .chain(scope.note.take())
-        .collect();
+    let mut scope = scope_with(seen, forwarded, threads, timed_out.then_some(budget));
+    let notes: Vec<String> = warm_cut.into_iter().chain(scope.note.take()).collect();
     scope.note = (!notes.is_empty()).then(|| notes.join("; "));
     let levels = simulated_levels(&hierarchy);
     Ok(SimulatedMisses {
