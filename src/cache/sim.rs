@@ -28,15 +28,17 @@
 //!   (`Hierarchy::access` says why nothing else can change): 7 of 8 row-order f64 accesses.
 //!   A run fed through [`AccessSink::load_run`] counts those hits a line at a time, in one
 //!   addition (`load_run` on [`Hierarchy`]).
-//! - A one-line access to an unclassified LRU first level (the default) is looked up inline
-//!   in `Hierarchy::access`; everything else (straddles, 3C, other policies, lower levels)
-//!   is reached by a jump to an out-of-line loop over the levels.
+//! - Every other access is queued, and a full batch (`BATCH`) goes through the levels one
+//!   level at a time: the first level takes the batch, its misses in order are the second
+//!   level's batch, and so on. Exact, because a level's state depends only on the accesses
+//!   that reach it (rule 5). A batch loop knows its next addresses, so it prefetches their
+//!   sets and 3C entries on the host, and keeps its counts in registers.
 //! - LRU and FIFO sets are rings with a moving head, so a miss is O(1) instead of shifting the
 //!   whole set, and an LRU hit moves O(min(p, ways − 1 − p)) tags. The LRU lookup checks the
 //!   most and the least recent way first (cyclic traces hit the latter: O(1)), then scans the
-//!   set once; a hit deeper in the ring is finished out of line. On the first level's inline
-//!   path, 8-, 12- and 16-way sets get code of their own (the scan unrolls into compares
-//!   against memory): 1.2–1.3× on a 12-way L1 that misses every access.
+//!   set once; a hit deeper in the ring is finished out of line. The LRU batch loop has
+//!   copies of its own for 8-, 12- and 16-way sets (the scan unrolls into compares against
+//!   memory) and with the 3C shadow compiled in or out.
 //! - Counts are updated by index into an array, without branching on load/store (or, in the
 //!   general path, on the outcome).
 //! - The 3C shadow stays a linked recency list (`sim/shadow.rs` says why, with figures).
@@ -50,7 +52,7 @@ mod shadow;
 
 use budget::size_text;
 pub use budget::{DEFAULT_STATE_BUDGET, state_bytes};
-use level::{COUNTERS, EMPTY, LOAD_MISSES, LOADS, LevelSim, Probe};
+use level::{Access, COUNTERS, EMPTY, LevelSim};
 #[cfg(test)]
 use level::{plru_touch, plru_victim, splitmix, xorshift};
 use shadow::{FullyAssociativeLru, LineTable, MAX_CAPACITY as MAX_SHADOW_LINES};
@@ -154,9 +156,16 @@ pub struct Hierarchy {
     /// Loads and stores (by index) confined to `first_level_last_line`, counted here instead
     /// of in the first level's stats (added back when reporting): see [`Hierarchy::access`].
     repeated: [u64; 2],
-    /// The first level is LRU without 3C: its one-line accesses take the inline path.
-    first_level_plain_lru: bool,
+    /// Accesses not yet simulated, in order (at most [`BATCH`]); readers of the state run them
+    /// first ([`Hierarchy::flush`]).
+    pending: Vec<Access>,
+    /// The misses of one level on their way to the next, reused batch after batch.
+    scratch: Vec<Access>,
 }
+
+/// Accesses simulated together, level by level: enough that a batch loop runs long stretches
+/// and prefetches ahead, few enough that a batch and its misses stay in the host's L1.
+const BATCH: usize = 1024;
 
 /// The name other modules use for the simulator.
 pub type Simulator = Hierarchy;
@@ -224,7 +233,8 @@ impl Hierarchy {
             classify: classify_3c,
             first_level_last_line: EMPTY,
             repeated: [0; 2],
-            first_level_plain_lru: policy == Policy::Lru && !classify_3c,
+            pending: Vec::with_capacity(BATCH),
+            scratch: Vec::with_capacity(BATCH),
         })
     }
 
@@ -242,13 +252,15 @@ impl Hierarchy {
     }
 
     /// Per-level counts, innermost first.
-    pub fn stats(&self) -> Vec<LevelStats> {
+    pub fn stats(&mut self) -> Vec<LevelStats> {
+        self.flush();
         (0..self.levels.len())
             .map(|i| self.level_stats(i))
             .collect()
     }
 
-    /// Level `i`'s counts, with the first level's repeated-line accesses added back.
+    /// Level `i`'s counts, with the first level's repeated-line accesses added back (after a
+    /// [`Self::flush`]).
     fn level_stats(&self, i: usize) -> LevelStats {
         let mut stats = self.levels[i].stats();
         if i == 0 {
@@ -259,7 +271,8 @@ impl Hierarchy {
     }
 
     /// Per-level counts with the level names.
-    pub fn report(&self) -> Vec<LevelReport> {
+    pub fn report(&mut self) -> Vec<LevelReport> {
+        self.flush();
         self.levels
             .iter()
             .enumerate()
@@ -273,6 +286,7 @@ impl Hierarchy {
     /// Zeroes the counts but keeps cache contents (and which lines were ever seen), so a
     /// warm-up pass can be followed by a measured one.
     pub fn reset_stats(&mut self) {
+        self.flush();
         for level in &mut self.levels {
             level.counts = [0; COUNTERS];
         }
@@ -282,7 +296,8 @@ impl Hierarchy {
     /// Resident line *addresses* of level `level`, per set. Within a set: most recent first
     /// (LRU), newest first (FIFO), way order (tree-PLRU, random). For tests and teaching
     /// output. Panics if `level` is out of range.
-    pub fn resident_lines(&self, level: usize) -> Vec<Vec<u64>> {
+    pub fn resident_lines(&mut self, level: usize) -> Vec<Vec<u64>> {
+        self.flush();
         let shift = self.levels[level].line_shift;
         self.levels[level]
             .resident()
@@ -293,70 +308,70 @@ impl Hierarchy {
 
     /// Whether the line holding `addr` is resident at `level`. Panics if `level` is out of
     /// range.
-    pub fn contains(&self, level: usize, addr: u64) -> bool {
+    pub fn contains(&mut self, level: usize, addr: u64) -> bool {
+        self.flush();
         let l = &self.levels[level];
         let line = addr >> l.line_shift;
         let base = l.set_of(line) * l.ways;
         l.tags[base..base + l.ways].contains(&line)
     }
 
-    /// One access through the hierarchy.
+    /// Simulates the accesses still pending. Every method that reads the caches' state or
+    /// counts calls it first; a caller that only feeds accesses never needs to.
+    pub fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            self.run_pending();
+        }
+    }
+
+    /// One access through the hierarchy: queued for the next batch, unless it is confined to
+    /// the line the first level was given last.
     ///
-    /// Fast path: an access confined to the line the first level looked up last is a hit
-    /// that changes nothing — that line is resident (every lookup leaves its line resident),
-    /// already the most recent under LRU and FIFO-neutral, touching its way again sets the
-    /// same tree-PLRU bits, random replacement ignores hits, and the 3C shadow saw the same
-    /// line last. So only the count moves. Row-order traces of 8-byte elements take this
-    /// path 7 times in 8.
-    ///
-    /// Second fast path: a one-line access to an unclassified LRU first level (the default
-    /// configuration) is looked up here, inline, counting only what such a level reports;
-    /// everything else — straddles, 3C, other policies, and the lower levels after a miss —
-    /// goes through [`Self::access_levels`], out of line, so this stays small enough to
-    /// need few registers and to inline into the caller's loop.
+    /// That case is a hit that changes nothing — the line is resident (every lookup leaves its
+    /// line resident), already the most recent under LRU and FIFO-neutral, touching its way
+    /// again sets the same tree-PLRU bits, random replacement ignores hits, and the 3C shadow
+    /// saw the same line last. So only the count moves, here. Row-order traces of 8-byte
+    /// elements take this path 7 times in 8.
     #[inline]
     fn access(&mut self, addr: u64, len: u32, is_store: bool) {
         let first = addr >> self.first_line_shift;
         let last = addr.saturating_add(u64::from(len.max(1)) - 1) >> self.first_line_shift;
-        if first == last {
-            if first == self.first_level_last_line {
-                self.repeated[usize::from(is_store)] += 1;
-                return;
-            }
-            self.first_level_last_line = first;
-            if self.first_level_plain_lru {
-                let level = &mut self.levels[0];
-                let store = usize::from(is_store);
-                level.counts[LOADS + store] += 1;
-                let set = level.set_of(first);
-                // Every call here is the last thing done (a jump, not a call: no registers
-                // to save on the way in).
-                match level.lru_probe(set, first) {
-                    Probe::Hit => {}
-                    Probe::HitDeeper => level.lru_hit_deeper(set, first),
-                    Probe::Miss => {
-                        level.counts[LOAD_MISSES + store] += 1;
-                        if self.levels.len() > 1 {
-                            self.access_levels(1, addr, len, is_store);
-                        }
-                    }
-                }
-                return;
-            }
-        } else {
-            self.first_level_last_line = last;
+        if first == last && first == self.first_level_last_line {
+            self.repeated[usize::from(is_store)] += 1;
+            return;
         }
-        self.access_levels(0, addr, len, is_store);
+        self.first_level_last_line = last;
+        self.pending.push(Access {
+            addr,
+            len,
+            is_store,
+        });
+        if self.pending.len() >= BATCH {
+            self.run_pending();
+        }
     }
 
-    /// The access at levels `from..`, stopping at the first hit.
+    /// Runs the pending batch through the levels: the first level takes it whole, and each
+    /// level's misses, in order, are the next level's batch. Exact, because a level's state
+    /// and counts depend only on the accesses that reach it (no back-invalidation, rule 5).
     #[inline(never)]
-    fn access_levels(&mut self, from: usize, addr: u64, len: u32, is_store: bool) {
-        for level in &mut self.levels[from..] {
-            if !level.access(addr, len, is_store, &mut self.tables) {
-                return;
+    fn run_pending(&mut self) {
+        let mut batch = std::mem::take(&mut self.pending);
+        let mut misses = std::mem::take(&mut self.scratch);
+        let count = self.levels.len();
+        for (i, level) in self.levels.iter_mut().enumerate() {
+            misses.clear();
+            let next = (i + 1 < count).then_some(&mut misses);
+            level.run_batch(&batch, next, &mut self.tables);
+            std::mem::swap(&mut batch, &mut misses);
+            if batch.is_empty() {
+                break;
             }
         }
+        batch.clear();
+        misses.clear();
+        self.pending = batch;
+        self.scratch = misses;
     }
 }
 

@@ -121,11 +121,12 @@ impl SimReport {
 }
 
 /// Every level's counts of `hierarchy`, in the results schema's form.
-pub fn simulated_levels(hierarchy: &Hierarchy) -> Vec<SimulatedLevel> {
+pub fn simulated_levels(hierarchy: &mut Hierarchy) -> Vec<SimulatedLevel> {
+    let stats = hierarchy.stats();
     hierarchy
         .levels()
         .into_iter()
-        .zip(hierarchy.stats())
+        .zip(stats)
         .map(|(geometry, stats)| simulated_level(geometry, &stats))
         .collect()
 }

@@ -157,7 +157,7 @@ pub fn simulate_instance(
         instance.simulate(&mut capped);
         (capped.seen(), capped.forwarded(), capped.timed_out())
     };
-    let levels = simulated_levels(&hierarchy);
+    let levels = simulated_levels(&mut hierarchy);
     Ok(SimulatedMisses {
         source: Provenance::Simulated,
         scope: scope_with(seen, forwarded, threads, timed_out.then_some(budget)),

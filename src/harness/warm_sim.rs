@@ -64,7 +64,7 @@ fn simulate_warm(
     let mut scope = scope_with(seen, forwarded, threads, timed_out.then_some(budget));
     let notes: Vec<String> = warm_cut.into_iter().chain(scope.note.take()).collect();
     scope.note = (!notes.is_empty()).then(|| notes.join("; "));
-    let levels = simulated_levels(&hierarchy);
+    let levels = simulated_levels(&mut hierarchy);
     Ok(SimulatedMisses {
         source: Provenance::Simulated,
         scope,

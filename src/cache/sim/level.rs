@@ -2,7 +2,7 @@
 //! pseudo-LRU bits, seeded random) and counters, and the set lookups the hierarchy calls per
 //! access. The hot path lives here; `#[inline]` attributes mark what the hierarchy inlines.
 
-use super::shadow::{FullyAssociativeLru, LineTable};
+use super::shadow::{FullyAssociativeLru, LineTable, ShadowOutcome};
 use super::{LevelStats, Policy, SimError};
 use crate::cache::geometry::CacheLevel;
 
@@ -162,6 +162,105 @@ impl LevelSim {
         missed
     }
 
+    /// The accesses of one batch in order, as [`Self::access`] would take them one by one;
+    /// those that miss are appended to `misses` (the next level's batch) when there is one.
+    ///
+    /// LRU gets loops of its own, with the way count a constant for 8, 12 and 16 ways and the
+    /// 3C shadow compiled in or out, counting in locals; every other policy takes the accesses
+    /// one by one.
+    pub(super) fn run_batch(
+        &mut self,
+        batch: &[Access],
+        mut misses: Option<&mut Vec<Access>>,
+        tables: &mut [LineTable],
+    ) {
+        if !matches!(self.replacement, Replacement::Lru) {
+            for access in batch {
+                let missed = self.access(access.addr, access.len, access.is_store, tables);
+                if let (true, Some(misses)) = (missed, misses.as_deref_mut()) {
+                    misses.push(*access);
+                }
+            }
+            return;
+        }
+        let classify = self.shadow.is_some();
+        match (self.ways, classify) {
+            (8, false) => self.lru_batch::<8, false>(batch, misses, tables),
+            (8, true) => self.lru_batch::<8, true>(batch, misses, tables),
+            (12, false) => self.lru_batch::<12, false>(batch, misses, tables),
+            (12, true) => self.lru_batch::<12, true>(batch, misses, tables),
+            (16, false) => self.lru_batch::<16, false>(batch, misses, tables),
+            (16, true) => self.lru_batch::<16, true>(batch, misses, tables),
+            (_, false) => self.lru_batch::<0, false>(batch, misses, tables),
+            (_, true) => self.lru_batch::<0, true>(batch, misses, tables),
+        }
+    }
+
+    /// [`Self::run_batch`] for LRU with `WAYS` ways (0: the level's own count, not a constant)
+    /// and the 3C shadow if `CLASSIFY`.
+    ///
+    /// The batch knows its next addresses, so the set and the 3C table entry of the access
+    /// [`PREFETCH_AHEAD`] places on are prefetched: a column walk's table entries lie a host
+    /// page apart and each was a host cache miss. Counts live in locals for the batch.
+    fn lru_batch<const WAYS: usize, const CLASSIFY: bool>(
+        &mut self,
+        batch: &[Access],
+        mut misses: Option<&mut Vec<Access>>,
+        tables: &mut [LineTable],
+    ) {
+        let ways = if WAYS == 0 { self.ways } else { WAYS };
+        let shift = self.line_shift;
+        let mut counts = [0u64; COUNTERS];
+        for (i, access) in batch.iter().enumerate() {
+            if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
+                let line = ahead.addr >> shift;
+                crate::mem::prefetch(&self.tags, self.set_of(line) * ways);
+                if CLASSIFY && let Some(shadow) = &self.shadow {
+                    tables[shadow.table].prefetch(line, shadow.column());
+                }
+            }
+            let first = access.addr >> shift;
+            let last = access.addr.saturating_add(u64::from(access.len.max(1)) - 1) >> shift;
+            let outcome = if first != last {
+                self.touch_lines(first, last, tables)
+            } else {
+                let set = self.set_of(first);
+                let probe = lru_probe(
+                    &mut self.tags[set * ways..][..ways],
+                    &mut self.ring_heads[set],
+                    first,
+                    &mut counts[EVICTIONS],
+                );
+                let hit = match probe {
+                    Probe::Hit => true,
+                    Probe::Miss => false,
+                    Probe::HitDeeper => {
+                        self.lru_hit_deeper(set, first);
+                        true
+                    }
+                };
+                match &mut self.shadow {
+                    Some(shadow) if CLASSIFY => {
+                        classified(hit, shadow.access(first, &mut tables[shadow.table]))
+                    }
+                    _ if hit => Outcome::Hit,
+                    _ => Outcome::Miss,
+                }
+            };
+            let store = usize::from(access.is_store);
+            let missed = outcome != Outcome::Hit;
+            counts[LOADS + store] += 1;
+            counts[LOAD_MISSES + store] += u64::from(missed);
+            counts[BY_OUTCOME + outcome as usize] += 1;
+            if let (true, Some(misses)) = (missed, misses.as_deref_mut()) {
+                misses.push(*access);
+            }
+        }
+        for (total, count) in self.counts.iter_mut().zip(counts) {
+            *total += count;
+        }
+    }
+
     /// A straddling access: every line is looked up (replacement state updated for each);
     /// the worst outcome counts. Kept out of line so the one-line path stays small.
     #[inline(never)]
@@ -178,18 +277,7 @@ impl LevelSim {
         match &mut self.shadow {
             None if hit => Outcome::Hit,
             None => Outcome::Miss,
-            Some(shadow) => {
-                let seen = shadow.access(line, &mut tables[shadow.table]);
-                if hit {
-                    Outcome::Hit
-                } else if seen.first_touch {
-                    Outcome::Compulsory
-                } else if !seen.fully_associative_hit {
-                    Outcome::Capacity
-                } else {
-                    Outcome::Conflict
-                }
-            }
+            Some(shadow) => classified(hit, shadow.access(line, &mut tables[shadow.table])),
         }
     }
 
@@ -217,8 +305,7 @@ impl LevelSim {
         if !matches!(self.replacement, Replacement::Lru) {
             return self.lookup_other(set, line);
         }
-        // One width-generic copy here: this is the path of 3C and lower levels, where the
-        // fixed-width copies of [`Self::lru_probe`] measured no faster and bloated the loop.
+        // Width-generic: the batch loops ([`Self::run_batch`]) have the fixed-width copies.
         let ways = self.ways;
         let probe = lru_probe(
             &mut self.tags[set * ways..][..ways],
@@ -233,24 +320,6 @@ impl LevelSim {
                 self.lru_hit_deeper(set, line);
                 true
             }
-        }
-    }
-
-    /// The inline part of an LRU lookup in `set` (see [`lru_probe`]), for the first level's
-    /// inline path in [`Hierarchy::access`].
-    #[inline(always)]
-    pub(super) fn lru_probe(&mut self, set: usize, line: u64) -> Probe {
-        let head = &mut self.ring_heads[set];
-        let evictions = &mut self.counts[EVICTIONS];
-        // The common widths get code of their own: with the way count a constant, the scan
-        // over the set compiles to a dozen compares against memory and the ring arithmetic
-        // folds (1.2× on a 12-way L1 that misses every access). 12 ways is the design-vm L1d;
-        // 8 and 16 the usual L1 and L2.
-        match self.ways {
-            8 => lru_probe(set_tags::<8>(&mut self.tags, set), head, line, evictions),
-            12 => lru_probe(set_tags::<12>(&mut self.tags, set), head, line, evictions),
-            16 => lru_probe(set_tags::<16>(&mut self.tags, set), head, line, evictions),
-            ways => lru_probe(&mut self.tags[set * ways..][..ways], head, line, evictions),
         }
     }
 
@@ -352,18 +421,36 @@ impl LevelSim {
     }
 }
 
+/// How far ahead of the access it is working on a batch loop prefetches (in accesses).
+const PREFETCH_AHEAD: usize = 8;
+
+/// One access of a batch: what [`super::AccessSink`] was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Access {
+    pub(super) addr: u64,
+    pub(super) len: u32,
+    pub(super) is_store: bool,
+}
+
+/// A line's outcome at a classifying level, from the set lookup and the 3C shadow.
+#[inline(always)]
+fn classified(hit: bool, seen: ShadowOutcome) -> Outcome {
+    if hit {
+        Outcome::Hit
+    } else if seen.first_touch {
+        Outcome::Compulsory
+    } else if !seen.fully_associative_hit {
+        Outcome::Capacity
+    } else {
+        Outcome::Conflict
+    }
+}
+
 /// `(a + b) mod ways` for `a, b < ways`, without a division.
 #[inline]
 fn wrap_add(a: usize, b: usize, ways: usize) -> usize {
     let sum = a + b;
     if sum >= ways { sum - ways } else { sum }
-}
-
-/// The tags of set `set` when every set is `WAYS` ways wide: a slice whose length the
-/// compiler knows.
-#[inline(always)]
-fn set_tags<const WAYS: usize>(tags: &mut [u64], set: usize) -> &mut [u64] {
-    &mut tags[set * WAYS..][..WAYS]
 }
 
 /// What [`lru_probe`] found.

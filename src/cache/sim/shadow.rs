@@ -156,6 +156,27 @@ impl LineTable {
         offset
     }
 
+    /// Prefetches `line`'s value in `column` if its chunk is one the trace used recently or
+    /// is on the directory page used last (nothing is allocated or looked up by hash).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, line: u64, column: usize) {
+        let chunk = line >> CHUNK_BITS;
+        let offset = if self.recent[0].0 == chunk {
+            self.recent[0].1
+        } else if self.recent[1].0 == chunk {
+            self.recent[1].1
+        } else if self.recent_page.0 == chunk >> PAGE_BITS {
+            match self.pages[self.recent_page.1 + (chunk as usize & (PAGE_CHUNKS - 1))] {
+                NO_INDEX => return,
+                index => index as usize * CHUNK_LINES * self.columns,
+            }
+        } else {
+            return;
+        };
+        let within = (line as usize & (CHUNK_LINES - 1)) * self.columns;
+        crate::mem::prefetch(&self.values, offset + within + column);
+    }
+
     /// The offset in `pages` of directory page `page`, allocating it (every chunk absent) if
     /// new; remembers it as the page used last.
     fn page_offset(&mut self, page: u64) -> usize {
@@ -215,6 +236,11 @@ impl FullyAssociativeLru {
             tail: NIL,
             last: NO_LINE,
         }
+    }
+
+    /// The column of the shared [`LineTable`] this shadow uses.
+    pub(super) fn column(&self) -> usize {
+        self.column
     }
 
     /// Inline always: it is the 3C levels' per-access work, and the compiler left it out of
