@@ -142,6 +142,10 @@ pub struct CacheLevel {
     pub warnings: Vec<String>,
 }
 
+/// The largest cache instance a shipped x86 or Arm part has room for (rule 2 of
+/// [`CacheLevel::plausibility_warnings`]): a level reported larger is a hypervisor's invention.
+pub const MAX_PLAUSIBLE_INSTANCE: u64 = 128 << 20;
+
 impl CacheLevel {
     /// Builds a level, checking the rules every simulated cache must satisfy:
     ///
@@ -284,7 +288,7 @@ impl CacheLevel {
     /// 4. Line sizes outside 32..=256 B have not shipped in this century.
     /// 5. Associativity above 64 ways is not used by any set-associative CPU cache.
     pub fn plausibility_warnings(&self) -> Vec<String> {
-        const MAX_INSTANCE: u64 = 128 << 20;
+        const MAX_INSTANCE: u64 = MAX_PLAUSIBLE_INSTANCE;
         const MAX_L1: u64 = 256 << 10;
         let mut warnings = Vec::new();
         if self.level <= 2 && !self.sets.is_power_of_two() {

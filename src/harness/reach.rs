@@ -10,13 +10,15 @@
 //! ```
 //!
 //! Sizes: `from`, 2·`from`, 4·`from`, … up to and including the first one at least `llc` times
-//! the largest data level (`llc` ≥ 2, so the curve always has a DRAM plateau). A size is bytes
+//! the largest data level (`llc` ≥ 2, so the curve always has a DRAM plateau), a level larger
+//! than any shipped part's counted at that bound ([`MAX_PLAUSIBLE_INSTANCE`]: a VM that
+//! reports a 260 MiB L3 would otherwise chase 2 GiB in the quick suite). A size is bytes
 //! (K, M, G suffixes). At most [`MAX_REACH_SIZES`] sizes and [`MAX_REACH_BYTES`] bytes: a
 //! geometry that asks for more is refused with both numbers, before anything is allocated.
 
 use serde::Deserialize;
 
-use crate::cache::geometry::CacheLevel;
+use crate::cache::geometry::{CacheLevel, MAX_PLAUSIBLE_INSTANCE};
 use crate::units::{format_size_exact, parse_size};
 
 /// Most sizes one `reach` expands to (2^4 B to 2^40 B would be 36).
@@ -49,10 +51,14 @@ pub fn reach_sizes(spec: &ReachSpec, levels: &[CacheLevel]) -> Result<Vec<u64>, 
             spec.llc
         ));
     }
-    let largest = levels.iter().map(|l| l.size).max().ok_or_else(|| {
-        "reach needs the run's data-cache levels to size the working set by, and there are none"
-            .to_string()
-    })?;
+    let largest = levels
+        .iter()
+        .map(|l| l.size.min(MAX_PLAUSIBLE_INSTANCE))
+        .max()
+        .ok_or_else(|| {
+            "reach needs the run's data-cache levels to size the working set by, and there are none"
+                .to_string()
+        })?;
     let target = largest.saturating_mul(spec.llc);
     let mut sizes = vec![from];
     while *sizes.last().unwrap_or(&from) < target {
@@ -112,6 +118,13 @@ mod tests {
             .last()
             .unwrap();
         assert!((210 << 20..420 << 20).contains(&last), "{last}");
+    }
+
+    #[test]
+    fn an_implausibly_large_llc_counts_as_the_largest_plausible_one() {
+        let vm = [level("L2", 2 << 20, 16), level("L3", 260 << 20, 20)];
+        let sizes = reach_sizes(&spec("16K", 4), &vm).unwrap();
+        assert_eq!(sizes.last(), Some(&(512 << 20)));
     }
 
     #[test]
