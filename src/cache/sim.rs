@@ -55,7 +55,7 @@ pub use budget::{DEFAULT_STATE_BUDGET, state_bytes};
 use level::{Access, COUNTERS, EMPTY, LevelSim};
 #[cfg(test)]
 use level::{plru_touch, plru_victim, splitmix, xorshift};
-use shadow::{FullyAssociativeLru, LineTable, MAX_CAPACITY as MAX_SHADOW_LINES};
+use shadow::{FullyAssociativeLru, MAX_CAPACITY as MAX_SHADOW_LINES};
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -146,8 +146,6 @@ pub struct LevelReport {
 #[derive(Debug, Clone)]
 pub struct Hierarchy {
     levels: Vec<LevelSim>,
-    /// The 3C line tables, one per distinct line size (empty without 3C).
-    tables: Vec<LineTable>,
     policy: Policy,
     classify: bool,
     /// The first level's line shift and the line it looked up last (`EMPTY` before any).
@@ -192,22 +190,9 @@ impl Hierarchy {
         if bytes > budget {
             return Err(SimError::StateTooLarge { bytes, budget });
         }
-        // Classified levels with the same line size share a table (one column each).
-        let mut table_lines: Vec<u32> = Vec::new();
-        let mut table_columns: Vec<usize> = Vec::new();
         let mut sims = Vec::with_capacity(levels.len());
         for (i, level) in levels.iter().enumerate() {
             let shadow = if classify_3c {
-                let table = match table_lines.iter().position(|&l| l == level.line) {
-                    Some(t) => t,
-                    None => {
-                        table_lines.push(level.line);
-                        table_columns.push(0);
-                        table_lines.len() - 1
-                    }
-                };
-                let column = table_columns[table];
-                table_columns[table] += 1;
                 let capacity = usize::try_from(level.lines())
                     .ok()
                     .filter(|&lines| lines <= MAX_SHADOW_LINES)
@@ -215,20 +200,15 @@ impl Hierarchy {
                         name: level.name.clone(),
                         lines: level.lines(),
                     })?;
-                Some(FullyAssociativeLru::new(capacity, table, column))
+                Some(FullyAssociativeLru::new(capacity))
             } else {
                 None
             };
             sims.push(LevelSim::new(level, policy, shadow, i)?);
         }
-        let tables = table_columns
-            .iter()
-            .map(|&columns| LineTable::new(columns))
-            .collect();
         Ok(Self {
             first_line_shift: sims[0].line_shift,
             levels: sims,
-            tables,
             policy,
             classify: classify_3c,
             first_level_last_line: EMPTY,
@@ -362,7 +342,7 @@ impl Hierarchy {
         for (i, level) in self.levels.iter_mut().enumerate() {
             misses.clear();
             let next = (i + 1 < count).then_some(&mut misses);
-            level.run_batch(&batch, next, &mut self.tables);
+            level.run_batch(&batch, next);
             std::mem::swap(&mut batch, &mut misses);
             if batch.is_empty() {
                 break;
@@ -706,11 +686,11 @@ mod tests {
         ((misses, comp, cap, conf), missed)
     }
 
-    /// Many distinct lines (spread over many table chunks, visited in random order so the
-    /// recent-chunk cache keeps missing) through two 3C levels sharing one table: every count
-    /// must still equal the brute force.
+    /// Many distinct lines (spread over many seen-bit chunks, visited in random order so the
+    /// recent-chunk cache keeps missing, and growing the shadows' tables) through two 3C
+    /// levels: every count must still equal the brute force.
     #[test]
-    fn shared_table_growth_keeps_two_levels_exact() {
+    fn shadow_growth_keeps_two_levels_exact() {
         let mut state = 0x1234_5678_9ABC_DEF1u64;
         let trace: Vec<(u64, bool)> = (0..80_000)
             .map(|i| {
@@ -745,13 +725,13 @@ mod tests {
             l2_expected
         );
         assert!(
-            h.tables[0].chunks() >= 8,
+            h.levels[0].seen_chunks() >= 4,
             "the trace should span many chunks"
         );
     }
 
-    /// A sparse trace (every access in a table chunk of its own) costs one chunk per access,
-    /// megabytes not gigabytes, and still classifies exactly: 512 distinct lines 1 GiB apart
+    /// A sparse trace (every access in a seen-bit chunk of its own) costs one chunk per access
+    /// and level, kilobytes not gigabytes, and still classifies exactly: 512 distinct lines 1 GiB apart
     /// are 512 compulsory misses; a second pass over them misses L1 for capacity (512 lines >
     /// its 64) and L2 for conflict (all in set 0, though a fully-associative L2 holds them).
     #[test]
@@ -767,10 +747,10 @@ mod tests {
                 h.load(i << 30, 8);
             }
         }
-        let table = &h.tables[0];
-        assert_eq!(table.chunks(), 512);
-        assert_eq!(table.values.len(), 512 * shadow::CHUNK_LINES * 2);
-        assert!(table.values.len() * 4 <= 8 << 20);
+        for level in &h.levels {
+            assert_eq!(level.seen_chunks(), 512);
+        }
+        assert!(512 * shadow::CHUNK_LINES / 8 <= 256 << 10);
         let s = h.stats();
         assert_eq!(
             (s[0].compulsory, s[0].capacity, s[0].misses()),
@@ -1030,12 +1010,12 @@ mod tests {
             }
         }
 
-        /// The 3C line table's two-level directory (pages of 256 chunks found by hash, the
+        /// The seen-bit record's two-level directory (pages of 256 chunks found by hash, the
         /// page used last remembered) equals the reference on traces that jump between far
         /// apart regions (each its own directory page, some on the same page as others) and
         /// walk within them with a stride, as buffers at `sim_address` do.
         #[test]
-        fn line_table_pages_equal_reference(
+        fn seen_line_pages_equal_reference(
             shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
             regions in proptest::collection::vec(0u64..64, 1..6),
             trace in proptest::collection::vec((0usize..6, 0u64..200, 1u64..600), 0..500),
@@ -1047,9 +1027,9 @@ mod tests {
                     arbitrary_level(i, sets, ways, line_bits, Policy::Lru)
                 })
                 .collect();
-            // Region r starts at r·2^26 bytes; a directory page spans at most 2^24 bytes (2^18
-            // lines of at most 64 B), so each region is a page of its own, and the strided
-            // walks within one cross chunks of 1024 lines.
+            // Region r starts at r·2^26 bytes, a directory page spans 2^20 lines (2^21 to 2^26
+            // bytes for lines of 2 to 64 B), so regions are pages of their own or share one,
+            // and the strided walks within one cross chunks of 4096 lines.
             let trace: Vec<(u64, u32, u8)> = trace
                 .iter()
                 .map(|&(region, step, stride)| {

@@ -2,7 +2,7 @@
 //! pseudo-LRU bits, seeded random) and counters, and the set lookups the hierarchy calls per
 //! access. The hot path lives here; `#[inline]` attributes mark what the hierarchy inlines.
 
-use super::shadow::{FullyAssociativeLru, LineTable, ShadowOutcome};
+use super::shadow::{FullyAssociativeLru, ShadowOutcome};
 use super::{LevelStats, Policy, SimError};
 use crate::cache::geometry::CacheLevel;
 
@@ -129,6 +129,14 @@ impl LevelSim {
         })
     }
 
+    /// Chunks of the 3C record of lines seen (0 without 3C), for tests of its size.
+    #[cfg(test)]
+    pub(super) fn seen_chunks(&self) -> usize {
+        self.shadow
+            .as_ref()
+            .map_or(0, |shadow| shadow.seen().chunks())
+    }
+
     #[inline]
     pub(super) fn set_of(&self, line: u64) -> usize {
         match self.set_mask {
@@ -140,19 +148,13 @@ impl LevelSim {
     /// One access (possibly straddling); returns true on a miss. Rules 3 and 6 of the module
     /// docs live here.
     #[inline]
-    pub(super) fn access(
-        &mut self,
-        addr: u64,
-        len: u32,
-        is_store: bool,
-        tables: &mut [LineTable],
-    ) -> bool {
+    pub(super) fn access(&mut self, addr: u64, len: u32, is_store: bool) -> bool {
         let first = addr >> self.line_shift;
         let last = addr.saturating_add(u64::from(len.max(1)) - 1) >> self.line_shift;
         let outcome = if first == last {
-            self.touch(first, tables)
+            self.touch(first)
         } else {
-            self.touch_lines(first, last, tables)
+            self.touch_lines(first, last)
         };
         let store = usize::from(is_store);
         let missed = outcome != Outcome::Hit;
@@ -168,15 +170,10 @@ impl LevelSim {
     /// LRU gets loops of its own, with the way count a constant for 8, 12 and 16 ways and the
     /// 3C shadow compiled in or out, counting in locals; every other policy takes the accesses
     /// one by one.
-    pub(super) fn run_batch(
-        &mut self,
-        batch: &[Access],
-        mut misses: Option<&mut Vec<Access>>,
-        tables: &mut [LineTable],
-    ) {
+    pub(super) fn run_batch(&mut self, batch: &[Access], mut misses: Option<&mut Vec<Access>>) {
         if !matches!(self.replacement, Replacement::Lru) {
             for access in batch {
-                let missed = self.access(access.addr, access.len, access.is_store, tables);
+                let missed = self.access(access.addr, access.len, access.is_store);
                 if let (true, Some(misses)) = (missed, misses.as_deref_mut()) {
                     misses.push(*access);
                 }
@@ -185,28 +182,27 @@ impl LevelSim {
         }
         let classify = self.shadow.is_some();
         match (self.ways, classify) {
-            (8, false) => self.lru_batch::<8, false>(batch, misses, tables),
-            (8, true) => self.lru_batch::<8, true>(batch, misses, tables),
-            (12, false) => self.lru_batch::<12, false>(batch, misses, tables),
-            (12, true) => self.lru_batch::<12, true>(batch, misses, tables),
-            (16, false) => self.lru_batch::<16, false>(batch, misses, tables),
-            (16, true) => self.lru_batch::<16, true>(batch, misses, tables),
-            (_, false) => self.lru_batch::<0, false>(batch, misses, tables),
-            (_, true) => self.lru_batch::<0, true>(batch, misses, tables),
+            (8, false) => self.lru_batch::<8, false>(batch, misses),
+            (8, true) => self.lru_batch::<8, true>(batch, misses),
+            (12, false) => self.lru_batch::<12, false>(batch, misses),
+            (12, true) => self.lru_batch::<12, true>(batch, misses),
+            (16, false) => self.lru_batch::<16, false>(batch, misses),
+            (16, true) => self.lru_batch::<16, true>(batch, misses),
+            (_, false) => self.lru_batch::<0, false>(batch, misses),
+            (_, true) => self.lru_batch::<0, true>(batch, misses),
         }
     }
 
     /// [`Self::run_batch`] for LRU with `WAYS` ways (0: the level's own count, not a constant)
     /// and the 3C shadow if `CLASSIFY`.
     ///
-    /// The batch knows its next addresses, so the set and the 3C table entry of the access
-    /// [`PREFETCH_AHEAD`] places on are prefetched: a column walk's table entries lie a host
-    /// page apart and each was a host cache miss. Counts live in locals for the batch.
+    /// The batch knows its next addresses, so the set and the 3C shadow slot of the access
+    /// [`PREFETCH_AHEAD`] places on are prefetched (a large level's tags and shadow are in the
+    /// host's L2 at best, and a strided walk jumps between them). Counts live in locals.
     fn lru_batch<const WAYS: usize, const CLASSIFY: bool>(
         &mut self,
         batch: &[Access],
         mut misses: Option<&mut Vec<Access>>,
-        tables: &mut [LineTable],
     ) {
         let ways = if WAYS == 0 { self.ways } else { WAYS };
         let shift = self.line_shift;
@@ -216,13 +212,13 @@ impl LevelSim {
                 let line = ahead.addr >> shift;
                 crate::mem::prefetch(&self.tags, self.set_of(line) * ways);
                 if CLASSIFY && let Some(shadow) = &self.shadow {
-                    tables[shadow.table].prefetch(line, shadow.column());
+                    shadow.prefetch(line);
                 }
             }
             let first = access.addr >> shift;
             let last = access.addr.saturating_add(u64::from(access.len.max(1)) - 1) >> shift;
             let outcome = if first != last {
-                self.touch_lines(first, last, tables)
+                self.touch_lines(first, last)
             } else {
                 let set = self.set_of(first);
                 let probe = lru_probe(
@@ -240,9 +236,7 @@ impl LevelSim {
                     }
                 };
                 match &mut self.shadow {
-                    Some(shadow) if CLASSIFY => {
-                        classified(hit, shadow.access(first, &mut tables[shadow.table]))
-                    }
+                    Some(shadow) if CLASSIFY => classified(hit, shadow.access(first)),
                     _ if hit => Outcome::Hit,
                     _ => Outcome::Miss,
                 }
@@ -264,20 +258,20 @@ impl LevelSim {
     /// A straddling access: every line is looked up (replacement state updated for each);
     /// the worst outcome counts. Kept out of line so the one-line path stays small.
     #[inline(never)]
-    fn touch_lines(&mut self, first: u64, last: u64, tables: &mut [LineTable]) -> Outcome {
+    fn touch_lines(&mut self, first: u64, last: u64) -> Outcome {
         (first..=last)
-            .map(|line| self.touch(line, tables))
+            .map(|line| self.touch(line))
             .fold(Outcome::Hit, Outcome::max)
     }
 
     /// One line: the lookup, and the 3C shadow's view of it if this level classifies.
     #[inline(always)]
-    fn touch(&mut self, line: u64, tables: &mut [LineTable]) -> Outcome {
+    fn touch(&mut self, line: u64) -> Outcome {
         let hit = self.lookup(line);
         match &mut self.shadow {
             None if hit => Outcome::Hit,
             None => Outcome::Miss,
-            Some(shadow) => classified(hit, shadow.access(line, &mut tables[shadow.table])),
+            Some(shadow) => classified(hit, shadow.access(line)),
         }
     }
 

@@ -1,87 +1,79 @@
-//! The 3C bookkeeping behind [`super::Hierarchy`]: which lines a level has ever seen
-//! (compulsory misses) and a fully-associative LRU shadow cache of the level's size (capacity
-//! vs conflict misses).
+//! The 3C bookkeeping behind [`super::Hierarchy`], one per classified level: which lines the
+//! level has ever seen (compulsory misses) and a fully-associative LRU shadow cache of the
+//! level's size (capacity vs conflict misses).
 //!
-//! - [`LineTable`]: a direct-indexed radix map from line number to one `u32` per classified
-//!   level sharing the table (one column each).
-//! - [`FullyAssociativeLru`]: the shadow, an intrusive doubly-linked recency list over a flat
-//!   node array, found through the level's table column.
+//! - [`SeenLines`]: one bit per line, in lazily allocated chunks found through a two-level
+//!   directory.
+//! - [`FullyAssociativeLru`]: the shadow, an open-addressing hash table of the lines it holds
+//!   whose slots are also the nodes of its doubly-linked recency list.
 //!
-//! Why a linked list: a stamp-based shadow (Bennett–Kruskal / Olken: every access stamps its
-//! line, the shadow is the `capacity` newest stamps, kept as a ring of stamps with an "alive"
-//! bitmap and periodic compaction of dead stamps) was built, proptested and measured against
-//! it (git history of this file, commits 4da1272..784432c). Paired runs in one process on the
-//! `benches/simulator.rs` traces, L1+L2 with 3C: the list was 1.1× faster on row and column
-//! order, the stamps 1.04–1.25× faster on random lines in 4 MiB. Strided traces are this tool's
-//! business, and on them the list's nodes are allocated and revisited in access order, so
-//! its node accesses are close to sequential. The list stays.
+//! Why this shape: what a classified level touches per access must stay in the host's caches.
+//! The shadow's table holds only the lines the shadow holds (at most the level's line count,
+//! half full), so an L1's fits the host's L1 and a 1 MiB L2's (16 Ki lines, 512 KiB of slots)
+//! its L2; and the record of lines ever seen is a bit per line, consulted only when the
+//! shadow misses. The table it replaced kept a 4-byte entry per line ever seen and per level,
+//! indexed by line number: 16 MiB for a 4096² f64 matrix, whose column walk put consecutive
+//! entries 4 KiB apart, a host cache and TLB miss on every access (docs/simulator.md).
+//!
+//! Why a linked list rather than stamps: a stamp-based shadow (Bennett–Kruskal / Olken) was
+//! built, proptested and measured against the list on the `benches/simulator.rs` traces: the
+//! list was 1.1× faster on row and column order, the stamps 1.04–1.25× faster on random lines.
+//! Strided traces are this tool's business.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// Table value: this level has never seen the line.
-const UNSEEN: u32 = u32::MAX - 1;
-/// Shadow node index meaning "none".
+/// Slot index meaning "none" (list ends).
 const NIL: u32 = u32::MAX;
-/// The shadow's "no line yet" (like the tag arrays' empty marker).
+/// A free slot's line (no line number can be this: lines are addresses shifted right by at
+/// least one bit).
 const NO_LINE: u64 = u64::MAX;
-/// The largest shadow (in lines): node indices must stay below [`UNSEEN`].
-pub(super) const MAX_CAPACITY: usize = UNSEEN as usize - 1;
+/// The largest shadow (in lines): its table, at most half full, must stay indexable by `u32`
+/// below [`NIL`].
+pub(super) const MAX_CAPACITY: usize = 1 << 30;
+/// Slots a shadow's table starts with; it doubles whenever it would be more than half full.
+const INITIAL_SLOTS: usize = 16;
+/// Fibonacci hashing: multiplying by 2^64/φ and keeping the high bits spreads arithmetic
+/// progressions of line numbers (every strided walk) evenly over the table.
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// log2 of [`CHUNK_LINES`].
-const CHUNK_BITS: u32 = 10;
-/// Consecutive lines that share one lazily allocated chunk of a [`LineTable`]. Small enough
-/// that a sparse trace (every access in a chunk of its own) costs `CHUNK_LINES × columns × 4`
-/// bytes per access — 8 KiB for two columns, so 512 such accesses take 4 MiB — and large
-/// enough that regular traces stay in one chunk for long stretches (1024 accesses of a row,
-/// 16 of a column of a 512-wide f64 matrix).
+const CHUNK_BITS: u32 = 12;
+/// Consecutive lines whose seen bits share one lazily allocated chunk (512 bytes). A sparse
+/// trace (every access in a chunk of its own) costs 512 B per access — 512 such accesses
+/// take 256 KiB — while a column walk of a 4096-wide f64 matrix stays in one chunk for 8
+/// accesses and on one directory page for 2048.
 pub(super) const CHUNK_LINES: usize = 1 << CHUNK_BITS;
-
-const NO_CHUNK: u64 = u64::MAX;
-
-/// log2 of the chunks one directory page maps (256 chunks: 256 Ki lines, 16 MiB of 64 B lines).
+const CHUNK_WORDS: usize = CHUNK_LINES / 64;
+/// log2 of the chunks one directory page maps (256 chunks: 1 Mi lines).
 const PAGE_BITS: u32 = 8;
 const PAGE_CHUNKS: usize = 1 << PAGE_BITS;
 /// Directory page entry: the chunk is not allocated yet.
 const NO_INDEX: u32 = u32::MAX;
+const NO_CHUNK: u64 = u64::MAX;
 
-/// A direct-indexed two-level (radix) map from line number to one `u32` per level sharing it
-/// (all 3C-classified levels with the same line size share one table, so a line that misses
-/// down the hierarchy is found once). The line's high bits name a chunk of [`CHUNK_LINES`]
-/// lines, allocated on first touch with every value `UNSEEN`; its low bits index the chunk.
-/// No probing, no clustering, and neighbouring lines keep neighbouring entries.
-///
-/// Why not a hash map keyed by line? Open addressing needed a probe per access at a random
-/// slot (a host cache miss each for column-order traces), and its clusters grew quadratic
-/// when two streams' runs met. Here the chunk directory is consulted only when a trace
-/// leaves the last two chunks it used, and it is itself two-level: a hash map finds the
-/// directory page of 256 neighbouring chunks, which is indexed directly, and the page used
-/// last is remembered. A column walk of a 4096-wide f64 matrix leaves its chunk every other
-/// access but its page only every 512 (a hash look-up per chunk change took 10% of its time).
-///
-/// No deletion: every line a level ever sees stays (the compulsory-miss record), with the
-/// shadow node it was last given (`UNSEEN` in the columns of levels that never saw it).
+/// The lines a level has ever seen, a bit each. The line's high bits name a chunk of
+/// [`CHUNK_LINES`] lines, allocated on first touch; a hash map finds the directory page of
+/// [`PAGE_CHUNKS`] neighbouring chunks, which is indexed directly; the page and the two
+/// chunks used last are remembered, so the hash map is consulted only when a trace leaves its
+/// page. No deletion: the record of first touches is forever.
 #[derive(Debug, Clone)]
-pub(super) struct LineTable {
-    /// Chunk k occupies `values[k × CHUNK_LINES × columns ..][.. CHUNK_LINES × columns]`, line
-    /// by line, `columns` values per line (one host cache line holds a line's values).
-    pub(super) values: Vec<u32>,
-    columns: usize,
-    /// Chunks allocated so far.
-    chunk_count: u32,
+pub(super) struct SeenLines {
+    /// Chunk k's bits are `words[k × CHUNK_WORDS ..][.. CHUNK_WORDS]`.
+    words: Vec<u64>,
     /// Page number (chunk number >> PAGE_BITS) → page index in `pages`.
     directory: HashMap<u64, u32, BuildHasherDefault<ChunkHasher>>,
     /// Page k occupies `pages[k × PAGE_CHUNKS ..][.. PAGE_CHUNKS]`: per chunk of the page, its
-    /// index in `values` (`NO_INDEX` until allocated).
+    /// index in `words` / CHUNK_WORDS (`NO_INDEX` until allocated).
     pages: Vec<u32>,
     /// The page used last: (page number, offset in `pages`).
     recent_page: (u64, usize),
-    /// The two chunks used last, most recent first: (chunk number, offset of its values).
+    /// The two chunks used last, most recent first: (chunk number, offset in `words`).
     recent: [(u64, usize); 2],
 }
 
-/// A multiplicative (Fibonacci) hash for chunk numbers: they are small, often consecutive
-/// integers, which this spreads well, and SipHash's DoS resistance buys nothing here.
+/// A multiplicative hash for page numbers: small, often consecutive integers, which this
+/// spreads well; SipHash's DoS resistance buys nothing here.
 #[derive(Debug, Default, Clone, Copy)]
 struct ChunkHasher(u64);
 
@@ -91,20 +83,18 @@ impl Hasher for ChunkHasher {
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(GOLDEN);
         }
     }
     fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = (self.0 ^ n).wrapping_mul(GOLDEN);
     }
 }
 
-impl LineTable {
-    pub(super) fn new(columns: usize) -> Self {
+impl SeenLines {
+    fn new() -> Self {
         Self {
-            values: Vec::new(),
-            columns,
-            chunk_count: 0,
+            words: Vec::new(),
             directory: HashMap::default(),
             pages: Vec::new(),
             recent_page: (NO_CHUNK, 0),
@@ -115,28 +105,34 @@ impl LineTable {
     /// How many chunks have been allocated (tests check sparse use stays bounded).
     #[cfg(test)]
     pub(super) fn chunks(&self) -> usize {
-        self.chunk_count as usize
+        self.words.len() / CHUNK_WORDS
     }
 
-    /// The index of `line`'s first value in `values` (its column c is at `+ c`), allocating
-    /// its chunk (every value `UNSEEN`) if absent.
+    /// Marks `line` seen; returns true if it was not seen before.
     #[inline]
-    fn entry(&mut self, line: u64) -> usize {
+    fn insert(&mut self, line: u64) -> bool {
         let chunk = line >> CHUNK_BITS;
-        let within = (line as usize & (CHUNK_LINES - 1)) * self.columns;
-        if self.recent[0].0 == chunk {
-            return self.recent[0].1 + within;
-        }
-        self.entry_slow(chunk) + within
+        let offset = if self.recent[0].0 == chunk {
+            self.recent[0].1
+        } else {
+            self.chunk_offset(chunk)
+        };
+        let within = line as usize & (CHUNK_LINES - 1);
+        let word = &mut self.words[offset + within / 64];
+        let bit = 1u64 << (within % 64);
+        let new = *word & bit == 0;
+        *word |= bit;
+        new
     }
 
+    /// The offset in `words` of `chunk`'s bits, allocating the chunk (no line seen) if absent;
+    /// remembers it as the chunk used last.
     #[cold]
     #[inline(never)]
-    fn entry_slow(&mut self, chunk: u64) -> usize {
+    fn chunk_offset(&mut self, chunk: u64) -> usize {
         let offset = if self.recent[1].0 == chunk {
             self.recent[1].1
         } else {
-            let chunk_values = CHUNK_LINES * self.columns;
             let page = chunk >> PAGE_BITS;
             let page_offset = if self.recent_page.0 == page {
                 self.recent_page.1
@@ -145,36 +141,14 @@ impl LineTable {
             };
             let slot = &mut self.pages[page_offset + (chunk as usize & (PAGE_CHUNKS - 1))];
             if *slot == NO_INDEX {
-                *slot = self.chunk_count;
-                self.chunk_count += 1;
-                self.values.resize(self.values.len() + chunk_values, UNSEEN);
+                *slot = (self.words.len() / CHUNK_WORDS) as u32;
+                self.words.resize(self.words.len() + CHUNK_WORDS, 0);
             }
-            *slot as usize * chunk_values
+            *slot as usize * CHUNK_WORDS
         };
         self.recent[1] = self.recent[0];
         self.recent[0] = (chunk, offset);
         offset
-    }
-
-    /// Prefetches `line`'s value in `column` if its chunk is one the trace used recently or
-    /// is on the directory page used last (nothing is allocated or looked up by hash).
-    #[inline(always)]
-    pub(super) fn prefetch(&self, line: u64, column: usize) {
-        let chunk = line >> CHUNK_BITS;
-        let offset = if self.recent[0].0 == chunk {
-            self.recent[0].1
-        } else if self.recent[1].0 == chunk {
-            self.recent[1].1
-        } else if self.recent_page.0 == chunk >> PAGE_BITS {
-            match self.pages[self.recent_page.1 + (chunk as usize & (PAGE_CHUNKS - 1))] {
-                NO_INDEX => return,
-                index => index as usize * CHUNK_LINES * self.columns,
-            }
-        } else {
-            return;
-        };
-        let within = (line as usize & (CHUNK_LINES - 1)) * self.columns;
-        crate::mem::prefetch(&self.values, offset + within + column);
     }
 
     /// The offset in `pages` of directory page `page`, allocating it (every chunk absent) if
@@ -191,33 +165,39 @@ impl LineTable {
     }
 }
 
-/// A fully-associative LRU cache of `capacity` lines (the 3C shadow of one level), kept as an
-/// intrusive doubly-linked recency list over a flat array of nodes and indexed through the
-/// level's column of a [`LineTable`]. O(1) per access, at most one table look-up.
-///
-/// The table remembers the node a line was last given, and never forgets it: when a node is
-/// recycled for another line, the old line's entry goes stale, which the node's own `line`
-/// field exposes (`nodes[value].line != line`). So evictions write nothing to the table.
+/// A fully-associative LRU cache of `capacity` lines (the 3C shadow of one level). Its lines
+/// live in an open-addressing (linear probing) hash table, never more than half full, and
+/// each slot is also a node of the recency list (head: most recent; tail: the next victim).
+/// O(1) expected per access. An eviction deletes by backward shift (no tombstones), and a
+/// slot that moves takes its list links along.
 #[derive(Debug, Clone)]
 pub(super) struct FullyAssociativeLru {
-    /// Which of the hierarchy's tables, and which column in it.
-    pub(super) table: usize,
-    column: usize,
     capacity: usize,
-    /// Shadow nodes: the line held and the recency-list links (one host cache line per node).
-    nodes: Vec<ShadowNode>,
+    /// Lines held.
+    len: usize,
+    /// A power of two in length.
+    slots: Vec<Slot>,
+    /// 64 − log2(slots.len()): a line's home slot is the top bits of its hash.
+    shift: u32,
     head: u32,
     tail: u32,
     /// The most recent line: repeated touches of it change nothing and skip the table.
     last: u64,
+    seen: SeenLines,
 }
 
 #[derive(Debug, Clone, Copy)]
-struct ShadowNode {
+struct Slot {
     line: u64,
     prev: u32,
     next: u32,
 }
+
+const FREE: Slot = Slot {
+    line: NO_LINE,
+    prev: NIL,
+    next: NIL,
+};
 
 /// What the shadow says about one line access.
 pub(super) struct ShadowOutcome {
@@ -226,28 +206,56 @@ pub(super) struct ShadowOutcome {
 }
 
 impl FullyAssociativeLru {
-    pub(super) fn new(capacity: usize, table: usize, column: usize) -> Self {
+    /// An empty shadow; `capacity` is at most [`MAX_CAPACITY`].
+    pub(super) fn new(capacity: usize) -> Self {
+        debug_assert!((1..=MAX_CAPACITY).contains(&capacity));
         Self {
-            table,
-            column,
             capacity,
-            nodes: Vec::new(),
+            len: 0,
+            slots: vec![FREE; INITIAL_SLOTS],
+            shift: 64 - INITIAL_SLOTS.trailing_zeros(),
             head: NIL,
             tail: NIL,
             last: NO_LINE,
+            seen: SeenLines::new(),
         }
     }
 
-    /// The column of the shared [`LineTable`] this shadow uses.
-    pub(super) fn column(&self) -> usize {
-        self.column
+    /// The record of lines seen (tests check its size).
+    #[cfg(test)]
+    pub(super) fn seen(&self) -> &SeenLines {
+        &self.seen
     }
 
-    /// Inline always: it is the 3C levels' per-access work, and the compiler left it out of
-    /// line once the LRU lookup grew (a call per classified level: L1+L2 3C measured ~20%
-    /// slower).
     #[inline(always)]
-    pub(super) fn access(&mut self, line: u64, table: &mut LineTable) -> ShadowOutcome {
+    fn home(&self, line: u64) -> usize {
+        (line.wrapping_mul(GOLDEN) >> self.shift) as usize
+    }
+
+    /// Asks the host to bring `line`'s home slot into its caches (a batch knows its next
+    /// lines).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, line: u64) {
+        crate::mem::prefetch(&self.slots, self.home(line));
+    }
+
+    /// `Ok(slot)` holding `line`, or `Err(slot)`: the free slot that ends its probe sequence.
+    #[inline(always)]
+    fn find(&self, line: u64) -> Result<usize, usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(line);
+        loop {
+            match self.slots[i].line {
+                held if held == line => return Ok(i),
+                NO_LINE => return Err(i),
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    /// Inline always: it is the 3C levels' per-access work.
+    #[inline(always)]
+    pub(super) fn access(&mut self, line: u64) -> ShadowOutcome {
         if line == self.last {
             return ShadowOutcome {
                 fully_associative_hit: true,
@@ -255,56 +263,139 @@ impl FullyAssociativeLru {
             };
         }
         self.last = line;
-        let entry = table.entry(line);
-        let value = table.values[entry + self.column];
-        if value != UNSEEN && self.nodes[value as usize].line == line {
-            self.move_to_front(value);
-            return ShadowOutcome {
-                fully_associative_hit: true,
-                first_touch: false,
-            };
-        }
-        let node = if self.nodes.len() < self.capacity {
-            self.nodes.push(ShadowNode {
-                line,
-                prev: NIL,
-                next: NIL,
-            });
-            (self.nodes.len() - 1) as u32
-        } else {
-            let victim = self.tail;
-            self.unlink(victim);
-            self.nodes[victim as usize].line = line;
-            victim
-        };
-        table.values[entry + self.column] = node;
-        self.push_front(node);
-        ShadowOutcome {
-            fully_associative_hit: false,
-            first_touch: value == UNSEEN,
+        match self.find(line) {
+            Ok(slot) => {
+                self.move_to_front(slot as u32);
+                ShadowOutcome {
+                    fully_associative_hit: true,
+                    first_touch: false,
+                }
+            }
+            Err(free) => {
+                self.insert(line, free);
+                ShadowOutcome {
+                    fully_associative_hit: false,
+                    first_touch: self.seen.insert(line),
+                }
+            }
         }
     }
 
+    /// Puts `line` (absent; `free` ends its probe sequence) at the front, evicting the least
+    /// recent line when full. Out of line: it is the longer path, taken on shadow misses.
+    #[inline(never)]
+    fn insert(&mut self, line: u64, free: usize) {
+        let slot = if self.len == self.capacity {
+            let victim = self.tail;
+            self.unlink(victim);
+            self.remove(victim as usize);
+            // The deletion may have shifted the cluster `free` ended.
+            self.find(line).unwrap_err()
+        } else {
+            self.len += 1;
+            if 2 * self.len > self.slots.len() {
+                self.grow();
+                self.find(line).unwrap_err()
+            } else {
+                free
+            }
+        };
+        self.slots[slot].line = line;
+        self.push_front(slot as u32);
+    }
+
+    /// Empties slot `hole` (already unlinked) by backward shift: each later entry of its
+    /// cluster that may sit earlier (its home is not between the hole and it) moves into the
+    /// hole, which moves on to where that entry was.
+    fn remove(&mut self, mut hole: usize) {
+        let mask = self.slots.len() - 1;
+        let mut at = hole;
+        loop {
+            at = (at + 1) & mask;
+            let line = self.slots[at].line;
+            if line == NO_LINE {
+                break;
+            }
+            let from_home = at.wrapping_sub(self.home(line)) & mask;
+            let from_hole = at.wrapping_sub(hole) & mask;
+            if from_home >= from_hole {
+                self.relocate(at, hole);
+                hole = at;
+            }
+        }
+        self.slots[hole] = FREE;
+    }
+
+    /// Moves the entry in slot `from` to the free slot `to`, with its list neighbours'
+    /// links (no entry links to a free slot, so none point at `to` yet).
+    fn relocate(&mut self, from: usize, to: usize) {
+        let entry = self.slots[from];
+        self.slots[to] = entry;
+        let to = to as u32;
+        match entry.prev {
+            NIL => self.head = to,
+            p => self.slots[p as usize].next = to,
+        }
+        match entry.next {
+            NIL => self.tail = to,
+            n => self.slots[n as usize].prev = to,
+        }
+    }
+
+    /// Doubles the table. The old slots are read in order (a walk along the list would jump
+    /// across the whole table for a large shadow): each line moves to its slot in the new
+    /// table, then the links are renamed from old slots to new.
+    #[cold]
+    fn grow(&mut self) {
+        let doubled = vec![FREE; self.slots.len() * 2];
+        let old = std::mem::replace(&mut self.slots, doubled);
+        self.shift -= 1;
+        let mut renamed = vec![NIL; old.len()];
+        for (at, slot) in old.iter().enumerate() {
+            if slot.line != NO_LINE {
+                let to = self.find(slot.line).unwrap_err();
+                self.slots[to].line = slot.line;
+                renamed[at] = to as u32;
+            }
+        }
+        let rename = |link: u32| {
+            if link == NIL {
+                NIL
+            } else {
+                renamed[link as usize]
+            }
+        };
+        for (at, slot) in old.iter().enumerate() {
+            if slot.line != NO_LINE {
+                let to = &mut self.slots[renamed[at] as usize];
+                to.prev = rename(slot.prev);
+                to.next = rename(slot.next);
+            }
+        }
+        self.head = rename(self.head);
+        self.tail = rename(self.tail);
+    }
+
     fn unlink(&mut self, node: u32) {
-        let ShadowNode { prev, next, .. } = self.nodes[node as usize];
+        let Slot { prev, next, .. } = self.slots[node as usize];
         match prev {
             NIL => self.head = next,
-            p => self.nodes[p as usize].next = next,
+            p => self.slots[p as usize].next = next,
         }
         match next {
             NIL => self.tail = prev,
-            n => self.nodes[n as usize].prev = prev,
+            n => self.slots[n as usize].prev = prev,
         }
     }
 
     fn push_front(&mut self, node: u32) {
         let head = self.head;
-        let n = &mut self.nodes[node as usize];
+        let n = &mut self.slots[node as usize];
         n.prev = NIL;
         n.next = head;
         match head {
             NIL => self.tail = node,
-            h => self.nodes[h as usize].prev = node,
+            h => self.slots[h as usize].prev = node,
         }
         self.head = node;
     }
@@ -314,6 +405,50 @@ impl FullyAssociativeLru {
         if self.head != node {
             self.unlink(node);
             self.push_front(node);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shadow against a plain recency vector, through growth and evictions that shift
+    /// clusters (lines chosen to collide in a small table).
+    #[test]
+    fn shadow_equals_a_recency_vector() {
+        for capacity in [1usize, 2, 3, 7, 64] {
+            let mut shadow = FullyAssociativeLru::new(capacity);
+            let mut recency: Vec<u64> = Vec::new();
+            let mut ever: Vec<u64> = Vec::new();
+            let mut state = 0x9E37_79B9u64 + capacity as u64;
+            for _ in 0..20_000 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let line = (state % 200) * 1024 + state % 3;
+                let out = shadow.access(line);
+                let position = recency.iter().position(|&l| l == line);
+                assert_eq!(out.fully_associative_hit, position.is_some());
+                assert_eq!(out.first_touch, !ever.contains(&line));
+                if !ever.contains(&line) {
+                    ever.push(line);
+                }
+                if let Some(p) = position {
+                    recency.remove(p);
+                } else if recency.len() == capacity {
+                    recency.pop();
+                }
+                recency.insert(0, line);
+                let mut listed = Vec::new();
+                let mut at = shadow.head;
+                while at != NIL {
+                    listed.push(shadow.slots[at as usize].line);
+                    at = shadow.slots[at as usize].next;
+                }
+                assert_eq!(listed, recency);
+                assert!(2 * shadow.len <= shadow.slots.len());
+            }
         }
     }
 }
