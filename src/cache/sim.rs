@@ -46,6 +46,7 @@
 
 mod budget;
 mod level;
+mod pipeline;
 #[cfg(test)]
 mod reference;
 mod shadow;
@@ -55,6 +56,7 @@ pub use budget::{DEFAULT_STATE_BUDGET, state_bytes};
 use level::{Access, COUNTERS, EMPTY, LevelSim};
 #[cfg(test)]
 use level::{plru_touch, plru_victim, splitmix, xorshift};
+use pipeline::{CHUNK, Lower, run_levels};
 use shadow::{FullyAssociativeLru, MAX_CAPACITY as MAX_SHADOW_LINES};
 
 use serde::{Deserialize, Serialize};
@@ -143,8 +145,11 @@ pub struct LevelReport {
 }
 
 /// A cache hierarchy, innermost level first. Implements [`AccessSink`].
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Hierarchy {
+    /// Every level's geometry, innermost first.
+    geometry: Vec<CacheLevel>,
+    /// The levels' state: all of them, or only the first while `lower` has the others.
     levels: Vec<LevelSim>,
     policy: Policy,
     classify: bool,
@@ -157,8 +162,18 @@ pub struct Hierarchy {
     /// Accesses not yet simulated, in order (at most [`BATCH`]); readers of the state run them
     /// first ([`Hierarchy::flush`]).
     pending: Vec<Access>,
-    /// The misses of one level on their way to the next, reused batch after batch.
-    scratch: Vec<Access>,
+    /// The first level's misses not yet passed to the levels below (at most `chunk`).
+    outgoing: Vec<Access>,
+    /// First-level misses passed down at a time: [`CHUNK`] when the levels below run on a
+    /// thread of their own ([`Lower`]), [`BATCH`] when they run here.
+    chunk: usize,
+    /// Whether the levels below may run on a thread of their own (more than one level, and
+    /// more than one CPU to run on).
+    pipelined: bool,
+    /// The levels below the first, on their own thread, between a full chunk and a flush.
+    lower: Option<Lower>,
+    /// Reused by the levels below when they run here.
+    buffers: [Vec<Access>; 2],
 }
 
 /// Accesses simulated together, level by level: enough that a batch loop runs long stretches
@@ -206,7 +221,10 @@ impl Hierarchy {
             };
             sims.push(LevelSim::new(level, policy, shadow, i)?);
         }
+        let pipelined = levels.len() > 1
+            && std::thread::available_parallelism().is_ok_and(|cpus| cpus.get() > 1);
         Ok(Self {
+            geometry: levels.to_vec(),
             first_line_shift: sims[0].line_shift,
             levels: sims,
             policy,
@@ -214,8 +232,21 @@ impl Hierarchy {
             first_level_last_line: EMPTY,
             repeated: [0; 2],
             pending: Vec::with_capacity(BATCH),
-            scratch: Vec::with_capacity(BATCH),
+            outgoing: Vec::new(),
+            chunk: if pipelined { CHUNK } else { BATCH },
+            pipelined,
+            lower: None,
+            buffers: [Vec::new(), Vec::new()],
         })
+    }
+
+    /// Passes first-level misses down `chunk` at a time, on a thread of their own if `pipelined`
+    /// (tests make chunks small so that short traces take the threaded path).
+    #[cfg(test)]
+    fn with_chunk(mut self, chunk: usize, pipelined: bool) -> Self {
+        self.chunk = chunk.max(1);
+        self.pipelined = pipelined && self.geometry.len() > 1;
+        self
     }
 
     pub fn policy(&self) -> Policy {
@@ -228,7 +259,7 @@ impl Hierarchy {
 
     /// The simulated levels' geometry, innermost first.
     pub fn levels(&self) -> Vec<&CacheLevel> {
-        self.levels.iter().map(|l| &l.geometry).collect()
+        self.geometry.iter().collect()
     }
 
     /// Per-level counts, innermost first.
@@ -302,6 +333,12 @@ impl Hierarchy {
         if !self.pending.is_empty() {
             self.run_pending();
         }
+        if !self.outgoing.is_empty() {
+            self.pass_down(false);
+        }
+        if let Some(lower) = self.lower.take() {
+            self.levels.extend(lower.finish());
+        }
     }
 
     /// One access through the hierarchy: queued for the next batch, unless it is confined to
@@ -331,27 +368,45 @@ impl Hierarchy {
         }
     }
 
-    /// Runs the pending batch through the levels: the first level takes it whole, and each
-    /// level's misses, in order, are the next level's batch. Exact, because a level's state
-    /// and counts depend only on the accesses that reach it (no back-invalidation, rule 5).
+    /// Runs the pending batch through the first level; its misses, in order, join those on
+    /// their way to the levels below, which take them a chunk at a time. Exact, because a
+    /// level's state and counts depend only on the accesses that reach it, in order (no
+    /// back-invalidation, rule 5).
     #[inline(never)]
     fn run_pending(&mut self) {
         let mut batch = std::mem::take(&mut self.pending);
-        let mut misses = std::mem::take(&mut self.scratch);
-        let count = self.levels.len();
-        for (i, level) in self.levels.iter_mut().enumerate() {
-            misses.clear();
-            let next = (i + 1 < count).then_some(&mut misses);
-            level.run_batch(&batch, next);
-            std::mem::swap(&mut batch, &mut misses);
-            if batch.is_empty() {
-                break;
+        let below = self.geometry.len() > 1;
+        self.levels[0].run_batch(&batch, below.then_some(&mut self.outgoing));
+        batch.clear();
+        self.pending = batch;
+        if self.outgoing.len() >= self.chunk {
+            self.pass_down(true);
+        }
+    }
+
+    /// Hands the outgoing misses to the levels below: to their thread if it runs (starting it
+    /// if `may_start` and the hierarchy is pipelined), else through them here.
+    fn pass_down(&mut self, may_start: bool) {
+        if may_start && self.pipelined && self.lower.is_none() {
+            match Lower::start(self.levels.split_off(1)) {
+                Ok(lower) => self.lower = Some(lower),
+                Err(levels) => {
+                    self.levels.extend(levels);
+                    self.pipelined = false;
+                    self.chunk = BATCH;
+                }
             }
         }
-        batch.clear();
-        misses.clear();
-        self.pending = batch;
-        self.scratch = misses;
+        match &mut self.lower {
+            Some(lower) => {
+                let chunk = std::mem::take(&mut self.outgoing);
+                self.outgoing = lower.send(chunk);
+            }
+            None => {
+                run_levels(&mut self.levels[1..], &self.outgoing, &mut self.buffers);
+                self.outgoing.clear();
+            }
+        }
     }
 }
 
@@ -730,8 +785,8 @@ mod tests {
         );
     }
 
-    /// A sparse trace (every access in a seen-bit chunk of its own) costs one chunk per access
-    /// and level, kilobytes not gigabytes, and still classifies exactly: 512 distinct lines 1 GiB apart
+    /// A sparse trace (every access in a seen-bit chunk of its own) costs one chunk (512 B) per
+    /// access and level, kilobytes not gigabytes, and still classifies exactly: 512 distinct lines 1 GiB apart
     /// are 512 compulsory misses; a second pass over them misses L1 for capacity (512 lines >
     /// its 64) and L2 for conflict (all in set 0, though a fully-associative L2 holds them).
     #[test]
@@ -747,11 +802,10 @@ mod tests {
                 h.load(i << 30, 8);
             }
         }
+        let s = h.stats();
         for level in &h.levels {
             assert_eq!(level.seen_chunks(), 512);
         }
-        assert!(512 * shadow::CHUNK_LINES / 8 <= 256 << 10);
-        let s = h.stats();
         assert_eq!(
             (s[0].compulsory, s[0].capacity, s[0].misses()),
             (512, 512, 1024)
@@ -903,7 +957,11 @@ mod tests {
         trace: &[(u64, u32, u8)],
     ) -> Result<(), proptest::test_runner::TestCaseError> {
         let mut r = reference::Reference::new(geometry, policy, classify);
-        for &(addr, len, kind) in trace {
+        for (i, &(addr, len, kind)) in trace.iter().enumerate() {
+            if i == trace.len() / 2 {
+                // Midway, everything pending is simulated (and a lower-level thread stopped).
+                h.flush();
+            }
             let sinks: [&mut dyn AccessSink; 2] = [h, &mut r];
             for sink in sinks {
                 match kind {
@@ -921,8 +979,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The fast paths (repeated-line shortcut, LRU/FIFO rings, branch-free counters)
-        /// equal the plain reference simulator for every policy, on random hierarchies of 1–3
+        /// The fast paths (repeated-line shortcut, batches, lower levels on a thread of their
+        /// own, LRU/FIFO rings, branch-free counters) equal the plain reference simulator for every policy, on random hierarchies of 1–3
         /// levels (mixed line sizes, non-power-of-two sets) and random traces with straddles,
         /// repeats, stores and modifies.
         #[test]
@@ -930,6 +988,7 @@ mod tests {
             shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
             policy in (0u8..4, proptest::num::u64::ANY),
             classify in proptest::bool::ANY,
+            passing in (0u8..3, 1usize..40),
             trace in proptest::collection::vec(
                 (0u64..3000, 0u32..=20, 0u8..3, 0u8..4), 0..600),
         ) {
@@ -952,7 +1011,12 @@ mod tests {
                     (addr, len, kind)
                 })
                 .collect();
+            // The first level's misses reach the levels below as built, or in small chunks
+            // here, or in small chunks on a thread of their own.
             let mut h = Hierarchy::new(&geometry, policy, classify).unwrap();
+            if passing.0 > 0 {
+                h = h.with_chunk(passing.1, passing.0 == 2);
+            }
             assert_matches_reference(&mut h, &geometry, policy, classify, &trace)?;
         }
 

@@ -43,7 +43,7 @@ const CHUNK_BITS: u32 = 12;
 /// trace (every access in a chunk of its own) costs 512 B per access — 512 such accesses
 /// take 256 KiB — while a column walk of a 4096-wide f64 matrix stays in one chunk for 8
 /// accesses and on one directory page for 2048.
-pub(super) const CHUNK_LINES: usize = 1 << CHUNK_BITS;
+const CHUNK_LINES: usize = 1 << CHUNK_BITS;
 const CHUNK_WORDS: usize = CHUNK_LINES / 64;
 /// log2 of the chunks one directory page maps (256 chunks: 1 Mi lines).
 const PAGE_BITS: u32 = 8;

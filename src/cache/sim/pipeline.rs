@@ -1,0 +1,104 @@
+//! The levels below the first on a thread of their own: the first level's misses reach them
+//! in chunks over a bounded channel, so the first level takes the next accesses while the
+//! lower levels take the last ones' misses. Exact: a level's state and counts depend only on
+//! the accesses that reach it, in order (rule 5 of the simulator), and the channel keeps the
+//! order. The thread runs from the first full chunk to the next flush, so a small simulation
+//! never starts one.
+
+use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
+use std::thread::JoinHandle;
+
+use super::level::{Access, LevelSim};
+
+/// First-level misses per message to the lower levels: a message costs a channel hand-over
+/// and sometimes a thread wake-up (microseconds), a chunk some hundred microseconds of work.
+pub(super) const CHUNK: usize = 8192;
+/// Chunks sent and not yet taken: how far the first level may run ahead.
+const IN_FLIGHT: usize = 4;
+
+/// Runs `batch` through `levels` one level at a time: the first takes the batch whole, and
+/// each level's misses, in order, are the next level's batch. `buffers` are reused.
+pub(super) fn run_levels(
+    levels: &mut [LevelSim],
+    batch: &[Access],
+    buffers: &mut [Vec<Access>; 2],
+) {
+    let Some((first, rest)) = levels.split_first_mut() else {
+        return;
+    };
+    let [input, misses] = buffers;
+    input.clear();
+    first.run_batch(batch, (!rest.is_empty()).then_some(&mut *input));
+    let count = rest.len();
+    for (i, level) in rest.iter_mut().enumerate() {
+        if input.is_empty() {
+            break;
+        }
+        misses.clear();
+        level.run_batch(input, (i + 1 < count).then_some(&mut *misses));
+        std::mem::swap(input, misses);
+    }
+}
+
+/// The lower levels, running on their own thread until [`Lower::finish`] hands them back.
+#[derive(Debug)]
+pub(super) struct Lower {
+    chunks: SyncSender<Vec<Access>>,
+    /// Emptied chunks coming back for reuse.
+    emptied: Receiver<Vec<Access>>,
+    worker: JoinHandle<Vec<LevelSim>>,
+}
+
+impl Lower {
+    /// Starts the thread with `levels`; gives them back if no thread can be started.
+    pub(super) fn start(levels: Vec<LevelSim>) -> Result<Self, Vec<LevelSim>> {
+        let (chunks, incoming) = sync_channel::<Vec<Access>>(IN_FLIGHT);
+        let (give_back, emptied) = channel();
+        // The levels follow the spawn, so a failed spawn leaves them here.
+        let (hand_over, handed) = channel::<Vec<LevelSim>>();
+        let spawned = std::thread::Builder::new()
+            .name("stridelab-sim-lower".into())
+            .spawn(move || {
+                let mut levels = handed.recv().unwrap_or_default();
+                let mut buffers = [Vec::new(), Vec::new()];
+                for mut chunk in incoming {
+                    run_levels(&mut levels, &chunk, &mut buffers);
+                    chunk.clear();
+                    // The hierarchy may have stopped taking chunks back: nothing to do then.
+                    let _ = give_back.send(chunk);
+                }
+                levels
+            });
+        let Ok(worker) = spawned else {
+            return Err(levels);
+        };
+        // The worker holds the receiver until it has the levels.
+        let _ = hand_over.send(levels);
+        Ok(Self {
+            chunks,
+            emptied,
+            worker,
+        })
+    }
+
+    /// Sends `chunk` down and returns an empty vector to fill next (a used one if any has come
+    /// back).
+    pub(super) fn send(&mut self, chunk: Vec<Access>) -> Vec<Access> {
+        if let Err(refused) = self.chunks.send(chunk) {
+            // Only a worker that panicked drops its receiver; `finish` reports the panic.
+            drop(refused);
+        }
+        self.emptied
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(CHUNK + super::BATCH))
+    }
+
+    /// Waits for every chunk sent to be simulated and returns the levels.
+    pub(super) fn finish(self) -> Vec<LevelSim> {
+        drop(self.chunks);
+        match self.worker.join() {
+            Ok(levels) => levels,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
