@@ -288,9 +288,16 @@ impl FullyAssociativeLru {
         let slot = if self.len == self.capacity {
             let victim = self.tail;
             self.unlink(victim);
-            self.remove(victim as usize);
-            // The deletion may have shifted the cluster `free` ended.
-            self.find(line).unwrap_err()
+            // The deletion empties one slot and fills none that was empty, so the first free
+            // slot from `line`'s home is the one it emptied if that lies before `free`.
+            let emptied = self.remove(victim as usize);
+            let mask = self.slots.len() - 1;
+            let home = self.home(line);
+            if emptied.wrapping_sub(home) & mask < free.wrapping_sub(home) & mask {
+                emptied
+            } else {
+                free
+            }
         } else {
             self.len += 1;
             if 2 * self.len > self.slots.len() {
@@ -306,8 +313,8 @@ impl FullyAssociativeLru {
 
     /// Empties slot `hole` (already unlinked) by backward shift: each later entry of its
     /// cluster that may sit earlier (its home is not between the hole and it) moves into the
-    /// hole, which moves on to where that entry was.
-    fn remove(&mut self, mut hole: usize) {
+    /// hole, which moves on to where that entry was. Returns the slot left empty.
+    fn remove(&mut self, mut hole: usize) -> usize {
         let mask = self.slots.len() - 1;
         let mut at = hole;
         loop {
@@ -324,6 +331,7 @@ impl FullyAssociativeLru {
             }
         }
         self.slots[hole] = FREE;
+        hole
     }
 
     /// Moves the entry in slot `from` to the free slot `to`, with its list neighbours'
