@@ -28,11 +28,14 @@
 //!   (`Hierarchy::access` says why nothing else can change): 7 of 8 row-order f64 accesses.
 //!   A run fed through [`AccessSink::load_run`] counts those hits a line at a time, in one
 //!   addition (`load_run` on [`Hierarchy`]).
-//! - Every other access is queued, and a full batch (`BATCH`) goes through the levels one
-//!   level at a time: the first level takes the batch, its misses in order are the second
-//!   level's batch, and so on. Exact, because a level's state depends only on the accesses
-//!   that reach it (rule 5). A batch loop knows its next addresses, so it prefetches their
-//!   sets and 3C entries on the host, and keeps its counts in registers.
+//! - A one-line access to an LRU first level without 3C (the default) is looked up at once,
+//!   in `Hierarchy::access`: a batch buys such a level nothing.
+//! - Every other access is queued, and a full batch (`BATCH`) goes through the first level;
+//!   its misses, in order, go to the levels below in chunks, each level's misses being the
+//!   next one's batch — on a thread of their own when the machine has a second CPU
+//!   (`sim/pipeline.rs`). Exact, because a level's state depends only on the accesses that
+//!   reach it, in order (rule 5). A batch loop knows its next addresses, so it prefetches
+//!   their sets and 3C shadow slots on the host, and keeps its counts in locals.
 //! - LRU and FIFO sets are rings with a moving head, so a miss is O(1) instead of shifting the
 //!   whole set, and an LRU hit moves O(min(p, ways − 1 − p)) tags. The LRU lookup checks the
 //!   most and the least recent way first (cyclic traces hit the latter: O(1)), then scans the
@@ -41,7 +44,8 @@
 //!   memory) and with the 3C shadow compiled in or out.
 //! - Counts are updated by index into an array, without branching on load/store (or, in the
 //!   general path, on the outcome).
-//! - The 3C shadow stays a linked recency list (`sim/shadow.rs` says why, with figures).
+//! - The 3C shadow is a half-full hash table of the lines it holds, its slots the nodes of a
+//!   recency list, plus a bit per line ever seen (`sim/shadow.rs` says why, with figures).
 //! - Set indexing masks for power-of-two set counts and divides otherwise.
 
 mod budget;
@@ -53,7 +57,7 @@ mod shadow;
 
 use budget::size_text;
 pub use budget::{DEFAULT_STATE_BUDGET, state_bytes};
-use level::{Access, COUNTERS, EMPTY, LevelSim};
+use level::{Access, COUNTERS, EMPTY, LOAD_MISSES, LOADS, LevelSim, Probe};
 #[cfg(test)]
 use level::{plru_touch, plru_victim, splitmix, xorshift};
 use pipeline::{CHUNK, Lower, run_levels};
@@ -164,6 +168,9 @@ pub struct Hierarchy {
     pending: Vec<Access>,
     /// The first level's misses not yet passed to the levels below (at most `chunk`).
     outgoing: Vec<Access>,
+    /// The first level is LRU without 3C: its one-line accesses are looked up at once, in
+    /// `access` (a batch buys such a level nothing, and costs a store and a load per access).
+    first_level_plain_lru: bool,
     /// First-level misses passed down at a time: [`CHUNK`] when the levels below run on a
     /// thread of their own ([`Lower`]), [`BATCH`] when they run here.
     chunk: usize,
@@ -233,6 +240,7 @@ impl Hierarchy {
             repeated: [0; 2],
             pending: Vec::with_capacity(BATCH),
             outgoing: Vec::new(),
+            first_level_plain_lru: policy == Policy::Lru && !classify_3c,
             chunk: if pipelined { CHUNK } else { BATCH },
             pipelined,
             lower: None,
@@ -358,13 +366,47 @@ impl Hierarchy {
             return;
         }
         self.first_level_last_line = last;
-        self.pending.push(Access {
+        let access = Access {
             addr,
             len,
             is_store,
-        });
+        };
+        if self.first_level_plain_lru {
+            if first == last {
+                self.look_up_first_level(first, access);
+            } else {
+                // A straddle, at once too, so that accesses stay in order.
+                self.pending.push(access);
+                self.run_pending();
+            }
+            return;
+        }
+        self.pending.push(access);
         if self.pending.len() >= BATCH {
             self.run_pending();
+        }
+    }
+
+    /// A one-line access to an LRU first level without 3C, at once: a miss joins the misses
+    /// on their way down.
+    #[inline(always)]
+    fn look_up_first_level(&mut self, line: u64, access: Access) {
+        let level = &mut self.levels[0];
+        let store = usize::from(access.is_store);
+        level.counts[LOADS + store] += 1;
+        let set = level.set_of(line);
+        match level.lru_probe(set, line) {
+            Probe::Hit => {}
+            Probe::HitDeeper => level.lru_hit_deeper(set, line),
+            Probe::Miss => {
+                level.counts[LOAD_MISSES + store] += 1;
+                if self.geometry.len() > 1 {
+                    self.outgoing.push(access);
+                    if self.outgoing.len() >= self.chunk {
+                        self.pass_down(true);
+                    }
+                }
+            }
         }
     }
 
