@@ -349,10 +349,11 @@ impl Hierarchy {
         }
     }
 
-    /// One access through the hierarchy: queued for the next batch, unless it is confined to
-    /// the line the first level was given last.
+    /// One access through the hierarchy: queued for the next batch, or looked up at once by
+    /// an LRU first level without 3C, unless it is confined to the line the first level was
+    /// given last.
     ///
-    /// That case is a hit that changes nothing — the line is resident (every lookup leaves its
+    /// That last case is a hit that changes nothing — the line is resident (every lookup leaves its
     /// line resident), already the most recent under LRU and FIFO-neutral, touching its way
     /// again sets the same tree-PLRU bits, random replacement ignores hits, and the 3C shadow
     /// saw the same line last. So only the count moves, here. Row-order traces of 8-byte
