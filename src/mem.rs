@@ -114,25 +114,6 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
     let _ = (ptr, len);
 }
 
-/// Asks the host CPU to bring `slice[index]` into its caches ahead of use; does nothing when
-/// `index` is out of bounds or off x86-64. For the simulator's batches, which know their next
-/// addresses while the host is still waiting on the current one.
-#[inline(always)]
-pub fn prefetch<T>(slice: &[T], index: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(item) = slice.get(index) {
-        let ptr: *const T = item;
-        // SAFETY: a prefetch is a hint that never faults and reads nothing into the program;
-        // the pointer is in bounds anyway, and SSE (the instruction's feature) is part of the
-        // x86-64 baseline.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ptr.cast())
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (slice, index);
-}
-
 /// Bytes of anonymous memory the process has on transparent huge pages (`AnonHugePages` in
 /// /proc/self/smaps_rollup): whether `--huge-pages` was granted. Process-wide, not per buffer.
 pub fn anon_huge_pages_bytes() -> Result<u64, String> {

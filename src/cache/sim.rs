@@ -34,8 +34,7 @@
 //!   its misses, in order, go to the levels below in chunks, each level's misses being the
 //!   next one's batch — on a thread of their own when the machine has a second CPU
 //!   (`sim/pipeline.rs`). Exact, because a level's state depends only on the accesses that
-//!   reach it, in order (rule 5). A batch loop knows its next addresses, so it prefetches
-//!   their sets and 3C shadow slots on the host, and keeps its counts in locals.
+//!   reach it, in order (rule 5). A batch loop keeps its counts in locals.
 //! - LRU and FIFO sets are rings with a moving head, so a miss is O(1) instead of shifting the
 //!   whole set, and an LRU hit moves O(min(p, ways − 1 − p)) tags. The LRU lookup checks the
 //!   most and the least recent way first (cyclic traces hit the latter: O(1)), then scans the
@@ -183,8 +182,8 @@ pub struct Hierarchy {
     buffers: [Vec<Access>; 2],
 }
 
-/// Accesses simulated together, level by level: enough that a batch loop runs long stretches
-/// and prefetches ahead, few enough that a batch and its misses stay in the host's L1.
+/// Accesses the first level takes together: enough that its batch loop runs long stretches,
+/// few enough that a batch and its misses stay in the host's L1.
 const BATCH: usize = 1024;
 
 /// The name other modules use for the simulator.

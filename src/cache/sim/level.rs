@@ -196,9 +196,7 @@ impl LevelSim {
     /// [`Self::run_batch`] for LRU with `WAYS` ways (0: the level's own count, not a constant)
     /// and the 3C shadow if `CLASSIFY`.
     ///
-    /// The batch knows its next addresses, so the set and the 3C shadow slot of the access
-    /// [`PREFETCH_AHEAD`] places on are prefetched (a large level's tags and shadow are in the
-    /// host's L2 at best, and a strided walk jumps between them). Counts live in locals.
+    /// Counts live in locals for the batch.
     fn lru_batch<const WAYS: usize, const CLASSIFY: bool>(
         &mut self,
         batch: &[Access],
@@ -207,14 +205,7 @@ impl LevelSim {
         let ways = if WAYS == 0 { self.ways } else { WAYS };
         let shift = self.line_shift;
         let mut counts = [0u64; COUNTERS];
-        for (i, access) in batch.iter().enumerate() {
-            if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
-                let line = ahead.addr >> shift;
-                crate::mem::prefetch(&self.tags, self.set_of(line) * ways);
-                if CLASSIFY && let Some(shadow) = &self.shadow {
-                    shadow.prefetch(line);
-                }
-            }
+        for access in batch {
             let first = access.addr >> shift;
             let last = access.addr.saturating_add(u64::from(access.len.max(1)) - 1) >> shift;
             let outcome = if first != last {
@@ -431,9 +422,6 @@ impl LevelSim {
             .collect()
     }
 }
-
-/// How far ahead of the access it is working on a batch loop prefetches (in accesses).
-const PREFETCH_AHEAD: usize = 8;
 
 /// One access of a batch: what [`super::AccessSink`] was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -84,10 +84,8 @@ impl Lower {
     /// Sends `chunk` down and returns an empty vector to fill next (a used one if any has come
     /// back).
     pub(super) fn send(&mut self, chunk: Vec<Access>) -> Vec<Access> {
-        if let Err(refused) = self.chunks.send(chunk) {
-            // Only a worker that panicked drops its receiver; `finish` reports the panic.
-            drop(refused);
-        }
+        // Only a worker that panicked refuses a chunk; `finish` reports the panic.
+        let _ = self.chunks.send(chunk);
         self.emptied
             .try_recv()
             .unwrap_or_else(|_| Vec::with_capacity(CHUNK + super::BATCH))

@@ -232,13 +232,6 @@ impl FullyAssociativeLru {
         (line.wrapping_mul(GOLDEN) >> self.shift) as usize
     }
 
-    /// Asks the host to bring `line`'s home slot into its caches (a batch knows its next
-    /// lines).
-    #[inline(always)]
-    pub(super) fn prefetch(&self, line: u64) {
-        crate::mem::prefetch(&self.slots, self.home(line));
-    }
-
     /// `Ok(slot)` holding `line`, or `Err(slot)`: the free slot that ends its probe sequence.
     #[inline(always)]
     fn find(&self, line: u64) -> Result<usize, usize> {
