@@ -43,7 +43,7 @@
 //!   memory) and with the 3C shadow compiled in or out.
 //! - Counts are updated by index into an array, without branching on load/store (or, in the
 //!   general path, on the outcome).
-//! - The 3C shadow is a half-full hash table of the lines it holds, its slots the nodes of a
+//! - The 3C shadow is a sparse hash table of the lines it holds, its slots the nodes of a
 //!   recency list, plus a bit per line ever seen (`sim/shadow.rs` says why, with figures).
 //! - Set indexing masks for power-of-two set counts and divides otherwise.
 

@@ -8,10 +8,10 @@
 //!   whose slots are also the nodes of its doubly-linked recency list.
 //!
 //! Why this shape: what a classified level touches per access must stay in the host's caches.
-//! The shadow's table holds only the lines the shadow holds (at most the level's line count,
-//! half full), so an L1's fits the host's L1 and a 1 MiB L2's (16 Ki lines, 512 KiB of slots)
-//! its L2; and the record of lines ever seen is a bit per line, consulted only when the
-//! shadow misses. The table it replaced kept a 4-byte entry per line ever seen and per level,
+//! The shadow's table holds only the lines the shadow holds (at most the level's line count;
+//! a quarter full up to 2 MiB of slots, half beyond), so a 32 KiB L1's takes 32 KiB and a
+//! 1 MiB L2's (16 Ki lines) 1 MiB, within the host's L2; and the record of lines ever seen
+//! is a bit per line, consulted only when the shadow misses. The table it replaced kept a 4-byte entry per line ever seen and per level,
 //! indexed by line number: 16 MiB for a 4096² f64 matrix, whose column walk put consecutive
 //! entries 4 KiB apart, a host cache and TLB miss on every access (docs/simulator.md).
 //!
@@ -31,8 +31,11 @@ const NO_LINE: u64 = u64::MAX;
 /// The largest shadow (in lines): its table, at most half full, must stay indexable by `u32`
 /// below [`NIL`].
 pub(super) const MAX_CAPACITY: usize = 1 << 30;
-/// Slots a shadow's table starts with; it doubles whenever it would be more than half full.
+/// Slots a shadow's table starts with; it doubles whenever it would be fuller than
+/// [`FullyAssociativeLru::fill_limit`].
 const INITIAL_SLOTS: usize = 16;
+/// Tables below this many slots (2 MiB) stay at most a quarter full, larger ones half.
+const ROOMY_SLOTS: usize = 1 << 17;
 /// Fibonacci hashing: multiplying by 2^64/φ and keeping the high bits spreads arithmetic
 /// progressions of line numbers (every strided walk) evenly over the table.
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -293,7 +296,7 @@ impl FullyAssociativeLru {
             }
         } else {
             self.len += 1;
-            if 2 * self.len > self.slots.len() {
+            if self.len > self.fill_limit() {
                 self.grow();
                 self.find(line).unwrap_err()
             } else {
@@ -340,6 +343,18 @@ impl FullyAssociativeLru {
         match entry.next {
             NIL => self.tail = to,
             n => self.slots[n as usize].prev = to,
+        }
+    }
+
+    /// How many lines the table may hold before it doubles: a quarter of its slots while it
+    /// is small enough for the host's L2 (probes and backward shifts walk shorter clusters:
+    /// `sim col-sum` and the transpose 0.85–0.90 of the time at half), half beyond (a VM's
+    /// 260 MiB L3 would otherwise ask for 512 MiB of slots).
+    fn fill_limit(&self) -> usize {
+        if self.slots.len() < ROOMY_SLOTS {
+            self.slots.len() / 4
+        } else {
+            self.slots.len() / 2
         }
     }
 
