@@ -56,7 +56,7 @@ mod shadow;
 
 use budget::size_text;
 pub use budget::{DEFAULT_STATE_BUDGET, state_bytes};
-use level::{Access, COUNTERS, EMPTY, LOAD_MISSES, LOADS, LevelSim, Probe};
+use level::{Access, COUNTERS, EMPTY, LOAD_MISSES, LOADS, LevelSim};
 #[cfg(test)]
 use level::{plru_touch, plru_victim, splitmix, xorshift};
 use pipeline::{CHUNK, Lower, run_levels};
@@ -352,11 +352,11 @@ impl Hierarchy {
     /// an LRU first level without 3C, unless it is confined to the line the first level was
     /// given last.
     ///
-    /// That last case is a hit that changes nothing — the line is resident (every lookup leaves its
-    /// line resident), already the most recent under LRU and FIFO-neutral, touching its way
-    /// again sets the same tree-PLRU bits, random replacement ignores hits, and the 3C shadow
-    /// saw the same line last. So only the count moves, here. Row-order traces of 8-byte
-    /// elements take this path 7 times in 8.
+    /// That last case is a hit that changes nothing — the line is resident (every lookup
+    /// leaves its line resident), already the most recent under LRU and FIFO-neutral, touching
+    /// its way again sets the same tree-PLRU bits, random replacement ignores hits, and the 3C
+    /// shadow saw the same line last. So only the count moves, here. Row-order traces of
+    /// 8-byte elements take this path 7 times in 8.
     #[inline]
     fn access(&mut self, addr: u64, len: u32, is_store: bool) {
         let first = addr >> self.first_line_shift;
@@ -394,17 +394,12 @@ impl Hierarchy {
         let level = &mut self.levels[0];
         let store = usize::from(access.is_store);
         level.counts[LOADS + store] += 1;
-        let set = level.set_of(line);
-        match level.lru_probe(set, line) {
-            Probe::Hit => {}
-            Probe::HitDeeper => level.lru_hit_deeper(set, line),
-            Probe::Miss => {
-                level.counts[LOAD_MISSES + store] += 1;
-                if self.geometry.len() > 1 {
-                    self.outgoing.push(access);
-                    if self.outgoing.len() >= self.chunk {
-                        self.pass_down(true);
-                    }
+        if !level.lru_lookup_now(line) {
+            level.counts[LOAD_MISSES + store] += 1;
+            if self.geometry.len() > 1 {
+                self.outgoing.push(access);
+                if self.outgoing.len() >= self.chunk {
+                    self.pass_down(true);
                 }
             }
         }
@@ -828,9 +823,10 @@ mod tests {
     }
 
     /// A sparse trace (every access in a seen-bit chunk of its own) costs one chunk (512 B) per
-    /// access and level, kilobytes not gigabytes, and still classifies exactly: 512 distinct lines 1 GiB apart
-    /// are 512 compulsory misses; a second pass over them misses L1 for capacity (512 lines >
-    /// its 64) and L2 for conflict (all in set 0, though a fully-associative L2 holds them).
+    /// access and level, kilobytes not gigabytes, and still classifies exactly: 512 distinct lines
+    /// 1 GiB apart are 512 compulsory misses; a second pass over them misses L1 for capacity (512
+    /// lines > its 64) and L2 for conflict (all in set 0, though a fully-associative L2 holds
+    /// them).
     #[test]
     fn sparse_trace_allocates_one_chunk_per_access() {
         let mut h = Hierarchy::new(
@@ -1021,10 +1017,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The fast paths (repeated-line shortcut, batches, lower levels on a thread of their
-        /// own, LRU/FIFO rings, branch-free counters) equal the plain reference simulator for every policy, on random hierarchies of 1–3
-        /// levels (mixed line sizes, non-power-of-two sets) and random traces with straddles,
-        /// repeats, stores and modifies.
+        /// The fast paths (repeated-line shortcut, batches, lower levels on a thread of their own,
+        /// LRU/FIFO rings, branch-free counters) equal the plain reference simulator for every
+        /// policy, on random hierarchies of 1–3 levels (mixed line sizes, non-power-of-two sets)
+        /// and random traces with straddles, repeats, stores and modifies.
         #[test]
         fn fast_simulator_equals_reference(
             shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),

@@ -202,7 +202,6 @@ impl LevelSim {
         batch: &[Access],
         mut misses: Option<&mut Vec<Access>>,
     ) {
-        let ways = if WAYS == 0 { self.ways } else { WAYS };
         let shift = self.line_shift;
         let mut counts = [0u64; COUNTERS];
         for access in batch {
@@ -212,20 +211,7 @@ impl LevelSim {
                 self.touch_lines(first, last)
             } else {
                 let set = self.set_of(first);
-                let probe = lru_probe(
-                    &mut self.tags[set * ways..][..ways],
-                    &mut self.ring_heads[set],
-                    first,
-                    &mut counts[EVICTIONS],
-                );
-                let hit = match probe {
-                    Probe::Hit => true,
-                    Probe::Miss => false,
-                    Probe::HitDeeper => {
-                        self.lru_hit_deeper(set, first);
-                        true
-                    }
-                };
+                let hit = self.lru_touch::<WAYS>(set, first, &mut counts[EVICTIONS]);
                 match &mut self.shadow {
                     Some(shadow) if CLASSIFY => classified(hit, shadow.access(first)),
                     _ if hit => Outcome::Hit,
@@ -291,14 +277,38 @@ impl LevelSim {
             return self.lookup_other(set, line);
         }
         // Width-generic: the batch loops ([`Self::run_batch`]) have the fixed-width copies.
-        let ways = self.ways;
-        let probe = lru_probe(
-            &mut self.tags[set * ways..][..ways],
-            &mut self.ring_heads[set],
-            line,
-            &mut self.counts[EVICTIONS],
-        );
-        match probe {
+        let mut evictions = 0;
+        let hit = self.lru_touch::<0>(set, line, &mut evictions);
+        self.counts[EVICTIONS] += evictions;
+        hit
+    }
+
+    /// An LRU lookup of one line, at once (the first level's path in `Hierarchy::access`):
+    /// true on a hit. The common widths get code of their own: with the way count a constant,
+    /// the scan over the set compiles to a dozen compares against memory and the ring
+    /// arithmetic folds (1.2× on a 12-way L1 that misses every access).
+    #[inline(always)]
+    pub(super) fn lru_lookup_now(&mut self, line: u64) -> bool {
+        let set = self.set_of(line);
+        let mut evictions = 0;
+        let hit = match self.ways {
+            8 => self.lru_touch::<8>(set, line, &mut evictions),
+            12 => self.lru_touch::<12>(set, line, &mut evictions),
+            16 => self.lru_touch::<16>(set, line, &mut evictions),
+            _ => self.lru_touch::<0>(set, line, &mut evictions),
+        };
+        self.counts[EVICTIONS] += evictions;
+        hit
+    }
+
+    /// Looks `line` up in LRU set `set` of `WAYS` ways (0: the level's own count, not a
+    /// constant): the ring is updated, a deeper hit finished out of line, an eviction counted
+    /// in `evictions`. True on a hit.
+    #[inline(always)]
+    fn lru_touch<const WAYS: usize>(&mut self, set: usize, line: u64, evictions: &mut u64) -> bool {
+        let ways = if WAYS == 0 { self.ways } else { WAYS };
+        let tags = &mut self.tags[set * ways..][..ways];
+        match lru_probe(tags, &mut self.ring_heads[set], line, evictions) {
             Probe::Hit => true,
             Probe::Miss => false,
             Probe::HitDeeper => {
@@ -308,28 +318,11 @@ impl LevelSim {
         }
     }
 
-    /// The inline part of an LRU lookup in `set` (see [`lru_probe`]), for the first level's
-    /// inline path in `Hierarchy::access`.
-    #[inline(always)]
-    pub(super) fn lru_probe(&mut self, set: usize, line: u64) -> Probe {
-        let head = &mut self.ring_heads[set];
-        let evictions = &mut self.counts[EVICTIONS];
-        // The common widths get code of their own: with the way count a constant, the scan
-        // over the set compiles to a dozen compares against memory and the ring arithmetic
-        // folds (1.2× on a 12-way L1 that misses every access).
-        match self.ways {
-            8 => lru_probe(set_tags::<8>(&mut self.tags, set), head, line, evictions),
-            12 => lru_probe(set_tags::<12>(&mut self.tags, set), head, line, evictions),
-            16 => lru_probe(set_tags::<16>(&mut self.tags, set), head, line, evictions),
-            ways => lru_probe(&mut self.tags[set * ways..][..ways], head, line, evictions),
-        }
-    }
-
     /// An LRU hit neither at the most nor at the least recent way of `set`: finds the way and
     /// moves it to the front. Out of line: it is the rarer, longer case, and keeping it out
     /// keeps the inline lookup (which every miss passes through) small.
     #[inline(never)]
-    pub(super) fn lru_hit_deeper(&mut self, set: usize, line: u64) {
+    fn lru_hit_deeper(&mut self, set: usize, line: u64) {
         let ways = self.ways;
         let tags = &mut self.tags[set * ways..][..ways];
         let head = &mut self.ring_heads[set];
@@ -452,16 +445,9 @@ fn wrap_add(a: usize, b: usize, ways: usize) -> usize {
     if sum >= ways { sum - ways } else { sum }
 }
 
-/// The tags of set `set` when every set is `WAYS` ways wide: a slice whose length the
-/// compiler knows.
-#[inline(always)]
-fn set_tags<const WAYS: usize>(tags: &mut [u64], set: usize) -> &mut [u64] {
-    &mut tags[set * WAYS..][..WAYS]
-}
-
 /// What [`lru_probe`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Probe {
+enum Probe {
     /// At the most or the least recent way; the ring is updated.
     Hit,
     /// Not in the set; the line replaced the least recent tag.

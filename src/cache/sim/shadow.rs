@@ -7,13 +7,14 @@
 //! - [`FullyAssociativeLru`]: the shadow, an open-addressing hash table of the lines it holds
 //!   whose slots are also the nodes of its doubly-linked recency list.
 //!
-//! Why this shape: what a classified level touches per access must stay in the host's caches.
-//! The shadow's table holds only the lines the shadow holds (at most the level's line count;
-//! a quarter full up to 2 MiB of slots, half beyond), so a 32 KiB L1's takes 32 KiB and a
-//! 1 MiB L2's (16 Ki lines) 1 MiB, within the host's L2; and the record of lines ever seen
-//! is a bit per line, consulted only when the shadow misses. The table it replaced kept a 4-byte entry per line ever seen and per level,
-//! indexed by line number: 16 MiB for a 4096² f64 matrix, whose column walk put consecutive
-//! entries 4 KiB apart, a host cache and TLB miss on every access (docs/simulator.md).
+//! Why this shape: what a classified level touches per access must stay in the host's caches. The
+//! shadow's table holds only the lines the shadow holds (at most the level's line count; a
+//! quarter full up to 2 MiB of slots, half beyond), so a 32 KiB L1's takes 32 KiB and a 1 MiB
+//! L2's (16 Ki lines) 1 MiB, within the host's L2; and the record of lines ever seen is a bit per
+//! line, consulted only when the shadow misses. The table it replaced kept a 4-byte entry per
+//! line ever seen and per level, indexed by line number: 16 MiB for a 4096² f64 matrix, whose
+//! column walk put consecutive entries 4 KiB apart, a host cache and TLB miss on every access
+//! (docs/simulator.md).
 //!
 //! Why a linked list rather than stamps: a stamp-based shadow (Bennett–Kruskal / Olken) was
 //! built, proptested and measured against the list on the `benches/simulator.rs` traces: the
