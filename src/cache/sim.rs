@@ -52,15 +52,19 @@ mod level;
 mod pipeline;
 #[cfg(test)]
 mod reference;
+#[cfg(test)]
+mod run_tests;
 mod shadow;
+mod stream;
 
 use budget::size_text;
 pub use budget::{DEFAULT_STATE_BUDGET, state_bytes};
-use level::{Access, COUNTERS, EMPTY, LOAD_MISSES, LOADS, LevelSim};
+use level::{Access, COUNTERS, LOAD_MISSES, LOADS, LevelSim, NO_LINE};
 #[cfg(test)]
 use level::{plru_touch, plru_victim, splitmix, xorshift};
 use pipeline::{CHUNK, Lower, run_levels};
 use shadow::{FullyAssociativeLru, MAX_CAPACITY as MAX_SHADOW_LINES};
+use stream::{Run, Stream};
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -156,7 +160,7 @@ pub struct Hierarchy {
     levels: Vec<LevelSim>,
     policy: Policy,
     classify: bool,
-    /// The first level's line shift and the line it looked up last (`EMPTY` before any).
+    /// The first level's line shift and the line it looked up last (`NO_LINE` before any).
     first_line_shift: u32,
     first_level_last_line: u64,
     /// Loads and stores (by index) confined to `first_level_last_line`, counted here instead
@@ -166,7 +170,7 @@ pub struct Hierarchy {
     /// first ([`Hierarchy::flush`]).
     pending: Vec<Access>,
     /// The first level's misses not yet passed to the levels below (at most `chunk`).
-    outgoing: Vec<Access>,
+    outgoing: Stream,
     /// The first level is LRU without 3C: its one-line accesses are looked up at once, in
     /// `access` (a batch buys such a level nothing, and costs a store and a load per access).
     first_level_plain_lru: bool,
@@ -179,7 +183,7 @@ pub struct Hierarchy {
     /// The levels below the first, on their own thread, between a full chunk and a flush.
     lower: Option<Lower>,
     /// Reused by the levels below when they run here.
-    buffers: [Vec<Access>; 2],
+    buffers: [Stream; 2],
 }
 
 /// Accesses the first level takes together: enough that its batch loop runs long stretches,
@@ -235,15 +239,15 @@ impl Hierarchy {
             levels: sims,
             policy,
             classify: classify_3c,
-            first_level_last_line: EMPTY,
+            first_level_last_line: NO_LINE,
             repeated: [0; 2],
             pending: Vec::with_capacity(BATCH),
-            outgoing: Vec::new(),
+            outgoing: Stream::default(),
             first_level_plain_lru: policy == Policy::Lru && !classify_3c,
             chunk: if pipelined { CHUNK } else { BATCH },
             pipelined,
             lower: None,
-            buffers: [Vec::new(), Vec::new()],
+            buffers: [Stream::default(), Stream::default()],
         })
     }
 
@@ -329,9 +333,7 @@ impl Hierarchy {
     pub fn contains(&mut self, level: usize, addr: u64) -> bool {
         self.flush();
         let l = &self.levels[level];
-        let line = addr >> l.line_shift;
-        let base = l.set_of(line) * l.ways;
-        l.tags[base..base + l.ways].contains(&line)
+        l.holds(addr >> l.line_shift)
     }
 
     /// Simulates the accesses still pending. Every method that reads the caches' state or
@@ -398,7 +400,7 @@ impl Hierarchy {
             level.counts[LOAD_MISSES + store] += 1;
             if self.geometry.len() > 1 {
                 self.outgoing.push(access);
-                if self.outgoing.len() >= self.chunk {
+                if self.outgoing.weight() >= self.chunk as u64 {
                     self.pass_down(true);
                 }
             }
@@ -416,7 +418,24 @@ impl Hierarchy {
         self.levels[0].run_batch(&batch, below.then_some(&mut self.outgoing));
         batch.clear();
         self.pending = batch;
-        if self.outgoing.len() >= self.chunk {
+        if self.outgoing.weight() >= self.chunk as u64 {
+            self.pass_down(true);
+        }
+    }
+
+    /// A run of accesses each a line or more from the last: whatever is pending first, then
+    /// the run through the first level at once (taken whole where it can be,
+    /// `sim/level/runs.rs`); its misses join those on their way down.
+    fn take_run(&mut self, run: Run) {
+        if !self.pending.is_empty() {
+            self.run_pending();
+        }
+        let below = self.geometry.len() > 1;
+        self.levels[0].take_run(&run, below.then_some(&mut self.outgoing));
+        let last = run.access(run.count - 1);
+        self.first_level_last_line =
+            (last.addr + u64::from(last.len.max(1)) - 1) >> self.first_line_shift;
+        if self.outgoing.weight() >= self.chunk as u64 {
             self.pass_down(true);
         }
     }
@@ -461,8 +480,9 @@ impl AccessSink for Hierarchy {
     /// An ascending run with a step shorter than the first level's line: after each access
     /// that is looked up, the following ones that fall whole in the same line are the
     /// repeated-line hits of `Hierarchy::access`, counted in one addition instead of one
-    /// call each (7 of 8 accesses of a row-order f64 walk on 64-byte lines). Any other run
-    /// takes the loads one by one.
+    /// call each (7 of 8 accesses of a row-order f64 walk on 64-byte lines). A run whose
+    /// step is a line or more goes through the levels as a run (`Hierarchy::take_run`). Any
+    /// other run takes the loads one by one.
     fn load_run(&mut self, addr: u64, step: i64, count: u64, len: u32) {
         let line_bytes = 1u64 << self.first_line_shift;
         let len = len.max(1);
@@ -470,6 +490,12 @@ impl AccessSink for Hierarchy {
             .checked_mul(step.unsigned_abs())
             .and_then(|span| span.checked_add(addr))
             .and_then(|last| last.checked_add(u64::from(len)));
+        if count >= 2
+            && step.unsigned_abs() >= line_bytes
+            && let Some(run) = Run::new(addr, step, count, len, false)
+        {
+            return self.take_run(run);
+        }
         let step = match u64::try_from(step) {
             Ok(step) if step > 0 && step < line_bytes && end.is_some() => step,
             _ => {

@@ -2,7 +2,10 @@
 //! pseudo-LRU bits, seeded random) and counters, and the set lookups the hierarchy calls per
 //! access. The hot path lives here; `#[inline]` attributes mark what the hierarchy inlines.
 
+mod runs;
+
 use super::shadow::{FullyAssociativeLru, ShadowOutcome};
+use super::stream::Stream;
 use super::{LevelStats, Policy, SimError};
 use crate::cache::geometry::CacheLevel;
 
@@ -27,7 +30,20 @@ const EVICTIONS: usize = 4;
 const BY_OUTCOME: usize = 5;
 pub(super) const COUNTERS: usize = BY_OUTCOME + Outcome::Miss as usize + 1;
 
-pub(super) const EMPTY: u64 = u64::MAX;
+/// No line number: lines are addresses shifted right by at least one bit (geometry rule 2).
+pub(super) const NO_LINE: u64 = u64::MAX;
+
+/// The tag of an empty way. A way holds its line's complement ([`tag_of`]), so an empty tag
+/// array is all zero bytes: the allocator hands it over as untouched zero pages, and a
+/// level's tags cost memory and time only for the sets a trace reaches (an L3 of 260 MiB has
+/// 34 MiB of tags; filling them took 27 ms per point).
+const EMPTY: u64 = 0;
+
+/// The tag that stands for `line` in a way (never [`EMPTY`], as no line is [`NO_LINE`]).
+#[inline(always)]
+fn tag_of(line: u64) -> u64 {
+    !line
+}
 
 /// Replacement state beyond the tag array (and the ring heads, [`LevelSim::ring_heads`]).
 #[derive(Debug, Clone)]
@@ -57,13 +73,17 @@ pub(super) struct LevelSim {
     set_mask: Option<u64>,
     pub(super) ways: usize,
     pub(super) line_shift: u32,
-    pub(super) tags: Vec<u64>,
+    /// Each way's [`tag_of`] its line, [`EMPTY`] if it holds none; set s at `[s × ways ..]`.
+    tags: Vec<u64>,
     /// Each set's ring head under LRU and FIFO (empty for the other policies). Kept out of
     /// [`Replacement`] so the inline LRU path reaches it without matching on the policy.
     ring_heads: Vec<u32>,
     replacement: Replacement,
     pub(super) counts: [u64; COUNTERS],
     shadow: Option<FullyAssociativeLru>,
+    /// The shadow's outcomes for the accesses of a run that are looked up (`level/runs.rs`),
+    /// kept between runs.
+    run_outcomes: Vec<ShadowOutcome>,
 }
 
 impl LevelSim {
@@ -126,6 +146,7 @@ impl LevelSim {
             replacement,
             counts: [0; COUNTERS],
             shadow,
+            run_outcomes: Vec::new(),
         })
     }
 
@@ -143,6 +164,12 @@ impl LevelSim {
             Some(mask) => (line & mask) as usize,
             None => (line % self.sets) as usize,
         }
+    }
+
+    /// Whether `line` is resident (no state changes).
+    pub(super) fn holds(&self, line: u64) -> bool {
+        let ways = self.ways;
+        self.tags[self.set_of(line) * ways..][..ways].contains(&tag_of(line))
     }
 
     /// One access (possibly straddling); returns true on a miss. Rules 3 and 6 of the module
@@ -170,7 +197,7 @@ impl LevelSim {
     /// LRU gets loops of its own, with the way count a constant for 8, 12 and 16 ways and the
     /// 3C shadow compiled in or out, counting in locals; every other policy takes the accesses
     /// one by one.
-    pub(super) fn run_batch(&mut self, batch: &[Access], mut misses: Option<&mut Vec<Access>>) {
+    pub(super) fn run_batch(&mut self, batch: &[Access], mut misses: Option<&mut Stream>) {
         if !matches!(self.replacement, Replacement::Lru) {
             for access in batch {
                 let missed = self.access(access.addr, access.len, access.is_store);
@@ -200,7 +227,7 @@ impl LevelSim {
     fn lru_batch<const WAYS: usize, const CLASSIFY: bool>(
         &mut self,
         batch: &[Access],
-        mut misses: Option<&mut Vec<Access>>,
+        mut misses: Option<&mut Stream>,
     ) {
         let shift = self.line_shift;
         let mut counts = [0u64; COUNTERS];
@@ -308,7 +335,7 @@ impl LevelSim {
     fn lru_touch<const WAYS: usize>(&mut self, set: usize, line: u64, evictions: &mut u64) -> bool {
         let ways = if WAYS == 0 { self.ways } else { WAYS };
         let tags = &mut self.tags[set * ways..][..ways];
-        match lru_probe(tags, &mut self.ring_heads[set], line, evictions) {
+        match lru_probe(tags, &mut self.ring_heads[set], tag_of(line), evictions) {
             Probe::Hit => true,
             Probe::Miss => false,
             Probe::HitDeeper => {
@@ -323,36 +350,38 @@ impl LevelSim {
     /// keeps the inline lookup (which every miss passes through) small.
     #[inline(never)]
     fn lru_hit_deeper(&mut self, set: usize, line: u64) {
+        let tag = tag_of(line);
         let ways = self.ways;
         let tags = &mut self.tags[set * ways..][..ways];
         let head = &mut self.ring_heads[set];
         // No early exit: where a line sits in its ring moves as heads rotate, so an exit
         // branch would mispredict on cyclic traces; a full pass does not.
         let mut found = 0;
-        for (way, &tag) in tags.iter().enumerate() {
-            if tag == line {
+        for (way, &held) in tags.iter().enumerate() {
+            if held == tag {
                 found = way;
             }
         }
         // Recency position of the hit: its distance from the head around the ring.
         let position = wrap_add(found, ways - *head as usize, ways);
         if position != 0 {
-            ring_move_to_front(tags, head, position, line);
+            ring_move_to_front(tags, head, position, tag);
         }
     }
 
     /// [`Self::lookup`] for every policy but LRU.
     #[inline(never)]
     fn lookup_other(&mut self, set: usize, line: u64) -> bool {
+        let tag = tag_of(line);
         let ways = self.ways;
         let tags = &mut self.tags[set * ways..][..ways];
         match &mut self.replacement {
             Replacement::Lru => unreachable!("LRU is looked up inline"),
             Replacement::Fifo => {
-                if tags.contains(&line) {
+                if tags.contains(&tag) {
                     return true;
                 }
-                if ring_push_front(tags, &mut self.ring_heads[set], line) != EMPTY {
+                if ring_push_front(tags, &mut self.ring_heads[set], tag) != EMPTY {
                     self.counts[EVICTIONS] += 1;
                 }
                 false
@@ -360,7 +389,7 @@ impl LevelSim {
             Replacement::TreePlru { bits, depth } => {
                 let depth = *depth;
                 let tree = &mut bits[set];
-                let way = match tags.iter().position(|&t| t == line) {
+                let way = match tags.iter().position(|&t| t == tag) {
                     Some(way) => {
                         plru_touch(tree, depth, way);
                         return true;
@@ -373,12 +402,12 @@ impl LevelSim {
                         }
                     },
                 };
-                tags[way] = line;
+                tags[way] = tag;
                 plru_touch(tree, depth, way);
                 false
             }
             Replacement::Random { state } => {
-                if tags.contains(&line) {
+                if tags.contains(&tag) {
                     return true;
                 }
                 let way = match tags.iter().position(|&t| t == EMPTY) {
@@ -388,7 +417,7 @@ impl LevelSim {
                         (xorshift(state) % ways as u64) as usize
                     }
                 };
-                tags[way] = line;
+                tags[way] = tag;
                 false
             }
         }
@@ -410,6 +439,7 @@ impl LevelSim {
                 (0..self.ways)
                     .map(|i| tags[wrap_add(start, i, self.ways)])
                     .filter(|&t| t != EMPTY)
+                    .map(tag_of)
                     .collect()
             })
             .collect()
@@ -463,43 +493,43 @@ enum Probe {
 /// lines more than a set holds, or exactly as many) hit the latter every time, and the move
 /// is O(1). Then one pass over the set tells a miss from a deeper hit.
 #[inline(always)]
-fn lru_probe(tags: &mut [u64], head: &mut u32, line: u64, evictions: &mut u64) -> Probe {
+fn lru_probe(tags: &mut [u64], head: &mut u32, tag: u64, evictions: &mut u64) -> Probe {
     let ways = tags.len();
     let start = *head as usize;
-    if tags[start] == line {
+    if tags[start] == tag {
         return Probe::Hit;
     }
     let oldest = if start == 0 { ways - 1 } else { start - 1 };
-    if tags[oldest] == line {
+    if tags[oldest] == tag {
         *head = oldest as u32;
         return Probe::Hit;
     }
-    if set_holds(tags, line) {
+    if set_holds(tags, tag) {
         return Probe::HitDeeper;
     }
-    // A miss: the head steps back onto the least recent tag, which the line replaces.
+    // A miss: the head steps back onto the least recent tag, which the new one replaces.
     *head = oldest as u32;
-    let victim = std::mem::replace(&mut tags[oldest], line);
+    let victim = std::mem::replace(&mut tags[oldest], tag);
     *evictions += u64::from(victim != EMPTY);
     Probe::Miss
 }
 
-/// Whether `line` is among `tags`: an OR over the set, with no dependency chain between
+/// Whether `tag` is among `tags`: an OR over the set, with no dependency chain between
 /// ways. Over a slice of unknown length it vectorises; over a constant width the compiler
 /// emits a compare against memory per way, which measured faster on a set that misses every
 /// access (in the profile the vector loop held ~40% of the samples; its 16-byte loads overlap
 /// the previous access's 8-byte tag store, which cannot be forwarded to them).
 #[inline(always)]
-fn set_holds(tags: &[u64], line: u64) -> bool {
-    tags.iter().fold(false, |any, &tag| any | (tag == line))
+fn set_holds(tags: &[u64], tag: u64) -> bool {
+    tags.iter().fold(false, |any, &held| any | (held == tag))
 }
 
 /// Makes the tag at recency `position` of a ring set (see [`Replacement::Lru`]) the most
-/// recent, as `line`. Either the `position` more recent tags move one step older, or the
+/// recent, as `tag`. Either the `position` more recent tags move one step older, or the
 /// older ones move one step more recent and the head steps back onto the freed least recent
 /// slot — whichever moves fewer tags.
 #[inline]
-fn ring_move_to_front(tags: &mut [u64], head: &mut u32, position: usize, line: u64) {
+fn ring_move_to_front(tags: &mut [u64], head: &mut u32, position: usize, tag: u64) {
     let ways = tags.len();
     let start = *head as usize;
     if position <= ways - 1 - position {
@@ -509,7 +539,7 @@ fn ring_move_to_front(tags: &mut [u64], head: &mut u32, position: usize, line: u
             tags[to] = tags[from];
             to = from;
         }
-        tags[start] = line;
+        tags[start] = tag;
     } else {
         let mut to = wrap_add(start, position, ways);
         for _ in position..ways - 1 {
@@ -518,19 +548,19 @@ fn ring_move_to_front(tags: &mut [u64], head: &mut u32, position: usize, line: u
             to = from;
         }
         let new_head = if start == 0 { ways - 1 } else { start - 1 };
-        tags[new_head] = line;
+        tags[new_head] = tag;
         *head = new_head as u32;
     }
 }
 
-/// Puts `line` at the head of a ring set in place of its oldest tag; returns that tag.
+/// Puts `tag` at the head of a ring set in place of its oldest tag; returns that tag.
 #[inline]
-fn ring_push_front(tags: &mut [u64], head: &mut u32, line: u64) -> u64 {
+fn ring_push_front(tags: &mut [u64], head: &mut u32, tag: u64) -> u64 {
     let ways = tags.len();
     let start = *head as usize;
     let new_head = if start == 0 { ways - 1 } else { start - 1 };
     *head = new_head as u32;
-    std::mem::replace(&mut tags[new_head], line)
+    std::mem::replace(&mut tags[new_head], tag)
 }
 
 /// Marks `way` most recently used: every node on its path points away from it.

@@ -8,7 +8,8 @@
 use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
 
-use super::level::{Access, LevelSim};
+use super::level::LevelSim;
+use super::stream::{Piece, Stream};
 
 /// First-level misses per message to the lower levels: a message costs a channel hand-over
 /// and sometimes a thread wake-up (microseconds), a chunk some hundred microseconds of work.
@@ -18,41 +19,45 @@ const IN_FLIGHT: usize = 4;
 
 /// Runs `batch` through `levels` one level at a time: the first takes the batch whole, and
 /// each level's misses, in order, are the next level's batch. `buffers` are reused.
-pub(super) fn run_levels(
-    levels: &mut [LevelSim],
-    batch: &[Access],
-    buffers: &mut [Vec<Access>; 2],
-) {
+pub(super) fn run_levels(levels: &mut [LevelSim], batch: &Stream, buffers: &mut [Stream; 2]) {
     let Some((first, rest)) = levels.split_first_mut() else {
         return;
     };
     let [input, misses] = buffers;
     input.clear();
-    first.run_batch(batch, (!rest.is_empty()).then_some(&mut *input));
+    take_stream(first, batch, (!rest.is_empty()).then_some(&mut *input));
     let count = rest.len();
     for (i, level) in rest.iter_mut().enumerate() {
         if input.is_empty() {
             break;
         }
         misses.clear();
-        level.run_batch(input, (i + 1 < count).then_some(&mut *misses));
+        take_stream(level, input, (i + 1 < count).then_some(&mut *misses));
         std::mem::swap(input, misses);
     }
+}
+
+/// One level takes a stream in order: single accesses as a batch, runs whole.
+fn take_stream(level: &mut LevelSim, stream: &Stream, mut misses: Option<&mut Stream>) {
+    stream.for_each_piece(|piece| match piece {
+        Piece::Accesses(accesses) => level.run_batch(accesses, misses.as_deref_mut()),
+        Piece::Run(run) => level.take_run(run, misses.as_deref_mut()),
+    });
 }
 
 /// The lower levels, running on their own thread until [`Lower::finish`] hands them back.
 #[derive(Debug)]
 pub(super) struct Lower {
-    chunks: SyncSender<Vec<Access>>,
+    chunks: SyncSender<Stream>,
     /// Emptied chunks coming back for reuse.
-    emptied: Receiver<Vec<Access>>,
+    emptied: Receiver<Stream>,
     worker: JoinHandle<Vec<LevelSim>>,
 }
 
 impl Lower {
     /// Starts the thread with `levels`; gives them back if no thread can be started.
     pub(super) fn start(levels: Vec<LevelSim>) -> Result<Self, Vec<LevelSim>> {
-        let (chunks, incoming) = sync_channel::<Vec<Access>>(IN_FLIGHT);
+        let (chunks, incoming) = sync_channel::<Stream>(IN_FLIGHT);
         let (give_back, emptied) = channel();
         // The levels follow the spawn, so a failed spawn leaves them here.
         let (hand_over, handed) = channel::<Vec<LevelSim>>();
@@ -60,7 +65,7 @@ impl Lower {
             .name("stridelab-sim-lower".into())
             .spawn(move || {
                 let mut levels = handed.recv().unwrap_or_default();
-                let mut buffers = [Vec::new(), Vec::new()];
+                let mut buffers = [Stream::default(), Stream::default()];
                 for mut chunk in incoming {
                     run_levels(&mut levels, &chunk, &mut buffers);
                     chunk.clear();
@@ -81,14 +86,14 @@ impl Lower {
         })
     }
 
-    /// Sends `chunk` down and returns an empty vector to fill next (a used one if any has come
+    /// Sends `chunk` down and returns an empty stream to fill next (a used one if any has come
     /// back).
-    pub(super) fn send(&mut self, chunk: Vec<Access>) -> Vec<Access> {
+    pub(super) fn send(&mut self, chunk: Stream) -> Stream {
         // Only a worker that panicked refuses a chunk; `finish` reports the panic.
         let _ = self.chunks.send(chunk);
         self.emptied
             .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(CHUNK + super::BATCH))
+            .unwrap_or_else(|_| Stream::with_capacity(CHUNK + super::BATCH))
     }
 
     /// Waits for every chunk sent to be simulated and returns the levels.

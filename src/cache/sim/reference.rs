@@ -8,9 +8,12 @@
 
 use std::collections::HashSet;
 
-use super::{EMPTY, LevelStats, Policy, plru_touch, plru_victim, splitmix, xorshift};
+use super::{LevelStats, Policy, plru_touch, plru_victim, splitmix, xorshift};
 use crate::cache::AccessSink;
 use crate::cache::geometry::CacheLevel;
+
+/// An invalid way (no line number is `u64::MAX`).
+const EMPTY: u64 = u64::MAX;
 
 #[derive(Debug)]
 struct Level {

@@ -21,8 +21,13 @@
 //! list was 1.1× faster on row and column order, the stamps 1.04–1.25× faster on random lines.
 //! Strided traces are this tool's business.
 
+mod segments;
+
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+
+use segments::MAX_SEGMENTS;
+pub(super) use segments::Segment;
 
 /// Slot index meaning "none" (list ends).
 const NIL: u32 = u32::MAX;
@@ -187,6 +192,9 @@ pub(super) struct FullyAssociativeLru {
     tail: u32,
     /// The most recent line: repeated touches of it change nothing and skip the table.
     last: u64,
+    /// What strided runs left in the shadow, most recent first, when that is all it holds
+    /// (at most `capacity` lines; the table is empty then). Empty while the table is in use.
+    segments: Vec<Segment>,
     seen: SeenLines,
 }
 
@@ -204,9 +212,29 @@ const FREE: Slot = Slot {
 };
 
 /// What the shadow says about one line access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct ShadowOutcome {
     pub(super) fully_associative_hit: bool,
     pub(super) first_touch: bool,
+}
+
+/// The outcomes of a run's accesses past its prefix ([`FullyAssociativeLru::access_run`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct RunTally {
+    pub(super) fully_associative_hits: u64,
+    pub(super) first_touches: u64,
+}
+
+impl RunTally {
+    const HIT: ShadowOutcome = ShadowOutcome {
+        fully_associative_hit: true,
+        first_touch: false,
+    };
+
+    fn add(&mut self, outcome: ShadowOutcome) {
+        self.fully_associative_hits += u64::from(outcome.fully_associative_hit);
+        self.first_touches += u64::from(outcome.first_touch);
+    }
 }
 
 impl FullyAssociativeLru {
@@ -221,6 +249,7 @@ impl FullyAssociativeLru {
             head: NIL,
             tail: NIL,
             last: NO_LINE,
+            segments: Vec::new(),
             seen: SeenLines::new(),
         }
     }
@@ -260,6 +289,9 @@ impl FullyAssociativeLru {
             };
         }
         self.last = line;
+        if !self.segments.is_empty() {
+            self.build_table();
+        }
         match self.find(line) {
             Ok(slot) => {
                 self.move_to_front(slot as u32);
@@ -276,6 +308,128 @@ impl FullyAssociativeLru {
                 }
             }
         }
+    }
+
+    /// A run of distinct lines, `run.line(k)` for k in `0..run.count` in order: the outcomes
+    /// of the accesses below `prefix` go to `outcomes` (cleared first), the rest are tallied.
+    ///
+    /// Exact by two facts of a fully-associative LRU cache of C lines: once a run has missed
+    /// on C distinct lines the cache holds only lines of the run, so every later line of it
+    /// misses too; and a run that repeats the last one whole (at most C lines) hits on every
+    /// line and leaves the order as it was. So a run whose first C lines meet none the cache
+    /// holds misses throughout, and what it leaves is its last C lines: one [`Segment`], kept
+    /// as such until a single access or a run that meets it needs the table.
+    pub(super) fn access_run(
+        &mut self,
+        run: Segment,
+        prefix: u64,
+        outcomes: &mut Vec<ShadowOutcome>,
+    ) -> RunTally {
+        outcomes.clear();
+        let mut tally = RunTally::default();
+        let mut record = |k: u64, outcome: ShadowOutcome| {
+            if k < prefix {
+                outcomes.push(outcome);
+            } else {
+                tally.add(outcome);
+            }
+        };
+        if run.count == 0 {
+            return tally;
+        }
+        let capacity = self.capacity as u64;
+        if self.len == 0 {
+            if self.segments.first() == Some(&run) {
+                for k in 0..run.count.min(prefix) {
+                    record(k, RunTally::HIT);
+                }
+                tally.fully_associative_hits += run.count.saturating_sub(prefix);
+                return tally;
+            }
+            let checked = Segment {
+                count: run.count.min(capacity),
+                ..run
+            };
+            let room = run.count >= capacity || self.segments.len() < MAX_SEGMENTS;
+            if room && self.segments.iter().all(|held| checked.disjoint(held)) {
+                for k in 0..run.count {
+                    record(k, self.run_miss(run.line(k)));
+                }
+                self.hold_only(run);
+                return tally;
+            }
+            self.build_table();
+        }
+        for k in 0..run.count.min(capacity) {
+            record(k, self.access(run.line(k)));
+        }
+        if run.count > capacity {
+            for k in capacity..run.count {
+                record(k, self.run_miss(run.line(k)));
+            }
+            self.clear_table();
+            self.hold_only(run);
+        }
+        tally
+    }
+
+    /// A line of a run that misses without looking: only whether it is a first touch.
+    #[inline]
+    fn run_miss(&mut self, line: u64) -> ShadowOutcome {
+        ShadowOutcome {
+            fully_associative_hit: false,
+            first_touch: self.seen.insert(line),
+        }
+    }
+
+    /// With the table empty: `run` (which missed throughout) becomes the most recent segment,
+    /// and the least recent lines beyond the capacity go.
+    fn hold_only(&mut self, run: Segment) {
+        let capacity = self.capacity as u64;
+        self.last = run.line(run.count - 1);
+        if run.count >= capacity {
+            self.segments.clear();
+            self.segments.push(run.from(run.count - capacity));
+            return;
+        }
+        self.segments.insert(0, run);
+        let held: u64 = self.segments.iter().map(|segment| segment.count).sum();
+        let mut excess = held.saturating_sub(capacity);
+        while excess > 0 {
+            let oldest = self.segments.last_mut().expect("segments hold the excess");
+            if oldest.count <= excess {
+                excess -= oldest.count;
+                self.segments.pop();
+            } else {
+                *oldest = oldest.from(excess);
+                excess = 0;
+            }
+        }
+    }
+
+    /// Puts the segments' lines in the table, least recent first, and drops the segments.
+    #[cold]
+    #[inline(never)]
+    fn build_table(&mut self) {
+        let segments = std::mem::take(&mut self.segments);
+        for segment in segments.iter().rev() {
+            for k in 0..segment.count {
+                let line = segment.line(k);
+                if let Err(free) = self.find(line) {
+                    self.insert(line, free);
+                }
+            }
+        }
+        self.segments = segments;
+        self.segments.clear();
+    }
+
+    /// Empties the table (its size stays).
+    fn clear_table(&mut self) {
+        self.slots.fill(FREE);
+        self.len = 0;
+        self.head = NIL;
+        self.tail = NIL;
     }
 
     /// Puts `line` (absent; `free` ends its probe sequence) at the front, evicting the least
@@ -429,6 +583,109 @@ impl FullyAssociativeLru {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The recency-vector model's outcome for `line`, which it then holds most recent.
+    fn model_access(
+        recency: &mut Vec<u64>,
+        ever: &mut Vec<u64>,
+        capacity: usize,
+        line: u64,
+    ) -> ShadowOutcome {
+        let first_touch = !ever.contains(&line);
+        if first_touch {
+            ever.push(line);
+        }
+        let position = recency.iter().position(|&l| l == line);
+        match position {
+            Some(p) => {
+                recency.remove(p);
+            }
+            None if recency.len() == capacity => {
+                recency.pop();
+            }
+            None => {}
+        }
+        recency.insert(0, line);
+        ShadowOutcome {
+            fully_associative_hit: position.is_some(),
+            first_touch,
+        }
+    }
+
+    /// Runs (repeated, shifted, short ones piling up as segments, long ones past the
+    /// capacity) and single accesses between them: every outcome, the tallies and the final
+    /// order equal a recency vector's.
+    #[test]
+    fn runs_equal_a_recency_vector() {
+        for capacity in [1usize, 2, 5, 16, 40] {
+            let mut shadow = FullyAssociativeLru::new(capacity);
+            let (mut recency, mut ever) = (Vec::new(), Vec::new());
+            let mut outcomes = Vec::new();
+            let mut state = 0x2545_F491u64 + capacity as u64;
+            let mut next = move |below: u64| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state % below
+            };
+            let mut last = Segment {
+                first: 1000,
+                step: 3,
+                count: 4,
+            };
+            for _ in 0..3000 {
+                let run = match next(6) {
+                    0 => {
+                        let line = 900 + next(300);
+                        let out = shadow.access(line);
+                        assert_eq!(out, model_access(&mut recency, &mut ever, capacity, line));
+                        continue;
+                    }
+                    1 => last,
+                    2 => Segment {
+                        first: last.first + next(3),
+                        ..last
+                    },
+                    3 => Segment {
+                        first: 1000 + next(200),
+                        step: 1 + next(4) as i64,
+                        count: next(4),
+                    },
+                    _ => Segment {
+                        first: 1000 + next(200),
+                        step: next(9) as i64 - 4,
+                        count: next(3 * capacity as u64 + 2),
+                    },
+                };
+                let run = Segment {
+                    step: if run.step == 0 { 1 } else { run.step },
+                    ..run
+                };
+                last = run;
+                let prefix = next(run.count + 2);
+                let tally = shadow.access_run(run, prefix, &mut outcomes);
+                let mut expected = RunTally::default();
+                for k in 0..run.count {
+                    let want = model_access(&mut recency, &mut ever, capacity, run.line(k));
+                    if k < prefix {
+                        assert_eq!(outcomes[k as usize], want, "{run:?} access {k}");
+                    } else {
+                        expected.add(want);
+                    }
+                }
+                assert_eq!(outcomes.len() as u64, run.count.min(prefix));
+                assert_eq!(tally, expected, "{run:?}");
+            }
+            shadow.build_table();
+            let mut listed = Vec::new();
+            let mut at = shadow.head;
+            while at != NIL {
+                listed.push(shadow.slots[at as usize].line);
+                at = shadow.slots[at as usize].next;
+            }
+            assert_eq!(listed, recency);
+        }
+    }
 
     /// A shadow against a plain recency vector, through growth and evictions that shift
     /// clusters (lines chosen to collide in a small table).

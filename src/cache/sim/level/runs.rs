@@ -1,0 +1,166 @@
+//! A strided run through one level, taken whole where LRU allows it: a column walk costs a
+//! few lookups per set it reaches instead of one per access.
+//!
+//! The rule: the lines of a run whose step is a whole number of lines (not zero) are
+//! distinct, and every `period`-th one falls in the same set, `period` being the number of
+//! sets the run reaches (sets / gcd(step in lines, sets)). Once a set of W ways has taken W
+//! distinct lines of the run it holds only lines of the run, so each later line of the run
+//! in that set misses and evicts one, and the set ends with the run's last W lines there,
+//! most recent first. So the first W × period accesses are looked up, the rest are counted,
+//! and each reached set is written once at the end. The 3C shadow takes the run by the same
+//! argument over its capacity ([`FullyAssociativeLru::access_run`]).
+//!
+//! [`FullyAssociativeLru::access_run`]: super::super::shadow::FullyAssociativeLru::access_run
+
+use super::super::shadow::Segment;
+use super::super::stream::{MissCollector, Run, Stream};
+use super::{
+    BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, Outcome, Replacement,
+    classified, tag_of,
+};
+
+impl LevelSim {
+    /// The accesses of `run` in order, exactly as [`LevelSim::access`] would take them one by
+    /// one; those that miss go to `misses` (consecutive ones as runs).
+    pub(in crate::cache::sim) fn take_run(&mut self, run: &Run, misses: Option<&mut Stream>) {
+        let line_bytes = 1u64 << self.line_shift;
+        let whole_lines = run.step != 0
+            && run.step.unsigned_abs().is_multiple_of(line_bytes)
+            && (run.addr & (line_bytes - 1)) + u64::from(run.len.max(1)) <= line_bytes;
+        if !whole_lines || !matches!(self.replacement, Replacement::Lru) {
+            return self.take_one_by_one(run, misses);
+        }
+        let lines = Segment {
+            first: run.addr >> self.line_shift,
+            step: run.step >> self.line_shift,
+            count: run.count,
+        };
+        let period = self.period(lines.step);
+        let looked_up = (self.ways as u64).saturating_mul(period);
+        if run.count <= looked_up {
+            return self.take_one_by_one(run, misses);
+        }
+        let mut outcomes = std::mem::take(&mut self.run_outcomes);
+        let tally = self
+            .shadow
+            .as_mut()
+            .map(|shadow| shadow.access_run(lines, looked_up, &mut outcomes));
+        let store = usize::from(run.is_store);
+        let mut counts = [0u64; COUNTERS];
+        let mut collector = MissCollector::new(*run, misses);
+        for k in 0..looked_up {
+            let line = lines.line(k);
+            let set = self.set_of(line);
+            let hit = self.lru_touch::<0>(set, line, &mut counts[EVICTIONS]);
+            let outcome = match tally {
+                Some(_) => classified(hit, outcomes[k as usize]),
+                None if hit => Outcome::Hit,
+                None => Outcome::Miss,
+            };
+            counts[LOAD_MISSES + store] += u64::from(!hit);
+            counts[BY_OUTCOME + outcome as usize] += 1;
+            if !hit {
+                collector.missed(k);
+            }
+        }
+        let rest = run.count - looked_up;
+        collector.missed_all(looked_up, run.count);
+        drop(collector);
+        self.run_outcomes = outcomes;
+        counts[LOADS + store] += run.count;
+        counts[LOAD_MISSES + store] += rest;
+        counts[EVICTIONS] += rest;
+        match tally {
+            Some(tally) => {
+                let known = tally.first_touches + tally.fully_associative_hits;
+                counts[BY_OUTCOME + Outcome::Compulsory as usize] += tally.first_touches;
+                counts[BY_OUTCOME + Outcome::Conflict as usize] += tally.fully_associative_hits;
+                counts[BY_OUTCOME + Outcome::Capacity as usize] += rest - known;
+            }
+            None => counts[BY_OUTCOME + Outcome::Miss as usize] += rest,
+        }
+        for (total, count) in self.counts.iter_mut().zip(counts) {
+            *total += count;
+        }
+        self.hold_run_ends(lines, period);
+    }
+
+    /// The run's accesses one at a time (a step that is not whole lines, a policy other than
+    /// LRU, or a run too short to skip anything).
+    fn take_one_by_one(&mut self, run: &Run, misses: Option<&mut Stream>) {
+        let mut collector = MissCollector::new(*run, misses);
+        for k in 0..run.count {
+            let access = run.access(k);
+            if self.access(access.addr, access.len, access.is_store) {
+                collector.missed(k);
+            }
+        }
+    }
+
+    /// How many sets lines `step` apart fall in, one after another, before they repeat.
+    fn period(&self, step: i64) -> u64 {
+        let sets = self.sets;
+        let offset = i128::from(step).rem_euclid(i128::from(sets)) as u64;
+        sets / gcd(offset, sets)
+    }
+
+    /// Each set the run reached holds its last `ways` lines there, most recent first.
+    fn hold_run_ends(&mut self, lines: Segment, period: u64) {
+        let ways = self.ways;
+        for r in 0..period {
+            let last = r + period * ((lines.count - 1 - r) / period);
+            let set = self.set_of(lines.line(r));
+            self.ring_heads[set] = 0;
+            for (j, tag) in self.tags[set * ways..][..ways].iter_mut().enumerate() {
+                *tag = tag_of(lines.line(last - j as u64 * period));
+            }
+        }
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::Policy;
+    use super::*;
+    use crate::cache::geometry::{CacheKind, CacheLevel, GeometrySource};
+
+    fn level(sets: u64, ways: u64) -> LevelSim {
+        let size = sets * ways * 64;
+        let geometry = CacheLevel::new(
+            "L1d",
+            CacheKind::Data,
+            size,
+            ways,
+            64,
+            GeometrySource::Override,
+        )
+        .unwrap();
+        LevelSim::new(&geometry, Policy::Lru, None, 0).unwrap()
+    }
+
+    #[test]
+    fn the_period_counts_the_sets_a_step_reaches() {
+        let table = [
+            (64, 512, 1),
+            (64, 1, 64),
+            (64, 2, 32),
+            (64, -2, 32),
+            (64, 0, 1),
+            (6, 4, 3),
+        ];
+        for (sets, step, period) in table {
+            assert_eq!(
+                level(sets, 2).period(step),
+                period,
+                "{sets} sets, step {step}"
+            );
+        }
+    }
+}
