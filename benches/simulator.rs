@@ -1,6 +1,8 @@
 //! Simulator throughput: simulated accesses per second for an L1-only LRU hierarchy and for
 //! L1+L2 with the 3C classification, on row- and column-order sums of a 512×512 f64 matrix
-//! (the first hits L1 7 times in 8, the second misses L1 on every access — the worst case).
+//! (the first hits L1 7 times in 8, the second misses L1 on every access — the worst case),
+//! fed a load at a time through `dyn AccessSink` as most kernels feed it, and a row or column
+//! per `load_run` as the sum kernels do (`*-runs`).
 //!
 //! Targets: ≥ 100 M accesses/s L1-only LRU, ≥ 30 M/s L1+L2 with 3C (figures in
 //! `docs/simulator.md`). Geometry: the `design-vm` preset (L1d 48 KiB 12-way, L2 2 MiB 16-way).
@@ -86,6 +88,18 @@ fn feed(sink: &mut dyn AccessSink, addrs: &[u64]) {
     }
 }
 
+/// The same loads, a row or a column per `load_run`, as the row- and column-sum kernels feed
+/// them (the simulator takes a column's whole-line steps as one run per level).
+fn feed_runs(sink: &mut dyn AccessSink, column_order: bool) {
+    for outer in 0..N {
+        if column_order {
+            sink.load_run(BASE + outer * 8, (N * 8) as i64, N, 8);
+        } else {
+            sink.load_run(BASE + outer * N * 8, 8, N, 8);
+        }
+    }
+}
+
 fn bench_with<M: Measurement>(c: &mut Criterion<M>, clock: &str) {
     let design = Geometry::preset("design-vm").unwrap().data_levels();
     let mut group = c.benchmark_group(format!("simulator-{clock}"));
@@ -100,6 +114,11 @@ fn bench_with<M: Measurement>(c: &mut Criterion<M>, clock: &str) {
             let mut sim = Hierarchy::new(levels, Policy::Lru, classify).unwrap();
             group.bench_function(format!("{name}/{order}"), |b| {
                 b.iter(|| feed(&mut sim, black_box(&addrs)));
+            });
+            black_box(sim.stats());
+            let mut sim = Hierarchy::new(levels, Policy::Lru, classify).unwrap();
+            group.bench_function(format!("{name}/{order}-runs"), |b| {
+                b.iter(|| feed_runs(&mut sim, black_box(column)));
             });
             black_box(sim.stats());
         }

@@ -39,6 +39,8 @@ enum Step {
     },
     /// The last run again, whole.
     Repeat,
+    /// The run `n` runs back (modulo how many there were) again, whole.
+    Earlier(usize),
     /// The last run moved by `bytes` (a neighbouring column of a matrix: the same lines, or
     /// the lines next to them).
     Shifted(i64),
@@ -50,7 +52,7 @@ enum Step {
 
 fn steps() -> impl Strategy<Value = Vec<Step>> {
     let one = (
-        0u8..10,
+        0u8..11,
         0u64..4000,
         -6i64..7,
         0u32..3,
@@ -74,6 +76,7 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
                     len,
                 },
                 6 | 7 => Step::Revisit(count % 60),
+                8 => Step::Earlier(count as usize % 5),
                 _ => Step::Run {
                     addr,
                     step,
@@ -115,11 +118,12 @@ proptest! {
         }
         let mut plain = Reference::new(&geometry, policy, classify);
         let base = 1u64 << 20;
-        let mut last = (base, 64i64, 0u64, 8u32);
+        let mut earlier = vec![(base, 64i64, 0u64, 8u32)];
         for (i, step) in steps.iter().enumerate() {
             if i == steps.len() / 2 {
                 fast.flush();
             }
+            let last = earlier[earlier.len() - 1];
             let run = match *step {
                 Step::Load(addr) => {
                     fast.load(base + addr, 8);
@@ -133,6 +137,7 @@ proptest! {
                 }
                 Step::Run { addr, step, count, len } => (base + addr, step, count, len),
                 Step::Repeat => last,
+                Step::Earlier(back) => earlier[earlier.len() - 1 - back % earlier.len()],
                 Step::Shifted(bytes) => (last.0.wrapping_add_signed(bytes), last.1, last.2, last.3),
                 Step::Revisit(back) => {
                     let (addr, step, count, _) = last;
@@ -148,7 +153,7 @@ proptest! {
                     (next, last.1, last.2, last.3)
                 }
             };
-            last = run;
+            earlier.push(run);
             let (addr, step, count, len) = run;
             fast.load_run(addr, step, count, len);
             for k in 0..count {

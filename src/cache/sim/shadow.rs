@@ -315,10 +315,12 @@ impl FullyAssociativeLru {
     ///
     /// Exact by two facts of a fully-associative LRU cache of C lines: once a run has missed
     /// on C distinct lines the cache holds only lines of the run, so every later line of it
-    /// misses too; and a run that repeats the last one whole (at most C lines) hits on every
-    /// line and leaves the order as it was. So a run whose first C lines meet none the cache
-    /// holds misses throughout, and what it leaves is its last C lines: one [`Segment`], kept
-    /// as such until a single access or a run that meets it needs the table.
+    /// misses too; and a run whose lines are all held (at most C of them, so none is pushed
+    /// out before its turn) hits on every line and ends up most recent, in its own order,
+    /// the other lines keeping theirs. So a run whose first C lines meet none the cache holds
+    /// misses throughout and leaves its last C lines, one [`Segment`]; one that equals a
+    /// segment hits throughout and moves it to the front. Segments stay until a single access
+    /// or a run that meets one only in part needs the table.
     pub(super) fn access_run(
         &mut self,
         run: Segment,
@@ -339,18 +341,22 @@ impl FullyAssociativeLru {
         }
         let capacity = self.capacity as u64;
         if self.len == 0 {
-            if self.segments.first() == Some(&run) {
+            if let Some(at) = self.segments.iter().position(|held| *held == run) {
                 for k in 0..run.count.min(prefix) {
                     record(k, RunTally::HIT);
                 }
                 tally.fully_associative_hits += run.count.saturating_sub(prefix);
+                self.segments[..=at].rotate_right(1);
+                self.last = run.line(run.count - 1);
                 return tally;
             }
             let checked = Segment {
                 count: run.count.min(capacity),
                 ..run
             };
-            let room = run.count >= capacity || self.segments.len() < MAX_SEGMENTS;
+            // A run is checked against every segment: a long one may meet more of them.
+            let room = run.count >= capacity
+                || self.segments.len() < MAX_SEGMENTS.max((run.count / 4) as usize);
             if room && self.segments.iter().all(|held| checked.disjoint(held)) {
                 for k in 0..run.count {
                     record(k, self.run_miss(run.line(k)));
@@ -612,8 +618,8 @@ mod tests {
         }
     }
 
-    /// Runs (repeated, shifted, short ones piling up as segments, long ones past the
-    /// capacity) and single accesses between them: every outcome, the tallies and the final
+    /// Runs (repeats of the last or of an earlier one, shifted, short ones piling up as
+    /// segments, long ones past the capacity) and single accesses between them: every outcome, the tallies and the final
     /// order equal a recency vector's.
     #[test]
     fn runs_equal_a_recency_vector() {
@@ -628,13 +634,15 @@ mod tests {
                 state ^= state << 17;
                 state % below
             };
-            let mut last = Segment {
+            let mut earlier = vec![Segment {
                 first: 1000,
                 step: 3,
                 count: 4,
-            };
+            }];
             for _ in 0..3000 {
-                let run = match next(6) {
+                let last = earlier[earlier.len() - 1];
+                let run = match next(7) {
+                    6 => earlier[earlier.len() - 1 - next(earlier.len().min(5) as u64) as usize],
                     0 => {
                         let line = 900 + next(300);
                         let out = shadow.access(line);
@@ -661,7 +669,7 @@ mod tests {
                     step: if run.step == 0 { 1 } else { run.step },
                     ..run
                 };
-                last = run;
+                earlier.push(run);
                 let prefix = next(run.count + 2);
                 let tally = shadow.access_run(run, prefix, &mut outcomes);
                 let mut expected = RunTally::default();

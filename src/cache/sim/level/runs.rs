@@ -7,8 +7,9 @@
 //! distinct lines of the run it holds only lines of the run, so each later line of the run
 //! in that set misses and evicts one, and the set ends with the run's last W lines there,
 //! most recent first. So the first W × period accesses are looked up, the rest are counted,
-//! and each reached set is written once at the end. The 3C shadow takes the run by the same
-//! argument over its capacity ([`FullyAssociativeLru::access_run`]).
+//! and each reached set is written once at the end. Other policies look every access up. The
+//! 3C shadow takes the run by the same argument over its capacity, whatever the policy
+//! ([`FullyAssociativeLru::access_run`]).
 //!
 //! [`FullyAssociativeLru::access_run`]: super::super::shadow::FullyAssociativeLru::access_run
 
@@ -27,7 +28,7 @@ impl LevelSim {
         let whole_lines = run.step != 0
             && run.step.unsigned_abs().is_multiple_of(line_bytes)
             && (run.addr & (line_bytes - 1)) + u64::from(run.len.max(1)) <= line_bytes;
-        if !whole_lines || !matches!(self.replacement, Replacement::Lru) {
+        if !whole_lines {
             return self.take_one_by_one(run, misses);
         }
         let lines = Segment {
@@ -36,10 +37,10 @@ impl LevelSim {
             count: run.count,
         };
         let period = self.period(lines.step);
-        let looked_up = (self.ways as u64).saturating_mul(period);
-        if run.count <= looked_up {
-            return self.take_one_by_one(run, misses);
-        }
+        let looked_up = match self.replacement {
+            Replacement::Lru => (self.ways as u64).saturating_mul(period).min(run.count),
+            _ => run.count,
+        };
         let mut outcomes = std::mem::take(&mut self.run_outcomes);
         let tally = self
             .shadow
@@ -49,9 +50,7 @@ impl LevelSim {
         let mut counts = [0u64; COUNTERS];
         let mut collector = MissCollector::new(*run, misses);
         for k in 0..looked_up {
-            let line = lines.line(k);
-            let set = self.set_of(line);
-            let hit = self.lru_touch::<0>(set, line, &mut counts[EVICTIONS]);
+            let hit = self.lookup(lines.line(k));
             let outcome = match tally {
                 Some(_) => classified(hit, outcomes[k as usize]),
                 None if hit => Outcome::Hit,
@@ -82,11 +81,12 @@ impl LevelSim {
         for (total, count) in self.counts.iter_mut().zip(counts) {
             *total += count;
         }
-        self.hold_run_ends(lines, period);
+        if rest > 0 {
+            self.hold_run_ends(lines, period);
+        }
     }
 
-    /// The run's accesses one at a time (a step that is not whole lines, a policy other than
-    /// LRU, or a run too short to skip anything).
+    /// The run's accesses one at a time (a step that is not a whole number of lines).
     fn take_one_by_one(&mut self, run: &Run, misses: Option<&mut Stream>) {
         let mut collector = MissCollector::new(*run, misses);
         for k in 0..run.count {

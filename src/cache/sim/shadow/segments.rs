@@ -9,8 +9,8 @@ pub(in crate::cache::sim) struct Segment {
     pub(in crate::cache::sim) count: u64,
 }
 
-/// More segments than this and the shadow builds its table instead: a run is checked against
-/// each segment.
+/// Segments a short run may be checked against before the shadow builds its table instead; a
+/// run of n accesses may be checked against n / 4.
 pub(super) const MAX_SEGMENTS: usize = 32;
 
 /// Progressions with fewer lines than this are compared line by line when their steps differ.
