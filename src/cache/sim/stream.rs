@@ -61,8 +61,8 @@ pub(super) struct Stream {
     accesses: Vec<Access>,
     /// Each run with the number of `accesses` before it.
     runs: Vec<(usize, Run)>,
-    /// Accesses held, a run counting as many as it has: the work the stream stands for.
-    weight: u64,
+    /// The runs' accesses, all told.
+    run_accesses: u64,
 }
 
 /// A stretch of a [`Stream`], in order: single accesses, or one run.
@@ -82,7 +82,6 @@ impl Stream {
     #[inline]
     pub(super) fn push(&mut self, access: Access) {
         self.accesses.push(access);
-        self.weight += 1;
     }
 
     /// Appends `run` (a run of one as a single access; an empty one not at all).
@@ -92,23 +91,25 @@ impl Stream {
             1 => self.push(run.access(0)),
             count => {
                 self.runs.push((self.accesses.len(), run));
-                self.weight += count;
+                self.run_accesses += count;
             }
         }
     }
 
+    /// Accesses held, a run counting as many as it has: the work the stream stands for.
+    #[inline]
     pub(super) fn weight(&self) -> u64 {
-        self.weight
+        self.accesses.len() as u64 + self.run_accesses
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.weight == 0
+        self.accesses.is_empty() && self.runs.is_empty()
     }
 
     pub(super) fn clear(&mut self) {
         self.accesses.clear();
         self.runs.clear();
-        self.weight = 0;
+        self.run_accesses = 0;
     }
 
     /// Calls `take` with each piece in order.
