@@ -28,6 +28,10 @@
 //!   (`Hierarchy::access` says why nothing else can change): 7 of 8 row-order f64 accesses.
 //!   A run fed through [`AccessSink::load_run`] counts those hits a line at a time, in one
 //!   addition (`load_run` on [`Hierarchy`]).
+//! - A run whose step is a line or more goes down the levels as one run: an LRU level looks
+//!   up only its first ways × (sets it reaches) accesses, counts the rest as the misses they
+//!   must be and writes the sets it reached once; the 3C shadow holds what runs leave as
+//!   progressions of lines (`sim/level/runs.rs`, `sim/shadow.rs` say why this is exact).
 //! - A one-line access to an LRU first level without 3C (the default) is looked up at once,
 //!   in `Hierarchy::access`: a batch buys such a level nothing.
 //! - Every other access is queued, and a full batch (`BATCH`) goes through the first level;
@@ -46,6 +50,9 @@
 //! - The 3C shadow is a sparse hash table of the lines it holds, its slots the nodes of a
 //!   recency list, plus a bit per line ever seen (`sim/shadow.rs` says why, with figures).
 //! - Set indexing masks for power-of-two set counts and divides otherwise.
+//! - A way holds its line's complement, so empty tags are zero bytes: a large level's tag
+//!   array is memory the allocator hands over untouched, and only the sets a trace reaches
+//!   cost anything.
 
 mod budget;
 mod level;
@@ -59,12 +66,12 @@ mod stream;
 
 use budget::size_text;
 pub use budget::{DEFAULT_STATE_BUDGET, state_bytes};
-use level::{Access, COUNTERS, LOAD_MISSES, LOADS, LevelSim, NO_LINE};
+use level::{COUNTERS, LOAD_MISSES, LOADS, LevelSim, NO_LINE};
 #[cfg(test)]
 use level::{plru_touch, plru_victim, splitmix, xorshift};
 use pipeline::{CHUNK, Lower, run_levels};
 use shadow::{FullyAssociativeLru, MAX_CAPACITY as MAX_SHADOW_LINES};
-use stream::{Run, Stream};
+use stream::{Access, Run, Stream};
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

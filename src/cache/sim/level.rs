@@ -5,7 +5,7 @@
 mod runs;
 
 use super::shadow::{FullyAssociativeLru, ShadowOutcome};
-use super::stream::Stream;
+use super::stream::{Access, Stream};
 use super::{LevelStats, Policy, SimError};
 use crate::cache::geometry::CacheLevel;
 
@@ -444,14 +444,6 @@ impl LevelSim {
             })
             .collect()
     }
-}
-
-/// One access of a batch: what [`super::AccessSink`] was given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Access {
-    pub(super) addr: u64,
-    pub(super) len: u32,
-    pub(super) is_store: bool,
 }
 
 /// A line's outcome at a classifying level, from the set lookup and the 3C shadow.

@@ -417,8 +417,8 @@ impl FullyAssociativeLru {
     #[cold]
     #[inline(never)]
     fn build_table(&mut self) {
-        let segments = std::mem::take(&mut self.segments);
-        for segment in segments.iter().rev() {
+        for at in (0..self.segments.len()).rev() {
+            let segment = self.segments[at];
             for k in 0..segment.count {
                 let line = segment.line(k);
                 if let Err(free) = self.find(line) {
@@ -426,7 +426,6 @@ impl FullyAssociativeLru {
                 }
             }
         }
-        self.segments = segments;
         self.segments.clear();
     }
 
@@ -619,8 +618,8 @@ mod tests {
     }
 
     /// Runs (repeats of the last or of an earlier one, shifted, short ones piling up as
-    /// segments, long ones past the capacity) and single accesses between them: every outcome, the tallies and the final
-    /// order equal a recency vector's.
+    /// segments, long ones past the capacity) and single accesses between them: every
+    /// outcome, the tallies and the final order equal a recency vector's.
     #[test]
     fn runs_equal_a_recency_vector() {
         for capacity in [1usize, 2, 5, 16, 40] {

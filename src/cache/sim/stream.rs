@@ -1,8 +1,15 @@
-//! What a level passes to the level below: its misses in order, as single accesses and as
-//! strided runs taken whole ([`Run`]). A run that misses whole stays one entry all the way
-//! down, so a column walk reaches every level as one run per column (`level/runs.rs`).
+//! What a level takes and passes to the level below: single accesses ([`Access`]) and strided
+//! runs taken whole ([`Run`]), in order ([`Stream`]). A run that misses whole stays one entry
+//! all the way down, so a column walk reaches every level as one run per column
+//! (`level/runs.rs`).
 
-use super::level::Access;
+/// One access of a batch: what [`super::AccessSink`] was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Access {
+    pub(super) addr: u64,
+    pub(super) len: u32,
+    pub(super) is_store: bool,
+}
 
 /// `count` one-size accesses at `addr + k·step` (k from 0), of one kind. A run is valid by
 /// construction: every address of it fits in a `u64` ([`Run::new`]).
