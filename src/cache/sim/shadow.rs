@@ -684,14 +684,19 @@ mod tests {
                 assert_eq!(tally, expected, "{run:?}");
             }
             shadow.build_table();
-            let mut listed = Vec::new();
-            let mut at = shadow.head;
-            while at != NIL {
-                listed.push(shadow.slots[at as usize].line);
-                at = shadow.slots[at as usize].next;
-            }
-            assert_eq!(listed, recency);
+            assert_eq!(recency_list(&shadow), recency);
         }
+    }
+
+    /// The shadow's lines along its recency list, most recent first.
+    fn recency_list(shadow: &FullyAssociativeLru) -> Vec<u64> {
+        let mut listed = Vec::new();
+        let mut at = shadow.head;
+        while at != NIL {
+            listed.push(shadow.slots[at as usize].line);
+            at = shadow.slots[at as usize].next;
+        }
+        listed
     }
 
     /// A shadow against a plain recency vector, through growth and evictions that shift
@@ -709,25 +714,8 @@ mod tests {
                 state ^= state << 17;
                 let line = (state % 200) * 1024 + state % 3;
                 let out = shadow.access(line);
-                let position = recency.iter().position(|&l| l == line);
-                assert_eq!(out.fully_associative_hit, position.is_some());
-                assert_eq!(out.first_touch, !ever.contains(&line));
-                if !ever.contains(&line) {
-                    ever.push(line);
-                }
-                if let Some(p) = position {
-                    recency.remove(p);
-                } else if recency.len() == capacity {
-                    recency.pop();
-                }
-                recency.insert(0, line);
-                let mut listed = Vec::new();
-                let mut at = shadow.head;
-                while at != NIL {
-                    listed.push(shadow.slots[at as usize].line);
-                    at = shadow.slots[at as usize].next;
-                }
-                assert_eq!(listed, recency);
+                assert_eq!(out, model_access(&mut recency, &mut ever, capacity, line));
+                assert_eq!(recency_list(&shadow), recency);
                 assert!(2 * shadow.len <= shadow.slots.len());
             }
         }
