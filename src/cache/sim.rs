@@ -176,7 +176,8 @@ pub struct Hierarchy {
     /// Accesses not yet simulated, in order (at most [`BATCH`]); readers of the state run them
     /// first ([`Hierarchy::flush`]).
     pending: Vec<Access>,
-    /// The first level's misses not yet passed to the levels below (at most `chunk`).
+    /// The first level's misses not yet passed to the levels below: passed on once they weigh
+    /// `chunk` accesses (a run counts as many as it has).
     outgoing: Stream,
     /// The first level is LRU without 3C: its one-line accesses are looked up at once, in
     /// `access` (a batch buys such a level nothing, and costs a store and a load per access).
