@@ -617,9 +617,10 @@ mod tests {
         }
     }
 
-    /// Runs (repeats of the last or of an earlier one, shifted, short ones piling up as
-    /// segments, long ones past the capacity) and single accesses between them: every
-    /// outcome, the tallies and the final order equal a recency vector's.
+    /// Runs (repeats of the last or of an earlier one, shifted, from the same line with another
+    /// step or length, short ones piling up as segments, long ones past the capacity) and
+    /// single accesses between them: every outcome, the tallies and the final order equal a
+    /// recency vector's.
     #[test]
     fn runs_equal_a_recency_vector() {
         for capacity in [1usize, 2, 5, 16, 40] {
@@ -640,8 +641,14 @@ mod tests {
             }];
             for _ in 0..3000 {
                 let last = earlier[earlier.len() - 1];
-                let run = match next(7) {
+                let run = match next(8) {
                     6 => earlier[earlier.len() - 1 - next(earlier.len().min(5) as u64) as usize],
+                    // From the same line as the last, with another step or length.
+                    7 => Segment {
+                        step: last.step + next(3) as i64 - 1,
+                        count: last.count + next(3) - 1.min(last.count),
+                        ..last
+                    },
                     0 => {
                         let line = 900 + next(300);
                         let out = shadow.access(line);
