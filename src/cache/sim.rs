@@ -494,16 +494,16 @@ impl AccessSink for Hierarchy {
     fn load_run(&mut self, addr: u64, step: i64, count: u64, len: u32) {
         let line_bytes = 1u64 << self.first_line_shift;
         let len = len.max(1);
-        let end = (count.saturating_sub(1))
-            .checked_mul(step.unsigned_abs())
-            .and_then(|span| span.checked_add(addr))
-            .and_then(|last| last.checked_add(u64::from(len)));
         if count >= 2
             && step.unsigned_abs() >= line_bytes
             && let Some(run) = Run::new(addr, step, count, len, false)
         {
             return self.take_run(run);
         }
+        let end = (count.saturating_sub(1))
+            .checked_mul(step.unsigned_abs())
+            .and_then(|span| span.checked_add(addr))
+            .and_then(|last| last.checked_add(u64::from(len)));
         let step = match u64::try_from(step) {
             Ok(step) if step > 0 && step < line_bytes && end.is_some() => step,
             _ => {
@@ -994,7 +994,7 @@ mod tests {
 
     /// One random level for the equivalence proptests: sets 1–9 (non-powers of two
     /// included), ways 1–6 (powers of two up to 8 for tree-PLRU), lines of 16, 32 or 64 B.
-    fn arbitrary_level(
+    pub(super) fn arbitrary_level(
         index: usize,
         sets: u64,
         ways: u64,

@@ -59,15 +59,19 @@ impl<'a> CappedSink<'a> {
         if self.seen >= self.cap {
             return false;
         }
-        if self.seen.is_multiple_of(4096)
-            && let Some(deadline) = self.deadline
+        !(self.seen.is_multiple_of(4096) && self.out_of_time())
+    }
+
+    /// Whether the deadline has passed; if so, the cap shrinks to what was forwarded.
+    fn out_of_time(&mut self) -> bool {
+        if let Some(deadline) = self.deadline
             && Instant::now() >= deadline
         {
             self.cap = self.seen;
             self.timed_out = true;
-            return false;
+            return true;
         }
-        true
+        false
     }
 
     /// Accesses offered (including those past the cap).
@@ -104,12 +108,7 @@ impl AccessSink for CappedSink<'_> {
             let piece = (count - done).min(self.cap - self.seen).min(RUN_PIECE);
             let crosses = self.seen.is_multiple_of(4096)
                 || self.seen / 4096 != (self.seen + piece - 1) / 4096;
-            if crosses
-                && let Some(deadline) = self.deadline
-                && Instant::now() >= deadline
-            {
-                self.cap = self.seen;
-                self.timed_out = true;
+            if crosses && self.out_of_time() {
                 break;
             }
             let start = addr.wrapping_add((done as i64).wrapping_mul(step) as u64);

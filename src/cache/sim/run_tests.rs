@@ -4,27 +4,8 @@
 use proptest::prelude::*;
 
 use super::reference::Reference;
+use super::tests::arbitrary_level;
 use super::*;
-use crate::cache::geometry::{CacheKind, GeometrySource};
-
-fn level(index: usize, sets: u64, ways: u64, line_bits: u32) -> CacheLevel {
-    let line = 16u64 << line_bits;
-    let kind = if index == 0 {
-        CacheKind::Data
-    } else {
-        CacheKind::Unified
-    };
-    let name = format!("L{}", index + 1);
-    CacheLevel::new(
-        &name,
-        kind,
-        sets * ways * line,
-        ways,
-        line,
-        GeometrySource::Override,
-    )
-    .unwrap()
-}
 
 /// One step of a trace: a single load or store, a run, or a run made from the last one.
 #[derive(Debug, Clone, Copy)]
@@ -110,7 +91,7 @@ proptest! {
         let geometry: Vec<CacheLevel> = shapes
             .iter()
             .enumerate()
-            .map(|(i, &(sets, ways, line_bits))| level(i, sets, ways, line_bits))
+            .map(|(i, &(sets, ways, line_bits))| arbitrary_level(i, sets, ways, line_bits, Policy::Lru))
             .collect();
         let mut fast = Hierarchy::new(&geometry, policy, classify).unwrap();
         if passing.0 > 0 {

@@ -19,6 +19,7 @@ use super::{
     BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, Outcome, Replacement,
     classified, tag_of,
 };
+use crate::cache::model::closed_form_sets;
 
 impl LevelSim {
     /// The accesses of `run` in order, exactly as [`LevelSim::access`] would take them one by
@@ -36,7 +37,9 @@ impl LevelSim {
             step: run.step >> self.line_shift,
             count: run.count,
         };
-        let period = self.period(lines.step);
+        // The sets a run reaches: the set/GCD model's S / gcd(step / line, S).
+        let period = closed_form_sets(run.step, self.geometry.line, self.geometry.sets)
+            .expect("a step of whole lines");
         let looked_up = match self.replacement {
             Replacement::Lru => (self.ways as u64).saturating_mul(period).min(run.count),
             _ => run.count,
@@ -97,13 +100,6 @@ impl LevelSim {
         }
     }
 
-    /// How many sets lines `step` apart fall in, one after another, before they repeat.
-    fn period(&self, step: i64) -> u64 {
-        let sets = self.sets;
-        let offset = i128::from(step).rem_euclid(i128::from(sets)) as u64;
-        sets / gcd(offset, sets)
-    }
-
     /// Each set the run reached holds its last `ways` lines there, most recent first.
     fn hold_run_ends(&mut self, lines: Segment, period: u64) {
         let ways = self.ways;
@@ -118,33 +114,11 @@ impl LevelSim {
     }
 }
 
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::super::Policy;
     use super::*;
-    use crate::cache::geometry::{CacheKind, CacheLevel, GeometrySource};
 
-    fn level(sets: u64, ways: u64) -> LevelSim {
-        let size = sets * ways * 64;
-        let geometry = CacheLevel::new(
-            "L1d",
-            CacheKind::Data,
-            size,
-            ways,
-            64,
-            GeometrySource::Override,
-        )
-        .unwrap();
-        LevelSim::new(&geometry, Policy::Lru, None, 0).unwrap()
-    }
-
+    /// The period a run takes from the model: the sets lines `step` apart reach.
     #[test]
     fn the_period_counts_the_sets_a_step_reaches() {
         let table = [
@@ -157,8 +131,8 @@ mod tests {
         ];
         for (sets, step, period) in table {
             assert_eq!(
-                level(sets, 2).period(step),
-                period,
+                closed_form_sets(step * 64, 64, sets),
+                Some(period),
                 "{sets} sets, step {step}"
             );
         }
