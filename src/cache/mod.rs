@@ -30,6 +30,34 @@ pub trait AccessSink {
             self.load(addr.wrapping_add((k as i64).wrapping_mul(step) as u64), len);
         }
     }
+
+    /// `count` element moves of `len` bytes: for k ascending, a load at `from.at(k)`, then a
+    /// store at `to.at(k)` (a copy or transpose loop). The default is a
+    /// [`AccessSink::load`] and an [`AccessSink::store`] each; a sink may take the moves
+    /// faster, with the same result.
+    fn move_run(&mut self, from: Walk, to: Walk, count: u64, len: u32) {
+        for k in 0..count {
+            self.load(from.at(k), len);
+            self.store(to.at(k), len);
+        }
+    }
+}
+
+/// Addresses `addr + k·step` (bytes; a negative step descends): one side of
+/// [`AccessSink::move_run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Walk {
+    pub addr: u64,
+    pub step: i64,
+}
+
+impl Walk {
+    /// Address `k`, wrapping as the address arithmetic of a run does.
+    #[inline]
+    pub fn at(&self, k: u64) -> u64 {
+        self.addr
+            .wrapping_add((k as i64).wrapping_mul(self.step) as u64)
+    }
 }
 
 pub mod geometry;

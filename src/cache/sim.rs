@@ -32,6 +32,12 @@
 //!   up only its first ways × (sets it reaches) accesses, counts the rest as the misses they
 //!   must be and writes the sets it reached once; the 3C shadow holds what runs leave as
 //!   progressions of lines (`sim/level/runs.rs`, `sim/shadow.rs` say why this is exact).
+//! - Element moves fed through [`AccessSink::move_run`] (a load, then a store, pair after
+//!   pair: a transpose's columns) go through the first level in one loop, a side's return to
+//!   its last line costing at most a swap of two ways; the 3C shadow takes a long move run
+//!   that meets nothing it holds whole, so a set miss costs it a seen-bit
+//!   (`sim/level/moves.rs`, `sim/shadow/moves.rs` say why this is exact). The misses go down
+//!   as accesses.
 //! - A one-line access to an LRU first level without 3C (the default) is looked up at once,
 //!   in `Hierarchy::access`: a batch buys such a level nothing.
 //! - Every other access is queued, and a full batch (`BATCH`) goes through the first level;
@@ -56,6 +62,9 @@
 
 mod budget;
 mod level;
+mod moves;
+#[cfg(test)]
+mod moves_tests;
 mod pipeline;
 #[cfg(test)]
 mod reference;
@@ -76,8 +85,8 @@ use stream::{Access, Run, Stream};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::cache::AccessSink;
 use crate::cache::geometry::CacheLevel;
+use crate::cache::{AccessSink, Walk};
 
 /// Replacement policy, the same for every level of a hierarchy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -478,6 +487,17 @@ impl AccessSink for Hierarchy {
     #[inline]
     fn load(&mut self, addr: u64, len: u32) {
         self.access(addr, len, false);
+    }
+
+    /// Whole at the first level where every access lies in one line (`sim/moves.rs`), one
+    /// load and store at a time otherwise.
+    fn move_run(&mut self, from: Walk, to: Walk, count: u64, len: u32) {
+        if !self.take_moves(from, to, count, len) {
+            for k in 0..count {
+                self.access(from.at(k), len, false);
+                self.access(to.at(k), len, true);
+            }
+        }
     }
 
     #[inline]

@@ -9,9 +9,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, Geometry};
 use crate::cache::sim::{Hierarchy, Policy};
+use crate::cache::{AccessSink, Walk};
 use crate::harness::sim_run::simulated_levels;
 use crate::kernels::spec::Instance;
 use crate::results::{Provenance, SimulatedMisses, SimulationCut, SimulationScope};
@@ -117,6 +117,35 @@ impl AccessSink for CappedSink<'_> {
             done += piece;
         }
         self.seen += count - done;
+    }
+
+    /// The moves below the cap go on as move runs, as runs do in [`CappedSink::load_run`]; a
+    /// cap between a load and its store passes the load alone.
+    fn move_run(&mut self, from: Walk, to: Walk, count: u64, len: u32) {
+        let mut done = 0;
+        while done < count && self.seen < self.cap {
+            let room = self.cap - self.seen;
+            if room == 1 {
+                self.load(from.at(done), len);
+                self.seen += 2 * (count - done) - 1;
+                return;
+            }
+            let pairs = (count - done).min(room / 2).min(RUN_PIECE / 2);
+            let accesses = 2 * pairs;
+            let crosses = self.seen.is_multiple_of(4096)
+                || self.seen / 4096 != (self.seen + accesses - 1) / 4096;
+            if crosses && self.out_of_time() {
+                break;
+            }
+            let start = |walk: Walk| Walk {
+                addr: walk.at(done),
+                ..walk
+            };
+            self.inner.move_run(start(from), start(to), pairs, len);
+            self.seen += accesses;
+            done += pairs;
+        }
+        self.seen += 2 * (count - done);
     }
 }
 

@@ -27,7 +27,7 @@
 //!   `table + 16·b` once per run and once per single load or store, and places buffer `b` at
 //!   `bases[b]` (the kernel's model of where its allocator put it).
 
-use crate::cache::AccessSink;
+use crate::cache::{AccessSink, Walk};
 use crate::kernels::copy::order::{OrderSink, engine_order};
 use crate::kernels::copy::reference::{plain_copy, read_sum};
 use crate::kernels::copy::{CopyError, copy_into_contiguous};
@@ -355,6 +355,39 @@ impl<B: Buffers> Mem for SimMem<'_, B> {
             let index = start as isize + k as isize * step;
             acc[k % ACCUMULATORS] += self.element_load(buffer, index as usize);
         }
+    }
+
+    /// The real moves, then the provided order as one call to the sink (element by element
+    /// where pointer-table loads come between).
+    fn move_run(
+        &mut self,
+        src: usize,
+        src_start: usize,
+        src_step: usize,
+        dst: usize,
+        dst_start: usize,
+        dst_step: usize,
+        count: usize,
+    ) {
+        if self.placement.is_some_and(|p| p.table.is_some()) {
+            for k in 0..count {
+                let value = self.load(src, src_start + k * src_step);
+                self.store(dst, dst_start + k * dst_step, value);
+            }
+            return;
+        }
+        let real = &mut self.real;
+        real.move_run(src, src_start, src_step, dst, dst_start, dst_step, count);
+        let bytes = u64::from(ELEMENT_BYTES);
+        let walk = |buffer, start: usize, step: usize| Walk {
+            addr: self.address(buffer, start as u64 * bytes),
+            step: step as i64 * bytes as i64,
+        };
+        let (from, to) = (
+            walk(src, src_start, src_step),
+            walk(dst, dst_start, dst_step),
+        );
+        self.sink.move_run(from, to, count as u64, ELEMENT_BYTES);
     }
 
     fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {

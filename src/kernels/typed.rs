@@ -15,7 +15,7 @@
 
 use std::marker::PhantomData;
 
-use crate::cache::AccessSink;
+use crate::cache::{AccessSink, Walk};
 use crate::kernels::access::{
     Buffers, CopyView, Mem, RealMem, ReplayMem, SimMem, replay_copy_view,
 };
@@ -65,6 +65,14 @@ pub const DTYPE_PARAM: ParamSpec = ParamSpec::choice(
 #[inline(always)]
 pub fn typed_address<T: Element>(buffer: usize, index: usize) -> u64 {
     ((buffer as u64 + 1) << 32) + index as u64 * u64::from(T::BYTES)
+}
+
+/// Elements `start, start + step, …` of `buffer` as simulated addresses.
+pub fn typed_walk<T: Element>(buffer: usize, (start, step): (usize, usize)) -> Walk {
+    Walk {
+        addr: typed_address::<T>(buffer, start),
+        step: step as i64 * i64::from(T::BYTES),
+    }
 }
 
 /// One side of a multiply run: elements `start, start + step, …` of `buffer` (`step` ≥ 1).
@@ -281,6 +289,19 @@ impl<T: Element, const N: usize> TypedMem<T> for TypedSim<'_, '_, T, N> {
         self.real.store(buffer, index, value);
         self.sink.store(typed_address::<T>(buffer, index), T::BYTES);
     }
+
+    /// The real moves, then the provided order as one call to the sink.
+    #[inline]
+    fn move_run(
+        &mut self,
+        (src, from): (usize, (usize, usize)),
+        (dst, to): (usize, (usize, usize)),
+        count: usize,
+    ) {
+        self.real.move_run((src, from), (dst, to), count);
+        let (from, to) = (typed_walk::<T>(src, from), typed_walk::<T>(dst, to));
+        self.sink.move_run(from, to, count as u64, T::BYTES);
+    }
 }
 
 /// f64 kernels written against [`TypedMem`] run on [`RealMem`] and [`SimMem`] unchanged: the
@@ -487,6 +508,18 @@ impl<T: Element, const N: usize> TypedMem<T> for AddressMem<'_, T, N> {
         let first = typed_address::<T>(buffer, start);
         let step = step as i64 * i64::from(T::BYTES);
         self.sink.load_run(first, step, count as u64, T::BYTES);
+    }
+
+    /// The provided order as one call (nothing moves): the simulator takes it in one loop.
+    #[inline]
+    fn move_run(
+        &mut self,
+        (src, from): (usize, (usize, usize)),
+        (dst, to): (usize, (usize, usize)),
+        count: usize,
+    ) {
+        let (from, to) = (typed_walk::<T>(src, from), typed_walk::<T>(dst, to));
+        self.sink.move_run(from, to, count as u64, T::BYTES);
     }
 }
 

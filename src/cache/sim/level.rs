@@ -2,7 +2,11 @@
 //! pseudo-LRU bits, seeded random) and counters, and the set lookups the hierarchy calls per
 //! access. The hot path lives here; `#[inline]` attributes mark what the hierarchy inlines.
 
+mod moves;
 mod runs;
+
+#[cfg(test)]
+pub(super) use moves::ShadowPlan;
 
 use super::shadow::{FullyAssociativeLru, ShadowOutcome};
 use super::stream::{Access, Stream};

@@ -21,11 +21,14 @@
 //! list was 1.1× faster on row and column order, the stamps 1.04–1.25× faster on random lines.
 //! Strided traces are this tool's business.
 
+mod moves;
 mod segments;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use moves::Remnant;
+pub(super) use moves::SideLines;
 use segments::MAX_SEGMENTS;
 pub(super) use segments::Segment;
 
@@ -195,6 +198,9 @@ pub(super) struct FullyAssociativeLru {
     /// What strided runs left in the shadow, most recent first, when that is all it holds
     /// (at most `capacity` lines; the table is empty then). Empty while the table is in use.
     segments: Vec<Segment>,
+    /// What a move run taken whole left, when that is all the shadow holds (the table is
+    /// empty and there are no segments then): `shadow/moves.rs`.
+    remnant: Option<Remnant>,
     seen: SeenLines,
 }
 
@@ -250,6 +256,7 @@ impl FullyAssociativeLru {
             tail: NIL,
             last: NO_LINE,
             segments: Vec::new(),
+            remnant: None,
             seen: SeenLines::new(),
         }
     }
@@ -289,7 +296,7 @@ impl FullyAssociativeLru {
             };
         }
         self.last = line;
-        if !self.segments.is_empty() {
+        if !self.segments.is_empty() || self.remnant.is_some() {
             self.build_table();
         }
         match self.find(line) {
@@ -338,6 +345,9 @@ impl FullyAssociativeLru {
         };
         if run.count == 0 {
             return tally;
+        }
+        if self.remnant.is_some() {
+            self.build_table();
         }
         let capacity = self.capacity as u64;
         if self.len == 0 {
@@ -413,10 +423,16 @@ impl FullyAssociativeLru {
         }
     }
 
-    /// Puts the segments' lines in the table, least recent first, and drops the segments.
+    /// Puts the lines held outside the table (segments, or a move run's remnant) in it, least
+    /// recent first, and drops them.
     #[cold]
     #[inline(never)]
     fn build_table(&mut self) {
+        for line in self.take_remnant() {
+            if let Err(free) = self.find(line) {
+                self.insert(line, free);
+            }
+        }
         for at in (0..self.segments.len()).rev() {
             let segment = self.segments[at];
             for k in 0..segment.count {

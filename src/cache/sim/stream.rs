@@ -1,5 +1,6 @@
 //! What a level takes and passes to the level below: single accesses ([`Access`]) and strided
-//! runs taken whole ([`Run`]), in order ([`Stream`]). A run that misses whole stays one entry
+//! runs taken whole ([`Run`]), in order ([`Stream`]); and the element moves the first level
+//! takes whole ([`Moves`]). A run that misses whole stays one entry
 //! all the way down, so a column walk reaches every level as one run per column
 //! (`level/runs.rs`).
 
@@ -60,6 +61,15 @@ impl Run {
             ..*self
         }
     }
+}
+
+/// Element moves, as [`crate::cache::AccessSink::move_run`] gives them: for k ascending,
+/// `load.access(k)`, then `store.access(k)`. The runs have the same count and length; only
+/// the first level takes them whole (`level/moves.rs`), its misses go down as accesses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Moves {
+    pub(super) load: Run,
+    pub(super) store: Run,
 }
 
 /// A level's misses on their way down, in order.
