@@ -2,7 +2,9 @@
 //! L1+L2 with the 3C classification, on row- and column-order sums of a 512×512 f64 matrix
 //! (the first hits L1 7 times in 8, the second misses L1 on every access — the worst case),
 //! fed a load at a time through `dyn AccessSink` as most kernels feed it, and a row or column
-//! per `load_run` as the sum kernels do (`*-runs`).
+//! per `load_run` as the sum kernels do (`*-runs`); and on a naive-write transpose of it (a
+//! load down a column, a store along a row), a load or store at a time and a column per
+//! `move_run` as the transpose kernels do (`transpose-moves`).
 //!
 //! Targets: ≥ 100 M accesses/s L1-only LRU, ≥ 30 M/s L1+L2 with 3C (figures in
 //! `docs/simulator.md`). Geometry: the `design-vm` preset (L1d 48 KiB 12-way, L2 2 MiB 16-way).
@@ -18,9 +20,9 @@ use std::hint::black_box;
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use stridelab::cache::AccessSink;
 use stridelab::cache::geometry::Geometry;
 use stridelab::cache::sim::{Hierarchy, Policy};
+use stridelab::cache::{AccessSink, Walk};
 
 const N: u64 = 512;
 const BASE: u64 = 1 << 32;
@@ -100,6 +102,47 @@ fn feed_runs(sink: &mut dyn AccessSink, column_order: bool) {
     }
 }
 
+/// A naive-write transpose of the matrix into a second one, `dst[j][i] = src[i][j]` for j,
+/// for i: a load down a column, then a store along a row, as `(address, is_store)`.
+fn transpose_trace() -> Vec<(u64, bool)> {
+    let dst = BASE + 2 * N * N * 8;
+    let mut trace = Vec::with_capacity((2 * N * N) as usize);
+    for j in 0..N {
+        for i in 0..N {
+            trace.push((BASE + (i * N + j) * 8, false));
+            trace.push((dst + (j * N + i) * 8, true));
+        }
+    }
+    trace
+}
+
+/// The transpose a load or store at a time through `dyn AccessSink`.
+fn feed_transpose(sink: &mut dyn AccessSink, trace: &[(u64, bool)]) {
+    for &(addr, is_store) in trace {
+        if is_store {
+            sink.store(addr, 8);
+        } else {
+            sink.load(addr, 8);
+        }
+    }
+}
+
+/// The same transpose, a column per `move_run`, as the transpose kernels feed it.
+fn feed_transpose_moves(sink: &mut dyn AccessSink) {
+    let dst = BASE + 2 * N * N * 8;
+    for j in 0..N {
+        let from = Walk {
+            addr: BASE + j * 8,
+            step: (N * 8) as i64,
+        };
+        let to = Walk {
+            addr: dst + j * N * 8,
+            step: 8,
+        };
+        sink.move_run(from, to, N, 8);
+    }
+}
+
 fn bench_with<M: Measurement>(c: &mut Criterion<M>, clock: &str) {
     let design = Geometry::preset("design-vm").unwrap().data_levels();
     let mut group = c.benchmark_group(format!("simulator-{clock}"));
@@ -122,6 +165,23 @@ fn bench_with<M: Measurement>(c: &mut Criterion<M>, clock: &str) {
             });
             black_box(sim.stats());
         }
+    }
+    group.throughput(Throughput::Elements(2 * N * N));
+    let trace = transpose_trace();
+    for (name, levels, classify) in [
+        ("l1-lru", &design[..1], false),
+        ("l1-l2-lru-3c", &design[..2], true),
+    ] {
+        let mut sim = Hierarchy::new(levels, Policy::Lru, classify).unwrap();
+        group.bench_function(format!("{name}/transpose"), |b| {
+            b.iter(|| feed_transpose(&mut sim, black_box(&trace)));
+        });
+        black_box(sim.stats());
+        let mut sim = Hierarchy::new(levels, Policy::Lru, classify).unwrap();
+        group.bench_function(format!("{name}/transpose-moves"), |b| {
+            b.iter(|| feed_transpose_moves(&mut sim));
+        });
+        black_box(sim.stats());
     }
     group.finish();
 }
