@@ -199,8 +199,9 @@ pub(super) struct FullyAssociativeLru {
     /// (at most `capacity` lines; the table is empty then). Empty while the table is in use.
     segments: Vec<Segment>,
     /// What a move run taken whole left, when that is all the shadow holds (the table is
-    /// empty and there are no segments then): `shadow/moves.rs`.
-    remnant: Option<Remnant>,
+    /// empty and there are no segments then): `shadow/moves.rs`. Boxed: inline, it spread the
+    /// shadow's hot fields, and the 3C row-order bench ran 6–11% slower.
+    remnant: Option<Box<Remnant>>,
     seen: SeenLines,
 }
 

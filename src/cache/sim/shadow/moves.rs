@@ -136,14 +136,14 @@ impl FullyAssociativeLru {
         // The last pair k with from(k) ≥ capacity (from(0) is): every line left was last
         // touched at or after it.
         let cut = first_true(0, count, |k| k + 1 == count || from(k + 1) < capacity);
-        self.remnant = Some(Remnant {
+        self.remnant = Some(Box::new(Remnant {
             load,
             store,
             within: [
                 load.lines(load.rank(cut), load.distinct()),
                 store.lines(store.rank(cut), store.distinct()),
             ],
-        });
+        }));
         self.last = store.line(count - 1);
         true
     }
@@ -169,7 +169,7 @@ impl FullyAssociativeLru {
 
     /// The remnant's lines, least recent first (for the table), and forgets it.
     pub(super) fn take_remnant(&mut self) -> Vec<u64> {
-        let Some(Remnant { load, store, .. }) = self.remnant.take() else {
+        let Some(Remnant { load, store, .. }) = self.remnant.take().map(|r| *r) else {
             return Vec::new();
         };
         let mut lines = Vec::with_capacity(self.capacity);
