@@ -267,6 +267,45 @@ mod tests {
         }
     }
 
+    /// Moves through the cap reach the model as their loads and stores one by one would, for
+    /// caps before, between a load and its store, inside and past them.
+    #[test]
+    fn moves_are_capped_as_their_loads_and_stores() {
+        for cap in [0, 1, 2, 5, 4096, 4097, 5000, 9001, u64::MAX] {
+            let (mut by_moves, mut by_access) = (Log::default(), Log::default());
+            let mut moves = CappedSink::new(&mut by_moves, cap);
+            let mut accesses = CappedSink::new(&mut by_access, cap);
+            for (from, to, count) in [
+                ((1 << 20, 16384i64), (1 << 24, 8i64), 3000u64),
+                ((1 << 22, -8), (1 << 26, 64), 4001),
+                ((64, 0), (128, 8), 7),
+            ] {
+                let (from, to) = (
+                    Walk {
+                        addr: from.0,
+                        step: from.1,
+                    },
+                    Walk {
+                        addr: to.0,
+                        step: to.1,
+                    },
+                );
+                moves.move_run(from, to, count, 8);
+                moves.load(from.addr, 8);
+                for k in 0..count {
+                    accesses.load(from.at(k), 8);
+                    accesses.store(to.at(k), 8);
+                }
+                accesses.load(from.addr, 8);
+            }
+            assert_eq!(
+                (moves.seen(), moves.forwarded()),
+                (accesses.seen(), accesses.forwarded())
+            );
+            assert_eq!(by_moves.0, by_access.0, "cap {cap}");
+        }
+    }
+
     #[test]
     fn a_sum_of_one_line_per_8_loads_misses_once_per_line_in_l1() {
         let l1 = CacheLevel::new(
