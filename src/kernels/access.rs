@@ -59,6 +59,21 @@ pub struct CopyView<'a> {
     pub offset: usize,
 }
 
+/// [`Mem::move_run`] an element at a time: for k in 0..count, `dst` element
+/// `dst.1 + k·dst.2` = `src` element `src.1 + k·src.2` (each a (buffer, start, step)).
+#[inline(always)]
+fn move_each<M: Mem + ?Sized>(
+    m: &mut M,
+    src: (usize, usize, usize),
+    dst: (usize, usize, usize),
+    count: usize,
+) {
+    for k in 0..count {
+        let value = m.load(src.0, src.1 + k * src.2);
+        m.store(dst.0, dst.1 + k * dst.2, value);
+    }
+}
+
 /// Loads and stores of f64 elements by (buffer, index): the only way kernels touch memory.
 ///
 /// Indices are validated by the kernel at prepare time; an out-of-range index is a bug in the
@@ -113,10 +128,12 @@ pub trait Mem {
         dst_step: usize,
         count: usize,
     ) {
-        for k in 0..count {
-            let value = self.load(src, src_start + k * src_step);
-            self.store(dst, dst_start + k * dst_step, value);
-        }
+        move_each(
+            self,
+            (src, src_start, src_step),
+            (dst, dst_start, dst_step),
+            count,
+        );
     }
     /// Copies `view` of buffer `src` into `dst[dst_start..]` in logical C order, through the
     /// copy engine on real memory. The simulated stream is the engine's own order
@@ -370,11 +387,12 @@ impl<B: Buffers> Mem for SimMem<'_, B> {
         count: usize,
     ) {
         if self.placement.is_some_and(|p| p.table.is_some()) {
-            for k in 0..count {
-                let value = self.load(src, src_start + k * src_step);
-                self.store(dst, dst_start + k * dst_step, value);
-            }
-            return;
+            return move_each(
+                self,
+                (src, src_start, src_step),
+                (dst, dst_start, dst_step),
+                count,
+            );
         }
         let real = &mut self.real;
         real.move_run(src, src_start, src_step, dst, dst_start, dst_step, count);

@@ -67,12 +67,19 @@ pub fn typed_address<T: Element>(buffer: usize, index: usize) -> u64 {
     ((buffer as u64 + 1) << 32) + index as u64 * u64::from(T::BYTES)
 }
 
-/// Elements `start, start + step, …` of `buffer` as simulated addresses.
-pub fn typed_walk<T: Element>(buffer: usize, (start, step): (usize, usize)) -> Walk {
-    Walk {
+/// Reports [`TypedMem::move_run`]'s loads and stores to `sink` as one move run, at the
+/// simulated addresses of `T` elements.
+fn report_moves<T: Element>(
+    sink: &mut dyn AccessSink,
+    (src, from): (usize, (usize, usize)),
+    (dst, to): (usize, (usize, usize)),
+    count: usize,
+) {
+    let walk = |buffer, (start, step): (usize, usize)| Walk {
         addr: typed_address::<T>(buffer, start),
         step: step as i64 * i64::from(T::BYTES),
-    }
+    };
+    sink.move_run(walk(src, from), walk(dst, to), count as u64, T::BYTES);
 }
 
 /// One side of a multiply run: elements `start, start + step, …` of `buffer` (`step` ≥ 1).
@@ -299,8 +306,7 @@ impl<T: Element, const N: usize> TypedMem<T> for TypedSim<'_, '_, T, N> {
         count: usize,
     ) {
         self.real.move_run((src, from), (dst, to), count);
-        let (from, to) = (typed_walk::<T>(src, from), typed_walk::<T>(dst, to));
-        self.sink.move_run(from, to, count as u64, T::BYTES);
+        report_moves::<T>(self.sink, (src, from), (dst, to), count);
     }
 }
 
@@ -518,8 +524,7 @@ impl<T: Element, const N: usize> TypedMem<T> for AddressMem<'_, T, N> {
         (dst, to): (usize, (usize, usize)),
         count: usize,
     ) {
-        let (from, to) = (typed_walk::<T>(src, from), typed_walk::<T>(dst, to));
-        self.sink.move_run(from, to, count as u64, T::BYTES);
+        report_moves::<T>(self.sink, (src, from), (dst, to), count);
     }
 }
 
