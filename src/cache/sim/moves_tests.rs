@@ -6,7 +6,7 @@ use proptest::prelude::*;
 
 use super::reference::Reference;
 use super::stream::Moves;
-use super::tests::arbitrary_level;
+use super::tests::{arbitrary_level, arbitrary_policy};
 use super::*;
 
 /// One step of a trace.
@@ -87,15 +87,6 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
         Just(Step::Repeat),
     ];
     proptest::collection::vec(one, 0..40)
-}
-
-fn arbitrary_policy(choice: u8, seed: u64) -> Policy {
-    match choice % 5 {
-        0 => Policy::Fifo,
-        1 => Policy::Random { seed },
-        2 => Policy::TreePlru,
-        _ => Policy::Lru,
-    }
 }
 
 proptest! {

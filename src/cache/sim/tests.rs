@@ -476,7 +476,7 @@ pub(super) fn arbitrary_level(
     level(&format!("L{}", index + 1), sets * ways * line, ways, line)
 }
 
-fn arbitrary_policy(choice: u8, seed: u64) -> Policy {
+pub(super) fn arbitrary_policy(choice: u8, seed: u64) -> Policy {
     match choice % 4 {
         0 => Policy::Lru,
         1 => Policy::Fifo,

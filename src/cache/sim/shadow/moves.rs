@@ -106,15 +106,14 @@ impl FullyAssociativeLru {
     ) -> bool {
         let count = load.count;
         let capacity = self.capacity as u64;
-        let whole = [
-            load.lines(0, load.distinct()),
-            store.lines(0, store.distinct()),
-        ];
         // With one line, a line touched two accesses ago is gone.
         if count == 0 || capacity < 2 || load.distinct() + store.distinct() < capacity {
             return false;
         }
-        if !whole[0].disjoint(&whole[1]) {
+        if !load
+            .lines(0, load.distinct())
+            .disjoint(&store.lines(0, store.distinct()))
+        {
             return false;
         }
         // Lines touched by the first `pairs` loads and stores.
