@@ -126,6 +126,10 @@ impl SeenLines {
         let chunk = line >> CHUNK_BITS;
         let offset = if self.recent[0].0 == chunk {
             self.recent[0].1
+        } else if self.recent[1].0 == chunk {
+            // Two walks in turn (a transpose's loads and stores): swap, no call.
+            self.recent.swap(0, 1);
+            self.recent[0].1
         } else {
             self.chunk_offset(chunk)
         };
@@ -142,22 +146,18 @@ impl SeenLines {
     #[cold]
     #[inline(never)]
     fn chunk_offset(&mut self, chunk: u64) -> usize {
-        let offset = if self.recent[1].0 == chunk {
-            self.recent[1].1
+        let page = chunk >> PAGE_BITS;
+        let page_offset = if self.recent_page.0 == page {
+            self.recent_page.1
         } else {
-            let page = chunk >> PAGE_BITS;
-            let page_offset = if self.recent_page.0 == page {
-                self.recent_page.1
-            } else {
-                self.page_offset(page)
-            };
-            let slot = &mut self.pages[page_offset + (chunk as usize & (PAGE_CHUNKS - 1))];
-            if *slot == NO_INDEX {
-                *slot = (self.words.len() / CHUNK_WORDS) as u32;
-                self.words.resize(self.words.len() + CHUNK_WORDS, 0);
-            }
-            *slot as usize * CHUNK_WORDS
+            self.page_offset(page)
         };
+        let slot = &mut self.pages[page_offset + (chunk as usize & (PAGE_CHUNKS - 1))];
+        if *slot == NO_INDEX {
+            *slot = (self.words.len() / CHUNK_WORDS) as u32;
+            self.words.resize(self.words.len() + CHUNK_WORDS, 0);
+        }
+        let offset = *slot as usize * CHUNK_WORDS;
         self.recent[1] = self.recent[0];
         self.recent[0] = (chunk, offset);
         offset
@@ -195,6 +195,12 @@ pub(super) struct FullyAssociativeLru {
     tail: u32,
     /// The most recent line: repeated touches of it change nothing and skip the table.
     last: u64,
+    /// A slot that may hold the next line touched: the one more recent than the last line hit,
+    /// as it was before that hit. A trace that walks again lines it walked before, in the same
+    /// order (a matrix's next column, a repeated pass), finds each there, one host-cache hit
+    /// instead of a probe into a table larger than the host's L1. Only a guess: checked
+    /// against the slot's line before use.
+    guess: u32,
     /// What strided runs left in the shadow, most recent first, when that is all it holds
     /// (at most `capacity` lines; the table is empty then). Empty while the table is in use.
     segments: Vec<Segment>,
@@ -256,6 +262,7 @@ impl FullyAssociativeLru {
             head: NIL,
             tail: NIL,
             last: NO_LINE,
+            guess: NIL,
             segments: Vec::new(),
             remnant: None,
             seen: SeenLines::new(),
@@ -271,6 +278,18 @@ impl FullyAssociativeLru {
     #[inline(always)]
     fn home(&self, line: u64) -> usize {
         (line.wrapping_mul(GOLDEN) >> self.shift) as usize
+    }
+
+    /// The slot holding `line` if it is the guessed slot or the one before it in recency
+    /// (a line touched in between, as a column walk's stores come between its loads).
+    #[inline(always)]
+    fn guessed(&self, line: u64) -> Option<usize> {
+        let guess = self.slots.get(self.guess as usize)?;
+        if guess.line == line {
+            return Some(self.guess as usize);
+        }
+        let before = guess.prev as usize;
+        (self.slots.get(before)?.line == line).then_some(before)
     }
 
     /// `Ok(slot)` holding `line`, or `Err(slot)`: the free slot that ends its probe sequence.
@@ -300,8 +319,13 @@ impl FullyAssociativeLru {
         if !self.segments.is_empty() || self.remnant.is_some() {
             self.build_table();
         }
-        match self.find(line) {
+        let found = match self.guessed(line) {
+            Some(slot) => Ok(slot),
+            None => self.find(line),
+        };
+        match found {
             Ok(slot) => {
+                self.guess = self.slots[slot].prev;
                 self.move_to_front(slot as u32);
                 ShadowOutcome {
                     fully_associative_hit: true,
