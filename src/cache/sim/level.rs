@@ -3,6 +3,7 @@
 //! access. The hot path lives here; `#[inline]` attributes mark what the hierarchy inlines.
 
 mod moves;
+mod moves_apart;
 mod runs;
 
 #[cfg(test)]
@@ -88,6 +89,10 @@ pub(super) struct LevelSim {
     /// The shadow's outcomes for the accesses of a run that are looked up (`level/runs.rs`),
     /// kept between runs.
     run_outcomes: Vec<ShadowOutcome>,
+    /// Pairs of moves taken a side at a time (`level/moves_apart.rs`), for tests that must
+    /// know the path was taken.
+    #[cfg(test)]
+    pub(super) pairs_apart: u64,
 }
 
 impl LevelSim {
@@ -151,6 +156,8 @@ impl LevelSim {
             counts: [0; COUNTERS],
             shadow,
             run_outcomes: Vec::new(),
+            #[cfg(test)]
+            pairs_apart: 0,
         })
     }
 

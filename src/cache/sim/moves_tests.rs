@@ -193,3 +193,46 @@ fn transpose_columns_are_taken_whole_and_exactly() {
         "{stats:?}"
     );
 }
+
+/// A naive transpose whose column falls in one set of the first level: the pairs between
+/// those whose store meets that set are taken a side at a time, with and without 3C, through
+/// two levels, and every count and line held equals the reference's.
+#[test]
+fn transpose_columns_in_one_set_are_taken_apart_exactly() {
+    for classify in [false, true] {
+        // 4 sets of 2 ways, 64 B lines; below, 16 sets of 2 ways.
+        let geometry = [
+            arbitrary_level(0, 4, 2, 2, Policy::Lru),
+            arbitrary_level(1, 16, 2, 2, Policy::Lru),
+        ];
+        let mut fast = Hierarchy::new(&geometry, Policy::Lru, classify).unwrap();
+        let mut plain = Reference::new(&geometry, Policy::Lru, classify);
+        // A 128-wide f64 matrix: a column steps 1 KiB, 16 lines, so it stays in one set.
+        let n = 128u64;
+        for j in 0..n {
+            let from = Walk {
+                addr: BASE + j * 8,
+                step: (n * 8) as i64,
+            };
+            let to = Walk {
+                addr: BASE + n * n * 8 + j * n * 8,
+                step: 8,
+            };
+            fast.move_run(from, to, n, 8);
+            plain.move_run(from, to, n, 8);
+        }
+        let stats = fast.stats();
+        assert_eq!(stats, plain.stats(), "3C {classify}");
+        for level in 0..geometry.len() {
+            assert_eq!(fast.resident_lines(level), plain.resident_lines(level));
+        }
+        fast.flush();
+        // The store row meets the column's set in one line of four: most pairs go apart.
+        let apart = fast.levels[0].pairs_apart;
+        assert!(
+            apart > n * n / 2,
+            "3C {classify}: {apart} of {} pairs apart",
+            n * n
+        );
+    }
+}

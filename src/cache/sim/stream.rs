@@ -53,6 +53,22 @@ impl Run {
         }
     }
 
+    /// How many accesses from the one at `addr` on (itself included) start in its line of
+    /// `1 << line_shift` bytes: all that remain in the line's direction for a step shorter
+    /// than the line, u64::MAX for a step of zero, 1 for a step of a line or more.
+    #[inline]
+    pub(super) fn in_same_line(&self, addr: u64, line_shift: u32) -> u64 {
+        let line_bytes = 1u64 << line_shift;
+        let step = self.step.unsigned_abs();
+        let within = addr & (line_bytes - 1);
+        match self.step {
+            0 => u64::MAX,
+            _ if step >= line_bytes => 1,
+            1.. => (line_bytes - within).div_ceil(step),
+            _ => within / step + 1,
+        }
+    }
+
     /// Accesses `from..to` of this run, as a run.
     pub(super) fn part(&self, from: u64, to: u64) -> Self {
         Self {

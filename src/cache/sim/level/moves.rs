@@ -74,21 +74,37 @@ impl LevelSim {
             k => run.access(k - 1).addr >> self.line_shift,
         });
         let mut counts = [0u64; COUNTERS];
-        for k in range {
-            let [load, store] = &mut previous;
-            let access = moves.load.access(k);
-            let missed = self.move_side::<WAYS, LRU>(access, load, plan, &mut counts);
-            if let (true, Some(misses)) = (missed, misses.as_deref_mut()) {
-                misses.push(access);
-            }
-            let access = moves.store.access(k);
-            let missed = self.move_side::<WAYS, LRU>(access, store, plan, &mut counts);
-            if let (true, Some(misses)) = (missed, misses.as_deref_mut()) {
-                misses.push(access);
+        if LRU && self.may_take_apart(plan) {
+            self.moves_apart::<WAYS>(moves, range, plan, &mut previous, &mut counts, misses);
+        } else {
+            for k in range {
+                let misses = misses.as_deref_mut();
+                self.move_pair::<WAYS, LRU>(moves, k, plan, &mut previous, &mut counts, misses);
             }
         }
         for (total, count) in self.counts.iter_mut().zip(counts) {
             *total += count;
+        }
+    }
+
+    /// Pair `k`: its load, then its store; misses to `misses`.
+    #[inline(always)]
+    pub(super) fn move_pair<const WAYS: usize, const LRU: bool>(
+        &mut self,
+        moves: &Moves,
+        k: u64,
+        plan: ShadowPlan,
+        previous: &mut [u64; 2],
+        counts: &mut [u64; COUNTERS],
+        mut misses: Option<&mut Stream>,
+    ) {
+        let [load, store] = previous;
+        for (run, previous) in [(&moves.load, load), (&moves.store, store)] {
+            let access = run.access(k);
+            let missed = self.move_side::<WAYS, LRU>(access, previous, plan, counts);
+            if let (true, Some(misses)) = (missed, misses.as_deref_mut()) {
+                misses.push(access);
+            }
         }
     }
 
@@ -98,7 +114,7 @@ impl LevelSim {
     /// so the line is the most or the second most recent of its set: with two ways or more it
     /// hits, and under LRU the lookup is at most a swap of the two.
     #[inline(always)]
-    fn move_side<const WAYS: usize, const LRU: bool>(
+    pub(super) fn move_side<const WAYS: usize, const LRU: bool>(
         &mut self,
         access: Access,
         previous: &mut u64,

@@ -101,7 +101,7 @@ impl LevelSim {
     }
 
     /// Each set the run reached holds its last `ways` lines there, most recent first.
-    fn hold_run_ends(&mut self, lines: Segment, period: u64) {
+    pub(super) fn hold_run_ends(&mut self, lines: Segment, period: u64) {
         let ways = self.ways;
         for r in 0..period {
             let last = r + period * ((lines.count - 1 - r) / period);

@@ -1,0 +1,298 @@
+//! Element moves whose loads and stores meet in no set, taken a side at a time.
+//!
+//! Under LRU a set's contents and outcomes depend only on the accesses to that set, in order
+//! (sets are independent). So over a stretch of pairs where no set takes both a load and a
+//! store, the level may take all the loads, then all the stores: each set sees the same
+//! accesses in the same order. A side whose step is a whole number of lines then goes as a
+//! run (`level/runs.rs`'s rule: after `ways` lines per set it reaches, every access misses),
+//! and only the misses are put back in pair order for the level below. The 3C shadow must
+//! have taken the run whole ([`ShadowPlan::Whole`]) or be absent: under that plan an access's
+//! outcome depends on its own side alone (a line's first touch, a repeat).
+//!
+//! A naive transpose's column of loads falls in one set of a typical L1 and its row of
+//! stores in each set in turn, so the stretches between the few pairs where they meet are
+//! long: the column costs `ways` lookups and a seen-bit per access there, not a lookup each.
+
+use std::ops::Range;
+
+use super::super::shadow::Segment;
+use super::super::stream::{Moves, Run, Stream};
+use super::moves::ShadowPlan;
+use super::{
+    BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, NO_LINE, Outcome, Replacement,
+};
+use crate::cache::model::closed_form_sets;
+
+/// Most sets a level may have to take moves apart: a side's sets are marked in a bitmap of
+/// this many bits, on the stack (a first level has tens to thousands).
+const MAX_SETS: usize = 4096;
+/// Most pairs of one stretch taken apart: each side's misses are marked in a bitmap of this
+/// many bits before they are put back in order.
+const STRETCH: u64 = 1024;
+/// Fewest pairs worth taking apart; a shorter stretch goes pair by pair.
+const MIN_STRETCH: u64 = 16;
+
+/// A side's accesses over some pairs, marked bit by bit (bit i: pair `start + i`).
+type Marks = [u64; (STRETCH / 64) as usize];
+
+impl LevelSim {
+    /// Whether this level can take moves apart under `plan`: LRU, a shadow that took the
+    /// run whole or none, and sets few enough to mark.
+    pub(super) fn may_take_apart(&self, plan: ShadowPlan) -> bool {
+        matches!(self.replacement, Replacement::Lru)
+            && plan != ShadowPlan::EachAccess
+            && self.sets as usize <= MAX_SETS
+    }
+
+    /// Moves `range` of `moves` exactly as pair by pair: the pairs whose store (or load)
+    /// falls in a set the other side reaches within `range` one by one, the stretches between
+    /// them a side at a time. `previous` holds each side's last line (updated); misses go to
+    /// `misses` in order. Only where [`Self::may_take_apart`].
+    pub(super) fn moves_apart<const WAYS: usize>(
+        &mut self,
+        moves: &Moves,
+        range: Range<u64>,
+        plan: ShadowPlan,
+        previous: &mut [u64; 2],
+        counts: &mut [u64; COUNTERS],
+        mut misses: Option<&mut Stream>,
+    ) {
+        let sides = [moves.load, moves.store];
+        // The side reaching fewer sets is marked; the pairs where the other meets one of
+        // them are taken one by one.
+        let marked_side = usize::from(
+            self.sets_reached(&sides[1], &range) < self.sets_reached(&sides[0], &range),
+        );
+        let mut marked = [0u64; MAX_SETS / 64];
+        self.mark_sets(&sides[marked_side], &range, &mut marked);
+        let other = &sides[1 - marked_side];
+        let (mut stretch, mut last_line, mut meets) = (range.start, NO_LINE, false);
+        for k in range.clone() {
+            let line = other.access(k).addr >> self.line_shift;
+            if line != last_line {
+                let set = self.set_of(line);
+                meets = marked[set / 64] >> (set % 64) & 1 == 1;
+                last_line = line;
+            }
+            if meets {
+                let stretch_misses = misses.as_deref_mut();
+                self.take_stretch::<WAYS>(
+                    moves,
+                    stretch..k,
+                    plan,
+                    previous,
+                    counts,
+                    stretch_misses,
+                );
+                self.move_pair::<WAYS, true>(
+                    moves,
+                    k,
+                    plan,
+                    previous,
+                    counts,
+                    misses.as_deref_mut(),
+                );
+                stretch = k + 1;
+            }
+        }
+        self.take_stretch::<WAYS>(moves, stretch..range.end, plan, previous, counts, misses);
+    }
+
+    /// Pairs `range`, where loads and stores meet in no set: a side at a time (pair by pair if
+    /// too few), in pieces of at most [`STRETCH`], each piece's misses then put in order.
+    fn take_stretch<const WAYS: usize>(
+        &mut self,
+        moves: &Moves,
+        range: Range<u64>,
+        plan: ShadowPlan,
+        previous: &mut [u64; 2],
+        counts: &mut [u64; COUNTERS],
+        mut misses: Option<&mut Stream>,
+    ) {
+        if range.end - range.start < MIN_STRETCH {
+            for k in range {
+                self.move_pair::<WAYS, true>(
+                    moves,
+                    k,
+                    plan,
+                    previous,
+                    counts,
+                    misses.as_deref_mut(),
+                );
+            }
+            return;
+        }
+        #[cfg(test)]
+        {
+            self.pairs_apart += range.end - range.start;
+        }
+        let mut start = range.start;
+        while start < range.end {
+            let piece = start..range.end.min(start + STRETCH);
+            let mut missed: [Marks; 2] = [[0; (STRETCH / 64) as usize]; 2];
+            for (side, run) in [moves.load, moves.store].iter().enumerate() {
+                let previous = &mut previous[side];
+                self.take_side::<WAYS>(
+                    run,
+                    piece.clone(),
+                    plan,
+                    previous,
+                    counts,
+                    &mut missed[side],
+                );
+            }
+            if let Some(misses) = misses.as_deref_mut() {
+                put_in_order(moves, piece.start, &missed, misses);
+            }
+            start = piece.end;
+        }
+    }
+
+    /// One side's accesses `range` (at most [`STRETCH`]), no other access reaching their sets
+    /// meanwhile; bit i of `missed` set if access `range.start + i` missed.
+    fn take_side<const WAYS: usize>(
+        &mut self,
+        run: &Run,
+        range: Range<u64>,
+        plan: ShadowPlan,
+        previous: &mut u64,
+        counts: &mut [u64; COUNTERS],
+        missed: &mut Marks,
+    ) {
+        let line_bytes = 1u64 << self.line_shift;
+        let count = range.end - range.start;
+        // Distinct lines, each in one access: a run at this level.
+        let period = (run.step != 0)
+            .then(|| closed_form_sets(run.step, self.geometry.line, self.geometry.sets))
+            .flatten();
+        let looked_up = match period {
+            Some(period) => (self.ways as u64).saturating_mul(period).min(count),
+            None => count,
+        };
+        let mut i = 0;
+        while i < looked_up {
+            let access = run.access(range.start + i);
+            if self.move_side::<WAYS, true>(access, previous, plan, counts) {
+                missed[(i / 64) as usize] |= 1 << (i % 64);
+            }
+            // The accesses after it in the same line hit its set's most recent line: nothing
+            // else reaches that set meanwhile. Counted, not looked up.
+            let repeats =
+                (run.in_same_line(access.addr, self.line_shift) - 1).min(looked_up - i - 1);
+            if repeats > 0 {
+                let store = usize::from(run.is_store);
+                counts[LOADS + store] += repeats;
+                counts[BY_OUTCOME + Outcome::Hit as usize] += repeats;
+            }
+            i += 1 + repeats;
+        }
+        let rest = count - looked_up;
+        let Some(period) = period.filter(|_| rest > 0) else {
+            return;
+        };
+        // Every set the run reaches holds only lines of it: each later access misses.
+        debug_assert!(run.step.unsigned_abs().is_multiple_of(line_bytes));
+        let store = usize::from(run.is_store);
+        counts[LOADS + store] += rest;
+        counts[LOAD_MISSES + store] += rest;
+        counts[EVICTIONS] += rest;
+        let shift = self.line_shift;
+        let line = |k: u64| run.access(k).addr >> shift;
+        match (plan, self.shadow.as_mut()) {
+            (ShadowPlan::Whole, Some(shadow)) => {
+                let mut compulsory = 0;
+                for k in range.start + looked_up..range.end {
+                    compulsory += u64::from(shadow.first_touch(line(k)));
+                }
+                counts[BY_OUTCOME + Outcome::Compulsory as usize] += compulsory;
+                counts[BY_OUTCOME + Outcome::Capacity as usize] += rest - compulsory;
+            }
+            _ => counts[BY_OUTCOME + Outcome::Miss as usize] += rest,
+        }
+        mark_range(missed, looked_up..count);
+        let lines = Segment {
+            first: line(range.start),
+            step: run.step >> self.line_shift,
+            count,
+        };
+        self.hold_run_ends(lines, period);
+        *previous = line(range.end - 1);
+    }
+
+    /// How many sets `run`'s accesses `range` reach, at most (its lines', capped at the sets).
+    fn sets_reached(&self, run: &Run, range: &Range<u64>) -> u64 {
+        let count = range.end - range.start;
+        if let Some(period) = closed_form_sets(run.step, self.geometry.line, self.geometry.sets)
+            .filter(|_| run.step != 0)
+        {
+            return period.min(count);
+        }
+        let first = run.access(range.start).addr >> self.line_shift;
+        let last = run.access(range.end - 1).addr >> self.line_shift;
+        (first.abs_diff(last) + 1).min(self.sets)
+    }
+
+    /// Marks in `marked` the sets `run`'s accesses `range` reach.
+    fn mark_sets(&self, run: &Run, range: &Range<u64>, marked: &mut [u64; MAX_SETS / 64]) {
+        let mut mark = |line: u64| {
+            let set = self.set_of(line);
+            marked[set / 64] |= 1 << (set % 64);
+        };
+        let whole_lines = run.step != 0
+            && closed_form_sets(run.step, self.geometry.line, self.geometry.sets).is_some();
+        if whole_lines {
+            // The sets repeat after `sets` lines at most.
+            let end = range.end.min(range.start.saturating_add(self.sets));
+            (range.start..end).for_each(|k| mark(run.access(k).addr >> self.line_shift));
+            return;
+        }
+        let line_bytes = 1u64 << self.line_shift;
+        if run.step.unsigned_abs() < line_bytes {
+            // Consecutive accesses are at most a line apart: every line between the first
+            // and the last is reached (the first `sets` of them reach every set).
+            let first = run.access(range.start).addr >> self.line_shift;
+            let last = run.access(range.end - 1).addr >> self.line_shift;
+            let (low, high) = (first.min(last), first.max(last));
+            (low..=high.min(low.saturating_add(self.sets - 1))).for_each(&mut mark);
+        } else {
+            range
+                .clone()
+                .for_each(|k| mark(run.access(k).addr >> self.line_shift));
+        }
+    }
+}
+
+/// Sets bits `bits` of `marks`.
+fn mark_range(marks: &mut Marks, bits: Range<u64>) {
+    let mut bit = bits.start;
+    while bit < bits.end {
+        let within = bit % 64;
+        let width = (64 - within).min(bits.end - bit);
+        let ones = if width == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << width) - 1) << within
+        };
+        marks[(bit / 64) as usize] |= ones;
+        bit += width;
+    }
+}
+
+/// Pushes the misses marked in `missed` (loads, stores; bit i: pair `start + i`) to `misses`
+/// in pair order, each pair's load before its store.
+fn put_in_order(moves: &Moves, start: u64, missed: &[Marks; 2], misses: &mut Stream) {
+    for (word, (&loads, &stores)) in missed[0].iter().zip(&missed[1]).enumerate() {
+        let mut either = loads | stores;
+        while either != 0 {
+            let bit = either.trailing_zeros();
+            let k = start + word as u64 * 64 + u64::from(bit);
+            if loads >> bit & 1 == 1 {
+                misses.push(moves.load.access(k));
+            }
+            if stores >> bit & 1 == 1 {
+                misses.push(moves.store.access(k));
+            }
+            either &= either - 1;
+        }
+    }
+}
