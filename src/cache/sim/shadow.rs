@@ -123,22 +123,47 @@ impl SeenLines {
     /// Marks `line` seen; returns true if it was not seen before.
     #[inline]
     fn insert(&mut self, line: u64) -> bool {
-        let chunk = line >> CHUNK_BITS;
-        let offset = if self.recent[0].0 == chunk {
-            self.recent[0].1
-        } else if self.recent[1].0 == chunk {
-            // Two walks in turn (a transpose's loads and stores): swap, no call.
-            self.recent.swap(0, 1);
-            self.recent[0].1
-        } else {
-            self.chunk_offset(chunk)
-        };
+        // Two walks in turn (a transpose's loads and stores) find their chunks without a call.
+        let offset = self.offset_of(line >> CHUNK_BITS);
         let within = line as usize & (CHUNK_LINES - 1);
         let word = &mut self.words[offset + within / 64];
         let bit = 1u64 << (within % 64);
         let new = *word & bit == 0;
         *word |= bit;
         new
+    }
+
+    /// Marks lines `lines.line(k)` for k in `ks` seen; returns how many were not seen before.
+    /// The same as [`Self::insert`] line by line, but a chunk is looked up only when the
+    /// walk enters it (a column walk of a 4096-wide f64 matrix stays 8 lines in each).
+    fn insert_lines(&mut self, lines: Segment, ks: std::ops::Range<u64>) -> u64 {
+        let mut new = 0;
+        let mut current = (NO_CHUNK, 0);
+        for k in ks {
+            let line = lines.line(k);
+            let chunk = line >> CHUNK_BITS;
+            if chunk != current.0 {
+                current = (chunk, self.offset_of(chunk));
+            }
+            let within = line as usize & (CHUNK_LINES - 1);
+            let word = &mut self.words[current.1 + within / 64];
+            let bit = 1u64 << (within % 64);
+            new += u64::from(*word & bit == 0);
+            *word |= bit;
+        }
+        new
+    }
+
+    /// The offset in `words` of `chunk`'s bits, as [`Self::insert`] finds it.
+    fn offset_of(&mut self, chunk: u64) -> usize {
+        if self.recent[0].0 == chunk {
+            self.recent[0].1
+        } else if self.recent[1].0 == chunk {
+            self.recent.swap(0, 1);
+            self.recent[0].1
+        } else {
+            self.chunk_offset(chunk)
+        }
     }
 
     /// The offset in `words` of `chunk`'s bits, allocating the chunk (no line seen) if absent;
@@ -396,9 +421,11 @@ impl FullyAssociativeLru {
             let room = run.count >= capacity
                 || self.segments.len() < MAX_SEGMENTS.max((run.count / 4) as usize);
             if room && self.segments.iter().all(|held| checked.disjoint(held)) {
-                for k in 0..run.count {
+                let looked_up = prefix.min(run.count);
+                for k in 0..looked_up {
                     record(k, self.run_miss(run.line(k)));
                 }
+                tally.first_touches += self.seen.insert_lines(run, looked_up..run.count);
                 self.hold_only(run);
                 return tally;
             }
@@ -408,9 +435,11 @@ impl FullyAssociativeLru {
             record(k, self.access(run.line(k)));
         }
         if run.count > capacity {
-            for k in capacity..run.count {
+            let looked_up = prefix.clamp(capacity, run.count);
+            for k in capacity..looked_up {
                 record(k, self.run_miss(run.line(k)));
             }
+            tally.first_touches += self.seen.insert_lines(run, looked_up..run.count);
             self.clear_table();
             self.hold_only(run);
         }

@@ -196,27 +196,22 @@ impl LevelSim {
         counts[LOADS + store] += rest;
         counts[LOAD_MISSES + store] += rest;
         counts[EVICTIONS] += rest;
-        let shift = self.line_shift;
-        let line = |k: u64| run.access(k).addr >> shift;
+        let lines = Segment {
+            first: run.access(range.start).addr >> self.line_shift,
+            step: run.step >> self.line_shift,
+            count,
+        };
         match (plan, self.shadow.as_mut()) {
             (ShadowPlan::Whole, Some(shadow)) => {
-                let mut compulsory = 0;
-                for k in range.start + looked_up..range.end {
-                    compulsory += u64::from(shadow.first_touch(line(k)));
-                }
+                let compulsory = shadow.first_touches(lines, looked_up..count);
                 counts[BY_OUTCOME + Outcome::Compulsory as usize] += compulsory;
                 counts[BY_OUTCOME + Outcome::Capacity as usize] += rest - compulsory;
             }
             _ => counts[BY_OUTCOME + Outcome::Miss as usize] += rest,
         }
         mark_range(missed, looked_up..count);
-        let lines = Segment {
-            first: line(range.start),
-            step: run.step >> self.line_shift,
-            count,
-        };
         self.hold_run_ends(lines, period);
-        *previous = line(range.end - 1);
+        *previous = lines.line(count - 1);
     }
 
     /// How many sets `run`'s accesses `range` reach, at most (its lines', capped at the sets).

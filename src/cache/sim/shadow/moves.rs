@@ -12,6 +12,8 @@
 //! holds nothing else, so a later first touch cannot be held either. The cache then holds the
 //! run's C lines touched last, most recent first.
 
+use std::ops::Range;
+
 use super::{FullyAssociativeLru, Segment};
 
 /// The lines one side of a move run touches at a level: access k falls whole in line
@@ -164,6 +166,11 @@ impl FullyAssociativeLru {
     #[inline]
     pub(in crate::cache::sim) fn first_touch(&mut self, line: u64) -> bool {
         self.seen.insert(line)
+    }
+
+    /// Marks lines `lines.line(k)` for k in `ks` seen; how many were not seen before.
+    pub(in crate::cache::sim) fn first_touches(&mut self, lines: Segment, ks: Range<u64>) -> u64 {
+        self.seen.insert_lines(lines, ks)
     }
 
     /// The remnant's lines, least recent first (for the table), and forgets it.
