@@ -18,9 +18,7 @@ use std::ops::Range;
 use super::super::shadow::Segment;
 use super::super::stream::{Moves, Run, Stream};
 use super::moves::ShadowPlan;
-use super::{
-    BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, NO_LINE, Outcome, Replacement,
-};
+use super::{BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, Outcome, Replacement};
 use crate::cache::model::closed_form_sets;
 
 /// Most sets a level may have to take moves apart: a side's sets are marked in a bitmap of
@@ -66,34 +64,32 @@ impl LevelSim {
         let mut marked = [0u64; MAX_SETS / 64];
         self.mark_sets(&sides[marked_side], &range, &mut marked);
         let other = &sides[1 - marked_side];
-        let (mut stretch, mut last_line, mut meets) = (range.start, NO_LINE, false);
-        for k in range.clone() {
-            let line = other.access(k).addr >> self.line_shift;
-            if line != last_line {
-                let set = self.set_of(line);
-                meets = marked[set / 64] >> (set % 64) & 1 == 1;
-                last_line = line;
+        let mut stretch = range.start;
+        let mut k = range.start;
+        while k < range.end {
+            // The other side's accesses from k in k's line: one set, met or not.
+            let access = other.access(k);
+            let in_line = other
+                .in_same_line(access.addr, self.line_shift)
+                .min(range.end - k);
+            let set = self.set_of(access.addr >> self.line_shift);
+            if marked[set / 64] >> (set % 64) & 1 == 1 {
+                for pair in k..k + in_line {
+                    let stretch_misses = misses.as_deref_mut();
+                    self.take_stretch::<WAYS>(
+                        moves,
+                        stretch..pair,
+                        plan,
+                        previous,
+                        counts,
+                        stretch_misses,
+                    );
+                    let pair_misses = misses.as_deref_mut();
+                    self.move_pair::<WAYS, true>(moves, pair, plan, previous, counts, pair_misses);
+                    stretch = pair + 1;
+                }
             }
-            if meets {
-                let stretch_misses = misses.as_deref_mut();
-                self.take_stretch::<WAYS>(
-                    moves,
-                    stretch..k,
-                    plan,
-                    previous,
-                    counts,
-                    stretch_misses,
-                );
-                self.move_pair::<WAYS, true>(
-                    moves,
-                    k,
-                    plan,
-                    previous,
-                    counts,
-                    misses.as_deref_mut(),
-                );
-                stretch = k + 1;
-            }
+            k += in_line;
         }
         self.take_stretch::<WAYS>(moves, stretch..range.end, plan, previous, counts, misses);
     }
