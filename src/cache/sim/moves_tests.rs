@@ -154,6 +154,20 @@ proptest! {
     }
 }
 
+/// Column `j` of a naive-write transpose of an n×n f64 matrix at `BASE` into the one right
+/// after it: a load down the column, a store along row j of the destination.
+fn transpose_column(n: u64, j: u64) -> (Walk, Walk) {
+    let from = Walk {
+        addr: BASE + j * 8,
+        step: (n * 8) as i64,
+    };
+    let to = Walk {
+        addr: BASE + n * n * 8 + j * n * 8,
+        step: 8,
+    };
+    (from, to)
+}
+
 /// A transpose's columns on a classifying first level: the shadow takes them whole (the
 /// figures equal the reference's), and one-by-one feeding gives the same counts.
 #[test]
@@ -163,14 +177,7 @@ fn transpose_columns_are_taken_whole_and_exactly() {
     let mut plain = Reference::new(&geometry, Policy::Lru, true);
     let n = 64u64;
     for j in 0..n {
-        let from = Walk {
-            addr: BASE + j * 8,
-            step: (n * 8) as i64,
-        };
-        let to = Walk {
-            addr: BASE + n * n * 8 + j * n * 8,
-            step: 8,
-        };
+        let (from, to) = transpose_column(n, j);
         if j > 0 {
             let moves = Moves {
                 load: Run::new(from.addr, from.step, n, 8, false).unwrap(),
@@ -210,14 +217,7 @@ fn transpose_columns_in_one_set_are_taken_apart_exactly() {
         // A 128-wide f64 matrix: a column steps 1 KiB, 16 lines, so it stays in one set.
         let n = 128u64;
         for j in 0..n {
-            let from = Walk {
-                addr: BASE + j * 8,
-                step: (n * 8) as i64,
-            };
-            let to = Walk {
-                addr: BASE + n * n * 8 + j * n * 8,
-                step: 8,
-            };
+            let (from, to) = transpose_column(n, j);
             fast.move_run(from, to, n, 8);
             plain.move_run(from, to, n, 8);
         }
