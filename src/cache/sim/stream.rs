@@ -221,6 +221,28 @@ mod tests {
         Run::new(addr, step, count, 8, false).unwrap()
     }
 
+    /// Accesses left in the line of the one at `addr`, 64-byte lines.
+    #[test]
+    fn accesses_in_the_same_line_count_to_its_edge() {
+        let table = [
+            (8, 0, 8),        // an f64 row from the line's start: all 8
+            (8, 56, 1),       // the line's last element
+            (24, 16, 2),      // 16 and 40 start in it, 64 does not
+            (-8, 56, 8),      // descending from the line's end
+            (-8, 0, 1),       // descending from its start
+            (64, 8, 1),       // a line or more: one
+            (0, 8, u64::MAX), // no step: for ever
+        ];
+        for (step, offset, expected) in table {
+            let run = run(6400, step, 100);
+            assert_eq!(
+                run.in_same_line(6400 + offset, 6),
+                expected,
+                "step {step}, at {offset}"
+            );
+        }
+    }
+
     #[test]
     fn runs_outside_the_address_space_are_refused() {
         assert!(Run::new(u64::MAX - 7, 8, 1, 8, false).is_some());
