@@ -586,14 +586,7 @@ impl AccessSink for Hierarchy {
             // The accesses j of the run (from 0) whose last byte is in `first`'s line are those
             // with addr + j·step + len - 1 ≤ that line's last byte; the ones after k repeat.
             let line_last = (first << self.first_line_shift) | (line_bytes - 1);
-            let span = line_last - (u64::from(len) - 1) - addr;
-            // Element steps are mostly powers of two: a shift, where a division per line
-            // took 40% of an L1-only row-order sum's samples.
-            let fits = if step.is_power_of_two() {
-                (span >> step.trailing_zeros()) + 1
-            } else {
-                span / step + 1
-            };
+            let fits = (line_last - (u64::from(len) - 1) - addr) / step + 1;
             let repeats = fits.min(count).saturating_sub(k);
             self.repeated[0] += repeats;
             k += repeats;

@@ -125,6 +125,12 @@ impl SeenLines {
     fn insert(&mut self, line: u64) -> bool {
         // Two walks in turn (a transpose's loads and stores) find their chunks without a call.
         let offset = self.offset_of(line >> CHUNK_BITS);
+        self.set_bit(offset, line)
+    }
+
+    /// Sets `line`'s bit in its chunk at `offset`; true if it was clear.
+    #[inline(always)]
+    fn set_bit(&mut self, offset: usize, line: u64) -> bool {
         let within = line as usize & (CHUNK_LINES - 1);
         let word = &mut self.words[offset + within / 64];
         let bit = 1u64 << (within % 64);
@@ -145,11 +151,7 @@ impl SeenLines {
             if chunk != current.0 {
                 current = (chunk, self.offset_of(chunk));
             }
-            let within = line as usize & (CHUNK_LINES - 1);
-            let word = &mut self.words[current.1 + within / 64];
-            let bit = 1u64 << (within % 64);
-            new += u64::from(*word & bit == 0);
-            *word |= bit;
+            new += u64::from(self.set_bit(current.1, line));
         }
         new
     }

@@ -158,9 +158,7 @@ impl LevelSim {
         let line_bytes = 1u64 << self.line_shift;
         let count = range.end - range.start;
         // Distinct lines, each in one access: a run at this level.
-        let period = (run.step != 0)
-            .then(|| closed_form_sets(run.step, self.geometry.line, self.geometry.sets))
-            .flatten();
+        let period = self.run_period(run);
         let looked_up = match period {
             Some(period) => (self.ways as u64).saturating_mul(period).min(count),
             None => count,
@@ -210,12 +208,18 @@ impl LevelSim {
         *previous = lines.line(count - 1);
     }
 
+    /// The sets a side whose step is a whole number of lines (not zero) reaches in turn: its
+    /// lines are distinct and every `period`-th falls in the same set. None for other steps.
+    fn run_period(&self, run: &Run) -> Option<u64> {
+        (run.step != 0)
+            .then(|| closed_form_sets(run.step, self.geometry.line, self.geometry.sets))
+            .flatten()
+    }
+
     /// How many sets `run`'s accesses `range` reach, at most (its lines', capped at the sets).
     fn sets_reached(&self, run: &Run, range: &Range<u64>) -> u64 {
         let count = range.end - range.start;
-        if let Some(period) = closed_form_sets(run.step, self.geometry.line, self.geometry.sets)
-            .filter(|_| run.step != 0)
-        {
+        if let Some(period) = self.run_period(run) {
             return period.min(count);
         }
         let first = run.access(range.start).addr >> self.line_shift;
@@ -229,9 +233,7 @@ impl LevelSim {
             let set = self.set_of(line);
             marked[set / 64] |= 1 << (set % 64);
         };
-        let whole_lines = run.step != 0
-            && closed_form_sets(run.step, self.geometry.line, self.geometry.sets).is_some();
-        if whole_lines {
+        if self.run_period(run).is_some() {
             // The sets repeat after `sets` lines at most.
             let end = range.end.min(range.start.saturating_add(self.sets));
             (range.start..end).for_each(|k| mark(run.access(k).addr >> self.line_shift));
