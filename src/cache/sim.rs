@@ -61,6 +61,7 @@
 //!   cost anything.
 
 mod budget;
+mod detached;
 mod level;
 mod moves;
 #[cfg(test)]

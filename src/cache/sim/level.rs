@@ -4,11 +4,15 @@
 
 mod moves;
 mod moves_apart;
+mod moves_missed;
 mod runs;
 
 #[cfg(test)]
 pub(super) use moves::ShadowPlan;
+pub(super) use moves_missed::classify_marked;
+pub(super) use runs::{RunShape, count_rest};
 
+use super::detached::{DetachedShadow, HitLog};
 use super::shadow::{FullyAssociativeLru, ShadowOutcome};
 use super::stream::{Access, Stream};
 use super::{LevelStats, Policy, SimError};
@@ -18,7 +22,7 @@ use crate::cache::geometry::CacheLevel;
 /// (ordered: a compulsory miss outranks a capacity one, which outranks a conflict). `Miss` is
 /// a miss at a level that does not classify.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Outcome {
+pub(super) enum Outcome {
     Hit,
     Conflict,
     Capacity,
@@ -32,7 +36,7 @@ enum Outcome {
 pub(super) const LOADS: usize = 0;
 pub(super) const LOAD_MISSES: usize = 2;
 const EVICTIONS: usize = 4;
-const BY_OUTCOME: usize = 5;
+pub(super) const BY_OUTCOME: usize = 5;
 pub(super) const COUNTERS: usize = BY_OUTCOME + Outcome::Miss as usize + 1;
 
 /// No line number: lines are addresses shifted right by at least one bit (geometry rule 2).
@@ -86,6 +90,9 @@ pub(super) struct LevelSim {
     replacement: Replacement,
     pub(super) counts: [u64; COUNTERS],
     shadow: Option<FullyAssociativeLru>,
+    /// While the shadow is detached to a thread of its own (`sim/detached.rs`): every line
+    /// lookup's hit, in order, for the shadow to classify the misses by.
+    hit_log: Option<HitLog>,
     /// The shadow's outcomes for the accesses of a run that are looked up (`level/runs.rs`),
     /// kept between runs.
     run_outcomes: Vec<ShadowOutcome>,
@@ -93,6 +100,12 @@ pub(super) struct LevelSim {
     /// know the path was taken.
     #[cfg(test)]
     pub(super) pairs_apart: u64,
+    /// Pieces of moves' misses taken a side at a time (`level/moves_missed.rs`), and times
+    /// the shadow came back from a thread of its own (`sim/detached.rs`): for tests.
+    #[cfg(test)]
+    pub(super) pieces_marked: u64,
+    #[cfg(test)]
+    pub(super) shadow_returns: u64,
 }
 
 impl LevelSim {
@@ -155,9 +168,14 @@ impl LevelSim {
             replacement,
             counts: [0; COUNTERS],
             shadow,
+            hit_log: None,
             run_outcomes: Vec::new(),
             #[cfg(test)]
             pairs_apart: 0,
+            #[cfg(test)]
+            pieces_marked: 0,
+            #[cfg(test)]
+            shadow_returns: 0,
         })
     }
 
@@ -167,6 +185,36 @@ impl LevelSim {
         self.shadow
             .as_ref()
             .map_or(0, |shadow| shadow.seen().chunks())
+    }
+
+    /// Hands the 3C shadow to a thread of its own (`sim/detached.rs`); from now on every
+    /// lookup's hit is logged for it. None if the level does not classify.
+    pub(super) fn detach_shadow(&mut self) -> Option<DetachedShadow> {
+        let shadow = self.shadow.take()?;
+        self.hit_log = Some(HitLog::default());
+        Some(DetachedShadow::new(shadow, self.run_shape()))
+    }
+
+    /// The hits logged since the last call, in order (empty unless the shadow is detached).
+    pub(super) fn take_hit_log(&mut self) -> HitLog {
+        self.hit_log
+            .as_mut()
+            .map(HitLog::take_all)
+            .unwrap_or_default()
+    }
+
+    /// Takes the shadow back, with the causes of the misses it classified meanwhile.
+    pub(super) fn attach_shadow(&mut self, detached: DetachedShadow) {
+        let (shadow, by_cause) = detached.into_parts();
+        for outcome in [Outcome::Compulsory, Outcome::Capacity, Outcome::Conflict] {
+            self.counts[BY_OUTCOME + outcome as usize] += by_cause[BY_OUTCOME + outcome as usize];
+        }
+        self.shadow = Some(shadow);
+        self.hit_log = None;
+        #[cfg(test)]
+        {
+            self.shadow_returns += 1;
+        }
     }
 
     #[inline]
@@ -187,8 +235,7 @@ impl LevelSim {
     /// docs live here.
     #[inline]
     pub(super) fn access(&mut self, addr: u64, len: u32, is_store: bool) -> bool {
-        let first = addr >> self.line_shift;
-        let last = addr.saturating_add(u64::from(len.max(1)) - 1) >> self.line_shift;
+        let (first, last) = line_span(addr, len, self.line_shift);
         let outcome = if first == last {
             self.touch(first)
         } else {
@@ -218,24 +265,35 @@ impl LevelSim {
             }
             return;
         }
-        let classify = self.shadow.is_some();
-        match (self.ways, classify) {
-            (8, false) => self.lru_batch::<8, false>(batch, misses),
-            (8, true) => self.lru_batch::<8, true>(batch, misses),
-            (12, false) => self.lru_batch::<12, false>(batch, misses),
-            (12, true) => self.lru_batch::<12, true>(batch, misses),
-            (16, false) => self.lru_batch::<16, false>(batch, misses),
-            (16, true) => self.lru_batch::<16, true>(batch, misses),
-            (_, false) => self.lru_batch::<0, false>(batch, misses),
-            (_, true) => self.lru_batch::<0, true>(batch, misses),
+        let shadow = if self.shadow.is_some() {
+            HERE
+        } else if self.hit_log.is_some() {
+            DETACHED
+        } else {
+            NONE
+        };
+        match (self.ways, shadow) {
+            (8, NONE) => self.lru_batch::<8, NONE>(batch, misses),
+            (8, HERE) => self.lru_batch::<8, HERE>(batch, misses),
+            (8, _) => self.lru_batch::<8, DETACHED>(batch, misses),
+            (12, NONE) => self.lru_batch::<12, NONE>(batch, misses),
+            (12, HERE) => self.lru_batch::<12, HERE>(batch, misses),
+            (12, _) => self.lru_batch::<12, DETACHED>(batch, misses),
+            (16, NONE) => self.lru_batch::<16, NONE>(batch, misses),
+            (16, HERE) => self.lru_batch::<16, HERE>(batch, misses),
+            (16, _) => self.lru_batch::<16, DETACHED>(batch, misses),
+            (_, NONE) => self.lru_batch::<0, NONE>(batch, misses),
+            (_, HERE) => self.lru_batch::<0, HERE>(batch, misses),
+            (_, _) => self.lru_batch::<0, DETACHED>(batch, misses),
         }
     }
 
     /// [`Self::run_batch`] for LRU with `WAYS` ways (0: the level's own count, not a constant)
-    /// and the 3C shadow if `CLASSIFY`.
+    /// and the 3C shadow as `SHADOW` says ([`NONE`], [`HERE`] or [`DETACHED`]: the hits
+    /// logged).
     ///
     /// Counts live in locals for the batch.
-    fn lru_batch<const WAYS: usize, const CLASSIFY: bool>(
+    fn lru_batch<const WAYS: usize, const SHADOW: u8>(
         &mut self,
         batch: &[Access],
         mut misses: Option<&mut Stream>,
@@ -243,15 +301,19 @@ impl LevelSim {
         let shift = self.line_shift;
         let mut counts = [0u64; COUNTERS];
         for access in batch {
-            let first = access.addr >> shift;
-            let last = access.addr.saturating_add(u64::from(access.len.max(1)) - 1) >> shift;
+            let (first, last) = line_span(access.addr, access.len, shift);
             let outcome = if first != last {
                 self.touch_lines(first, last)
             } else {
                 let set = self.set_of(first);
                 let hit = self.lru_touch::<WAYS>(set, first, &mut counts[EVICTIONS]);
+                if SHADOW == DETACHED
+                    && let Some(log) = self.hit_log.as_mut()
+                {
+                    log.push(hit);
+                }
                 match &mut self.shadow {
-                    Some(shadow) if CLASSIFY => classified(hit, shadow.access(first)),
+                    Some(shadow) if SHADOW == HERE => classified(hit, shadow.access(first)),
                     _ if hit => Outcome::Hit,
                     _ => Outcome::Miss,
                 }
@@ -283,6 +345,9 @@ impl LevelSim {
     #[inline(always)]
     fn touch(&mut self, line: u64) -> Outcome {
         let hit = self.lookup(line);
+        if let Some(log) = self.hit_log.as_mut() {
+            log.push(hit);
+        }
         match &mut self.shadow {
             None if hit => Outcome::Hit,
             None => Outcome::Miss,
@@ -459,7 +524,7 @@ impl LevelSim {
 
 /// A line's outcome at a classifying level, from the set lookup and the 3C shadow.
 #[inline(always)]
-fn classified(hit: bool, seen: ShadowOutcome) -> Outcome {
+pub(super) fn classified(hit: bool, seen: ShadowOutcome) -> Outcome {
     if hit {
         Outcome::Hit
     } else if seen.first_touch {
@@ -469,6 +534,19 @@ fn classified(hit: bool, seen: ShadowOutcome) -> Outcome {
     } else {
         Outcome::Conflict
     }
+}
+
+/// Where a level's 3C shadow is, for the batch loop: none, here, or detached (hits logged).
+const NONE: u8 = 0;
+const HERE: u8 = 1;
+const DETACHED: u8 = 2;
+
+/// The first and last line an access of `len` bytes at `addr` touches (an empty access
+/// touches its first byte's line).
+#[inline(always)]
+pub(super) fn line_span(addr: u64, len: u32, line_shift: u32) -> (u64, u64) {
+    let last = addr.saturating_add(u64::from(len.max(1)) - 1);
+    (addr >> line_shift, last >> line_shift)
 }
 
 /// `(a + b) mod ways` for `a, b < ways`, without a division.

@@ -203,36 +203,53 @@ fn transpose_columns_are_taken_whole_and_exactly() {
 
 /// A naive transpose whose column falls in one set of the first level: the pairs between
 /// those whose store meets that set are taken a side at a time, with and without 3C, through
-/// two levels, and every count and line held equals the reference's.
+/// two levels, the misses passed down marked and taken a side at a time below too — with the
+/// lower level here, or on a thread of its own with its shadow on another — and every count
+/// and line held equals the reference's. Below, the column misses throughout (a 128-wide
+/// matrix) or fits and hits from the second column on (32-wide).
 #[test]
 fn transpose_columns_in_one_set_are_taken_apart_exactly() {
-    for classify in [false, true] {
-        // 4 sets of 2 ways, 64 B lines; below, 16 sets of 2 ways.
-        let geometry = [
-            arbitrary_level(0, 4, 2, 2, Policy::Lru),
-            arbitrary_level(1, 16, 2, 2, Policy::Lru),
-        ];
-        let mut fast = Hierarchy::new(&geometry, Policy::Lru, classify).unwrap();
-        let mut plain = Reference::new(&geometry, Policy::Lru, classify);
-        // A 128-wide f64 matrix: a column steps 1 KiB, 16 lines, so it stays in one set.
-        let n = 128u64;
-        for j in 0..n {
-            let (from, to) = transpose_column(n, j);
-            fast.move_run(from, to, n, 8);
-            plain.move_run(from, to, n, 8);
+    // Level 0: 4 sets of 2 ways, 64 B lines.
+    let cases = [(128u64, (16, 2)), (32, (64, 4))];
+    for (n, (sets, ways)) in cases {
+        for (classify, pipelined) in [(false, false), (true, false), (false, true), (true, true)] {
+            let geometry = [
+                arbitrary_level(0, 4, 2, 2, Policy::Lru),
+                arbitrary_level(1, sets, ways, 2, Policy::Lru),
+            ];
+            let mut fast = Hierarchy::new(&geometry, Policy::Lru, classify)
+                .unwrap()
+                .with_chunk(300, pipelined);
+            let mut plain = Reference::new(&geometry, Policy::Lru, classify);
+            // A column steps n × 8 B, a whole number of lines in one set of level 0.
+            for j in 0..n {
+                let (from, to) = transpose_column(n, j);
+                fast.move_run(from, to, n, 8);
+                plain.move_run(from, to, n, 8);
+            }
+            let case = format!("{n} wide, 3C {classify}, own thread {pipelined}");
+            let stats = fast.stats();
+            assert_eq!(stats, plain.stats(), "{case}");
+            for level in 0..geometry.len() {
+                assert_eq!(fast.resident_lines(level), plain.resident_lines(level));
+            }
+            fast.flush();
+            // The store row meets the column's set in one line of four: most pairs go apart.
+            let apart = fast.levels[0].pairs_apart;
+            assert!(
+                apart > n * n / 2,
+                "{case}: {apart} of {} pairs apart",
+                n * n
+            );
+            let below = &fast.levels[1];
+            assert!(
+                below.pieces_marked >= n,
+                "{case}: {} pieces",
+                below.pieces_marked
+            );
+            assert_eq!(below.shadow_returns > 0, classify && pipelined, "{case}");
+            let hits = stats[1].loads + stats[1].stores - stats[1].misses();
+            assert_eq!(hits > 0, n == 32, "{case}: {hits} hits below");
         }
-        let stats = fast.stats();
-        assert_eq!(stats, plain.stats(), "3C {classify}");
-        for level in 0..geometry.len() {
-            assert_eq!(fast.resident_lines(level), plain.resident_lines(level));
-        }
-        fast.flush();
-        // The store row meets the column's set in one line of four: most pairs go apart.
-        let apart = fast.levels[0].pairs_apart;
-        assert!(
-            apart > n * n / 2,
-            "3C {classify}: {apart} of {} pairs apart",
-            n * n
-        );
     }
 }

@@ -4,10 +4,15 @@
 //! the accesses that reach it, in order (rule 5 of the simulator), and the channel keeps the
 //! order. The thread runs from the first full chunk to the next flush, so a small simulation
 //! never starts one.
+//!
+//! When the second level classifies misses (3C), its shadow runs on a third thread
+//! (`sim/detached.rs`): each chunk, once the lower levels have taken it, goes on to the shadow
+//! with the second level's logged hits, and from there back to the first level for reuse.
 
-use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
 
+use super::detached::{DetachedShadow, HitLog};
 use super::level::LevelSim;
 use super::stream::{Piece, Stream};
 
@@ -44,6 +49,7 @@ fn take_stream(level: &mut LevelSim, stream: &Stream, mut misses: Option<&mut St
     stream.for_each_piece(|piece| match piece {
         Piece::Accesses(accesses) => level.run_batch(accesses, misses.as_deref_mut()),
         Piece::Run(run) => level.take_run(run, misses.as_deref_mut()),
+        Piece::Moves(moves) => level.take_moves_missed(moves, misses.as_deref_mut()),
     });
 }
 
@@ -68,11 +74,23 @@ impl Lower {
             .spawn(move || {
                 let mut levels = handed.recv().unwrap_or_default();
                 let mut buffers = [Stream::default(), Stream::default()];
+                let mut shadow = levels
+                    .first_mut()
+                    .and_then(|level| ShadowThread::start(level, give_back.clone()));
                 for mut chunk in incoming {
                     run_levels(&mut levels, &chunk, &mut buffers);
-                    chunk.clear();
-                    // The hierarchy may have stopped taking chunks back: nothing to do then.
-                    let _ = give_back.send(chunk);
+                    match &mut shadow {
+                        Some(shadow) => shadow.send(chunk, levels[0].take_hit_log()),
+                        None => {
+                            chunk.clear();
+                            // The hierarchy may have stopped taking chunks back: nothing to
+                            // do then.
+                            let _ = give_back.send(chunk);
+                        }
+                    }
+                }
+                if let Some(shadow) = shadow {
+                    levels[0].attach_shadow(shadow.finish());
                 }
                 levels
             });
@@ -103,6 +121,57 @@ impl Lower {
         drop(self.chunks);
         match self.worker.join() {
             Ok(levels) => levels,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+/// The second level's 3C shadow on a thread of its own, taking each chunk after the lower
+/// levels (`sim/detached.rs`).
+struct ShadowThread {
+    chunks: SyncSender<(Stream, HitLog)>,
+    worker: JoinHandle<DetachedShadow>,
+}
+
+impl ShadowThread {
+    /// Detaches `level`'s shadow onto a new thread, which passes the chunks it is done with
+    /// to `give_back`. None if the level does not classify or no thread can be started (the
+    /// shadow then stays with the level).
+    fn start(level: &mut LevelSim, give_back: Sender<Stream>) -> Option<Self> {
+        let detached = level.detach_shadow()?;
+        let (chunks, incoming) = sync_channel::<(Stream, HitLog)>(IN_FLIGHT);
+        // The shadow follows the spawn, so a failed spawn leaves it here.
+        let (hand_over, handed) = channel::<DetachedShadow>();
+        let spawned = std::thread::Builder::new()
+            .name("stridelab-sim-3c".into())
+            .spawn(move || {
+                let mut shadow = handed.recv().expect("handed over after the spawn");
+                for (mut chunk, hits) in incoming {
+                    shadow.take(&chunk, &hits);
+                    chunk.clear();
+                    let _ = give_back.send(chunk);
+                }
+                shadow
+            });
+        let Ok(worker) = spawned else {
+            level.attach_shadow(detached);
+            return None;
+        };
+        let _ = hand_over.send(detached);
+        Some(Self { chunks, worker })
+    }
+
+    /// Passes on a chunk the level has taken, with its hits.
+    fn send(&mut self, chunk: Stream, hits: HitLog) {
+        // Only a worker that panicked refuses a chunk; `finish` reports the panic.
+        let _ = self.chunks.send((chunk, hits));
+    }
+
+    /// Waits for the shadow to take every chunk sent and returns it.
+    fn finish(self) -> DetachedShadow {
+        drop(self.chunks);
+        match self.worker.join() {
+            Ok(shadow) => shadow,
             Err(panic) => std::panic::resume_unwind(panic),
         }
     }

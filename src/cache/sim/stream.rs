@@ -1,8 +1,8 @@
-//! What a level takes and passes to the level below: single accesses ([`Access`]) and strided
-//! runs taken whole ([`Run`]), in order ([`Stream`]); and the element moves the first level
-//! takes whole ([`Moves`]). A run that misses whole stays one entry
-//! all the way down, so a column walk reaches every level as one run per column
-//! (`level/runs.rs`).
+//! What a level takes and passes to the level below: single accesses ([`Access`]), strided
+//! runs taken whole ([`Run`]) and the misses of element moves, marked ([`MovesMissed`]), in
+//! order ([`Stream`]); and the element moves the first level takes whole ([`Moves`]). A run
+//! that misses whole stays one entry all the way down, so a column walk reaches every level
+//! as one run per column (`level/runs.rs`).
 
 /// One access of a batch: what [`super::AccessSink`] was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,20 +88,110 @@ pub(super) struct Moves {
     pub(super) store: Run,
 }
 
+/// Pairs of moves one [`MovesMissed`] marks at most.
+pub(super) const MARKED_PAIRS: usize = 1024;
+
+/// Bit i set: the access of pair `start + i` (of one side).
+pub(super) type Marks = [u64; MARKED_PAIRS / 64];
+
+/// The misses among up to [`MARKED_PAIRS`] pairs of moves, marked instead of listed: a
+/// transpose's column misses a first level on every load, and a bit a pair is 128 times
+/// smaller than the accesses, which one thread would write and the next read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct MovesMissed {
+    pub(super) moves: Moves,
+    pub(super) start: u64,
+    /// Loads, stores.
+    pub(super) missed: [Marks; 2],
+}
+
+/// Accesses a [`MovesMissed`] is expanded into at a time (4 KiB: they stay in the host's L1).
+const EXPANDED: usize = 256;
+
+impl MovesMissed {
+    fn count(&self) -> u64 {
+        self.missed
+            .iter()
+            .flatten()
+            .map(|word| u64::from(word.count_ones()))
+            .sum()
+    }
+
+    /// Calls `take` with pair `start + i` and which of its sides missed, for each such pair
+    /// in order (`[load, store]`).
+    #[inline(always)]
+    pub(super) fn for_each_pair(&self, mut take: impl FnMut(u64, [bool; 2])) {
+        let [loads, stores] = &self.missed;
+        for (word, (&load_bits, &store_bits)) in loads.iter().zip(stores).enumerate() {
+            let mut either = load_bits | store_bits;
+            while either != 0 {
+                let bit = either.trailing_zeros();
+                let pair = self.start + word as u64 * 64 + u64::from(bit);
+                take(
+                    pair,
+                    [load_bits >> bit & 1 == 1, store_bits >> bit & 1 == 1],
+                );
+                either &= either - 1;
+            }
+        }
+    }
+
+    /// Calls `take` with the missed accesses in pair order, each pair's load before its
+    /// store, in slices of at most [`EXPANDED`].
+    pub(super) fn for_each_slice(&self, mut take: impl FnMut(&[Access])) {
+        let none = Access {
+            addr: 0,
+            len: 0,
+            is_store: false,
+        };
+        let mut slice = [none; EXPANDED];
+        let mut filled = 0;
+        self.for_each_pair(|pair, missed| {
+            for (run, missed) in [&self.moves.load, &self.moves.store]
+                .into_iter()
+                .zip(missed)
+            {
+                if missed {
+                    slice[filled] = run.access(pair);
+                    filled += 1;
+                }
+            }
+            if filled + 2 > EXPANDED {
+                take(&slice[..filled]);
+                filled = 0;
+            }
+        });
+        if filled > 0 {
+            take(&slice[..filled]);
+        }
+    }
+}
+
+/// What a [`Stream`] holds besides single accesses.
+#[derive(Debug, Clone, Copy)]
+enum Bulk {
+    Run(Run),
+    /// Index in [`Stream::moves`].
+    Moves(usize),
+}
+
 /// A level's misses on their way down, in order.
 #[derive(Debug, Default)]
 pub(super) struct Stream {
     accesses: Vec<Access>,
-    /// Each run with the number of `accesses` before it.
-    runs: Vec<(usize, Run)>,
-    /// The runs' accesses, all told.
-    run_accesses: u64,
+    /// Each run or moves' misses with the number of `accesses` before it.
+    bulk: Vec<(usize, Bulk)>,
+    moves: Vec<MovesMissed>,
+    /// The runs' and moves' accesses, all told.
+    bulk_accesses: u64,
 }
 
-/// A stretch of a [`Stream`], in order: single accesses, or one run.
+/// A stretch of a [`Stream`], in order: single accesses, one run, or the misses of some
+/// moves.
 pub(super) enum Piece<'a> {
     Accesses(&'a [Access]),
     Run(&'a Run),
+    Moves(&'a MovesMissed),
 }
 
 impl Stream {
@@ -123,37 +213,52 @@ impl Stream {
             0 => {}
             1 => self.push(run.access(0)),
             count => {
-                self.runs.push((self.accesses.len(), run));
-                self.run_accesses += count;
+                self.bulk.push((self.accesses.len(), Bulk::Run(run)));
+                self.bulk_accesses += count;
             }
+        }
+    }
+
+    /// Appends the misses `missed` marks (none: nothing).
+    pub(super) fn push_moves(&mut self, missed: MovesMissed) {
+        let count = missed.count();
+        if count > 0 {
+            let at = Bulk::Moves(self.moves.len());
+            self.bulk.push((self.accesses.len(), at));
+            self.moves.push(missed);
+            self.bulk_accesses += count;
         }
     }
 
     /// Accesses held, a run counting as many as it has: the work the stream stands for.
     #[inline]
     pub(super) fn weight(&self) -> u64 {
-        self.accesses.len() as u64 + self.run_accesses
+        self.accesses.len() as u64 + self.bulk_accesses
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.accesses.is_empty() && self.runs.is_empty()
+        self.accesses.is_empty() && self.bulk.is_empty()
     }
 
     pub(super) fn clear(&mut self) {
         self.accesses.clear();
-        self.runs.clear();
-        self.run_accesses = 0;
+        self.bulk.clear();
+        self.moves.clear();
+        self.bulk_accesses = 0;
     }
 
     /// Calls `take` with each piece in order.
     pub(super) fn for_each_piece(&self, mut take: impl FnMut(Piece<'_>)) {
         let mut done = 0;
-        for (before, run) in &self.runs {
+        for (before, bulk) in &self.bulk {
             if *before > done {
                 take(Piece::Accesses(&self.accesses[done..*before]));
                 done = *before;
             }
-            take(Piece::Run(run));
+            take(match bulk {
+                Bulk::Run(run) => Piece::Run(run),
+                Bulk::Moves(at) => Piece::Moves(&self.moves[*at]),
+            });
         }
         if done < self.accesses.len() {
             take(Piece::Accesses(&self.accesses[done..]));
@@ -274,8 +379,73 @@ mod tests {
                 a.iter().map(|a| a.addr).collect::<Vec<_>>()
             )),
             Piece::Run(r) => seen.push(format!("run {} ×{}", r.addr, r.count)),
+            Piece::Moves(m) => seen.push(format!("moves from {}", m.start)),
         });
         assert_eq!(seen, ["[1]", "run 100 ×3", "[200]", "run 400 ×2", "[2]"]);
+    }
+
+    /// Marked misses come back in pair order, each pair's load before its store, in slices
+    /// the size of the stack buffer; a piece with no misses is not kept.
+    #[test]
+    fn marked_moves_expand_in_pair_order() {
+        let moves = Moves {
+            load: run(0, 64, 1000),
+            store: Run::new(100_000, 8, 1000, 8, true).unwrap(),
+        };
+        let mut missed = [[0; MARKED_PAIRS / 64]; 2];
+        let loads = [0, 5, 64, 700];
+        let stores = [5, 6, 700, 999];
+        for pair in loads {
+            missed[0][pair / 64] |= 1 << (pair % 64);
+        }
+        for pair in stores {
+            missed[1][pair / 64] |= 1 << (pair % 64);
+        }
+        let mut stream = Stream::default();
+        stream.push_moves(MovesMissed {
+            moves,
+            start: 0,
+            missed: [[0; MARKED_PAIRS / 64]; 2],
+        });
+        assert!(stream.is_empty());
+        stream.push_moves(MovesMissed {
+            moves,
+            start: 0,
+            missed,
+        });
+        assert_eq!(stream.weight(), 8);
+        let mut seen = Vec::new();
+        stream.for_each_piece(|piece| match piece {
+            Piece::Moves(m) => m.for_each_slice(|a| seen.extend(a.iter().map(|a| a.addr))),
+            _ => unreachable!("only moves pushed"),
+        });
+        let store = |k: u64| 100_000 + 8 * k;
+        let expected = [
+            0,
+            320,
+            store(5),
+            store(6),
+            64 * 64,
+            700 * 64,
+            store(700),
+            store(999),
+        ];
+        assert_eq!(seen, expected);
+        // All 2048 accesses of a piece missing whole: slices of at most 256, in order.
+        let all = MovesMissed {
+            moves,
+            start: 0,
+            missed: [[u64::MAX; MARKED_PAIRS / 64]; 2],
+        };
+        let mut sizes = Vec::new();
+        let mut order = Vec::new();
+        all.for_each_slice(|a| {
+            sizes.push(a.len());
+            order.extend(a.iter().map(|a| a.is_store));
+        });
+        assert!(sizes.iter().all(|&n| n <= EXPANDED), "{sizes:?}");
+        assert_eq!(sizes.iter().sum::<usize>(), 2 * MARKED_PAIRS);
+        assert!(order.chunks(2).all(|pair| pair == [false, true]));
     }
 
     #[test]
@@ -292,6 +462,7 @@ mod tests {
         stream.for_each_piece(|piece| match piece {
             Piece::Accesses(a) => seen.extend(a.iter().map(|a| (a.addr, 1))),
             Piece::Run(r) => seen.push((r.addr, r.count)),
+            Piece::Moves(_) => unreachable!("no moves pushed"),
         });
         assert_eq!(seen, [(0, 3), (320, 1), (448, 3)]);
     }

@@ -16,22 +16,19 @@
 use std::ops::Range;
 
 use super::super::shadow::Segment;
-use super::super::stream::{Moves, Run, Stream};
+use super::super::stream::{MARKED_PAIRS, Marks, Moves, MovesMissed, Run, Stream};
 use super::moves::ShadowPlan;
 use super::{BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, Outcome, Replacement};
 use crate::cache::model::closed_form_sets;
 
 /// Most sets a level may have to take moves apart: a side's sets are marked in a bitmap of
 /// this many bits, on the stack (a first level has tens to thousands).
-const MAX_SETS: usize = 4096;
+pub(super) const MAX_SETS: usize = 4096;
 /// Most pairs of one stretch taken apart: each side's misses are marked in a bitmap of this
-/// many bits before they are put back in order.
-const STRETCH: u64 = 1024;
+/// many bits, which goes down as it is ([`MovesMissed`]).
+const STRETCH: u64 = MARKED_PAIRS as u64;
 /// Fewest pairs worth taking apart; a shorter stretch goes pair by pair.
 const MIN_STRETCH: u64 = 16;
-
-/// A side's accesses over some pairs, marked bit by bit (bit i: pair `start + i`).
-type Marks = [u64; (STRETCH / 64) as usize];
 
 impl LevelSim {
     /// Whether this level can take moves apart under `plan`: LRU, a shadow that took the
@@ -125,7 +122,7 @@ impl LevelSim {
         let mut start = range.start;
         while start < range.end {
             let piece = start..range.end.min(start + STRETCH);
-            let mut missed: [Marks; 2] = [[0; (STRETCH / 64) as usize]; 2];
+            let mut missed: [Marks; 2] = [[0; MARKED_PAIRS / 64]; 2];
             for (side, run) in [moves.load, moves.store].iter().enumerate() {
                 let previous = &mut previous[side];
                 self.take_side::<WAYS>(
@@ -138,7 +135,11 @@ impl LevelSim {
                 );
             }
             if let Some(misses) = misses.as_deref_mut() {
-                put_in_order(moves, piece.start, &missed, misses);
+                misses.push_moves(MovesMissed {
+                    moves: *moves,
+                    start: piece.start,
+                    missed,
+                });
             }
             start = piece.end;
         }
@@ -256,7 +257,7 @@ impl LevelSim {
 }
 
 /// Sets bits `bits` of `marks`.
-fn mark_range(marks: &mut Marks, bits: Range<u64>) {
+pub(super) fn mark_range(marks: &mut Marks, bits: Range<u64>) {
     let mut bit = bits.start;
     while bit < bits.end {
         let within = bit % 64;
@@ -268,24 +269,5 @@ fn mark_range(marks: &mut Marks, bits: Range<u64>) {
         };
         marks[(bit / 64) as usize] |= ones;
         bit += width;
-    }
-}
-
-/// Pushes the misses marked in `missed` (loads, stores; bit i: pair `start + i`) to `misses`
-/// in pair order, each pair's load before its store.
-fn put_in_order(moves: &Moves, start: u64, missed: &[Marks; 2], misses: &mut Stream) {
-    for (word, (&loads, &stores)) in missed[0].iter().zip(&missed[1]).enumerate() {
-        let mut either = loads | stores;
-        while either != 0 {
-            let bit = either.trailing_zeros();
-            let k = start + word as u64 * 64 + u64::from(bit);
-            if loads >> bit & 1 == 1 {
-                misses.push(moves.load.access(k));
-            }
-            if stores >> bit & 1 == 1 {
-                misses.push(moves.store.access(k));
-            }
-            either &= either - 1;
-        }
     }
 }

@@ -13,7 +13,7 @@
 //!
 //! [`FullyAssociativeLru::access_run`]: super::super::shadow::FullyAssociativeLru::access_run
 
-use super::super::shadow::Segment;
+use super::super::shadow::{RunTally, Segment};
 use super::super::stream::{MissCollector, Run, Stream};
 use super::{
     BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, Outcome, Replacement,
@@ -21,28 +21,89 @@ use super::{
 };
 use crate::cache::model::closed_form_sets;
 
-impl LevelSim {
-    /// The accesses of `run` in order, exactly as [`LevelSim::access`] would take them one by
-    /// one; those that miss go to `misses` (consecutive ones as runs).
-    pub(in crate::cache::sim) fn take_run(&mut self, run: &Run, misses: Option<&mut Stream>) {
+/// What decides how a level takes a run (its geometry and whether it is LRU): shared by the
+/// level and its shadow when that runs on a thread of its own (`sim/detached.rs`), which must
+/// classify exactly the accesses the level looked up.
+#[derive(Debug, Clone, Copy)]
+pub(in crate::cache::sim) struct RunShape {
+    pub(in crate::cache::sim) line_shift: u32,
+    line: u32,
+    pub(super) sets: u32,
+    ways: u64,
+    pub(super) lru: bool,
+}
+
+/// A run of whole lines at one level: its lines, the sets it reaches (`period`) and how many
+/// of its accesses are looked up (the rest miss).
+#[derive(Debug, Clone, Copy)]
+pub(in crate::cache::sim) struct LinePlan {
+    pub(in crate::cache::sim) lines: Segment,
+    pub(in crate::cache::sim) period: u64,
+    pub(in crate::cache::sim) looked_up: u64,
+}
+
+impl RunShape {
+    /// The plan for `run` if its step is a whole number of lines (not zero) and each access
+    /// lies in one line; None otherwise (the accesses are then taken one by one).
+    pub(in crate::cache::sim) fn plan(&self, run: &Run) -> Option<LinePlan> {
         let line_bytes = 1u64 << self.line_shift;
         let whole_lines = run.step != 0
             && run.step.unsigned_abs().is_multiple_of(line_bytes)
             && (run.addr & (line_bytes - 1)) + u64::from(run.len.max(1)) <= line_bytes;
         if !whole_lines {
-            return self.take_one_by_one(run, misses);
+            return None;
         }
-        let lines = Segment {
-            first: run.addr >> self.line_shift,
-            step: run.step >> self.line_shift,
-            count: run.count,
-        };
         // The sets a run reaches: the set/GCD model's S / gcd(step / line, S).
-        let period = closed_form_sets(run.step, self.geometry.line, self.geometry.sets)
-            .expect("a step of whole lines");
-        let looked_up = match self.replacement {
-            Replacement::Lru => (self.ways as u64).saturating_mul(period).min(run.count),
-            _ => run.count,
+        let period =
+            closed_form_sets(run.step, self.line, self.sets).expect("a step of whole lines");
+        let looked_up = if self.lru {
+            self.ways.saturating_mul(period).min(run.count)
+        } else {
+            run.count
+        };
+        Some(LinePlan {
+            lines: Segment {
+                first: run.addr >> self.line_shift,
+                step: run.step >> self.line_shift,
+                count: run.count,
+            },
+            period,
+            looked_up,
+        })
+    }
+}
+
+/// Counts by cause the accesses of a run past its looked-up ones (`rest`, all misses) from
+/// the shadow's tally of them.
+pub(in crate::cache::sim) fn count_rest(counts: &mut [u64; COUNTERS], tally: RunTally, rest: u64) {
+    let known = tally.first_touches + tally.fully_associative_hits;
+    counts[BY_OUTCOME + Outcome::Compulsory as usize] += tally.first_touches;
+    counts[BY_OUTCOME + Outcome::Conflict as usize] += tally.fully_associative_hits;
+    counts[BY_OUTCOME + Outcome::Capacity as usize] += rest - known;
+}
+
+impl LevelSim {
+    /// How this level takes runs.
+    pub(in crate::cache::sim) fn run_shape(&self) -> RunShape {
+        RunShape {
+            line_shift: self.line_shift,
+            line: self.geometry.line,
+            sets: self.geometry.sets,
+            ways: self.ways as u64,
+            lru: matches!(self.replacement, Replacement::Lru),
+        }
+    }
+
+    /// The accesses of `run` in order, exactly as [`LevelSim::access`] would take them one by
+    /// one; those that miss go to `misses` (consecutive ones as runs).
+    pub(in crate::cache::sim) fn take_run(&mut self, run: &Run, misses: Option<&mut Stream>) {
+        let Some(LinePlan {
+            lines,
+            period,
+            looked_up,
+        }) = self.run_shape().plan(run)
+        else {
+            return self.take_one_by_one(run, misses);
         };
         let mut outcomes = std::mem::take(&mut self.run_outcomes);
         let tally = self
@@ -54,6 +115,9 @@ impl LevelSim {
         let mut collector = MissCollector::new(*run, misses);
         for k in 0..looked_up {
             let hit = self.lookup(lines.line(k));
+            if let Some(log) = self.hit_log.as_mut() {
+                log.push(hit);
+            }
             let outcome = match tally {
                 Some(_) => classified(hit, outcomes[k as usize]),
                 None if hit => Outcome::Hit,
@@ -73,12 +137,7 @@ impl LevelSim {
         counts[LOAD_MISSES + store] += rest;
         counts[EVICTIONS] += rest;
         match tally {
-            Some(tally) => {
-                let known = tally.first_touches + tally.fully_associative_hits;
-                counts[BY_OUTCOME + Outcome::Compulsory as usize] += tally.first_touches;
-                counts[BY_OUTCOME + Outcome::Conflict as usize] += tally.fully_associative_hits;
-                counts[BY_OUTCOME + Outcome::Capacity as usize] += rest - known;
-            }
+            Some(tally) => count_rest(&mut counts, tally, rest),
             None => counts[BY_OUTCOME + Outcome::Miss as usize] += rest,
         }
         for (total, count) in self.counts.iter_mut().zip(counts) {
