@@ -202,6 +202,9 @@ pub struct Hierarchy {
     lower: Option<Lower>,
     /// Reused by the levels below when they run here.
     buffers: [Stream; 2],
+    /// Tests: the second level's shadow gets a thread of its own whatever the chunk holds.
+    #[cfg(test)]
+    always_detach: bool,
 }
 
 /// Accesses the first level takes together: enough that its batch loop runs long stretches,
@@ -266,6 +269,8 @@ impl Hierarchy {
             pipelined,
             lower: None,
             buffers: [Stream::default(), Stream::default()],
+            #[cfg(test)]
+            always_detach: false,
         })
     }
 
@@ -275,6 +280,13 @@ impl Hierarchy {
     fn with_chunk(mut self, chunk: usize, pipelined: bool) -> Self {
         self.chunk = chunk.max(1);
         self.pipelined = pipelined && self.geometry.len() > 1;
+        self
+    }
+
+    /// Detaches the second level's shadow whenever its thread starts, runs or not.
+    #[cfg(test)]
+    fn always_detach(mut self) -> Self {
+        self.always_detach = true;
         self
     }
 
@@ -499,7 +511,12 @@ impl Hierarchy {
     /// if `may_start` and the hierarchy is pipelined), else through them here.
     fn pass_down(&mut self, may_start: bool) {
         if may_start && self.pipelined && self.lower.is_none() {
-            match Lower::start(self.levels.split_off(1)) {
+            // Runs cost the second level's shadow little, so it stays with the level; single
+            // accesses and moves' misses cost it a lookup each, so it gets a thread of its own.
+            let detach_shadow = !self.outgoing.mostly_runs();
+            #[cfg(test)]
+            let detach_shadow = detach_shadow || self.always_detach;
+            match Lower::start(self.levels.split_off(1), detach_shadow) {
                 Ok(lower) => self.lower = Some(lower),
                 Err(levels) => {
                     self.levels.extend(levels);

@@ -94,13 +94,14 @@ proptest! {
     /// steps shorter than a line, of whole lines, of neither, of zero and descending, sides
     /// apart or sharing lines, long enough to be taken whole by the shadow or not, a
     /// transpose's consecutive columns, singles and runs between, every policy, and the lower
-    /// levels in chunks, here or on a thread of their own.
+    /// levels in chunks, here or on a thread of their own (the second level's shadow on
+    /// another as the first chunk decides, or always).
     #[test]
     fn moves_equal_the_reference(
         shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
         policy in (0u8..5, proptest::num::u64::ANY),
         classify in proptest::bool::ANY,
-        passing in (0u8..3, 1usize..40),
+        passing in (0u8..4, 1usize..40),
         steps in steps(),
     ) {
         let policy = arbitrary_policy(policy.0, policy.1);
@@ -111,7 +112,10 @@ proptest! {
             .collect();
         let mut fast = Hierarchy::new(&geometry, policy, classify).unwrap();
         if passing.0 > 0 {
-            fast = fast.with_chunk(passing.1, passing.0 == 2);
+            fast = fast.with_chunk(passing.1, passing.0 >= 2);
+        }
+        if passing.0 == 3 {
+            fast = fast.always_detach();
         }
         let mut plain = Reference::new(&geometry, policy, classify);
         let mut last: Option<MoveRun> = None;

@@ -74,13 +74,14 @@ proptest! {
     /// skip most lookups (steps of whole lines, longer than ways × sets reached or than the
     /// shadow), runs that repeat or overlap the last one, steps of whole lines at one level
     /// only (lines of 16 to 64 B), descending runs, singles between runs, every policy, and
-    /// the lower levels in chunks, here or on a thread of their own.
+    /// the lower levels in chunks, here or on a thread of their own (the second level's
+    /// shadow on another as the first chunk decides, or always).
     #[test]
     fn runs_taken_whole_equal_the_reference(
         shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
         policy in (0u8..6, proptest::num::u64::ANY),
         classify in proptest::bool::ANY,
-        passing in (0u8..3, 1usize..40),
+        passing in (0u8..4, 1usize..40),
         steps in steps(),
     ) {
         let policy = match policy.0 {
@@ -95,7 +96,10 @@ proptest! {
             .collect();
         let mut fast = Hierarchy::new(&geometry, policy, classify).unwrap();
         if passing.0 > 0 {
-            fast = fast.with_chunk(passing.1, passing.0 == 2);
+            fast = fast.with_chunk(passing.1, passing.0 >= 2);
+        }
+        if passing.0 == 3 {
+            fast = fast.always_detach();
         }
         let mut plain = Reference::new(&geometry, policy, classify);
         let base = 1u64 << 20;

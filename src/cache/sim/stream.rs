@@ -240,6 +240,20 @@ impl Stream {
         self.accesses.is_empty() && self.bulk.is_empty()
     }
 
+    /// Whether runs stand for most of the stream's weight (accesses taken whole by a level
+    /// and its 3C shadow, rather than one by one).
+    pub(super) fn mostly_runs(&self) -> bool {
+        let in_runs: u64 = self
+            .bulk
+            .iter()
+            .map(|(_, bulk)| match bulk {
+                Bulk::Run(run) => run.count,
+                Bulk::Moves(_) => 0,
+            })
+            .sum();
+        in_runs * 2 > self.weight()
+    }
+
     pub(super) fn clear(&mut self) {
         self.accesses.clear();
         self.bulk.clear();

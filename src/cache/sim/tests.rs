@@ -526,7 +526,7 @@ proptest::proptest! {
         shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
         policy in (0u8..4, proptest::num::u64::ANY),
         classify in proptest::bool::ANY,
-        passing in (0u8..3, 1usize..40),
+        passing in (0u8..4, 1usize..40),
         trace in proptest::collection::vec(
             (0u64..3000, 0u32..=20, 0u8..3, 0u8..4), 0..600),
     ) {
@@ -550,10 +550,14 @@ proptest::proptest! {
             })
             .collect();
         // The first level's misses reach the levels below as built, or in small chunks
-        // here, or in small chunks on a thread of their own.
+        // here, or in small chunks on a thread of their own (the second level's shadow on
+        // another as the chunk decides, or always).
         let mut h = Hierarchy::new(&geometry, policy, classify).unwrap();
         if passing.0 > 0 {
-            h = h.with_chunk(passing.1, passing.0 == 2);
+            h = h.with_chunk(passing.1, passing.0 >= 2);
+        }
+        if passing.0 == 3 {
+            h = h.always_detach();
         }
         assert_matches_reference(&mut h, &geometry, policy, classify, &trace)?;
     }
