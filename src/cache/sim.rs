@@ -36,15 +36,18 @@
 //!   pair: a transpose's columns) go through the first level in one loop, a side's return to
 //!   its last line costing at most a swap of two ways; the 3C shadow takes a long move run
 //!   that meets nothing it holds whole, so a set miss costs it a seen-bit
-//!   (`sim/level/moves.rs`, `sim/shadow/moves.rs` say why this is exact). The misses go down
-//!   as accesses.
+//!   (`sim/level/moves.rs`, `sim/shadow/moves.rs` say why this is exact). Where loads and
+//!   stores meet in no set, the first level takes a side at a time and its misses go down
+//!   marked, a bit per pair and side; a lower LRU level takes them a side at a time too
+//!   (`sim/level/moves_apart.rs`, `sim/level/moves_missed.rs`).
 //! - A one-line access to an LRU first level without 3C (the default) is looked up at once,
 //!   in `Hierarchy::access`: a batch buys such a level nothing.
 //! - Every other access is queued, and a full batch (`BATCH`) goes through the first level;
 //!   its misses, in order, go to the levels below in chunks, each level's misses being the
 //!   next one's batch — on a thread of their own when the machine has a second CPU
 //!   (`sim/pipeline.rs`). Exact, because a level's state depends only on the accesses that
-//!   reach it, in order (rule 5). A batch loop keeps its counts in locals.
+//!   reach it, in order (rule 5). A batch loop keeps its counts in locals. The second level's
+//!   3C shadow may run on a third thread, fed the level's hits (`sim/detached.rs`).
 //! - LRU and FIFO sets are rings with a moving head, so a miss is O(1) instead of shifting the
 //!   whole set, and an LRU hit moves O(min(p, ways − 1 − p)) tags. The LRU lookup checks the
 //!   most and the least recent way first (cyclic traces hit the latter: O(1)), then scans the
@@ -511,9 +514,9 @@ impl Hierarchy {
     /// if `may_start` and the hierarchy is pipelined), else through them here.
     fn pass_down(&mut self, may_start: bool) {
         if may_start && self.pipelined && self.lower.is_none() {
-            // Runs cost the second level's shadow little, so it stays with the level; single
-            // accesses and moves' misses cost it a lookup each, so it gets a thread of its own.
-            let detach_shadow = !self.outgoing.mostly_runs();
+            // Moves' misses cost the second level little (a side at a time) and its shadow a
+            // lookup each, so the shadow gets a thread of its own; see `sim/pipeline.rs`.
+            let detach_shadow = self.outgoing.mostly_moves();
             #[cfg(test)]
             let detach_shadow = detach_shadow || self.always_detach;
             match Lower::start(self.levels.split_off(1), detach_shadow) {

@@ -1,6 +1,6 @@
 //! Element moves through the hierarchy ([`AccessSink::move_run`]): the first level takes a
 //! move run in one loop, its shadow the run whole where it can (`level/moves.rs`), and the
-//! misses go down as accesses.
+//! misses go down marked (`level/moves_apart.rs`) or as accesses.
 //!
 //! [`AccessSink::move_run`]: crate::cache::AccessSink::move_run
 

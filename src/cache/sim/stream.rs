@@ -81,7 +81,8 @@ impl Run {
 
 /// Element moves, as [`crate::cache::AccessSink::move_run`] gives them: for k ascending,
 /// `load.access(k)`, then `store.access(k)`. The runs have the same count and length; only
-/// the first level takes them whole (`level/moves.rs`), its misses go down as accesses.
+/// the first level takes them whole (`level/moves.rs`), its misses go down as accesses or
+/// marked ([`MovesMissed`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Moves {
     pub(super) load: Run,
@@ -240,18 +241,17 @@ impl Stream {
         self.accesses.is_empty() && self.bulk.is_empty()
     }
 
-    /// Whether runs stand for most of the stream's weight (accesses taken whole by a level
-    /// and its 3C shadow, rather than one by one).
-    pub(super) fn mostly_runs(&self) -> bool {
-        let in_runs: u64 = self
+    /// Whether moves' misses, marked, stand for most of the stream's weight.
+    pub(super) fn mostly_moves(&self) -> bool {
+        let marked: u64 = self
             .bulk
             .iter()
             .map(|(_, bulk)| match bulk {
-                Bulk::Run(run) => run.count,
-                Bulk::Moves(_) => 0,
+                Bulk::Run(_) => 0,
+                Bulk::Moves(at) => self.moves[*at].count(),
             })
             .sum();
-        in_runs * 2 > self.weight()
+        marked * 2 > self.weight()
     }
 
     pub(super) fn clear(&mut self) {

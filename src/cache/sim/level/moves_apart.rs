@@ -5,7 +5,8 @@
 //! store, the level may take all the loads, then all the stores: each set sees the same
 //! accesses in the same order. A side whose step is a whole number of lines then goes as a
 //! run (`level/runs.rs`'s rule: after `ways` lines per set it reaches, every access misses),
-//! and only the misses are put back in pair order for the level below. The 3C shadow must
+//! and the misses go to the level below marked per side ([`MovesMissed`]), which it takes
+//! the same way (`level/moves_missed.rs`) and reads in pair order. The 3C shadow must
 //! have taken the run whole ([`ShadowPlan::Whole`]) or be absent: under that plan an access's
 //! outcome depends on its own side alone (a line's first touch, a repeat).
 //!
