@@ -61,11 +61,17 @@ impl Run {
         let line_bytes = 1u64 << line_shift;
         let step = self.step.unsigned_abs();
         let within = addr & (line_bytes - 1);
+        // A power-of-two step (every element size) shifts: a division took over a third of
+        // the moves loop's samples on a transpose.
+        let div = |bytes: u64| match step.is_power_of_two() {
+            true => bytes >> step.trailing_zeros(),
+            false => bytes / step,
+        };
         match self.step {
             0 => u64::MAX,
             _ if step >= line_bytes => 1,
-            1.. => (line_bytes - within).div_ceil(step),
-            _ => within / step + 1,
+            1.. => div(line_bytes - within + step - 1),
+            _ => div(within) + 1,
         }
     }
 
