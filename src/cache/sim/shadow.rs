@@ -22,13 +22,12 @@
 //! Strided traces are this tool's business.
 
 mod moves;
+mod seen;
 mod segments;
-
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use moves::Remnant;
 pub(super) use moves::SideLines;
+use seen::SeenLines;
 use segments::MAX_SEGMENTS;
 pub(super) use segments::Segment;
 
@@ -47,162 +46,7 @@ const INITIAL_SLOTS: usize = 16;
 const ROOMY_SLOTS: usize = 1 << 17;
 /// Fibonacci hashing: multiplying by 2^64/φ and keeping the high bits spreads arithmetic
 /// progressions of line numbers (every strided walk) evenly over the table.
-const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// log2 of [`CHUNK_LINES`].
-const CHUNK_BITS: u32 = 12;
-/// Consecutive lines whose seen bits share one lazily allocated chunk (512 bytes). A sparse
-/// trace (every access in a chunk of its own) costs 512 B per access — 512 such accesses
-/// take 256 KiB — while a column walk of a 4096-wide f64 matrix stays in one chunk for 8
-/// accesses and on one directory page for 2048.
-const CHUNK_LINES: usize = 1 << CHUNK_BITS;
-const CHUNK_WORDS: usize = CHUNK_LINES / 64;
-/// log2 of the chunks one directory page maps (256 chunks: 1 Mi lines).
-const PAGE_BITS: u32 = 8;
-const PAGE_CHUNKS: usize = 1 << PAGE_BITS;
-/// Directory page entry: the chunk is not allocated yet.
-const NO_INDEX: u32 = u32::MAX;
-const NO_CHUNK: u64 = u64::MAX;
-
-/// The lines a level has ever seen, a bit each. The line's high bits name a chunk of
-/// [`CHUNK_LINES`] lines, allocated on first touch; a hash map finds the directory page of
-/// [`PAGE_CHUNKS`] neighbouring chunks, which is indexed directly; the page and the two
-/// chunks used last are remembered, so the hash map is consulted only when a trace leaves its
-/// page. No deletion: the record of first touches is forever.
-#[derive(Debug, Clone)]
-pub(super) struct SeenLines {
-    /// Chunk k's bits are `words[k × CHUNK_WORDS ..][.. CHUNK_WORDS]`.
-    words: Vec<u64>,
-    /// Page number (chunk number >> PAGE_BITS) → page index in `pages`.
-    directory: HashMap<u64, u32, BuildHasherDefault<ChunkHasher>>,
-    /// Page k occupies `pages[k × PAGE_CHUNKS ..][.. PAGE_CHUNKS]`: per chunk of the page, its
-    /// index in `words` / CHUNK_WORDS (`NO_INDEX` until allocated).
-    pages: Vec<u32>,
-    /// The page used last: (page number, offset in `pages`).
-    recent_page: (u64, usize),
-    /// The two chunks used last, most recent first: (chunk number, offset in `words`).
-    recent: [(u64, usize); 2],
-}
-
-/// A multiplicative hash for page numbers: small, often consecutive integers, which this
-/// spreads well; SipHash's DoS resistance buys nothing here.
-#[derive(Debug, Default, Clone, Copy)]
-struct ChunkHasher(u64);
-
-impl Hasher for ChunkHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(GOLDEN);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0 ^ n).wrapping_mul(GOLDEN);
-    }
-}
-
-impl SeenLines {
-    fn new() -> Self {
-        Self {
-            words: Vec::new(),
-            directory: HashMap::default(),
-            pages: Vec::new(),
-            recent_page: (NO_CHUNK, 0),
-            recent: [(NO_CHUNK, 0); 2],
-        }
-    }
-
-    /// How many chunks have been allocated (tests check sparse use stays bounded).
-    #[cfg(test)]
-    pub(super) fn chunks(&self) -> usize {
-        self.words.len() / CHUNK_WORDS
-    }
-
-    /// Marks `line` seen; returns true if it was not seen before.
-    #[inline]
-    fn insert(&mut self, line: u64) -> bool {
-        // Two walks in turn (a transpose's loads and stores) find their chunks without a call.
-        let offset = self.offset_of(line >> CHUNK_BITS);
-        self.set_bit(offset, line)
-    }
-
-    /// Sets `line`'s bit in its chunk at `offset`; true if it was clear.
-    #[inline(always)]
-    fn set_bit(&mut self, offset: usize, line: u64) -> bool {
-        let within = line as usize & (CHUNK_LINES - 1);
-        let word = &mut self.words[offset + within / 64];
-        let bit = 1u64 << (within % 64);
-        let new = *word & bit == 0;
-        *word |= bit;
-        new
-    }
-
-    /// Marks lines `lines.line(k)` for k in `ks` seen; returns how many were not seen before.
-    /// The same as [`Self::insert`] line by line, but a chunk is looked up only when the
-    /// walk enters it (a column walk of a 4096-wide f64 matrix stays 8 lines in each).
-    fn insert_lines(&mut self, lines: Segment, ks: std::ops::Range<u64>) -> u64 {
-        let mut new = 0;
-        let mut current = (NO_CHUNK, 0);
-        for k in ks {
-            let line = lines.line(k);
-            let chunk = line >> CHUNK_BITS;
-            if chunk != current.0 {
-                current = (chunk, self.offset_of(chunk));
-            }
-            new += u64::from(self.set_bit(current.1, line));
-        }
-        new
-    }
-
-    /// The offset in `words` of `chunk`'s bits, as [`Self::insert`] finds it.
-    fn offset_of(&mut self, chunk: u64) -> usize {
-        if self.recent[0].0 == chunk {
-            self.recent[0].1
-        } else if self.recent[1].0 == chunk {
-            self.recent.swap(0, 1);
-            self.recent[0].1
-        } else {
-            self.chunk_offset(chunk)
-        }
-    }
-
-    /// The offset in `words` of `chunk`'s bits, allocating the chunk (no line seen) if absent;
-    /// remembers it as the chunk used last.
-    #[cold]
-    #[inline(never)]
-    fn chunk_offset(&mut self, chunk: u64) -> usize {
-        let page = chunk >> PAGE_BITS;
-        let page_offset = if self.recent_page.0 == page {
-            self.recent_page.1
-        } else {
-            self.page_offset(page)
-        };
-        let slot = &mut self.pages[page_offset + (chunk as usize & (PAGE_CHUNKS - 1))];
-        if *slot == NO_INDEX {
-            *slot = (self.words.len() / CHUNK_WORDS) as u32;
-            self.words.resize(self.words.len() + CHUNK_WORDS, 0);
-        }
-        let offset = *slot as usize * CHUNK_WORDS;
-        self.recent[1] = self.recent[0];
-        self.recent[0] = (chunk, offset);
-        offset
-    }
-
-    /// The offset in `pages` of directory page `page`, allocating it (every chunk absent) if
-    /// new; remembers it as the page used last.
-    fn page_offset(&mut self, page: u64) -> usize {
-        let next = self.directory.len() as u32;
-        let index = *self.directory.entry(page).or_insert(next);
-        if index == next {
-            self.pages.resize(self.pages.len() + PAGE_CHUNKS, NO_INDEX);
-        }
-        let offset = index as usize * PAGE_CHUNKS;
-        self.recent_page = (page, offset);
-        offset
-    }
-}
+pub(super) const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// A fully-associative LRU cache of `capacity` lines (the 3C shadow of one level). Its lines
 /// live in an open-addressing (linear probing) hash table, never more than half full, and

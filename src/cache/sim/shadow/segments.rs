@@ -40,6 +40,17 @@ impl Segment {
         (first.min(last), first.max(last))
     }
 
+    /// Whether every line of `other` is one of this one's (steps equal and not zero).
+    pub(super) fn covers(&self, other: &Self) -> bool {
+        if self.step == 0 || self.step != other.step {
+            return false;
+        }
+        let offset = i128::from(other.first) - i128::from(self.first);
+        let step = i128::from(self.step);
+        let from = offset / step;
+        offset % step == 0 && from >= 0 && from + i128::from(other.count) <= i128::from(self.count)
+    }
+
     fn holds(&self, line: u64) -> bool {
         let offset = i128::from(line) - i128::from(self.first);
         let step = i128::from(self.step);
