@@ -82,7 +82,7 @@ pub use budget::{DEFAULT_STATE_BUDGET, state_bytes};
 use level::{COUNTERS, LOAD_MISSES, LOADS, LevelSim, NO_LINE};
 #[cfg(test)]
 use level::{plru_touch, plru_victim, splitmix, xorshift};
-use pipeline::{CHUNK, Lower, run_levels};
+use pipeline::{Below, CHUNK, run_levels};
 use shadow::{FullyAssociativeLru, MAX_CAPACITY as MAX_SHADOW_LINES};
 use stream::{Access, Run, Stream};
 
@@ -196,13 +196,13 @@ pub struct Hierarchy {
     /// `access` (a batch buys such a level nothing, and costs a store and a load per access).
     first_level_plain_lru: bool,
     /// First-level misses passed down at a time: [`CHUNK`] when the levels below run on a
-    /// thread of their own ([`Lower`]), [`BATCH`] when they run here.
+    /// thread of their own ([`Below`]), [`BATCH`] when they run here.
     chunk: usize,
     /// Whether the levels below may run on a thread of their own (more than one level, and
     /// more than one CPU to run on).
     pipelined: bool,
-    /// The levels below the first, on their own thread, between a full chunk and a flush.
-    lower: Option<Lower>,
+    /// The levels below the first, on their own threads, between a full chunk and a flush.
+    lower: Option<Below>,
     /// Reused by the levels below when they run here.
     buffers: [Stream; 2],
     /// Tests: the second level's shadow gets a thread of its own whatever the chunk holds.
@@ -519,7 +519,7 @@ impl Hierarchy {
             let detach_shadow = self.outgoing.mostly_moves();
             #[cfg(test)]
             let detach_shadow = detach_shadow || self.always_detach;
-            match Lower::start(self.levels.split_off(1), detach_shadow) {
+            match Below::start(self.levels.split_off(1), detach_shadow) {
                 Ok(lower) => self.lower = Some(lower),
                 Err(levels) => {
                     self.levels.extend(levels);

@@ -6,11 +6,12 @@
 //! never starts one.
 //!
 //! When the second level classifies misses (3C) and its first chunk is mostly moves' misses,
-//! its shadow runs on a third thread (`sim/detached.rs`): each chunk, once the lower levels
-//! have taken it, goes on to the shadow with the second level's logged hits, and from there
-//! back to the first level for reuse. There the level's lookups are few (a side at a time)
-//! and the shadow's many; elsewhere the split bought nothing and cost CPU time (`sim row-sum`
-//! 1.18×, `sim matmul 192 ijk` 1.20×, `sim chase 8M` 1.13×), so the shadow stays.
+//! the second level instead stays with the first and its shadow runs on a thread of its own
+//! (`sim/detached.rs`): each chunk, once the second level has taken it, goes on to the shadow
+//! with the level's logged hits, and from there back to the first level for reuse; the levels
+//! below the second, if any, run on another. There the level's lookups are few (a side at a
+//! time) and the shadow's many; elsewhere the split bought nothing and cost CPU time (`sim
+//! row-sum` 1.18×, `sim matmul 192 ijk` 1.20×, `sim chase 8M` 1.13×), so the shadow stays.
 
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
@@ -66,9 +67,8 @@ pub(super) struct Lower {
 }
 
 impl Lower {
-    /// Starts the thread with `levels` (the first of them with its 3C shadow on a thread of
-    /// its own if `detach_shadow`); gives them back if no thread can be started.
-    pub(super) fn start(levels: Vec<LevelSim>, detach_shadow: bool) -> Result<Self, Vec<LevelSim>> {
+    /// Starts the thread with `levels`; gives them back if no thread can be started.
+    fn start(levels: Vec<LevelSim>) -> Result<Self, Vec<LevelSim>> {
         let (chunks, incoming) = sync_channel::<Stream>(IN_FLIGHT);
         let (give_back, emptied) = channel();
         // The levels follow the spawn, so a failed spawn leaves them here.
@@ -78,24 +78,11 @@ impl Lower {
             .spawn(move || {
                 let mut levels = handed.recv().unwrap_or_default();
                 let mut buffers = [Stream::default(), Stream::default()];
-                let mut shadow = levels
-                    .first_mut()
-                    .filter(|_| detach_shadow)
-                    .and_then(|level| ShadowThread::start(level, give_back.clone()));
                 for mut chunk in incoming {
                     run_levels(&mut levels, &chunk, &mut buffers);
-                    match &mut shadow {
-                        Some(shadow) => shadow.send(chunk, levels[0].take_hit_log()),
-                        None => {
-                            chunk.clear();
-                            // The hierarchy may have stopped taking chunks back: nothing to
-                            // do then.
-                            let _ = give_back.send(chunk);
-                        }
-                    }
-                }
-                if let Some(shadow) = shadow {
-                    levels[0].attach_shadow(shadow.finish());
+                    chunk.clear();
+                    // The hierarchy may have stopped taking chunks back: nothing to do then.
+                    let _ = give_back.send(chunk);
                 }
                 levels
             });
@@ -113,16 +100,14 @@ impl Lower {
 
     /// Sends `chunk` down and returns an empty stream to fill next (a used one if any has come
     /// back).
-    pub(super) fn send(&mut self, chunk: Stream) -> Stream {
+    fn send(&mut self, chunk: Stream) -> Stream {
         // Only a worker that panicked refuses a chunk; `finish` reports the panic.
         let _ = self.chunks.send(chunk);
-        self.emptied
-            .try_recv()
-            .unwrap_or_else(|_| Stream::with_capacity(CHUNK + super::BATCH))
+        reused(&self.emptied)
     }
 
     /// Waits for every chunk sent to be simulated and returns the levels.
-    pub(super) fn finish(self) -> Vec<LevelSim> {
+    fn finish(self) -> Vec<LevelSim> {
         drop(self.chunks);
         match self.worker.join() {
             Ok(levels) => levels,
@@ -131,8 +116,136 @@ impl Lower {
     }
 }
 
-/// The second level's 3C shadow on a thread of its own, taking each chunk after the lower
-/// levels (`sim/detached.rs`).
+/// A chunk that came back emptied, or a new one.
+fn reused(emptied: &Receiver<Stream>) -> Stream {
+    emptied
+        .try_recv()
+        .unwrap_or_else(|_| Stream::with_capacity(CHUNK + super::BATCH))
+}
+
+/// The levels below the first while they run apart from it, between a full chunk and a flush.
+#[derive(Debug)]
+pub(super) enum Below {
+    /// All of them on a thread of their own.
+    Thread(Lower),
+    /// The second level here, its 3C shadow on a thread of its own, and any levels below it
+    /// on another (boxed: it holds a whole level).
+    Split(Box<Split>),
+}
+
+impl Below {
+    /// Starts the threads for `levels` (all but the first), the second level's shadow apart
+    /// if `detach_shadow` and it classifies; gives the levels back if no thread can start.
+    pub(super) fn start(levels: Vec<LevelSim>, detach_shadow: bool) -> Result<Self, Vec<LevelSim>> {
+        if detach_shadow {
+            match Split::start(levels) {
+                Ok(split) => return Ok(Self::Split(Box::new(split))),
+                Err(back) => return Lower::start(back).map(Self::Thread),
+            }
+        }
+        Lower::start(levels).map(Self::Thread)
+    }
+
+    /// Passes the first level's misses `chunk` on; returns an empty stream to fill next.
+    pub(super) fn send(&mut self, chunk: Stream) -> Stream {
+        match self {
+            Self::Thread(lower) => lower.send(chunk),
+            Self::Split(split) => split.send(chunk),
+        }
+    }
+
+    /// Waits for every chunk sent to be simulated and returns the levels.
+    pub(super) fn finish(self) -> Vec<LevelSim> {
+        match self {
+            Self::Thread(lower) => lower.finish(),
+            Self::Split(split) => split.finish(),
+        }
+    }
+}
+
+/// The second level taken here, a chunk at a time, its shadow on a thread of its own
+/// ([`ShadowThread`]) taking each chunk after it, and the levels below it on another
+/// ([`Lower`]). The first level's thread then does the second level's lookups, few for moves'
+/// misses, and the shadow, the larger part, has a CPU of its own: with the lookups on a third
+/// thread, a run whose shadow shared a CPU with them took 0.08–0.09 s instead of 0.065–0.07 on
+/// the naive transpose.
+#[derive(Debug)]
+pub(super) struct Split {
+    second: LevelSim,
+    shadow: ShadowThread,
+    /// The levels below the second, if any.
+    lower: Option<Lower>,
+    /// The second level's misses not yet passed to `lower`.
+    misses: Stream,
+    /// Chunks the shadow is done with.
+    emptied: Receiver<Stream>,
+}
+
+impl Split {
+    /// Gives the levels back if the second does not classify or no thread can start.
+    fn start(mut levels: Vec<LevelSim>) -> Result<Self, Vec<LevelSim>> {
+        if levels.is_empty() {
+            return Err(levels);
+        }
+        let below = levels.split_off(1);
+        let mut second = levels.pop().expect("one level left");
+        let (give_back, emptied) = channel();
+        let Some(shadow) = ShadowThread::start(&mut second, give_back) else {
+            let mut back = vec![second];
+            back.extend(below);
+            return Err(back);
+        };
+        let lower = match below.is_empty() {
+            true => None,
+            false => match Lower::start(below) {
+                Ok(lower) => Some(lower),
+                Err(below) => {
+                    second.attach_shadow(shadow.finish());
+                    let mut back = vec![second];
+                    back.extend(below);
+                    return Err(back);
+                }
+            },
+        };
+        Ok(Self {
+            second,
+            shadow,
+            lower,
+            misses: Stream::default(),
+            emptied,
+        })
+    }
+
+    fn send(&mut self, chunk: Stream) -> Stream {
+        let misses = self.lower.is_some().then_some(&mut self.misses);
+        take_stream(&mut self.second, &chunk, misses);
+        self.shadow.send(chunk, self.second.take_hit_log());
+        if let Some(lower) = &mut self.lower
+            && self.misses.weight() >= CHUNK as u64
+        {
+            let misses = std::mem::take(&mut self.misses);
+            self.misses = lower.send(misses);
+        }
+        reused(&self.emptied)
+    }
+
+    fn finish(mut self) -> Vec<LevelSim> {
+        let below = self.lower.map(|mut lower| {
+            if !self.misses.is_empty() {
+                lower.send(std::mem::take(&mut self.misses));
+            }
+            lower.finish()
+        });
+        self.second.attach_shadow(self.shadow.finish());
+        let mut levels = vec![self.second];
+        levels.extend(below.into_iter().flatten());
+        levels
+    }
+}
+
+/// The second level's 3C shadow on a thread of its own, taking each chunk after the level
+/// (`sim/detached.rs`).
+#[derive(Debug)]
 struct ShadowThread {
     chunks: SyncSender<(Stream, HitLog)>,
     worker: JoinHandle<DetachedShadow>,
