@@ -46,8 +46,9 @@
 //!   its misses, in order, go to the levels below in chunks, each level's misses being the
 //!   next one's batch — on a thread of their own when the machine has a second CPU
 //!   (`sim/pipeline.rs`). Exact, because a level's state depends only on the accesses that
-//!   reach it, in order (rule 5). A batch loop keeps its counts in locals. The second level's
-//!   3C shadow may run on a third thread, fed the level's hits (`sim/detached.rs`).
+//!   reach it, in order (rule 5). A batch loop keeps its counts in locals. For moves' misses
+//!   the second level instead stays on the first level's thread and its 3C shadow gets one of
+//!   its own, fed the level's hits (`sim/detached.rs`).
 //! - LRU and FIFO sets are rings with a moving head, so a miss is O(1) instead of shifting the
 //!   whole set, and an LRU hit moves O(min(p, ways − 1 − p)) tags. The LRU lookup checks the
 //!   most and the least recent way first (cyclic traces hit the latter: O(1)), then scans the
