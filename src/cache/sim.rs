@@ -66,6 +66,7 @@
 
 mod budget;
 mod detached;
+mod hits;
 mod level;
 mod moves;
 #[cfg(test)]

@@ -9,82 +9,13 @@
 //! shadow's tally). On the naive transpose the L2's shadow is the larger part of the lower
 //! thread's work; apart, it runs beside the L2's set lookups instead of after them.
 
+use super::hits::{HitLog, HitReader};
 use super::level::{
-    BY_OUTCOME, COUNTERS, Outcome, RunShape, classified, classify_marked, count_rest, line_span,
+    BY_OUTCOME, COUNTERS, LevelSim, Outcome, RunShape, classified, classify_marked, count_rest,
+    line_span,
 };
 use super::shadow::{FullyAssociativeLru, ShadowOutcome};
-use super::stream::{Marks, Piece, Run, Stream};
-
-/// Hits of a level's line lookups, a bit each, in order; and for the moves' misses the
-/// level took a side at a time, the hits marked per side ([`LevelSim::take_moves_missed`]).
-///
-/// [`LevelSim::take_moves_missed`]: super::level::LevelSim::take_moves_missed
-#[derive(Debug, Clone, Default)]
-pub(super) struct HitLog {
-    words: Vec<u64>,
-    len: usize,
-    marks: Vec<[Marks; 2]>,
-}
-
-impl HitLog {
-    #[inline(always)]
-    pub(super) fn push(&mut self, hit: bool) {
-        let bit = self.len % 64;
-        if bit == 0 {
-            self.words.push(0);
-        }
-        if let Some(word) = self.words.last_mut() {
-            *word |= u64::from(hit) << bit;
-        }
-        self.len += 1;
-    }
-
-    /// The hits of one piece of moves' misses taken a side at a time.
-    pub(super) fn push_marks(&mut self, hits: [Marks; 2]) {
-        self.marks.push(hits);
-    }
-
-    /// The log so far; this one starts again empty, with room for as many.
-    pub(super) fn take_all(&mut self) -> Self {
-        let empty = Self {
-            words: Vec::with_capacity(self.words.len()),
-            len: 0,
-            marks: Vec::with_capacity(self.marks.len()),
-        };
-        std::mem::replace(self, empty)
-    }
-}
-
-/// Reads a [`HitLog`] from its start.
-struct HitReader<'a> {
-    log: &'a HitLog,
-    at: usize,
-    marks_at: usize,
-}
-
-impl HitReader<'_> {
-    /// The next lookup's hit. A log shorter than the accesses taken is a broken invariant
-    /// (the level and this side disagree on the lookups): it panics, and the panic reaches
-    /// the caller when the levels are handed back.
-    #[inline(always)]
-    fn next(&mut self) -> bool {
-        assert!(self.at < self.log.len, "hit log shorter than the lookups");
-        let hit = self.log.words[self.at / 64] >> (self.at % 64) & 1 == 1;
-        self.at += 1;
-        hit
-    }
-
-    /// The next piece of moves' hits marked per side.
-    fn next_marks(&mut self) -> &[Marks; 2] {
-        let hits = self
-            .log
-            .marks
-            .get(self.marks_at)
-            .expect("hit log shorter than the moves taken apart");
-        self.marks_at += 1;
-        hits
-    }
-}
+use super::stream::{Piece, Run, Stream};
 
 /// A level's shadow away from it, with the causes of the misses it has classified.
 #[derive(Debug)]
@@ -97,27 +28,26 @@ pub(super) struct DetachedShadow {
 }
 
 impl DetachedShadow {
-    pub(super) fn new(shadow: FullyAssociativeLru, shape: RunShape) -> Self {
-        Self {
+    /// Takes `level`'s shadow away from it; from now on the level logs its hits. None if the
+    /// level does not classify.
+    pub(super) fn detach(level: &mut LevelSim) -> Option<Self> {
+        let (shadow, shape) = level.detach_shadow()?;
+        Some(Self {
             shadow,
             shape,
             counts: [0; COUNTERS],
             run_outcomes: Vec::new(),
-        }
+        })
     }
 
-    /// The shadow and the counts by outcome (a level's counter layout).
-    pub(super) fn into_parts(self) -> (FullyAssociativeLru, [u64; COUNTERS]) {
-        (self.shadow, self.counts)
+    /// Gives the shadow back to `level`, with the causes of the misses classified meanwhile.
+    pub(super) fn reattach(self, level: &mut LevelSim) {
+        level.attach_shadow(self.shadow, &self.counts);
     }
 
     /// Classifies the accesses of `stream`, which the level took in order, logging `hits`.
     pub(super) fn take(&mut self, stream: &Stream, hits: &HitLog) {
-        let mut hits = HitReader {
-            log: hits,
-            at: 0,
-            marks_at: 0,
-        };
+        let mut hits = hits.reader();
         stream.for_each_piece(|piece| match piece {
             Piece::Accesses(accesses) => {
                 for access in accesses {
@@ -136,8 +66,7 @@ impl DetachedShadow {
                 }
             }),
         });
-        let whole = hits.at == hits.log.len && hits.marks_at == hits.log.marks.len();
-        assert!(whole, "hit log longer than the lookups");
+        assert!(hits.is_done(), "hit log longer than the lookups");
     }
 
     #[inline(always)]

@@ -12,7 +12,7 @@ pub(super) use moves::ShadowPlan;
 pub(super) use moves_missed::classify_marked;
 pub(super) use runs::{RunShape, count_rest};
 
-use super::detached::{DetachedShadow, HitLog};
+use super::hits::HitLog;
 use super::shadow::{FullyAssociativeLru, ShadowOutcome};
 use super::stream::{Access, Stream};
 use super::{LevelStats, Policy, SimError};
@@ -187,12 +187,13 @@ impl LevelSim {
             .map_or(0, |shadow| shadow.seen().chunks())
     }
 
-    /// Hands the 3C shadow to a thread of its own (`sim/detached.rs`); from now on every
-    /// lookup's hit is logged for it. None if the level does not classify.
-    pub(super) fn detach_shadow(&mut self) -> Option<DetachedShadow> {
+    /// Hands the 3C shadow, and how this level takes runs, to a thread of its own
+    /// (`sim/detached.rs`); from now on every lookup's hit is logged for it. None if the level
+    /// does not classify.
+    pub(super) fn detach_shadow(&mut self) -> Option<(FullyAssociativeLru, RunShape)> {
         let shadow = self.shadow.take()?;
         self.hit_log = Some(HitLog::default());
-        Some(DetachedShadow::new(shadow, self.run_shape()))
+        Some((shadow, self.run_shape()))
     }
 
     /// The hits logged since the last call, in order (empty unless the shadow is detached).
@@ -203,9 +204,13 @@ impl LevelSim {
             .unwrap_or_default()
     }
 
-    /// Takes the shadow back, with the causes of the misses it classified meanwhile.
-    pub(super) fn attach_shadow(&mut self, detached: DetachedShadow) {
-        let (shadow, by_cause) = detached.into_parts();
+    /// Takes the shadow back, with the causes of the misses it classified meanwhile (counted
+    /// as this level counts them).
+    pub(super) fn attach_shadow(
+        &mut self,
+        shadow: FullyAssociativeLru,
+        by_cause: &[u64; COUNTERS],
+    ) {
         for outcome in [Outcome::Compulsory, Outcome::Capacity, Outcome::Conflict] {
             self.counts[BY_OUTCOME + outcome as usize] += by_cause[BY_OUTCOME + outcome as usize];
         }

@@ -16,7 +16,8 @@
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
 
-use super::detached::{DetachedShadow, HitLog};
+use super::detached::DetachedShadow;
+use super::hits::HitLog;
 use super::level::LevelSim;
 use super::stream::{Piece, Stream};
 
@@ -200,7 +201,7 @@ impl Split {
             false => match Lower::start(below) {
                 Ok(lower) => Some(lower),
                 Err(below) => {
-                    second.attach_shadow(shadow.finish());
+                    shadow.finish().reattach(&mut second);
                     let mut back = vec![second];
                     back.extend(below);
                     return Err(back);
@@ -236,7 +237,7 @@ impl Split {
             }
             lower.finish()
         });
-        self.second.attach_shadow(self.shadow.finish());
+        self.shadow.finish().reattach(&mut self.second);
         let mut levels = vec![self.second];
         levels.extend(below.into_iter().flatten());
         levels
@@ -256,7 +257,7 @@ impl ShadowThread {
     /// to `give_back`. None if the level does not classify or no thread can be started (the
     /// shadow then stays with the level).
     fn start(level: &mut LevelSim, give_back: Sender<Stream>) -> Option<Self> {
-        let detached = level.detach_shadow()?;
+        let detached = DetachedShadow::detach(level)?;
         let (chunks, incoming) = sync_channel::<(Stream, HitLog)>(IN_FLIGHT);
         // The shadow follows the spawn, so a failed spawn leaves it here.
         let (hand_over, handed) = channel::<DetachedShadow>();
@@ -272,7 +273,7 @@ impl ShadowThread {
                 shadow
             });
         let Ok(worker) = spawned else {
-            level.attach_shadow(detached);
+            detached.reattach(level);
             return None;
         };
         let _ = hand_over.send(detached);
