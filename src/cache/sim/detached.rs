@@ -6,8 +6,8 @@
 //! for a line is `classified(hit, shadow outcome)`, `level.rs`), so either may run first, and
 //! this side takes every piece exactly as the level does — an access line by line, a run of
 //! whole lines by the same [`RunShape`] (its looked-up accesses one by one, the rest by the
-//! shadow's tally). On the naive transpose the L2's shadow is the larger part of the lower
-//! thread's work; apart, it runs beside the L2's set lookups instead of after them.
+//! shadow's tally). On the naive transpose the L2's shadow was most of the lower thread's
+//! work; apart, it runs beside the first two levels' lookups instead of after the L2's.
 
 use super::hits::{HitLog, HitReader};
 use super::level::{
