@@ -113,9 +113,11 @@ impl LevelSim {
         let store = usize::from(run.is_store);
         let mut counts = [0u64; COUNTERS];
         let mut collector = MissCollector::new(*run, misses);
+        // Out of `self` for the loop, so the lookups cannot touch it and it stays in registers.
+        let mut hit_log = self.hit_log.take();
         for k in 0..looked_up {
             let hit = self.lookup(lines.line(k));
-            if let Some(log) = self.hit_log.as_mut() {
+            if let Some(log) = hit_log.as_mut() {
                 log.push(hit);
             }
             let outcome = match tally {
@@ -129,6 +131,7 @@ impl LevelSim {
                 collector.missed(k);
             }
         }
+        self.hit_log = hit_log;
         let rest = run.count - looked_up;
         collector.missed_all(looked_up, run.count);
         drop(collector);
