@@ -91,8 +91,9 @@ pub(super) struct LevelSim {
     pub(super) counts: [u64; COUNTERS],
     shadow: Option<FullyAssociativeLru>,
     /// While the shadow is detached to a thread of its own (`sim/detached.rs`): every line
-    /// lookup's hit, in order, for the shadow to classify the misses by.
-    hit_log: Option<HitLog>,
+    /// lookup's hit, in order, for the shadow to classify the misses by. Boxed, so the run
+    /// loop takes it out and puts it back for a pointer's cost.
+    hit_log: Option<Box<HitLog>>,
     /// The shadow's outcomes for the accesses of a run that are looked up (`level/runs.rs`),
     /// kept between runs.
     run_outcomes: Vec<ShadowOutcome>,
@@ -192,7 +193,7 @@ impl LevelSim {
     /// does not classify.
     pub(super) fn detach_shadow(&mut self) -> Option<(FullyAssociativeLru, RunShape)> {
         let shadow = self.shadow.take()?;
-        self.hit_log = Some(HitLog::default());
+        self.hit_log = Some(Box::default());
         Some((shadow, self.run_shape()))
     }
 
@@ -200,7 +201,7 @@ impl LevelSim {
     pub(super) fn take_hit_log(&mut self) -> HitLog {
         self.hit_log
             .as_mut()
-            .map(HitLog::take_all)
+            .map(|log| log.take_all())
             .unwrap_or_default()
     }
 

@@ -165,7 +165,7 @@ impl FullyAssociativeLru {
     /// Marks `line` seen; true if it was not seen before (a compulsory miss).
     #[inline]
     pub(in crate::cache::sim) fn first_touch(&mut self, line: u64) -> bool {
-        self.seen.insert(line)
+        self.seen.insert_continuing(line)
     }
 
     /// Marks lines `lines.line(k)` for k in `ks` seen; how many were not seen before.
