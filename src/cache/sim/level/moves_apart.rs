@@ -212,7 +212,7 @@ impl LevelSim {
 
     /// The sets a side whose step is a whole number of lines (not zero) reaches in turn: its
     /// lines are distinct and every `period`-th falls in the same set. None for other steps.
-    fn run_period(&self, run: &Run) -> Option<u64> {
+    pub(super) fn run_period(&self, run: &Run) -> Option<u64> {
         (run.step != 0)
             .then(|| closed_form_sets(run.step, self.geometry.line, self.geometry.sets))
             .flatten()
@@ -258,7 +258,7 @@ impl LevelSim {
 }
 
 /// Sets bits `bits` of `marks`.
-pub(super) fn mark_range(marks: &mut Marks, bits: Range<u64>) {
+fn mark_range(marks: &mut Marks, bits: Range<u64>) {
     let mut bit = bits.start;
     while bit < bits.end {
         let within = bit % 64;

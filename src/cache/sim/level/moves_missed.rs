@@ -16,7 +16,6 @@ use super::super::stream::{MARKED_PAIRS, Marks, MovesMissed, Run, Stream};
 use super::moves_apart::MAX_SETS;
 use super::runs::RunShape;
 use super::{BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, Outcome, classified};
-use crate::cache::model::closed_form_sets;
 
 const WORDS: usize = MARKED_PAIRS / 64;
 
@@ -139,7 +138,7 @@ impl LevelSim {
         };
         let marks = &piece.missed[side];
         let store = usize::from(run.is_store);
-        let period = self.whole_line_period(run);
+        let period = self.run_period(run);
         let mut looked_up = range.end;
         let mut as_run = None;
         if let (Some(period), Some(span)) = (period, consecutive(marks, range.clone())) {
@@ -182,23 +181,13 @@ impl LevelSim {
             sets: marks.iter().map(|w| u64::from(w.count_ones())).sum(),
             marking: 0..MARKED_PAIRS,
         };
-        match (
-            self.whole_line_period(run),
-            consecutive(marks, 0..MARKED_PAIRS),
-        ) {
+        match (self.run_period(run), consecutive(marks, 0..MARKED_PAIRS)) {
             (Some(period), Some(span)) if period < (span.end - span.start) as u64 => Reach {
                 sets: period,
                 marking: span.start..span.start + period as usize,
             },
             _ => all,
         }
-    }
-
-    /// The sets a side whose step is a whole number of lines (not zero) reaches in turn.
-    fn whole_line_period(&self, run: &Run) -> Option<u64> {
-        (run.step != 0)
-            .then(|| closed_form_sets(run.step, self.geometry.line, self.geometry.sets))
-            .flatten()
     }
 
     fn line_at(&self, run: &Run, k: u64) -> u64 {
