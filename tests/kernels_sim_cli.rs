@@ -1,6 +1,6 @@
 //! `stridelab sim` end to end: the README's example (a 512×512 column sum misses on every load,
 //! mostly conflict; padding ld to 513 leaves about one miss per 8 loads), JSON shape, human
-//! tables, and exit code 2 on bad input.
+//! tables, exit code 2 on bad input, and `--engine reference` printing the fast engine's bytes.
 
 use std::process::Command;
 
@@ -242,5 +242,57 @@ fn sim_takes_every_listed_kernel_with_its_example() {
         );
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert!(u(&v["accesses"]) > 0, "{name}");
+        args.extend(["--engine", "reference"]);
+        let reference = stridelab(&args);
+        assert_eq!(
+            String::from_utf8_lossy(&reference.stdout),
+            String::from_utf8_lossy(&out.stdout),
+            "{args:?}: the reference engine prints otherwise"
+        );
     }
+}
+
+/// The reference engine prints what the fast one prints, byte for byte, tables and JSON:
+/// column runs, a naive transpose's moves through two 3C levels, warm caches, every policy.
+#[test]
+fn both_engines_print_the_same_bytes() {
+    let two_levels = ["--cache", "L1d=4K,4,64", "--cache", "L2=32K,8,64"];
+    let cases: [&[&str]; 5] = [
+        &["col-sum", "rows=256", "cols=256", "--preset", "design-vm"],
+        &[
+            "transpose",
+            "rows=200",
+            "cols=200",
+            "variant=naive-write",
+            "--warm",
+        ],
+        &["row-sum", "rows=64", "cols=65", "--policy", "plru"],
+        &["matmul", "n=24", "order=kji", "--policy", "fifo"],
+        &["chase", "bytes=64K", "--policy", "random", "--seed", "7"],
+    ];
+    for case in cases {
+        for format in [&["--json"][..], &[]] {
+            let mut args = vec!["sim"];
+            args.extend(case);
+            if !case.contains(&"--preset") {
+                args.extend(two_levels);
+            }
+            args.extend(format);
+            let fast = stridelab(&args);
+            assert!(
+                fast.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&fast.stderr)
+            );
+            args.extend(["--engine", "reference"]);
+            let reference = stridelab(&args);
+            assert_eq!(
+                String::from_utf8_lossy(&reference.stdout),
+                String::from_utf8_lossy(&fast.stdout),
+                "{args:?}"
+            );
+        }
+    }
+    let unknown = stridelab(&["sim", "row-sum", "rows=8", "cols=8", "--engine", "slow"]);
+    assert_eq!(unknown.status.code(), Some(2));
 }

@@ -3,7 +3,8 @@
 //! - [`geometry`]: what each level looks like and where that came from (sysfs, CPUID,
 //!   `--cache` overrides, presets of real machines), with plausibility warnings.
 //! - [`sim`]: a hierarchy of set-associative levels with cachegrind's semantics, four
-//!   replacement policies and a compulsory/capacity/conflict split; it is an [`AccessSink`].
+//!   replacement policies and a compulsory/capacity/conflict split, by a fast engine or a
+//!   plain reference one; either is an [`AccessSink`].
 //! - [`model`]: how many sets a stride touches (`S / gcd(s/L, S)`) and when conflicts start.
 #![forbid(unsafe_code)]
 

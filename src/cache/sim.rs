@@ -1,5 +1,9 @@
 //! The set-associative cache simulator: a hierarchy of levels fed through [`AccessSink`],
 //! with cachegrind's semantics and an optional 3C (compulsory / capacity / conflict) split.
+//! Two engines implement it ([`Engine`], one [`Simulator`] type over both): the fast
+//! [`Hierarchy`], and a plain reference (`sim/reference.rs`), the executable specification
+//! the fast one is checked against (`stridelab sim --engine reference`). docs/simulator.md is
+//! the design in prose.
 //!
 //! Semantics (chosen to match valgrind's cachegrind, `cg_sim.c`, so the two can be compared):
 //!
@@ -19,10 +23,11 @@
 //! fully-associative LRU cache with the same number of lines would also have missed;
 //! conflict = the rest (a fully-associative cache would have hit). A straddling access that
 //! misses is classified by its worst line (compulsory before capacity before conflict), so
-//! `compulsory + capacity + conflict == misses` always holds.
+//! `compulsory + capacity + conflict == misses` always holds. Every path classifies through
+//! one function, `classified` (`sim/counts.rs`), and counts through `Counts`' operations.
 //!
-//! How it is fast (each piece is checked against a plain reference simulator, `reference.rs`,
-//! by proptests over every policy and random geometries):
+//! How it is fast (each piece is checked against the reference engine, `reference.rs`, by
+//! proptests over every policy and random geometries):
 //!
 //! - An access confined to the line the first level looked up last only bumps a counter
 //!   (`Hierarchy::access` says why nothing else can change): 7 of 8 row-order f64 accesses.
@@ -55,8 +60,8 @@
 //!   set once; a hit deeper in the ring is finished out of line. The LRU batch loop has
 //!   copies of its own for 8-, 12- and 16-way sets (the scan unrolls into compares against
 //!   memory) and with the 3C shadow compiled in or out.
-//! - Counts are updated by index into an array, without branching on load/store (or, in the
-//!   general path, on the outcome).
+//! - `Counts` (`sim/counts.rs`) index loads and stores by `is_store` and causes by the
+//!   outcome, so counting an access branches on neither.
 //! - The 3C shadow is a sparse hash table of the lines it holds, its slots the nodes of a
 //!   recency list, plus a bit per line ever seen (`sim/shadow.rs` says why, with figures).
 //! - Set indexing masks for power-of-two set counts and divides otherwise.
@@ -65,14 +70,15 @@
 //!   cost anything.
 
 mod budget;
+mod counts;
 mod detached;
+mod engine;
 mod hits;
 mod level;
 mod moves;
 #[cfg(test)]
 mod moves_tests;
 mod pipeline;
-#[cfg(test)]
 mod reference;
 #[cfg(test)]
 mod run_tests;
@@ -81,9 +87,11 @@ mod stream;
 
 use budget::size_text;
 pub use budget::{DEFAULT_STATE_BUDGET, state_bytes};
-use level::{COUNTERS, LOAD_MISSES, LOADS, LevelSim, NO_LINE};
+use counts::Counts;
+pub use engine::{Engine, Simulator};
 #[cfg(test)]
-use level::{plru_touch, plru_victim, splitmix, xorshift};
+use level::xorshift;
+use level::{LevelSim, NO_LINE};
 use pipeline::{Below, CHUNK, run_levels};
 use shadow::{FullyAssociativeLru, MAX_CAPACITY as MAX_SHADOW_LINES};
 use stream::{Access, Run, Stream};
@@ -185,9 +193,9 @@ pub struct Hierarchy {
     /// The first level's line shift and the line it looked up last (`NO_LINE` before any).
     first_line_shift: u32,
     first_level_last_line: u64,
-    /// Loads and stores (by index) confined to `first_level_last_line`, counted here instead
-    /// of in the first level's stats (added back when reporting): see [`Hierarchy::access`].
-    repeated: [u64; 2],
+    /// Loads and stores confined to `first_level_last_line` (hits), counted here instead of
+    /// in the first level's counts (added back when reporting): see [`Hierarchy::access`].
+    repeated: Counts,
     /// Accesses not yet simulated, in order (at most [`BATCH`]); readers of the state run them
     /// first ([`Hierarchy::flush`]).
     pending: Vec<Access>,
@@ -212,12 +220,46 @@ pub struct Hierarchy {
     always_detach: bool,
 }
 
+/// Refuses, before anything is allocated, what no engine simulates: no levels, more
+/// up-front state than `budget` ([`state_bytes`]), and level by level a 3C shadow too large
+/// to hold (when classifying) or an unusable geometry. Both engines check the same, in this
+/// order, so they refuse the same hierarchies with the same error.
+fn check_levels(
+    levels: &[CacheLevel],
+    policy: Policy,
+    classify_3c: bool,
+    budget: u64,
+) -> Result<(), SimError> {
+    if levels.is_empty() {
+        return Err(SimError::NoLevels);
+    }
+    let bytes = state_bytes(levels, policy);
+    if bytes > budget {
+        return Err(SimError::StateTooLarge { bytes, budget });
+    }
+    for level in levels {
+        if classify_3c {
+            shadow_capacity(level)?;
+        }
+        level::usable(level, policy)?;
+    }
+    Ok(())
+}
+
+/// The lines of `level`'s 3C shadow, if it can hold them.
+fn shadow_capacity(level: &CacheLevel) -> Result<usize, SimError> {
+    usize::try_from(level.lines())
+        .ok()
+        .filter(|&lines| lines <= MAX_SHADOW_LINES)
+        .ok_or_else(|| SimError::TooLargeToClassify {
+            name: level.name.clone(),
+            lines: level.lines(),
+        })
+}
+
 /// Accesses the first level takes together: enough that its batch loop runs long stretches,
 /// few enough that a batch and its misses stay in the host's L1.
 const BATCH: usize = 1024;
-
-/// The name other modules use for the simulator.
-pub type Simulator = Hierarchy;
 
 impl Hierarchy {
     /// Builds empty (cold) caches for `levels`, innermost first, all with `policy`;
@@ -234,24 +276,11 @@ impl Hierarchy {
         classify_3c: bool,
         budget: u64,
     ) -> Result<Self, SimError> {
-        if levels.is_empty() {
-            return Err(SimError::NoLevels);
-        }
-        let bytes = state_bytes(levels, policy);
-        if bytes > budget {
-            return Err(SimError::StateTooLarge { bytes, budget });
-        }
+        check_levels(levels, policy, classify_3c, budget)?;
         let mut sims = Vec::with_capacity(levels.len());
         for (i, level) in levels.iter().enumerate() {
             let shadow = if classify_3c {
-                let capacity = usize::try_from(level.lines())
-                    .ok()
-                    .filter(|&lines| lines <= MAX_SHADOW_LINES)
-                    .ok_or_else(|| SimError::TooLargeToClassify {
-                        name: level.name.clone(),
-                        lines: level.lines(),
-                    })?;
-                Some(FullyAssociativeLru::new(capacity))
+                Some(FullyAssociativeLru::new(shadow_capacity(level)?))
             } else {
                 None
             };
@@ -266,7 +295,7 @@ impl Hierarchy {
             policy,
             classify: classify_3c,
             first_level_last_line: NO_LINE,
-            repeated: [0; 2],
+            repeated: Counts::default(),
             pending: Vec::with_capacity(BATCH),
             outgoing: Stream::default(),
             first_level_plain_lru: policy == Policy::Lru && !classify_3c,
@@ -319,12 +348,11 @@ impl Hierarchy {
     /// Level `i`'s counts, with the first level's repeated-line accesses added back (after a
     /// [`Self::flush`]).
     fn level_stats(&self, i: usize) -> LevelStats {
-        let mut stats = self.levels[i].stats();
+        let mut counts = self.levels[i].counts;
         if i == 0 {
-            stats.loads += self.repeated[0];
-            stats.stores += self.repeated[1];
+            counts.add(&self.repeated);
         }
-        stats
+        counts.stats()
     }
 
     /// Per-level counts with the level names.
@@ -345,9 +373,9 @@ impl Hierarchy {
     pub fn reset_stats(&mut self) {
         self.flush();
         for level in &mut self.levels {
-            level.counts = [0; COUNTERS];
+            level.counts = Counts::default();
         }
-        self.repeated = [0; 2];
+        self.repeated = Counts::default();
     }
 
     /// Resident line *addresses* of level `level`, per set. Within a set: most recent first
@@ -403,7 +431,7 @@ impl Hierarchy {
         let first = addr >> self.first_line_shift;
         let last = addr.saturating_add(u64::from(len.max(1)) - 1) >> self.first_line_shift;
         if first == last && first == self.first_level_last_line {
-            self.repeated[usize::from(is_store)] += 1;
+            self.repeated.record_hits(is_store, 1);
             return;
         }
         self.first_level_last_line = last;
@@ -433,15 +461,12 @@ impl Hierarchy {
     #[inline(always)]
     fn look_up_first_level(&mut self, line: u64, access: Access) {
         let level = &mut self.levels[0];
-        let store = usize::from(access.is_store);
-        level.counts[LOADS + store] += 1;
-        if !level.lru_lookup_now(line) {
-            level.counts[LOAD_MISSES + store] += 1;
-            if self.geometry.len() > 1 {
-                self.outgoing.push(access);
-                if self.outgoing.weight() >= self.chunk as u64 {
-                    self.pass_down(true);
-                }
+        let hit = level.lru_lookup_now(line);
+        level.counts.record_lookup(access.is_store, hit);
+        if !hit && self.geometry.len() > 1 {
+            self.outgoing.push(access);
+            if self.outgoing.weight() >= self.chunk as u64 {
+                self.pass_down(true);
             }
         }
     }
@@ -509,7 +534,7 @@ impl Hierarchy {
             self.take_run(run);
         }
         let looked_up = last_line - first_line + 1;
-        self.repeated[0] += count - looked_up;
+        self.repeated.record_hits(false, count - looked_up);
     }
 
     /// Hands the outgoing misses to the levels below: to their thread if it runs (starting it
@@ -611,7 +636,7 @@ impl AccessSink for Hierarchy {
             let line_last = (first << self.first_line_shift) | (line_bytes - 1);
             let fits = (line_last - (u64::from(len) - 1) - addr) / step + 1;
             let repeats = fits.min(count).saturating_sub(k);
-            self.repeated[0] += repeats;
+            self.repeated.record_hits(false, repeats);
             k += repeats;
         }
     }

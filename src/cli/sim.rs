@@ -1,7 +1,9 @@
 //! `stridelab sim KERNEL [key=value ...] [--cache NAME=SIZE,WAYS,LINE ...] [--preset P]
-//! [--policy lru|plru|fifo|random] [--warm] [--json]`: feeds one run of a kernel's address
-//! stream to the cache simulator and prints, per level, the counts, the 3C split of the misses
-//! and the analytic set/GCD model's prediction for the kernel's strided pattern.
+//! [--policy lru|plru|fifo|random] [--warm] [--json] [--engine fast|reference]`: feeds one run
+//! of a kernel's address stream to the cache simulator and prints, per level, the counts, the
+//! 3C split of the misses and the analytic set/GCD model's prediction for the kernel's strided
+//! pattern. `--engine reference` counts with the plain reference simulator instead of the fast
+//! one: the same output, the definition the fast one is checked against.
 //!
 //! Every count printed is **simulated** (cachegrind semantics); nothing is timed or measured.
 //! Levels: the detected geometry, or — when any `--preset` or `--cache` is given — exactly
@@ -16,9 +18,9 @@
 
 use std::process::ExitCode;
 
-use crate::cache::sim::Policy;
+use crate::cache::sim::{Engine, Policy};
 use crate::cli::info::CacheArgs;
-use crate::harness::sim_run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point};
+use crate::harness::sim_run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
 use crate::harness::sim_text::sim_text;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -31,6 +33,14 @@ pub enum PolicyArg {
     Fifo,
     /// A random way (seeded by --seed).
     Random,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// The fast simulator.
+    Fast,
+    /// The plain reference the fast one is checked against: the same output, slower.
+    Reference,
 }
 
 #[derive(Debug, clap::Args)]
@@ -53,6 +63,9 @@ pub struct SimArgs {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Which simulator counts (the same counts either way).
+    #[arg(long, value_enum, default_value = "fast")]
+    pub engine: EngineArg,
     /// Most accesses the simulation may make (estimated from the parameters, doubled by
     /// --warm; N takes K/M/G); a larger one is refused before anything is allocated.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ACCESSES, value_parser = super::common::parse_count_arg)]
@@ -75,15 +88,22 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         PolicyArg::Fifo => Policy::Fifo,
         PolicyArg::Random => Policy::Random { seed: args.seed },
     };
-    let report = simulate_point(&SimRequest {
-        kernel: &args.kernel,
-        words: &args.params,
-        levels: &args.cache.specs(),
-        policy,
-        warm: args.warm,
-        max_accesses: args.max_accesses,
-        max_sim_memory: args.max_sim_memory,
-    })?;
+    let engine = match args.engine {
+        EngineArg::Fast => Engine::Fast,
+        EngineArg::Reference => Engine::Reference,
+    };
+    let report = simulate_point_on(
+        engine,
+        &SimRequest {
+            kernel: &args.kernel,
+            words: &args.params,
+            levels: &args.cache.specs(),
+            policy,
+            warm: args.warm,
+            max_accesses: args.max_accesses,
+            max_sim_memory: args.max_sim_memory,
+        },
+    )?;
     if args.json {
         println!("{}", report.to_json()?);
     } else {

@@ -14,7 +14,7 @@ use thiserror::Error;
 use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, Geometry, GeometryError, LevelSpec, resolve_levels};
 use crate::cache::model::{LevelPrediction, predict};
-use crate::cache::sim::{Hierarchy, LevelStats, Policy, SimError};
+use crate::cache::sim::{Engine, Hierarchy, LevelStats, Policy, SimError, Simulator};
 use crate::kernels::access::sim_address;
 use crate::kernels::args::parse_kernel_words;
 use crate::kernels::spec::{KernelError, KernelSpec, Params, PrepareOptions};
@@ -153,12 +153,25 @@ pub fn simulated_level(geometry: &CacheLevel, stats: &LevelStats) -> SimulatedLe
 
 /// Simulates the point `request` names; every bound is checked before anything is allocated.
 pub fn simulate_point(request: &SimRequest<'_>) -> Result<SimReport, SimRunError> {
+    simulate_point_on(Engine::Fast, request)
+}
+
+/// [`simulate_point`] by `engine`: the same report from either, under the same bounds.
+pub fn simulate_point_on(
+    engine: Engine,
+    request: &SimRequest<'_>,
+) -> Result<SimReport, SimRunError> {
     let spec = find(request.kernel)?;
     let params = point_params(spec, request.words)?;
     check_accesses(spec, &params, request.warm, request.max_accesses)?;
     let levels = sim_levels(request.levels)?;
-    let mut hierarchy =
-        Hierarchy::with_state_budget(&levels, request.policy, true, request.max_sim_memory)?;
+    let mut simulator = Simulator::new(
+        engine,
+        &levels,
+        request.policy,
+        true,
+        request.max_sim_memory,
+    )?;
     // Never run, only simulated: kernels whose addresses do not depend on their data allocate
     // no buffers and feed addresses only. The others read their real buffers while they feed
     // the simulator, on huge pages where the host grants them (a column walk otherwise misses
@@ -169,10 +182,10 @@ pub fn simulate_point(request: &SimRequest<'_>) -> Result<SimReport, SimRunError
     };
     let mut instance = (spec.prepare)(&params, options)?;
     if request.warm {
-        instance.simulate(&mut hierarchy);
-        hierarchy.reset_stats();
+        instance.simulate(simulator.sink());
+        simulator.reset_stats();
     }
-    instance.simulate(&mut hierarchy);
+    instance.simulate(simulator.sink());
 
     let pattern = stride_pattern(spec, &params)?;
     let predictions = match &pattern {
@@ -182,7 +195,7 @@ pub fn simulate_point(request: &SimRequest<'_>) -> Result<SimReport, SimRunError
             .collect(),
         None => vec![None; levels.len()],
     };
-    let stats = hierarchy.stats();
+    let stats = simulator.stats();
     Ok(SimReport {
         kernel: spec.name,
         simulation_note: simulation_note(spec, &params),

@@ -3,17 +3,15 @@
 //! in the same order, and classifies each miss from the logged hit and its own outcome.
 //!
 //! Exact: the set lookups and the shadow never read each other's state (a level's outcome
-//! for a line is `classified(hit, shadow outcome)`, `level.rs`), so either may run first, and
+//! for a line is `classified(hit, shadow outcome)`, `counts.rs`), so either may run first, and
 //! this side takes every piece exactly as the level does — an access line by line, a run of
 //! whole lines by the same [`RunShape`] (its looked-up accesses one by one, the rest by the
 //! shadow's tally). On the naive transpose the L2's shadow was most of the lower thread's
 //! work; apart, it runs beside the first two levels' lookups instead of after the L2's.
 
+use super::counts::{Counts, Outcome, classified};
 use super::hits::{HitLog, HitReader};
-use super::level::{
-    BY_OUTCOME, COUNTERS, LevelSim, Outcome, RunShape, classified, classify_marked, count_rest,
-    line_span,
-};
+use super::level::{LevelSim, RunShape, classify_marked, line_span};
 use super::shadow::{FullyAssociativeLru, ShadowOutcome};
 use super::stream::{Piece, Run, Stream};
 
@@ -22,8 +20,8 @@ use super::stream::{Piece, Run, Stream};
 pub(super) struct DetachedShadow {
     shadow: FullyAssociativeLru,
     shape: RunShape,
-    /// Indexed as a level's counters; only the `BY_OUTCOME` slots are used.
-    counts: [u64; COUNTERS],
+    /// The causes of the misses classified here (nothing else is counted here).
+    counts: Counts,
     run_outcomes: Vec<ShadowOutcome>,
 }
 
@@ -35,7 +33,7 @@ impl DetachedShadow {
         Some(Self {
             shadow,
             shape,
-            counts: [0; COUNTERS],
+            counts: Counts::default(),
             run_outcomes: Vec::new(),
         })
     }
@@ -73,18 +71,18 @@ impl DetachedShadow {
     fn take_access(&mut self, addr: u64, len: u32, hits: &mut HitReader<'_>) {
         let (first, last) = line_span(addr, len, self.shape.line_shift);
         let outcome = if first == last {
-            classified(hits.next(), self.shadow.access(first))
+            classified(hits.next(), Some(self.shadow.access(first)))
         } else {
             self.take_lines(first, last, hits)
         };
-        self.counts[BY_OUTCOME + outcome as usize] += 1;
+        self.counts.record_cause(outcome);
     }
 
     /// A straddling access: each line in turn; the worst outcome counts.
     #[inline(never)]
     fn take_lines(&mut self, first: u64, last: u64, hits: &mut HitReader<'_>) -> Outcome {
         (first..=last)
-            .map(|line| classified(hits.next(), self.shadow.access(line)))
+            .map(|line| classified(hits.next(), Some(self.shadow.access(line))))
             .fold(Outcome::Hit, Outcome::max)
     }
 
@@ -100,9 +98,10 @@ impl DetachedShadow {
         let tally = self
             .shadow
             .access_run(plan.lines, plan.looked_up, &mut self.run_outcomes);
-        for &outcome in &self.run_outcomes[..plan.looked_up as usize] {
-            self.counts[BY_OUTCOME + classified(hits.next(), outcome) as usize] += 1;
+        for &seen in &self.run_outcomes[..plan.looked_up as usize] {
+            self.counts
+                .record_cause(classified(hits.next(), Some(seen)));
         }
-        count_rest(&mut self.counts, tally, run.count - plan.looked_up);
+        self.counts.record_causes(tally, run.count - plan.looked_up);
     }
 }

@@ -1,6 +1,8 @@
-//! One simulated cache level: its tags, replacement state (LRU and FIFO rings, tree
-//! pseudo-LRU bits, seeded random) and counters, and the set lookups the hierarchy calls per
-//! access. The hot path lives here; `#[inline]` attributes mark what the hierarchy inlines.
+//! One simulated cache level of the fast engine: its tags, replacement state (LRU and FIFO
+//! rings, tree pseudo-LRU bits, seeded random), counts (`sim/counts.rs`) and 3C shadow, the
+//! set lookups the hierarchy calls per access, and which geometries a level can take
+//! ([`usable`]). The hot path lives here; `#[inline]` attributes mark what the hierarchy
+//! inlines.
 
 mod moves;
 mod moves_apart;
@@ -10,34 +12,14 @@ mod runs;
 #[cfg(test)]
 pub(super) use moves::ShadowPlan;
 pub(super) use moves_missed::classify_marked;
-pub(super) use runs::{RunShape, count_rest};
+pub(super) use runs::RunShape;
 
+use super::counts::{Counts, Outcome, classified};
 use super::hits::HitLog;
 use super::shadow::{FullyAssociativeLru, ShadowOutcome};
 use super::stream::{Access, Stream};
-use super::{LevelStats, Policy, SimError};
+use super::{Policy, SimError};
 use crate::cache::geometry::CacheLevel;
-
-/// What one line access did at a level; for a straddling access, the worst of its lines
-/// (ordered: a compulsory miss outranks a capacity one, which outranks a conflict). `Miss` is
-/// a miss at a level that does not classify.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Outcome {
-    Hit,
-    Conflict,
-    Capacity,
-    Compulsory,
-    Miss,
-}
-
-/// A level's counters live in one array so each access updates them by index, without
-/// branching on the kind of access or outcome: `[LOADS + is_store]`, `[LOAD_MISSES +
-/// is_store]` and `[BY_OUTCOME + outcome]` (whose `Hit` and `Miss` slots are never read).
-pub(super) const LOADS: usize = 0;
-pub(super) const LOAD_MISSES: usize = 2;
-const EVICTIONS: usize = 4;
-pub(super) const BY_OUTCOME: usize = 5;
-pub(super) const COUNTERS: usize = BY_OUTCOME + Outcome::Miss as usize + 1;
 
 /// No line number: lines are addresses shifted right by at least one bit (geometry rule 2).
 pub(super) const NO_LINE: u64 = u64::MAX;
@@ -88,7 +70,7 @@ pub(super) struct LevelSim {
     /// [`Replacement`] so the inline LRU path reaches it without matching on the policy.
     ring_heads: Vec<u32>,
     replacement: Replacement,
-    pub(super) counts: [u64; COUNTERS],
+    pub(super) counts: Counts,
     shadow: Option<FullyAssociativeLru>,
     /// While the shadow is detached to a thread of its own (`sim/detached.rs`): every line
     /// lookup's hit, in order, for the shadow to classify the misses by. Boxed, so the run
@@ -116,43 +98,18 @@ impl LevelSim {
         shadow: Option<FullyAssociativeLru>,
         index: usize,
     ) -> Result<Self, SimError> {
-        let bad = || SimError::BadGeometry {
-            name: geometry.name.clone(),
-            sets: geometry.sets,
-            ways: geometry.ways,
-        };
-        // Lines of at least 2 B (geometry rule 2): no line number can equal `EMPTY`.
-        if geometry.sets == 0
-            || geometry.ways == 0
-            || !geometry.line.is_power_of_two()
-            || geometry.line < 2
-        {
-            return Err(bad());
-        }
+        let slots = usable(geometry, policy)?;
         let sets = u64::from(geometry.sets);
         let ways = geometry.ways as usize;
-        let slots = usize::try_from(sets)
-            .ok()
-            .and_then(|s| s.checked_mul(ways))
-            .ok_or_else(bad)?;
         let replacement = match policy {
             Policy::Lru => Replacement::Lru,
             Policy::Fifo => Replacement::Fifo,
-            Policy::TreePlru => {
-                if !geometry.ways.is_power_of_two() || geometry.ways > 64 {
-                    return Err(SimError::PlruWays {
-                        name: geometry.name.clone(),
-                        ways: geometry.ways,
-                    });
-                }
-                Replacement::TreePlru {
-                    bits: vec![0; sets as usize],
-                    depth: geometry.ways.trailing_zeros(),
-                }
-            }
+            Policy::TreePlru => Replacement::TreePlru {
+                bits: vec![0; sets as usize],
+                depth: geometry.ways.trailing_zeros(),
+            },
             Policy::Random { seed } => Replacement::Random {
-                // Distinct, never-zero streams per level (xorshift must not start at 0).
-                state: splitmix(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F)) | 1,
+                state: random_start(seed, index),
             },
         };
         Ok(Self {
@@ -167,7 +124,7 @@ impl LevelSim {
                 Replacement::TreePlru { .. } | Replacement::Random { .. } => Vec::new(),
             },
             replacement,
-            counts: [0; COUNTERS],
+            counts: Counts::default(),
             shadow,
             hit_log: None,
             run_outcomes: Vec::new(),
@@ -205,16 +162,10 @@ impl LevelSim {
             .unwrap_or_default()
     }
 
-    /// Takes the shadow back, with the causes of the misses it classified meanwhile (counted
-    /// as this level counts them).
-    pub(super) fn attach_shadow(
-        &mut self,
-        shadow: FullyAssociativeLru,
-        by_cause: &[u64; COUNTERS],
-    ) {
-        for outcome in [Outcome::Compulsory, Outcome::Capacity, Outcome::Conflict] {
-            self.counts[BY_OUTCOME + outcome as usize] += by_cause[BY_OUTCOME + outcome as usize];
-        }
+    /// Takes the shadow back, with the causes of the misses it classified meanwhile (its
+    /// counts hold only causes).
+    pub(super) fn attach_shadow(&mut self, shadow: FullyAssociativeLru, causes: &Counts) {
+        self.counts.add(causes);
         self.shadow = Some(shadow);
         self.hit_log = None;
         #[cfg(test)]
@@ -247,12 +198,8 @@ impl LevelSim {
         } else {
             self.touch_lines(first, last)
         };
-        let store = usize::from(is_store);
-        let missed = outcome != Outcome::Hit;
-        self.counts[LOADS + store] += 1;
-        self.counts[LOAD_MISSES + store] += u64::from(missed);
-        self.counts[BY_OUTCOME + outcome as usize] += 1;
-        missed
+        self.counts.record(is_store, outcome);
+        outcome != Outcome::Hit
     }
 
     /// The accesses of one batch in order, as [`Self::access`] would take them one by one;
@@ -305,37 +252,33 @@ impl LevelSim {
         mut misses: Option<&mut Stream>,
     ) {
         let shift = self.line_shift;
-        let mut counts = [0u64; COUNTERS];
+        let mut counts = Counts::default();
+        let mut evictions = 0;
         for access in batch {
             let (first, last) = line_span(access.addr, access.len, shift);
             let outcome = if first != last {
                 self.touch_lines(first, last)
             } else {
                 let set = self.set_of(first);
-                let hit = self.lru_touch::<WAYS>(set, first, &mut counts[EVICTIONS]);
+                let hit = self.lru_touch::<WAYS>(set, first, &mut evictions);
                 if SHADOW == DETACHED
                     && let Some(log) = self.hit_log.as_mut()
                 {
                     log.push(hit);
                 }
-                match &mut self.shadow {
-                    Some(shadow) if SHADOW == HERE => classified(hit, shadow.access(first)),
-                    _ if hit => Outcome::Hit,
-                    _ => Outcome::Miss,
-                }
+                let seen = match &mut self.shadow {
+                    Some(shadow) if SHADOW == HERE => Some(shadow.access(first)),
+                    _ => None,
+                };
+                classified(hit, seen)
             };
-            let store = usize::from(access.is_store);
-            let missed = outcome != Outcome::Hit;
-            counts[LOADS + store] += 1;
-            counts[LOAD_MISSES + store] += u64::from(missed);
-            counts[BY_OUTCOME + outcome as usize] += 1;
-            if let (true, Some(misses)) = (missed, misses.as_deref_mut()) {
+            counts.record(access.is_store, outcome);
+            if let (true, Some(misses)) = (outcome != Outcome::Hit, misses.as_deref_mut()) {
                 misses.push(*access);
             }
         }
-        for (total, count) in self.counts.iter_mut().zip(counts) {
-            *total += count;
-        }
+        counts.record_evictions(evictions);
+        self.counts.add(&counts);
     }
 
     /// A straddling access: every line is looked up (replacement state updated for each);
@@ -354,26 +297,8 @@ impl LevelSim {
         if let Some(log) = self.hit_log.as_mut() {
             log.push(hit);
         }
-        match &mut self.shadow {
-            None if hit => Outcome::Hit,
-            None => Outcome::Miss,
-            Some(shadow) => classified(hit, shadow.access(line)),
-        }
-    }
-
-    /// The counters as [`LevelStats`].
-    pub(super) fn stats(&self) -> LevelStats {
-        let c = &self.counts;
-        LevelStats {
-            loads: c[LOADS],
-            stores: c[LOADS + 1],
-            load_misses: c[LOAD_MISSES],
-            store_misses: c[LOAD_MISSES + 1],
-            evictions: c[EVICTIONS],
-            compulsory: c[BY_OUTCOME + Outcome::Compulsory as usize],
-            capacity: c[BY_OUTCOME + Outcome::Capacity as usize],
-            conflict: c[BY_OUTCOME + Outcome::Conflict as usize],
-        }
+        let seen = self.shadow.as_mut().map(|shadow| shadow.access(line));
+        classified(hit, seen)
     }
 
     /// Looks `line` up in its set, updating replacement state; returns true on a hit. LRU, the
@@ -388,7 +313,7 @@ impl LevelSim {
         // Width-generic: the batch loops ([`Self::run_batch`]) have the fixed-width copies.
         let mut evictions = 0;
         let hit = self.lru_touch::<0>(set, line, &mut evictions);
-        self.counts[EVICTIONS] += evictions;
+        self.counts.record_evictions(evictions);
         hit
     }
 
@@ -406,7 +331,7 @@ impl LevelSim {
             16 => self.lru_touch::<16>(set, line, &mut evictions),
             _ => self.lru_touch::<0>(set, line, &mut evictions),
         };
-        self.counts[EVICTIONS] += evictions;
+        self.counts.record_evictions(evictions);
         hit
     }
 
@@ -464,7 +389,7 @@ impl LevelSim {
                     return true;
                 }
                 if ring_push_front(tags, &mut self.ring_heads[set], tag) != EMPTY {
-                    self.counts[EVICTIONS] += 1;
+                    self.counts.record_evictions(1);
                 }
                 false
             }
@@ -479,7 +404,7 @@ impl LevelSim {
                     None => match tags.iter().position(|&t| t == EMPTY) {
                         Some(free) => free,
                         None => {
-                            self.counts[EVICTIONS] += 1;
+                            self.counts.record_evictions(1);
                             plru_victim(*tree, depth)
                         }
                     },
@@ -495,7 +420,7 @@ impl LevelSim {
                 let way = match tags.iter().position(|&t| t == EMPTY) {
                     Some(free) => free,
                     None => {
-                        self.counts[EVICTIONS] += 1;
+                        self.counts.record_evictions(1);
                         (xorshift(state) % ways as u64) as usize
                     }
                 };
@@ -528,18 +453,34 @@ impl LevelSim {
     }
 }
 
-/// A line's outcome at a classifying level, from the set lookup and the 3C shadow.
-#[inline(always)]
-pub(super) fn classified(hit: bool, seen: ShadowOutcome) -> Outcome {
-    if hit {
-        Outcome::Hit
-    } else if seen.first_touch {
-        Outcome::Compulsory
-    } else if !seen.fully_associative_hit {
-        Outcome::Capacity
-    } else {
-        Outcome::Conflict
+/// The ways of every set (`sets × ways`) of `geometry`, or why no engine can simulate it
+/// under `policy`: a geometry without sets, ways or a usable line, or tree pseudo-LRU on a
+/// number of ways that is not a power of two up to 64.
+pub(super) fn usable(geometry: &CacheLevel, policy: Policy) -> Result<usize, SimError> {
+    let bad = || SimError::BadGeometry {
+        name: geometry.name.clone(),
+        sets: geometry.sets,
+        ways: geometry.ways,
+    };
+    // Lines of at least 2 B (geometry rule 2): no line number can equal `EMPTY`.
+    if geometry.sets == 0
+        || geometry.ways == 0
+        || !geometry.line.is_power_of_two()
+        || geometry.line < 2
+    {
+        return Err(bad());
     }
+    let slots = usize::try_from(geometry.sets)
+        .ok()
+        .and_then(|sets| sets.checked_mul(geometry.ways as usize))
+        .ok_or_else(bad)?;
+    if policy == Policy::TreePlru && (!geometry.ways.is_power_of_two() || geometry.ways > 64) {
+        return Err(SimError::PlruWays {
+            name: geometry.name.clone(),
+            ways: geometry.ways,
+        });
+    }
+    Ok(slots)
 }
 
 /// Where a level's 3C shadow is, for the batch loop: none, here, or detached (hits logged).
@@ -676,7 +617,13 @@ pub(super) fn plru_victim(tree: u64, depth: u32) -> usize {
     way
 }
 
-pub(super) fn splitmix(mut x: u64) -> u64 {
+/// The random policy's generator state for level `index` under `seed`: distinct streams per
+/// level, never zero (xorshift must not start at 0).
+pub(super) fn random_start(seed: u64, index: usize) -> u64 {
+    splitmix(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F)) | 1
+}
+
+fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

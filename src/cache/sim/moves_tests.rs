@@ -117,7 +117,7 @@ proptest! {
         if passing.0 == 3 {
             fast = fast.always_detach();
         }
-        let mut plain = Reference::new(&geometry, policy, classify);
+        let mut plain = Reference::new(&geometry, policy, classify, DEFAULT_STATE_BUDGET).unwrap();
         let mut last: Option<MoveRun> = None;
         for step in steps {
             let moves = match step {
@@ -178,7 +178,7 @@ fn transpose_column(n: u64, j: u64) -> (Walk, Walk) {
 fn transpose_columns_are_taken_whole_and_exactly() {
     let geometry = [arbitrary_level(0, 4, 2, 2, Policy::Lru)]; // 8 lines of 64 B
     let mut fast = Hierarchy::new(&geometry, Policy::Lru, true).unwrap();
-    let mut plain = Reference::new(&geometry, Policy::Lru, true);
+    let mut plain = Reference::new(&geometry, Policy::Lru, true, DEFAULT_STATE_BUDGET).unwrap();
     let n = 64u64;
     for j in 0..n {
         let (from, to) = transpose_column(n, j);
@@ -224,7 +224,8 @@ fn transpose_columns_in_one_set_are_taken_apart_exactly() {
             let mut fast = Hierarchy::new(&geometry, Policy::Lru, classify)
                 .unwrap()
                 .with_chunk(300, pipelined);
-            let mut plain = Reference::new(&geometry, Policy::Lru, classify);
+            let mut plain =
+                Reference::new(&geometry, Policy::Lru, classify, DEFAULT_STATE_BUDGET).unwrap();
             // A column steps n × 8 B, a whole number of lines in one set of level 0.
             for j in 0..n {
                 let (from, to) = transpose_column(n, j);

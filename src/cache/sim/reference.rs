@@ -1,130 +1,179 @@
-//! A deliberately plain simulator (tests only) that the fast [`super::Hierarchy`] must equal
-//! count for count and line for line: per-set `Vec`s kept in recency / insertion / way order,
-//! a fully-associative LRU as a `Vec` in recency order, a `HashSet` of lines ever seen; no
-//! fast paths, no rings, no linked lists. Same semantics as the module docs of [`super`]
-//! (rules 1–6 and the 3C definitions); tree-PLRU and random replacement reuse the fast
-//! simulator's tree and generator helpers, whose behaviour the hand-computed unit tests pin
-//! down.
+//! The reference engine (`stridelab sim --engine reference`): a deliberately plain simulator,
+//! the executable specification that the fast [`super::Hierarchy`] must equal count for count
+//! and line for line (the proptests beside it check that). Every access looks up each line it
+//! touches, one by one, at each level it reaches: a set is a `Vec` in recency, insertion or
+//! way order, made when the set is first reached; the 3C shadow is a fully-associative LRU
+//! kept as each held line's last use, and a `HashSet` of the lines ever seen. No fast paths,
+//! batches, rings or threads.
+//!
+//! Same semantics as the module docs of [`super`] (rules 1–6 and the 3C definitions), written
+//! out again here rather than shared with the fast engine, so that the check compares two
+//! readings of them. Tree-PLRU and random replacement reuse the fast engine's tree and
+//! generator helpers, which hand-computed unit tests pin down.
+//!
+//! Its work is bounded like the fast engine's: the same checks of the levels before anything
+//! is allocated (and nothing per set until a set is reached), and `sim`'s access estimate
+//! before it runs. Each access costs a hash lookup per line and level, and the shadow a
+//! logarithmic one; memory grows with the sets reached and the lines seen.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::{LevelStats, Policy, plru_touch, plru_victim, splitmix, xorshift};
+use super::level::{plru_touch, plru_victim, random_start, xorshift};
+use super::{LevelStats, Policy, SimError, check_levels, shadow_capacity};
 use crate::cache::AccessSink;
 use crate::cache::geometry::CacheLevel;
 
 /// An invalid way (no line number is `u64::MAX`).
 const EMPTY: u64 = u64::MAX;
 
-#[derive(Debug)]
-struct Level {
-    line_shift: u32,
-    ways: usize,
-    /// LRU: most recent first; FIFO: newest first; tree-PLRU and random: one entry per way
-    /// (`EMPTY` when invalid).
-    sets: Vec<Vec<u64>>,
-    plru_bits: Vec<u64>,
-    rng: u64,
-    stats: LevelStats,
-    /// Ever seen, and the fully-associative LRU of the level's size (most recent first).
-    classify: Option<(HashSet<u64>, Vec<u64>)>,
-    capacity: usize,
-}
-
-/// The reference hierarchy; build it with the same arguments as [`super::Hierarchy::new`].
+/// The reference hierarchy, innermost level first.
 #[derive(Debug)]
 pub(super) struct Reference {
     levels: Vec<Level>,
     policy: Policy,
 }
 
+#[derive(Debug)]
+struct Level {
+    line_shift: u32,
+    sets: u64,
+    ways: usize,
+    /// The sets reached so far, by index.
+    reached: HashMap<u64, Set>,
+    /// The random policy's generator.
+    rng: u64,
+    stats: LevelStats,
+    /// Present when the hierarchy classifies misses (3C).
+    shadow: Option<Shadow>,
+}
+
+/// One set: LRU lines most recent first, FIFO newest first; tree-PLRU and random one entry
+/// per way (`EMPTY` when invalid), with the tree's bits for tree-PLRU.
+#[derive(Debug, Default)]
+struct Set {
+    lines: Vec<u64>,
+    plru_bits: u64,
+}
+
+/// What classifies a level's misses: every line it has seen, and a fully-associative LRU
+/// cache of as many lines as the level holds.
+#[derive(Debug)]
+struct Shadow {
+    seen: HashSet<u64>,
+    /// Each held line's last use (the shadow's access count then) …
+    last_use: HashMap<u64, u64>,
+    /// … and the held lines by last use, least recent first.
+    by_last_use: BTreeMap<u64, u64>,
+    accesses: u64,
+    capacity: usize,
+}
+
+/// Why an access missed, worst last (its worst line's cause counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Cause {
+    Conflict,
+    Capacity,
+    Compulsory,
+}
+
 impl Reference {
-    pub(super) fn new(levels: &[CacheLevel], policy: Policy, classify_3c: bool) -> Self {
-        let levels = levels
-            .iter()
-            .enumerate()
-            .map(|(index, geometry)| {
-                let sets = geometry.sets as usize;
-                let ways = geometry.ways as usize;
-                let fixed_ways = matches!(policy, Policy::TreePlru | Policy::Random { .. });
-                Level {
-                    line_shift: geometry.line.trailing_zeros(),
-                    ways,
-                    sets: vec![
-                        if fixed_ways {
-                            vec![EMPTY; ways]
-                        } else {
-                            Vec::new()
-                        };
-                        sets
-                    ],
-                    plru_bits: vec![0; sets],
-                    rng: match policy {
-                        Policy::Random { seed } => {
-                            splitmix(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F)) | 1
-                        }
-                        _ => 0,
-                    },
-                    stats: LevelStats::default(),
-                    classify: classify_3c.then(|| (HashSet::new(), Vec::new())),
-                    capacity: sets * ways,
-                }
-            })
-            .collect();
-        Self { levels, policy }
+    /// Empty caches for `levels`, innermost first, all with `policy`, classifying misses if
+    /// `classify_3c`; refused exactly as [`super::Hierarchy::with_state_budget`] refuses them.
+    pub(super) fn new(
+        levels: &[CacheLevel],
+        policy: Policy,
+        classify_3c: bool,
+        budget: u64,
+    ) -> Result<Self, SimError> {
+        check_levels(levels, policy, classify_3c, budget)?;
+        let mut built = Vec::with_capacity(levels.len());
+        for (index, geometry) in levels.iter().enumerate() {
+            let shadow = if classify_3c {
+                Some(Shadow {
+                    seen: HashSet::new(),
+                    last_use: HashMap::new(),
+                    by_last_use: BTreeMap::new(),
+                    accesses: 0,
+                    capacity: shadow_capacity(geometry)?,
+                })
+            } else {
+                None
+            };
+            built.push(Level {
+                line_shift: geometry.line.trailing_zeros(),
+                sets: u64::from(geometry.sets),
+                ways: geometry.ways as usize,
+                reached: HashMap::new(),
+                rng: match policy {
+                    Policy::Random { seed } => random_start(seed, index),
+                    _ => 0,
+                },
+                stats: LevelStats::default(),
+                shadow,
+            });
+        }
+        Ok(Self {
+            levels: built,
+            policy,
+        })
     }
 
+    /// Per-level counts, innermost first.
     pub(super) fn stats(&self) -> Vec<LevelStats> {
         self.levels.iter().map(|l| l.stats).collect()
     }
 
+    /// Zeroes the counts but keeps the caches' contents and the lines seen.
+    pub(super) fn reset_stats(&mut self) {
+        for level in &mut self.levels {
+            level.stats = LevelStats::default();
+        }
+    }
+
     /// Resident line addresses per set, in the order [`super::Hierarchy::resident_lines`]
     /// promises.
+    #[cfg(test)]
     pub(super) fn resident_lines(&self, level: usize) -> Vec<Vec<u64>> {
         let l = &self.levels[level];
-        l.sets
-            .iter()
-            .map(|set| {
-                set.iter()
-                    .filter(|&&t| t != EMPTY)
+        (0..l.sets)
+            .map(|index| match l.reached.get(&index) {
+                Some(set) => set
+                    .lines
+                    .iter()
+                    .filter(|&&line| line != EMPTY)
                     .map(|&line| line << l.line_shift)
-                    .collect()
+                    .collect(),
+                None => Vec::new(),
             })
             .collect()
     }
 
+    /// One access: at each level, every line it touches looked up (and shown to the shadow);
+    /// counted once, as a miss if any line missed, classified by its worst line; a miss goes
+    /// on to the next level whole, a hit stops.
     fn access(&mut self, addr: u64, len: u32, is_store: bool) {
         let policy = self.policy;
         for level in &mut self.levels {
             let first = addr >> level.line_shift;
             let last = addr.saturating_add(u64::from(len.max(1)) - 1) >> level.line_shift;
             let mut missed = false;
-            // 0 none, 1 conflict, 2 capacity, 3 compulsory: the worst line's reason counts.
-            let mut worst = 0;
+            let mut worst: Option<Cause> = None;
             for line in first..=last {
                 let hit = level.lookup(line, policy);
-                let capacity = level.capacity;
-                if let Some((seen, fully_associative)) = &mut level.classify {
-                    let first_touch = seen.insert(line);
-                    let fa_hit = match fully_associative.iter().position(|&l| l == line) {
-                        Some(i) => {
-                            fully_associative.remove(i);
-                            true
-                        }
-                        None => false,
+                missed |= !hit;
+                if let Some(shadow) = &mut level.shadow {
+                    let (first_touch, held) = shadow.access(line);
+                    let cause = if first_touch {
+                        Cause::Compulsory
+                    } else if !held {
+                        Cause::Capacity
+                    } else {
+                        Cause::Conflict
                     };
-                    fully_associative.insert(0, line);
-                    fully_associative.truncate(capacity);
                     if !hit {
-                        worst = worst.max(if first_touch {
-                            3
-                        } else if !fa_hit {
-                            2
-                        } else {
-                            1
-                        });
+                        worst = worst.max(Some(cause));
                     }
                 }
-                missed |= !hit;
             }
             let s = &mut level.stats;
             if is_store {
@@ -135,10 +184,10 @@ impl Reference {
                 s.load_misses += u64::from(missed);
             }
             match worst {
-                3 => s.compulsory += 1,
-                2 => s.capacity += 1,
-                1 => s.conflict += 1,
-                _ => {}
+                Some(Cause::Compulsory) => s.compulsory += 1,
+                Some(Cause::Capacity) => s.capacity += 1,
+                Some(Cause::Conflict) => s.conflict += 1,
+                None => {}
             }
             if !missed {
                 return;
@@ -148,53 +197,86 @@ impl Reference {
 }
 
 impl Level {
+    /// Looks `line` up in its set under `policy`, bringing it in on a miss; true on a hit.
     fn lookup(&mut self, line: u64, policy: Policy) -> bool {
-        let set_index = (line % self.sets.len() as u64) as usize;
         let ways = self.ways;
-        let set = &mut self.sets[set_index];
+        let fixed_ways = matches!(policy, Policy::TreePlru | Policy::Random { .. });
+        let set = self.reached.entry(line % self.sets).or_insert_with(|| Set {
+            lines: if fixed_ways {
+                vec![EMPTY; ways]
+            } else {
+                Vec::new()
+            },
+            plru_bits: 0,
+        });
+        let lines = &mut set.lines;
         match policy {
             Policy::Lru | Policy::Fifo => {
-                if let Some(i) = set.iter().position(|&t| t == line) {
+                if let Some(i) = lines.iter().position(|&t| t == line) {
                     if policy == Policy::Lru {
-                        set.remove(i);
-                        set.insert(0, line);
+                        lines.remove(i);
+                        lines.insert(0, line);
                     }
                     return true;
                 }
-                set.insert(0, line);
-                if set.len() > ways {
-                    set.pop();
+                lines.insert(0, line);
+                if lines.len() > ways {
+                    lines.pop();
                     self.stats.evictions += 1;
                 }
                 false
             }
             Policy::TreePlru => {
                 let depth = ways.trailing_zeros();
-                let tree = &mut self.plru_bits[set_index];
-                if let Some(way) = set.iter().position(|&t| t == line) {
+                let tree = &mut set.plru_bits;
+                if let Some(way) = lines.iter().position(|&t| t == line) {
                     plru_touch(tree, depth, way);
                     return true;
                 }
-                let way = set.iter().position(|&t| t == EMPTY).unwrap_or_else(|| {
+                let way = lines.iter().position(|&t| t == EMPTY).unwrap_or_else(|| {
                     self.stats.evictions += 1;
                     plru_victim(*tree, depth)
                 });
-                set[way] = line;
+                lines[way] = line;
                 plru_touch(tree, depth, way);
                 false
             }
             Policy::Random { .. } => {
-                if set.contains(&line) {
+                if lines.contains(&line) {
                     return true;
                 }
-                let way = set.iter().position(|&t| t == EMPTY).unwrap_or_else(|| {
+                let way = lines.iter().position(|&t| t == EMPTY).unwrap_or_else(|| {
                     self.stats.evictions += 1;
                     (xorshift(&mut self.rng) % ways as u64) as usize
                 });
-                set[way] = line;
+                lines[way] = line;
                 false
             }
         }
+    }
+}
+
+impl Shadow {
+    /// One line through the shadow: whether the level had never seen it, and whether the
+    /// fully-associative cache held it; it is then the most recent, and the least recent
+    /// line goes if the cache is over its capacity.
+    fn access(&mut self, line: u64) -> (bool, bool) {
+        let first_touch = self.seen.insert(line);
+        self.accesses += 1;
+        let held = match self.last_use.insert(line, self.accesses) {
+            Some(previous) => {
+                self.by_last_use.remove(&previous);
+                true
+            }
+            None => false,
+        };
+        self.by_last_use.insert(self.accesses, line);
+        if self.by_last_use.len() > self.capacity
+            && let Some((_, oldest)) = self.by_last_use.pop_first()
+        {
+            self.last_use.remove(&oldest);
+        }
+        (first_touch, held)
     }
 }
 

@@ -101,7 +101,7 @@ proptest! {
         if passing.0 == 3 {
             fast = fast.always_detach();
         }
-        let mut plain = Reference::new(&geometry, policy, classify);
+        let mut plain = Reference::new(&geometry, policy, classify, DEFAULT_STATE_BUDGET).unwrap();
         let base = 1u64 << 20;
         let mut earlier = vec![(base, 64i64, 0u64, 8u32)];
         for (i, step) in steps.iter().enumerate() {

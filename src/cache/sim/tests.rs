@@ -494,7 +494,8 @@ fn assert_matches_reference(
     classify: bool,
     trace: &[(u64, u32, u8)],
 ) -> Result<(), proptest::test_runner::TestCaseError> {
-    let mut r = reference::Reference::new(geometry, policy, classify);
+    let mut r =
+        reference::Reference::new(geometry, policy, classify, DEFAULT_STATE_BUDGET).unwrap();
     for (i, &(addr, len, kind)) in trace.iter().enumerate() {
         if i == trace.len() / 2 {
             // Midway, everything pending is simulated (and a lower-level thread stopped).

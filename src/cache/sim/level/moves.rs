@@ -4,12 +4,10 @@
 
 use std::ops::Range;
 
+use super::super::counts::{Counts, classified};
 use super::super::shadow::SideLines;
 use super::super::stream::{Access, Moves, Stream};
-use super::{
-    BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, NO_LINE, Outcome, Replacement,
-    classified, tag_of, wrap_add,
-};
+use super::{LevelSim, NO_LINE, Replacement, tag_of, wrap_add};
 
 /// How the level's 3C shadow takes a move run, decided before its first access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +71,7 @@ impl LevelSim {
             0 => NO_LINE,
             k => run.access(k - 1).addr >> self.line_shift,
         });
-        let mut counts = [0u64; COUNTERS];
+        let mut counts = Counts::default();
         if LRU && self.may_take_apart(plan) {
             self.moves_apart::<WAYS>(moves, range, plan, &mut previous, &mut counts, misses);
         } else {
@@ -82,9 +80,7 @@ impl LevelSim {
                 self.move_pair::<WAYS, LRU>(moves, k, plan, &mut previous, &mut counts, misses);
             }
         }
-        for (total, count) in self.counts.iter_mut().zip(counts) {
-            *total += count;
-        }
+        self.counts.add(&counts);
     }
 
     /// Pair `k`: its load, then its store; misses to `misses`.
@@ -95,7 +91,7 @@ impl LevelSim {
         k: u64,
         plan: ShadowPlan,
         previous: &mut [u64; 2],
-        counts: &mut [u64; COUNTERS],
+        counts: &mut Counts,
         mut misses: Option<&mut Stream>,
     ) {
         let [load, store] = previous;
@@ -119,7 +115,7 @@ impl LevelSim {
         access: Access,
         previous: &mut u64,
         plan: ShadowPlan,
-        counts: &mut [u64; COUNTERS],
+        counts: &mut Counts,
     ) -> bool {
         let line = access.addr >> self.line_shift;
         let repeat = line == *previous;
@@ -129,27 +125,20 @@ impl LevelSim {
             true
         } else if LRU {
             let set = self.set_of(line);
-            self.lru_touch::<WAYS>(set, line, &mut counts[EVICTIONS])
+            let mut evictions = 0;
+            let hit = self.lru_touch::<WAYS>(set, line, &mut evictions);
+            counts.record_evictions(evictions);
+            hit
         } else {
             self.lookup(line)
         };
-        let outcome = match (plan, self.shadow.as_mut()) {
-            (ShadowPlan::EachAccess, Some(shadow)) => classified(hit, shadow.access(line)),
-            _ if hit => Outcome::Hit,
-            (ShadowPlan::Whole, _) if repeat => Outcome::Conflict,
-            (ShadowPlan::Whole, Some(shadow)) => {
-                if shadow.first_touch(line) {
-                    Outcome::Compulsory
-                } else {
-                    Outcome::Capacity
-                }
-            }
-            _ => Outcome::Miss,
+        // A run the shadow took whole needs its view only of the accesses that miss their set.
+        let seen = match (plan, self.shadow.as_mut()) {
+            (ShadowPlan::EachAccess, Some(shadow)) => Some(shadow.access(line)),
+            (ShadowPlan::Whole, Some(shadow)) if !hit => Some(shadow.in_whole_moves(line, repeat)),
+            _ => None,
         };
-        let store = usize::from(access.is_store);
-        counts[LOADS + store] += 1;
-        counts[LOAD_MISSES + store] += u64::from(!hit);
-        counts[BY_OUTCOME + outcome as usize] += 1;
+        counts.record(access.is_store, classified(hit, seen));
         !hit
     }
 

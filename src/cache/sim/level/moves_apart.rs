@@ -16,10 +16,11 @@
 
 use std::ops::Range;
 
+use super::super::counts::Counts;
 use super::super::shadow::Segment;
 use super::super::stream::{MARKED_PAIRS, Marks, Moves, MovesMissed, Run, Stream};
 use super::moves::ShadowPlan;
-use super::{BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, Outcome, Replacement};
+use super::{LevelSim, Replacement};
 use crate::cache::model::closed_form_sets;
 
 /// Most sets a level may have to take moves apart: a side's sets are marked in a bitmap of
@@ -50,7 +51,7 @@ impl LevelSim {
         range: Range<u64>,
         plan: ShadowPlan,
         previous: &mut [u64; 2],
-        counts: &mut [u64; COUNTERS],
+        counts: &mut Counts,
         mut misses: Option<&mut Stream>,
     ) {
         let sides = [moves.load, moves.store];
@@ -100,7 +101,7 @@ impl LevelSim {
         range: Range<u64>,
         plan: ShadowPlan,
         previous: &mut [u64; 2],
-        counts: &mut [u64; COUNTERS],
+        counts: &mut Counts,
         mut misses: Option<&mut Stream>,
     ) {
         if range.end - range.start < MIN_STRETCH {
@@ -154,7 +155,7 @@ impl LevelSim {
         range: Range<u64>,
         plan: ShadowPlan,
         previous: &mut u64,
-        counts: &mut [u64; COUNTERS],
+        counts: &mut Counts,
         missed: &mut Marks,
     ) {
         let line_bytes = 1u64 << self.line_shift;
@@ -175,11 +176,7 @@ impl LevelSim {
             // else reaches that set meanwhile. Counted, not looked up.
             let repeats =
                 (run.in_same_line(access.addr, self.line_shift) - 1).min(looked_up - i - 1);
-            if repeats > 0 {
-                let store = usize::from(run.is_store);
-                counts[LOADS + store] += repeats;
-                counts[BY_OUTCOME + Outcome::Hit as usize] += repeats;
-            }
+            counts.record_hits(run.is_store, repeats);
             i += 1 + repeats;
         }
         let rest = count - looked_up;
@@ -188,22 +185,14 @@ impl LevelSim {
         };
         // Every set the run reaches holds only lines of it: each later access misses.
         debug_assert!(run.step.unsigned_abs().is_multiple_of(line_bytes));
-        let store = usize::from(run.is_store);
-        counts[LOADS + store] += rest;
-        counts[LOAD_MISSES + store] += rest;
-        counts[EVICTIONS] += rest;
+        counts.record_evicting_misses(run.is_store, rest);
         let lines = Segment {
             first: run.access(range.start).addr >> self.line_shift,
             step: run.step >> self.line_shift,
             count,
         };
-        match (plan, self.shadow.as_mut()) {
-            (ShadowPlan::Whole, Some(shadow)) => {
-                let compulsory = shadow.first_touches(lines, looked_up..count);
-                counts[BY_OUTCOME + Outcome::Compulsory as usize] += compulsory;
-                counts[BY_OUTCOME + Outcome::Capacity as usize] += rest - compulsory;
-            }
-            _ => counts[BY_OUTCOME + Outcome::Miss as usize] += rest,
+        if let (ShadowPlan::Whole, Some(shadow)) = (plan, self.shadow.as_mut()) {
+            counts.record_causes(shadow.in_whole_moves_tally(lines, looked_up..count), rest);
         }
         mark_range(missed, looked_up..count);
         self.hold_run_ends(lines, period);

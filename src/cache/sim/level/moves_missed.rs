@@ -11,11 +11,12 @@
 
 use std::ops::Range;
 
+use super::super::counts::{Counts, classified};
 use super::super::shadow::{FullyAssociativeLru, Segment};
 use super::super::stream::{MARKED_PAIRS, Marks, MovesMissed, Run, Stream};
+use super::LevelSim;
 use super::moves_apart::MAX_SETS;
 use super::runs::RunShape;
-use super::{BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, Outcome, classified};
 
 const WORDS: usize = MARKED_PAIRS / 64;
 
@@ -47,7 +48,7 @@ impl LevelSim {
         {
             self.pieces_marked += 1;
         }
-        let mut counts = [0u64; COUNTERS];
+        let mut counts = Counts::default();
         let mut hit: [Marks; 2] = [[0; WORDS]; 2];
         match self.ways {
             8 => self.look_up_marked::<8>(piece, &mut hit, &mut counts),
@@ -55,21 +56,15 @@ impl LevelSim {
             16 => self.look_up_marked::<16>(piece, &mut hit, &mut counts),
             _ => self.look_up_marked::<0>(piece, &mut hit, &mut counts),
         }
+        // The misses' causes: here, or by the shadow on its own thread from the hits. A level
+        // that does not classify has none to count.
         let shift = self.line_shift;
         match (self.shadow.as_mut(), self.hit_log.as_mut()) {
             (Some(shadow), _) => classify_marked(shadow, shift, piece, &hit, &mut counts),
             (None, Some(log)) => log.push_marks(hit),
-            (None, None) => {
-                let missed: u32 = (0..2)
-                    .flat_map(|side| (0..WORDS).map(move |w| (side, w)))
-                    .map(|(side, w)| (piece.missed[side][w] & !hit[side][w]).count_ones())
-                    .sum();
-                counts[BY_OUTCOME + Outcome::Miss as usize] += u64::from(missed);
-            }
+            (None, None) => {}
         }
-        for (total, count) in self.counts.iter_mut().zip(counts) {
-            *total += count;
-        }
+        self.counts.add(&counts);
         if let Some(misses) = misses {
             let mut missed = piece.missed;
             for (marks, hits) in missed.iter_mut().zip(&hit) {
@@ -88,7 +83,7 @@ impl LevelSim {
         &mut self,
         piece: &MovesMissed,
         hit: &mut [Marks; 2],
-        counts: &mut [u64; COUNTERS],
+        counts: &mut Counts,
     ) {
         let runs = [&piece.moves.load, &piece.moves.store];
         let reach = [0, 1].map(|side| self.marked_reach(runs[side], &piece.missed[side]));
@@ -129,7 +124,7 @@ impl LevelSim {
         side: usize,
         range: Range<usize>,
         hit: &mut [Marks; 2],
-        counts: &mut [u64; COUNTERS],
+        counts: &mut Counts,
     ) {
         let run = if side == 0 {
             &piece.moves.load
@@ -137,7 +132,6 @@ impl LevelSim {
             &piece.moves.store
         };
         let marks = &piece.missed[side];
-        let store = usize::from(run.is_store);
         let period = self.run_period(run);
         let mut looked_up = range.end;
         let mut as_run = None;
@@ -148,21 +142,19 @@ impl LevelSim {
                 // Every set the span reaches holds only lines of it after `ways` of them:
                 // each later access misses.
                 looked_up = span.start + ways_deep as usize;
-                let rest = count - ways_deep;
-                counts[LOADS + store] += rest;
-                counts[LOAD_MISSES + store] += rest;
-                counts[EVICTIONS] += rest;
+                counts.record_evicting_misses(run.is_store, count - ways_deep);
                 as_run = Some((span, period));
             }
         }
+        let mut evictions = 0;
         for_each_bit(marks, range.start..looked_up, |i| {
             let line = self.line_at(run, piece.start + i as u64);
             let set = self.set_of(line);
-            let found = self.lru_touch::<WAYS>(set, line, &mut counts[EVICTIONS]);
-            counts[LOADS + store] += 1;
-            counts[LOAD_MISSES + store] += u64::from(!found);
+            let found = self.lru_touch::<WAYS>(set, line, &mut evictions);
+            counts.record_lookup(run.is_store, found);
             hit[side][i / 64] |= u64::from(found) << (i % 64);
         });
+        counts.record_evictions(evictions);
         if let Some((span, period)) = as_run {
             let lines = Segment {
                 first: self.line_at(run, piece.start + span.start as u64),
@@ -202,7 +194,7 @@ pub(in crate::cache::sim) fn classify_marked(
     line_shift: u32,
     piece: &MovesMissed,
     hit: &[Marks; 2],
-    counts: &mut [u64; COUNTERS],
+    counts: &mut Counts,
 ) {
     let runs = [&piece.moves.load, &piece.moves.store];
     piece.for_each_pair(|pair, missed| {
@@ -211,8 +203,7 @@ pub(in crate::cache::sim) fn classify_marked(
             if missed[side] {
                 let found = hit[side][i / 64] >> (i % 64) & 1 == 1;
                 let line = runs[side].access(pair).addr >> line_shift;
-                let outcome = classified(found, shadow.access(line));
-                counts[BY_OUTCOME + outcome as usize] += 1;
+                counts.record_cause(classified(found, Some(shadow.access(line))));
             }
         }
     });

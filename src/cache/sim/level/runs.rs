@@ -13,12 +13,10 @@
 //!
 //! [`FullyAssociativeLru::access_run`]: super::super::shadow::FullyAssociativeLru::access_run
 
-use super::super::shadow::{RunTally, Segment};
+use super::super::counts::{Counts, classified};
+use super::super::shadow::Segment;
 use super::super::stream::{MissCollector, Run, Stream};
-use super::{
-    BY_OUTCOME, COUNTERS, EVICTIONS, LOAD_MISSES, LOADS, LevelSim, Outcome, Replacement,
-    classified, tag_of,
-};
+use super::{LevelSim, Replacement, tag_of};
 use crate::cache::model::closed_form_sets;
 
 /// What decides how a level takes a run (its geometry and whether it is LRU): shared by the
@@ -73,15 +71,6 @@ impl RunShape {
     }
 }
 
-/// Counts by cause the accesses of a run past its looked-up ones (`rest`, all misses) from
-/// the shadow's tally of them.
-pub(in crate::cache::sim) fn count_rest(counts: &mut [u64; COUNTERS], tally: RunTally, rest: u64) {
-    let known = tally.first_touches + tally.fully_associative_hits;
-    counts[BY_OUTCOME + Outcome::Compulsory as usize] += tally.first_touches;
-    counts[BY_OUTCOME + Outcome::Conflict as usize] += tally.fully_associative_hits;
-    counts[BY_OUTCOME + Outcome::Capacity as usize] += rest - known;
-}
-
 impl LevelSim {
     /// How this level takes runs.
     pub(in crate::cache::sim) fn run_shape(&self) -> RunShape {
@@ -110,8 +99,7 @@ impl LevelSim {
             .shadow
             .as_mut()
             .map(|shadow| shadow.access_run(lines, looked_up, &mut outcomes));
-        let store = usize::from(run.is_store);
-        let mut counts = [0u64; COUNTERS];
+        let mut counts = Counts::default();
         let mut collector = MissCollector::new(*run, misses);
         // Out of `self` for the loop, so the lookups cannot touch it and it stays in registers.
         let mut hit_log = self.hit_log.take();
@@ -120,13 +108,8 @@ impl LevelSim {
             if let Some(log) = hit_log.as_mut() {
                 log.push(hit);
             }
-            let outcome = match tally {
-                Some(_) => classified(hit, outcomes[k as usize]),
-                None if hit => Outcome::Hit,
-                None => Outcome::Miss,
-            };
-            counts[LOAD_MISSES + store] += u64::from(!hit);
-            counts[BY_OUTCOME + outcome as usize] += 1;
+            let seen = tally.map(|_| outcomes[k as usize]);
+            counts.record(run.is_store, classified(hit, seen));
             if !hit {
                 collector.missed(k);
             }
@@ -136,16 +119,11 @@ impl LevelSim {
         collector.missed_all(looked_up, run.count);
         drop(collector);
         self.run_outcomes = outcomes;
-        counts[LOADS + store] += run.count;
-        counts[LOAD_MISSES + store] += rest;
-        counts[EVICTIONS] += rest;
-        match tally {
-            Some(tally) => count_rest(&mut counts, tally, rest),
-            None => counts[BY_OUTCOME + Outcome::Miss as usize] += rest,
+        counts.record_evicting_misses(run.is_store, rest);
+        if let Some(tally) = tally {
+            counts.record_causes(tally, rest);
         }
-        for (total, count) in self.counts.iter_mut().zip(counts) {
-            *total += count;
-        }
+        self.counts.add(&counts);
         if rest > 0 {
             self.hold_run_ends(lines, period);
         }

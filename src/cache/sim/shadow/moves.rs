@@ -14,7 +14,7 @@
 
 use std::ops::Range;
 
-use super::{FullyAssociativeLru, Segment};
+use super::{FullyAssociativeLru, RunTally, Segment, ShadowOutcome};
 
 /// The lines one side of a move run touches at a level: access k falls whole in line
 /// `(addr + k·step) >> shift` (the caller checks that no access straddles two lines).
@@ -162,15 +162,36 @@ impl FullyAssociativeLru {
         held.all(|segment| runs.iter().all(|run| run.disjoint(segment)))
     }
 
-    /// Marks `line` seen; true if it was not seen before (a compulsory miss).
+    /// What the shadow says of an access of a move run it took whole, by the module's rule:
+    /// a `repeat` of its side's last line is held; any other access is its line's first
+    /// touch in the run, which misses, and marks the line seen (a first touch ever if it was
+    /// not). Asked only of accesses that miss their set, so nothing else is marked.
     #[inline]
-    pub(in crate::cache::sim) fn first_touch(&mut self, line: u64) -> bool {
-        self.seen.insert_continuing(line)
+    pub(in crate::cache::sim) fn in_whole_moves(
+        &mut self,
+        line: u64,
+        repeat: bool,
+    ) -> ShadowOutcome {
+        if repeat {
+            return RunTally::HIT;
+        }
+        ShadowOutcome {
+            fully_associative_hit: false,
+            first_touch: self.seen.insert_continuing(line),
+        }
     }
 
-    /// Marks lines `lines.line(k)` for k in `ks` seen; how many were not seen before.
-    pub(in crate::cache::sim) fn first_touches(&mut self, lines: Segment, ks: Range<u64>) -> u64 {
-        self.seen.insert_lines(lines, ks)
+    /// [`Self::in_whole_moves`] for accesses `ks` of one side of such a run, each a different
+    /// line `lines.line(k)` (so none a repeat): none is held; marks them seen.
+    pub(in crate::cache::sim) fn in_whole_moves_tally(
+        &mut self,
+        lines: Segment,
+        ks: Range<u64>,
+    ) -> RunTally {
+        RunTally {
+            fully_associative_hits: 0,
+            first_touches: self.seen.insert_lines(lines, ks),
+        }
     }
 
     /// The remnant's lines, least recent first (for the table), and forgets it.
