@@ -79,20 +79,22 @@ proptest! {
     #[test]
     fn runs_taken_whole_equal_the_reference(
         shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
-        policy in (0u8..6, proptest::num::u64::ANY),
+        policy in (0u8..7, proptest::num::u64::ANY),
         classify in proptest::bool::ANY,
         passing in (0u8..4, 1usize..40),
         steps in steps(),
     ) {
+        // LRU, whose levels take runs whole, four times in seven.
         let policy = match policy.0 {
             0 => Policy::Fifo,
             1 => Policy::Random { seed: policy.1 },
+            2 => Policy::TreePlru,
             _ => Policy::Lru,
         };
         let geometry: Vec<CacheLevel> = shapes
             .iter()
             .enumerate()
-            .map(|(i, &(sets, ways, line_bits))| arbitrary_level(i, sets, ways, line_bits, Policy::Lru))
+            .map(|(i, &(sets, ways, line_bits))| arbitrary_level(i, sets, ways, line_bits, policy))
             .collect();
         let mut fast = Hierarchy::new(&geometry, policy, classify).unwrap();
         if passing.0 > 0 {
