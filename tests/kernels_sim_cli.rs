@@ -242,14 +242,23 @@ fn sim_takes_every_listed_kernel_with_its_example() {
         );
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert!(u(&v["accesses"]) > 0, "{name}");
-        args.extend(["--engine", "reference"]);
-        let reference = stridelab(&args);
-        assert_eq!(
-            String::from_utf8_lossy(&reference.stdout),
-            String::from_utf8_lossy(&out.stdout),
-            "{args:?}: the reference engine prints otherwise"
-        );
+        // The reference engine takes about a second per few million accesses.
+        if u(&v["accesses"]) <= 1 << 22 {
+            assert_reference_prints(&args, &out);
+        }
     }
+}
+
+/// Runs `args` again with `--engine reference` and checks that it prints `fast`'s bytes.
+fn assert_reference_prints(args: &[&str], fast: &std::process::Output) {
+    let mut args = args.to_vec();
+    args.extend(["--engine", "reference"]);
+    let reference = stridelab(&args);
+    assert_eq!(
+        String::from_utf8_lossy(&reference.stdout),
+        String::from_utf8_lossy(&fast.stdout),
+        "{args:?}: the reference engine prints otherwise"
+    );
 }
 
 /// The reference engine prints what the fast one prints, byte for byte, tables and JSON:
@@ -257,7 +266,7 @@ fn sim_takes_every_listed_kernel_with_its_example() {
 #[test]
 fn both_engines_print_the_same_bytes() {
     let two_levels = ["--cache", "L1d=4K,4,64", "--cache", "L2=32K,8,64"];
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 6] = [
         &["col-sum", "rows=256", "cols=256", "--preset", "design-vm"],
         &[
             "transpose",
@@ -269,6 +278,7 @@ fn both_engines_print_the_same_bytes() {
         &["row-sum", "rows=64", "cols=65", "--policy", "plru"],
         &["matmul", "n=24", "order=kji", "--policy", "fifo"],
         &["chase", "bytes=64K", "--policy", "random", "--seed", "7"],
+        &["copy", "bytes=256K", "--policy", "fifo", "--warm"],
     ];
     for case in cases {
         for format in [&["--json"][..], &[]] {
@@ -284,13 +294,7 @@ fn both_engines_print_the_same_bytes() {
                 "{args:?}: {}",
                 String::from_utf8_lossy(&fast.stderr)
             );
-            args.extend(["--engine", "reference"]);
-            let reference = stridelab(&args);
-            assert_eq!(
-                String::from_utf8_lossy(&reference.stdout),
-                String::from_utf8_lossy(&fast.stdout),
-                "{args:?}"
-            );
+            assert_reference_prints(&args, &fast);
         }
     }
     let unknown = stridelab(&["sim", "row-sum", "rows=8", "cols=8", "--engine", "slow"]);
