@@ -19,7 +19,7 @@
 //! ([`crate::kernels::copy::order`]), then the sampled checksum cells of buffer 1.
 
 use crate::cache::AccessSink;
-use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
+use crate::kernels::access::{CopyView, Mem, RealMem, SimMem, Strided};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, sampled_sum,
     size_param, text_param,
@@ -156,14 +156,15 @@ pub fn tiled_sum<M: Mem>(m: &mut M, tiling: Tiling, column: bool) -> f64 {
         for j in 0..tiling.n {
             for tile_i in 0..t {
                 let start = (tile_i * t + j / b) * b * b + j % b;
-                m.sum_run(0, start, b as isize, tiling.extent(tile_i), &mut acc);
+                let column = Strided::new(0, start, b as isize);
+                m.sum_run(column, tiling.extent(tile_i), &mut acc);
             }
         }
     } else {
         for i in 0..tiling.n {
             for tile_j in 0..t {
                 let start = ((i / b) * t + tile_j) * b * b + (i % b) * b;
-                m.sum_run(0, start, 1, tiling.extent(tile_j), &mut acc);
+                m.sum_run(Strided::new(0, start, 1), tiling.extent(tile_j), &mut acc);
             }
         }
     }

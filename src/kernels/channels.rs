@@ -8,7 +8,7 @@
 //!   (n, c) are one contiguous run of H·W elements; in `nhwc` they are one run of H·W elements
 //!   C apart. Within a channel the k-th element of each run goes to accumulator `k mod 8`; the
 //!   accumulators restart at every channel. Elements are f32 (default; 4-byte accesses at
-//!   `base + 4·i`, see `typed`) or f64. Checksum: Σ_c (c mod 7 + 1)·sum_c, so a value summed
+//!   `base + 4·i`, see `access`) or f64. Checksum: Σ_c (c mod 7 + 1)·sum_c, so a value summed
 //!   into the wrong channel changes it.
 //! - `stencil3x3 n c h w layout`: a 3×3 depthwise box stencil, **valid-only** (outputs with
 //!   1 ≤ h ≤ H−2 and 1 ≤ w ≤ W−2; the border of the output is never written). For each output
@@ -22,7 +22,7 @@
 //!   the sampled read-back of buffer 1. The simulated stream is the engine's own order.
 
 use crate::cache::AccessSink;
-use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
+use crate::kernels::access::{CopyView, Mem, RealMem, SimMem, Strided};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, invalid,
     sampled_sum, size_param, text_param,
@@ -33,7 +33,7 @@ use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
-use crate::kernels::typed::{Dtype, Element, Storage, TypedMem, with_real_mem, with_sim_mem};
+use crate::kernels::typed::{Dtype, Storage, with_real_mem, with_sim_mem};
 use crate::mem::AlignedBuffer;
 
 const DIMS: [ParamSpec; 4] = [
@@ -220,7 +220,7 @@ fn plan_stencil(params: &Params) -> Result<Vec<usize>, KernelError> {
 }
 
 /// The `channel-sum` order (see the module doc); returns Σ_c (c mod 7 + 1)·sum_c.
-pub fn channel_sum<T: Element, M: TypedMem<T>>(m: &mut M, t: Tensor4) -> f64 {
+pub fn channel_sum<M: Mem>(m: &mut M, t: Tensor4) -> f64 {
     let plane = t.h * t.w;
     let mut checksum = 0.0;
     for c in 0..t.c {
@@ -231,7 +231,7 @@ pub fn channel_sum<T: Element, M: TypedMem<T>>(m: &mut M, t: Tensor4) -> f64 {
             } else {
                 ((n * t.c + c) * plane, 1)
             };
-            m.sum_run(0, start, step as isize, plane, &mut acc);
+            m.sum_run(Strided::new(0, start, step as isize), plane, &mut acc);
         }
         checksum += channel_weight(c) * fold(&acc);
     }
@@ -244,7 +244,7 @@ fn channel_weight(c: usize) -> f64 {
 }
 
 /// The `stencil3x3` order (see the module doc): buffer 0 in, buffer 1 out.
-pub fn stencil3x3<M: Mem>(m: &mut M, t: Tensor4) -> f64 {
+pub fn stencil3x3<M: Mem<Elem = f64>>(m: &mut M, t: Tensor4) -> f64 {
     // Storage distance between vertically and horizontally adjacent elements.
     let (down, right) = if t.nhwc { (t.w * t.c, t.c) } else { (t.w, 1) };
     let mut total = 0.0;
@@ -416,7 +416,7 @@ fn prepare_to_nhwc(params: &Params, options: PrepareOptions) -> Prepared {
     }))
 }
 
-fn two_tensors<M: Mem>(m: &mut M, tensor: Tensor4, copy: bool) -> f64 {
+fn two_tensors<M: Mem<Elem = f64>>(m: &mut M, tensor: Tensor4, copy: bool) -> f64 {
     if copy {
         to_nhwc(m, tensor)
     } else {
@@ -505,7 +505,6 @@ fn to_nhwc_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::typed::TypedSim;
 
     #[derive(Default)]
     struct Recorder(Vec<(u64, u32)>);
@@ -534,7 +533,7 @@ mod tests {
             let mut recorder = Recorder::default();
             if f32_elements {
                 let mut cells: Vec<f32> = (0..len).map(|i| cell_value(i) as f32).collect();
-                channel_sum(&mut TypedSim::new([&mut cells], &mut recorder), t);
+                channel_sum(&mut SimMem::new([&mut cells], &mut recorder), t);
             } else {
                 let mut cells: Vec<f64> = (0..len).map(cell_value).collect();
                 channel_sum(&mut SimMem::new([&mut cells], &mut recorder), t);

@@ -2,7 +2,7 @@
 //! run (the one inner loop of all summing kernels), the sampled checksum of copies, the seeded
 //! cyclic permutation of pointer chases, and typed access to resolved parameters.
 
-use crate::kernels::access::{MAX_BUFFER_ELEMENTS, Mem};
+use crate::kernels::access::{Element, MAX_BUFFER_ELEMENTS, Mem};
 use crate::kernels::spec::{KernelError, ParamValue, Params, PrepareOptions};
 use crate::mem::AlignedBuffer;
 
@@ -43,7 +43,9 @@ pub fn check_indices(len: usize) -> impl Iterator<Item = usize> {
 /// few loads are part of the run and of its simulated stream). It checks placement, not only
 /// that the right values were read.
 pub fn sampled_sum<M: Mem>(m: &mut M, buffer: usize, len: usize) -> f64 {
-    check_indices(len).map(|index| m.load(buffer, index)).sum()
+    check_indices(len)
+        .map(|index| m.load(buffer, index).to_f64())
+        .sum()
 }
 
 use crate::stats::SplitMix64;

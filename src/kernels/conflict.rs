@@ -14,7 +14,7 @@
 //! all sets and isolates the effect from TLB misses (which the ±1 controls share).
 
 use crate::cache::AccessSink;
-use crate::kernels::access::{Mem, RealMem, SimMem};
+use crate::kernels::access::{Mem, RealMem, SimMem, Strided};
 use crate::kernels::common::{
     ACCUMULATORS, cell_to_link, cell_value, checked_elements, cyclic_permutation, fold, int_param,
     invalid, link_to_cell, size_param, text_param,
@@ -146,15 +146,16 @@ fn accesses(params: &Params) -> Result<u64, KernelError> {
 #[inline(always)]
 pub fn conflict_throughput<M: Mem>(m: &mut M, stride: usize, count: usize, reps: usize) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
+    let slots = Strided::new(0, 0, stride as isize);
     for _ in 0..reps {
-        m.sum_run(0, 0, stride as isize, count, &mut acc);
+        m.sum_run(slots, count, &mut acc);
     }
     fold(&acc)
 }
 
 /// The `lat` order: `loads` dependent loads from element 0; returns the sum of indices read.
 #[inline(always)]
-pub fn conflict_latency<M: Mem>(m: &mut M, loads: usize) -> f64 {
+pub fn conflict_latency<M: Mem<Elem = f64>>(m: &mut M, loads: usize) -> f64 {
     let mut at = 0;
     let mut total: u64 = 0;
     for _ in 0..loads {
@@ -197,7 +198,7 @@ fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
     Ok(Box::new(Conflict { probe, x, expected }))
 }
 
-fn probe<M: Mem>(m: &mut M, probe: Probe) -> f64 {
+fn probe<M: Mem<Elem = f64>>(m: &mut M, probe: Probe) -> f64 {
     match probe.mode {
         Mode::Throughput => conflict_throughput(m, probe.stride, probe.count, probe.reps),
         Mode::Latency => conflict_latency(m, probe.reps * probe.count),

@@ -25,7 +25,7 @@
 //! really did (usually this, on a fresh heap).
 
 use crate::cache::AccessSink;
-use crate::kernels::access::{Mem, Placement, RealMem, SimMem, sim_address};
+use crate::kernels::access::{Mem, Placement, RealMem, SimMem, Strided, sim_address};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, checked_elements, filled_buffer, fold, int_param, invalid,
     size_param, text_param,
@@ -168,22 +168,22 @@ fn simulation_note(params: &Params) -> Option<&'static str> {
 }
 
 /// The `jagged` orders (see the module doc). Jagged: buffer r is row r; flat: buffer 0.
-pub fn jagged_sum<M: Mem>(m: &mut M, s: Jagged) -> f64 {
+pub fn jagged_sum<M: Mem<Elem = f64>>(m: &mut M, s: Jagged) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     match (s.flat, s.column) {
         (true, false) => {
             for r in 0..s.rows {
-                m.sum_run(0, r * s.cols, 1, s.cols, &mut acc);
+                m.sum_run(Strided::new(0, r * s.cols, 1), s.cols, &mut acc);
             }
         }
         (true, true) => {
             for j in 0..s.cols {
-                m.sum_run(0, j, s.cols as isize, s.rows, &mut acc);
+                m.sum_run(Strided::new(0, j, s.cols as isize), s.rows, &mut acc);
             }
         }
         (false, false) => {
             for r in 0..s.rows {
-                m.sum_run(r, 0, 1, s.cols, &mut acc);
+                m.sum_run(Strided::new(r, 0, 1), s.cols, &mut acc);
             }
         }
         (false, true) => {

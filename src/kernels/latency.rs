@@ -107,7 +107,7 @@ pub const MAX_HOPS_PER_RUN: usize = 1 << 18;
 /// The chase order: from element `start`, `hops` dependent loads, each reading the next
 /// element's index. Returns the sum of the indices read.
 #[inline(always)]
-pub fn chase<M: Mem>(m: &mut M, start: usize, hops: usize) -> u64 {
+pub fn chase<M: Mem<Elem = f64>>(m: &mut M, start: usize, hops: usize) -> u64 {
     let mut at = start;
     let mut total: u64 = 0;
     for _ in 0..hops {

@@ -1,35 +1,36 @@
 //! `matmul n order [B] [dtype]`: C = A·B for n×n row-major matrices of f64 (default) or f32;
 //! A, B, C are buffers 0, 1, 2. A (i, k) is at `i·n + k`; C starts at zero before every run
 //! (outside the simulated stream; the timed run includes zeroing its n² cells, 1/n of the
-//! work). Written against [`TypedMem`], so f32 runs and simulates with
-//! 4-byte elements.
+//! work). Written against [`Mem`], so f32 runs and simulates with 4-byte elements.
 //!
 //! Orders (the classic loop nests; the simulator replays exactly these):
 //! - `ijk`, `jik`: for the two outer loops, `sum = Σ_k A[i][k]·B[k][j]` (each k loads `A[i][k]`
-//!   then `B[k][j]`, [`TypedMem::dot_run`]), then one store of `C[i][j]`;
+//!   then `B[k][j]`, [`Mem::dot_run`]), then one store of `C[i][j]`;
 //! - `ikj`, `kij`: `r = A[i][k]` (one load), then for j: `C[i][j] += r·B[k][j]` (loads
-//!   `B[k][j]`, loads `C[i][j]`, stores `C[i][j]`, [`TypedMem::axpy_run`]);
+//!   `B[k][j]`, loads `C[i][j]`, stores `C[i][j]`, [`Mem::axpy_run`]);
 //! - `jki`, `kji`: `r = B[k][j]`, then for i: `C[i][j] += A[i][k]·r` (loads `A[i][k]`, loads
 //!   `C[i][j]`, stores `C[i][j]`);
 //! - `blocked`: for ii, for kk, for jj in steps of B, `ikj` inside the tile (edges clipped).
 //!
-//! Every order then reads back the sampled checksum cells of C (the cells of
-//! [`crate::kernels::common::check_indices`]). Cells hold small integers (1..=251 in f64, 1..=13
+//! Every order then reads back the sampled checksum cells of C
+//! ([`crate::kernels::common::sampled_sum`]). Cells hold small integers (1..=251 in f64, 1..=13
 //! in f32, whose 24-bit mantissa holds 13²·2^14 exactly), so every sum is exact whatever the
 //! order, and the checksum equals the straightforward product's.
 
 use std::ops::DerefMut;
 
 use crate::cache::AccessSink;
+use crate::kernels::access::{Element, Mem, RealMem, SimMem, Strided};
 use crate::kernels::common::{
-    CHECK_SAMPLES, cell_value, check_indices, checked_elements, invalid, size_param, text_param,
+    CHECK_SAMPLES, cell_value, check_indices, checked_elements, invalid, sampled_sum, size_param,
+    text_param,
 };
 use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
-use crate::kernels::typed::{DTYPE_PARAM, Dtype, Element, Strided, TypedMem, TypedReal, TypedSim};
+use crate::kernels::typed::{DTYPE_PARAM, Dtype};
 use crate::mem::AlignedBuffer;
 
 /// The order words, as `run --list` shows them.
@@ -165,52 +166,38 @@ const C: usize = 2;
 
 /// Row `row` of an n-wide matrix from column `from`: unit steps.
 fn row(buffer: usize, n: usize, row: usize, from: usize) -> Strided {
-    Strided {
-        buffer,
-        start: row * n + from,
-        step: 1,
-    }
+    Strided::new(buffer, row * n + from, 1)
 }
 
 /// Column `col` of an n-wide matrix: steps of n.
 fn column(buffer: usize, n: usize, col: usize) -> Strided {
-    Strided {
-        buffer,
-        start: col,
-        step: n,
-    }
+    Strided::new(buffer, col, n as isize)
 }
 
 /// One C cell of `ijk`/`jik`: the dot product of A's row i and B's column j, stored.
 #[inline(always)]
-fn dot_cell<T: Element, M: TypedMem<T>>(m: &mut M, n: usize, i: usize, j: usize) {
+fn dot_cell<M: Mem>(m: &mut M, n: usize, i: usize, j: usize) {
     let sum = m.dot_run(row(A, n, i, 0), column(B, n, j), n);
     m.store(C, i * n + j, sum);
 }
 
 /// `C[i][from..from+len] += A[i][k] · B[k][from..from+len]`: the `ikj` inner loop.
 #[inline(always)]
-fn row_update<T: Element, M: TypedMem<T>>(
-    m: &mut M,
-    n: usize,
-    (i, k): (usize, usize),
-    from: usize,
-    len: usize,
-) {
+fn row_update<M: Mem>(m: &mut M, n: usize, (i, k): (usize, usize), from: usize, len: usize) {
     let r = m.load(A, i * n + k);
     m.axpy_run(row(B, n, k, from), row(C, n, i, from), len, r);
 }
 
 /// `C[..][j] += A[..][k] · B[k][j]`: the `jki` inner loop.
 #[inline(always)]
-fn column_update<T: Element, M: TypedMem<T>>(m: &mut M, n: usize, k: usize, j: usize) {
+fn column_update<M: Mem>(m: &mut M, n: usize, k: usize, j: usize) {
     let r = m.load(B, k * n + j);
     m.axpy_run(column(A, n, k), column(C, n, j), n, r);
 }
 
 /// The `matmul` orders on zeroed C; returns the sampled checksum of C.
 #[inline(always)]
-pub fn matmul<T: Element, M: TypedMem<T>>(m: &mut M, n: usize, order: Order) -> f64 {
+pub fn matmul<M: Mem>(m: &mut M, n: usize, order: Order) -> f64 {
     let square = |outer: &mut dyn FnMut(usize, usize)| {
         for a in 0..n {
             for b in 0..n {
@@ -240,9 +227,7 @@ pub fn matmul<T: Element, M: TypedMem<T>>(m: &mut M, n: usize, order: Order) -> 
             }
         }
     }
-    check_indices(n * n)
-        .map(|cell| m.load(C, cell).to_f64())
-        .sum()
+    sampled_sum(m, C, n * n)
 }
 
 /// The value A and B hold at `index`: [`cell_value`] in f64; 1..=13 in f32, so that a sum of
@@ -326,7 +311,7 @@ impl<T: Element, S: DerefMut<Target = [T]> + Send> Instance for Matmul<S> {
 
     fn run(&mut self) -> f64 {
         self.c.fill(T::default());
-        let mut m = TypedReal::new([&mut *self.a, &mut *self.b, &mut *self.c]);
+        let mut m = RealMem::new([&mut *self.a, &mut *self.b, &mut *self.c]);
         matmul(&mut m, self.shape.n, self.shape.order)
     }
 
@@ -336,7 +321,7 @@ impl<T: Element, S: DerefMut<Target = [T]> + Send> Instance for Matmul<S> {
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
         self.c.fill(T::default());
-        let mut m = TypedSim::new([&mut *self.a, &mut *self.b, &mut *self.c], sink);
+        let mut m = SimMem::new([&mut *self.a, &mut *self.b, &mut *self.c], sink);
         matmul(&mut m, self.shape.n, self.shape.order);
     }
 }
@@ -379,7 +364,7 @@ mod tests {
     fn product<T: Element>(n: usize, order: Order, dtype: Dtype) -> Vec<f64> {
         let (mut a, mut b) = (filled::<T>(n, dtype), filled::<T>(n, dtype));
         let mut c = vec![T::default(); n * n];
-        let checksum = matmul(&mut TypedReal::new([&mut a, &mut b, &mut c]), n, order);
+        let checksum = matmul(&mut RealMem::new([&mut a, &mut b, &mut c]), n, order);
         assert_eq!(checksum, reference_checksum(n, dtype), "{order:?}");
         c.into_iter().map(T::to_f64).collect()
     }
@@ -444,7 +429,7 @@ mod tests {
                 let mut c = vec![0.0f32; n * n];
                 let mut count = Count::default();
                 matmul(
-                    &mut TypedSim::new([&mut a, &mut b, &mut c], &mut count),
+                    &mut SimMem::new([&mut a, &mut b, &mut c], &mut count),
                     n,
                     order,
                 );

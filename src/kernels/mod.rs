@@ -1,8 +1,9 @@
 //! Kernel catalogue (data) and kernel families, plus the copy engine and the strided tensor
 //! with values (and the EXPR evaluation that copies) built on it.
 //!
-//! Every kernel's access order is one generic function over [`access::Mem`]: timed runs use
-//! [`access::RealMem`], simulation [`access::SimMem`], so the two cannot drift apart.
+//! Every kernel's access order is one generic function over [`access::Mem`] (generic over the
+//! element type): timed runs use [`access::RealMem`], simulation [`access::SimMem`] (or
+//! [`access::AddressMem`] when no data was prepared), so the two cannot drift apart.
 
 pub mod access;
 pub mod args;

@@ -4,9 +4,11 @@
 //! Both run on the copy engine's reference streams (`kernels::copy::reference`): `read_sum`
 //! (16 accumulators) and `plain_copy` (`memcpy`), the same ones the harness normalises by.
 //!
-//! Orders: `read` reads `x[k]` for k ascending; `copy` copies `src[k]` to `dst[k]` for k ascending (one load then one store per element in the
-//! simulated stream), then reads back the sampled checksum cells of dst
-//! ([`crate::kernels::common::sampled_sum`]).
+//! Orders: `read` reads `x[k]` for k ascending; `copy` copies `src[k]` to `dst[k]` for k
+//! ascending (one load then one store per element in the simulated stream), then reads back
+//! the sampled checksum cells of dst ([`crate::kernels::common::sampled_sum`]).
+
+#![forbid(unsafe_code)]
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem};
@@ -35,7 +37,7 @@ pub(crate) static READ: Entry = Entry {
         params: &BYTES_PARAMS,
         summary: "Reads a buffer sequentially with independent accumulators: the read-bandwidth reference.",
         example: "bytes=32M",
-        explanation: "Reads one buffer sequentially with eight independent accumulators: the \
+        explanation: "Reads one buffer sequentially with sixteen independent accumulators: the \
                       read bandwidth of this machine at this working-set size, the reference \
                       read-only kernels are normalised by (their same-run fraction of it).",
         prepare: prepare_read,

@@ -101,7 +101,7 @@ pub struct PrepareOptions {
     pub huge_pages: bool,
     /// The instance is only simulated, never run: a kernel whose address stream does not
     /// depend on its data may then allocate no buffers and feed addresses only
-    /// (`kernels::typed::AddressMem`); its `run` returns NaN, which no checksum matches.
+    /// (`kernels::access::AddressMem`); its `run` returns NaN, which no checksum matches.
     pub simulate_only: bool,
 }
 

@@ -9,6 +9,7 @@
 //! until the step defeats the prefetcher or the TLB.
 
 use crate::cache::AccessSink;
+use crate::kernels::access::{Mem, Strided};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, checked_elements, fold, invalid, size_param,
 };
@@ -17,9 +18,7 @@ use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
-use crate::kernels::typed::{
-    DTYPE_PARAM, Dtype, Element, Storage, TypedMem, with_real_mem, with_sim_mem,
-};
+use crate::kernels::typed::{DTYPE_PARAM, Dtype, Storage, with_real_mem, with_sim_mem};
 
 const PARAMS: [ParamSpec; 3] = [
     ParamSpec::int("len", 1, 1 << 29, None, "buffer length in elements").in_elements(),
@@ -79,9 +78,13 @@ fn reads(len: usize, stride: usize) -> usize {
 
 /// The `stride-sum` order.
 #[inline(always)]
-pub fn stride_sum<T: Element, M: TypedMem<T>>(m: &mut M, len: usize, stride: usize) -> f64 {
+pub fn stride_sum<M: Mem>(m: &mut M, len: usize, stride: usize) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
-    m.sum_run(0, 0, stride as isize, reads(len, stride), &mut acc);
+    m.sum_run(
+        Strided::new(0, 0, stride as isize),
+        reads(len, stride),
+        &mut acc,
+    );
     fold(&acc)
 }
 

@@ -18,9 +18,10 @@
 //! ([`crate::kernels::common::sampled_sum`]).
 
 use crate::cache::AccessSink;
-use crate::kernels::access::{CopyView, Mem, RealMem, SimMem};
+use crate::kernels::access::{CopyView, Mem, Strided};
 use crate::kernels::common::{
-    Matrix, cell_value, check_indices, checked_elements, invalid, size_param, text_param,
+    Matrix, cell_value, check_indices, checked_elements, invalid, sampled_sum, size_param,
+    text_param,
 };
 use crate::kernels::copy::order::REPLAY_CAVEAT;
 use crate::kernels::spec::SimStart;
@@ -29,10 +30,7 @@ use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::kernels::traverse::MATRIX_PARAMS;
-use crate::kernels::typed::{
-    AddressMem, DTYPE_PARAM, Dtype, Element, Storage, TypedMem, sampled_sum, with_real_mem,
-    with_sim_mem,
-};
+use crate::kernels::typed::{DTYPE_PARAM, Dtype, Storage, with_real_mem, with_sim_mem};
 
 const PARAMS: [ParamSpec; 6] = [
     MATRIX_PARAMS[0],
@@ -117,29 +115,16 @@ const DST: usize = 1;
 
 /// Moves src row i, columns `cols_from..cols_from + count`, to dst (j, i) in j order.
 #[inline(always)]
-fn move_row_part<T: Element, M: TypedMem<T>>(
-    m: &mut M,
-    matrix: Matrix,
-    i: usize,
-    cols_from: usize,
-    count: usize,
-) {
-    let (src_start, dst_start) = (i * matrix.ld + cols_from, cols_from * matrix.rows + i);
-    m.move_run(
-        (SRC, (src_start, 1)),
-        (DST, (dst_start, matrix.rows)),
-        count,
-    );
+fn move_row_part<M: Mem>(m: &mut M, matrix: Matrix, i: usize, cols_from: usize, count: usize) {
+    let row = Strided::new(SRC, i * matrix.ld + cols_from, 1);
+    let column = Strided::new(DST, cols_from * matrix.rows + i, matrix.rows as isize);
+    m.move_run(row, column, count);
 }
 
-/// The `transpose` orders of any element type (every variant but `fast`, which
-/// [`transpose`] runs); returns the sampled checksum of dst.
+/// The `transpose` orders (`fast` only on f64: see the module doc); returns the sampled
+/// checksum of dst.
 #[inline(always)]
-pub fn transpose_loops<T: Element, M: TypedMem<T>>(
-    m: &mut M,
-    matrix: Matrix,
-    variant: Variant,
-) -> f64 {
+pub fn transpose<M: Mem>(m: &mut M, matrix: Matrix, variant: Variant) -> f64 {
     let Matrix { rows, cols, ld } = matrix;
     match variant {
         Variant::NaiveRead => {
@@ -149,7 +134,8 @@ pub fn transpose_loops<T: Element, M: TypedMem<T>>(
         }
         Variant::NaiveWrite => {
             for j in 0..cols {
-                m.move_run((SRC, (j, ld)), (DST, (j * rows, 1)), rows);
+                let column = Strided::new(SRC, j, ld as isize);
+                m.move_run(column, Strided::new(DST, j * rows, 1), rows);
             }
         }
         Variant::Blocked { block } => {
@@ -162,28 +148,18 @@ pub fn transpose_loops<T: Element, M: TypedMem<T>>(
                 }
             }
         }
-        Variant::Fast => panic!("transpose_loops has no `fast` order: use transpose"),
+        Variant::Fast => {
+            let shape = [cols, rows];
+            let strides = [1, ld as isize];
+            let view = CopyView {
+                shape: &shape,
+                strides: &strides,
+                offset: 0,
+            };
+            m.copy_view(SRC, &view, DST, 0);
+        }
     }
     sampled_sum(m, DST, rows * cols)
-}
-
-/// The f64 `transpose` orders, `fast` (the copy engine) included; returns the sampled checksum
-/// of dst.
-#[inline(always)]
-pub fn transpose<M: Mem + TypedMem<f64>>(m: &mut M, matrix: Matrix, variant: Variant) -> f64 {
-    if variant != Variant::Fast {
-        return transpose_loops(m, matrix, variant);
-    }
-    let Matrix { rows, cols, ld } = matrix;
-    let shape = [cols, rows];
-    let strides = [1, ld as isize];
-    let view = CopyView {
-        shape: &shape,
-        strides: &strides,
-        offset: 0,
-    };
-    m.copy_view(SRC, &view, DST, 0);
-    crate::kernels::common::sampled_sum(m, DST, rows * cols)
 }
 
 struct Transpose {
@@ -225,10 +201,7 @@ impl Instance for Transpose {
 
     fn run(&mut self) -> f64 {
         let (matrix, variant) = (self.matrix, self.variant);
-        match &mut self.buffers {
-            Storage::F64([src, dst]) => transpose(&mut RealMem::new([src, dst]), matrix, variant),
-            other => with_real_mem!(other, |m| transpose_loops(m, matrix, variant)),
-        }
+        with_real_mem!(&mut self.buffers, |m| transpose(m, matrix, variant))
     }
 
     fn expected_checksum(&self) -> f64 {
@@ -237,20 +210,7 @@ impl Instance for Transpose {
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
         let (matrix, variant) = (self.matrix, self.variant);
-        match &mut self.buffers {
-            Storage::F64([src, dst]) => {
-                transpose(&mut SimMem::new([src, dst], sink), matrix, variant);
-            }
-            Storage::Addresses {
-                dtype: Dtype::F64,
-                lens,
-            } => {
-                transpose(&mut AddressMem::<f64, 2>::new(*lens, sink), matrix, variant);
-            }
-            other => {
-                with_sim_mem!(other, sink, |m| transpose_loops(m, matrix, variant));
-            }
-        }
+        with_sim_mem!(&mut self.buffers, sink, |m| transpose(m, matrix, variant));
     }
 }
 

@@ -2,7 +2,7 @@
 //! `row-sum` (for i, for j: read A[i·ld + j]) and `col-sum` (for j, for i: read A[i·ld + j]).
 //!
 //! Accumulators: within each row (row-sum) or column (col-sum) the k-th element read goes to
-//! accumulator `k mod 8` ([`TypedMem::sum_run`]); the address order is exactly the loop nest above.
+//! accumulator `k mod 8` ([`Mem::sum_run`]); the address order is exactly the loop nest above.
 //!
 //! Elements are f64 (default) or f32 (`dtype=f32`): the same orders over 4-byte elements.
 //!
@@ -13,15 +13,14 @@
 //! `deopt=0` is the real kernel.
 
 use crate::cache::AccessSink;
+use crate::kernels::access::{Mem, Strided};
 use crate::kernels::common::{ACCUMULATORS, Matrix, cell_value, fold, int_param};
 use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
-use crate::kernels::typed::{
-    DTYPE_PARAM, Dtype, Element, Storage, TypedMem, with_real_mem, with_sim_mem,
-};
+use crate::kernels::typed::{DTYPE_PARAM, Dtype, Storage, with_real_mem, with_sim_mem};
 
 /// `rows`, `cols`, `ld` (defaults to `cols`): the matrix parameters shared with `transpose`.
 pub(crate) const MATRIX_PARAMS: [ParamSpec; 3] = [
@@ -161,12 +160,13 @@ fn is_reread_row(i: usize) -> bool {
 
 /// The `row-sum` order: for i, for j: read A[i·ld + j] (plus the fixture's re-reads).
 #[inline(always)]
-pub fn row_sum<T: Element, M: TypedMem<T>>(m: &mut M, matrix: Matrix, deopt: bool) -> f64 {
+pub fn row_sum<M: Mem>(m: &mut M, matrix: Matrix, deopt: bool) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     for i in 0..matrix.rows {
-        m.sum_run(0, i * matrix.ld, 1, matrix.cols, &mut acc);
+        let row = Strided::new(0, i * matrix.ld, 1);
+        m.sum_run(row, matrix.cols, &mut acc);
         if deopt && is_reread_row(i) {
-            m.sum_run(0, i * matrix.ld, 1, matrix.cols, &mut acc);
+            m.sum_run(row, matrix.cols, &mut acc);
         }
     }
     fold(&acc)
@@ -174,15 +174,16 @@ pub fn row_sum<T: Element, M: TypedMem<T>>(m: &mut M, matrix: Matrix, deopt: boo
 
 /// The `col-sum` order: for j, for i: read A[i·ld + j].
 #[inline(always)]
-pub fn col_sum<T: Element, M: TypedMem<T>>(m: &mut M, matrix: Matrix) -> f64 {
+pub fn col_sum<M: Mem>(m: &mut M, matrix: Matrix) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     for j in 0..matrix.cols {
-        m.sum_run(0, j, matrix.ld as isize, matrix.rows, &mut acc);
+        let column = Strided::new(0, j, matrix.ld as isize);
+        m.sum_run(column, matrix.rows, &mut acc);
     }
     fold(&acc)
 }
 
-fn traverse<T: Element, M: TypedMem<T>>(m: &mut M, order: Order, matrix: Matrix) -> f64 {
+fn traverse<M: Mem>(m: &mut M, order: Order, matrix: Matrix) -> f64 {
     match order {
         Order::Row { deopt } => row_sum(m, matrix, deopt),
         Order::Col => col_sum(m, matrix),

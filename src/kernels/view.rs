@@ -7,7 +7,7 @@
 //! accumulator `k mod 8`. A 0-d view reads its one element.
 
 use crate::cache::AccessSink;
-use crate::kernels::access::for_each_view_index;
+use crate::kernels::access::{Mem, Strided, for_each_view_index};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, checked_elements, fold, invalid, text_param,
 };
@@ -16,9 +16,7 @@ use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
-use crate::kernels::typed::{
-    DTYPE_PARAM, Dtype, Element, Storage, TypedMem, with_real_mem, with_sim_mem,
-};
+use crate::kernels::typed::{DTYPE_PARAM, Dtype, Storage, with_real_mem, with_sim_mem};
 use crate::layout::expr::evaluate_layout;
 
 const PARAMS: [ParamSpec; 2] = [
@@ -132,15 +130,15 @@ fn accesses(params: &Params) -> Result<u64, KernelError> {
 
 /// The `view-sum` order.
 #[inline(always)]
-pub fn view_sum<T: Element, M: TypedMem<T>>(m: &mut M, view: &ViewGeometry) -> f64 {
+pub fn view_sum<M: Mem>(m: &mut M, view: &ViewGeometry) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     match (view.shape.split_last(), view.strides.split_last()) {
         (Some((&inner, outer_shape)), Some((&inner_stride, outer_strides))) => {
             for_each_view_index(outer_shape, outer_strides, view.offset, |start| {
-                m.sum_run(0, start, inner_stride, inner, &mut acc);
+                m.sum_run(Strided::new(0, start, inner_stride), inner, &mut acc);
             });
         }
-        _ => m.sum_run(0, view.offset, 1, 1, &mut acc),
+        _ => m.sum_run(Strided::new(0, view.offset, 1), 1, &mut acc),
     }
     fold(&acc)
 }

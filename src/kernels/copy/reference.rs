@@ -12,7 +12,7 @@ use super::simd;
 ///
 /// # Panics
 /// If the lengths differ (as `copy_from_slice` does); the harness sizes both buffers alike.
-pub fn plain_copy(src: &[f64], dst: &mut [f64]) {
+pub fn plain_copy<T: Copy>(src: &[T], dst: &mut [T]) {
     dst.copy_from_slice(src);
 }
 
