@@ -49,20 +49,40 @@ fn sim_json(extra: &[&str]) -> Value {
     serde_json::from_str(&stdout_of(&args)).expect("one JSON object")
 }
 
-/// (name, size, source) of each simulated level.
-fn levels(sim: &Value) -> Vec<(String, u64, String)> {
-    sim["levels"]
-        .as_array()
+/// (name, size, source) of each level in a JSON list of levels.
+fn level_rows(list: &Value) -> Vec<(String, u64, String)> {
+    list.as_array()
         .unwrap()
         .iter()
         .map(|l| {
             (
                 l["name"].as_str().unwrap().to_string(),
                 l["size"].as_u64().unwrap(),
-                l["source"].as_str().unwrap().to_string(),
+                l["source"].as_str().unwrap_or("").to_string(),
             )
         })
         .collect()
+}
+
+/// (name, size, source) of each simulated level of a `sim --json` object.
+fn levels(sim: &Value) -> Vec<(String, u64, String)> {
+    level_rows(&sim["levels"])
+}
+
+/// `run --kernel row-sum rows=64 cols=64` with `extra` flags, unsampled: its stderr and its
+/// results document.
+fn run_row_sum(extra: &[&str]) -> (String, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.json");
+    let mut args = vec!["run", "--kernel", "row-sum", "rows=64", "cols=64"];
+    args.extend_from_slice(extra);
+    args.extend(["--sampling-budget", "0", "--quiet", "--out"]);
+    args.push(file.to_str().unwrap());
+    let out = stridelab(&args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let doc = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    (err, doc)
 }
 
 fn row(name: &str, size: u64, source: &str) -> (String, u64, String) {
@@ -115,14 +135,19 @@ fn cache_replaces_one_level_of_the_preset() {
 
 #[test]
 fn sim_marks_the_implausible_l3_on_every_row_and_says_why() {
-    let text = stdout_of(&[
-        "sim",
-        "col-sum",
-        "rows=4096",
-        "cols=64",
-        "--sysfs-root",
-        FIXTURE,
-    ]);
+    let col_sum = |extra: &[&str]| {
+        let mut args = vec![
+            "sim",
+            "col-sum",
+            "rows=4096",
+            "cols=64",
+            "--sysfs-root",
+            FIXTURE,
+        ];
+        args.extend_from_slice(extra);
+        stdout_of(&args)
+    };
+    let text = col_sum(&[]);
     let lines: Vec<&str> = text.lines().collect();
     assert!(
         lines[1].starts_with("caches: L1d, L2, L3 from the sysfs tree "),
@@ -159,16 +184,7 @@ fn sim_marks_the_implausible_l3_on_every_row_and_says_why() {
     );
 
     // Replaced, the level and its warning are gone.
-    let fixed = stdout_of(&[
-        "sim",
-        "col-sum",
-        "rows=4096",
-        "cols=64",
-        "--sysfs-root",
-        FIXTURE,
-        "--cache",
-        "L3=8M,16,64",
-    ]);
+    let fixed = col_sum(&["--cache", "L3=8M,16,64"]);
     assert!(
         !fixed.contains("warning") && !fixed.contains("L3!"),
         "{fixed}"
@@ -216,26 +232,7 @@ fn a_second_preset_bad_presets_and_bad_levels_exit_2() {
 
 #[test]
 fn run_records_the_geometry_its_misses_were_simulated_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("r.json");
-    let out = stridelab(&[
-        "run",
-        "--kernel",
-        "row-sum",
-        "rows=64",
-        "cols=64",
-        "--preset",
-        "amd-zen4",
-        "--cache",
-        "L1d=48K,12,64",
-        "--sampling-budget",
-        "0",
-        "--quiet",
-        "--out",
-        file.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let (err, doc) = run_row_sum(&["--preset", "amd-zen4", "--cache", "L1d=48K,12,64"]);
     assert!(
         err.contains(
             "simulated caches: L2, L3 from preset amd-zen4; L1d from --cache (replacing the \
@@ -243,38 +240,18 @@ fn run_records_the_geometry_its_misses_were_simulated_on() {
         ),
         "{err}"
     );
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let info = &doc["info"];
     assert_eq!(info["simulated_preset"], "amd-zen4");
-    let recorded: Vec<(String, u64, String)> = info["simulated_caches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| {
-            (
-                l["name"].as_str().unwrap().to_string(),
-                l["size"].as_u64().unwrap(),
-                l["source"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
     let expected = [
         row("L1d", 48 * K, "override"),
         row("L2", M, "preset"),
         row("L3", 32 * M, "preset"),
     ];
-    assert_eq!(recorded, expected);
-    // The points' misses were counted on those levels.
-    let simulated: Vec<(String, u64)> = doc["records"][0]["simulated"]["levels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| {
-            (
-                l["name"].as_str().unwrap().to_string(),
-                l["size"].as_u64().unwrap(),
-            )
-        })
+    assert_eq!(level_rows(&info["simulated_caches"]), expected);
+    // The points' misses were counted on those levels (the records name no source).
+    let simulated: Vec<(String, u64)> = level_rows(&doc["records"][0]["simulated"]["levels"])
+        .into_iter()
+        .map(|(name, size, _)| (name, size))
         .collect();
     let sizes: Vec<(String, u64)> = expected.iter().map(|(n, s, _)| (n.clone(), *s)).collect();
     assert_eq!(simulated, sizes);
@@ -282,31 +259,13 @@ fn run_records_the_geometry_its_misses_were_simulated_on() {
 
 #[test]
 fn run_warns_of_a_doubtful_level_before_and_after_and_records_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("r.json");
-    let out = stridelab(&[
-        "run",
-        "--kernel",
-        "row-sum",
-        "rows=64",
-        "cols=64",
-        "--sysfs-root",
-        FIXTURE,
-        "--sampling-budget",
-        "0",
-        "--quiet",
-        "--out",
-        file.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let (err, doc) = run_row_sum(&["--sysfs-root", FIXTURE]);
     let warning = "warning: L3 480 MiB 16-way (sysfs): implausible";
     assert_eq!(
         err.matches(warning).count(),
         2,
         "at the start and the end: {err}"
     );
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     // The machine's own geometry: recorded as detected, with the warning, no override.
     assert!(
         doc["info"].get("simulated_caches").is_none(),
