@@ -44,7 +44,7 @@ pub struct GateArgs {
     pub save_baseline: Option<PathBuf>,
     /// Preset geometry the deterministic track simulates (new baselines only; a comparison
     /// uses the baseline's).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = super::common::preset_parser())]
     pub preset: Option<String>,
     /// Append the Markdown verdict to FILE (e.g. `$GITHUB_STEP_SUMMARY`; `-`: stdout).
     #[arg(long, value_name = "FILE.md", alias = "summary")]

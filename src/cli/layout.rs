@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::cache::geometry::{CacheKind, CacheLevel, Geometry};
-use crate::cli::info::CacheArgs;
+use crate::cli::common::CacheArgs;
 use crate::harness::sim_run::{LAYOUT_MAX_ACCESSES, simulate_view_walk};
 use crate::kernels::describe::{error_json, error_text, explain, json_line, view_json};
 use crate::kernels::eval as expr;
@@ -96,7 +96,7 @@ fn cache_level(args: &CacheArgs) -> anyhow::Result<Result<CacheLevel, String>> {
             .next()
             .ok_or_else(|| "no data level".to_string()));
     }
-    let detected = Geometry::detect();
+    let detected = args.choice().detect();
     Ok(detected
         .levels
         .iter()

@@ -23,17 +23,22 @@ pub mod sim;
     version,
     about,
     long_about = None,
-    after_help = MAIN_JOB_HELP
+    after_help = MAIN_JOB_HELP,
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The main job's simulated geometry (only without a subcommand).
+    #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
+    pub cache: common::CacheArgs,
 }
 
 /// What bare `stridelab` does, in `--help`.
 const MAIN_JOB_HELP: &str = "Without a subcommand, stridelab runs the main job (what `cargo run \
      --release` runs): it measures the quick suite on this machine, infers its cache geometry \
-     from timing, and writes the HTML report to reports/latest/index.html (about a minute).";
+     from timing, and writes the HTML report to reports/latest/index.html (about a minute). \
+     --preset and --cache choose the geometry its misses are simulated on, as for `run`.";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -53,7 +58,8 @@ pub enum Command {
     Infer(infer::InferArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(shell::CompletionsArgs),
-    /// Print the man page (roff) to stdout: `stridelab man | man -l -`.
+    /// Print the man page (roff) of stridelab or of one subcommand to stdout:
+    /// `stridelab man sim | man -l -`.
     Man(shell::ManArgs),
 }
 
@@ -70,6 +76,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man(args)) => shell::man(args),
         // The main job: measure the quick suite and write reports/latest/.
-        None => report::main_job(),
+        None => report::main_job(&cli.cache),
     }
 }

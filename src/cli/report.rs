@@ -12,7 +12,9 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::harness::machine::MachineInfo;
+use crate::cli::common::CacheArgs;
+use crate::harness::run_plan::{geometry_and_manifest, geometry_lines};
+use crate::harness::suite::PlanLimits;
 use crate::harness::{Progress, RunOptions, Suite, run_suite};
 use crate::kernels::CATALOGUE_RULES;
 use crate::report::{
@@ -89,20 +91,24 @@ fn fresh_dir(root: &Path, stamp: &str) -> PathBuf {
 /// Seconds the main job gives `stridelab infer`'s probes.
 const MAIN_JOB_INFER_BUDGET_S: f64 = 30.0;
 
-pub fn main_job() -> anyhow::Result<ExitCode> {
+pub fn main_job(cache: &CacheArgs) -> anyhow::Result<ExitCode> {
     eprintln!(
         "stridelab: running the main job (the quick suite, then the report in \
          {REPORTS_DIR}/latest/); `stridelab --help` lists the subcommands"
     );
+    let (geometry, manifest) = geometry_and_manifest(&cache.choice())?;
     let suite = Suite::builtin("quick").context("the built-in quick suite is missing")?;
-    let plan = suite.plan(None)?;
+    let plan = suite.plan_on(None, PlanLimits::default(), &geometry.levels)?;
     // `reports/latest` must accept a report before anything is measured.
     let root = Path::new(REPORTS_DIR);
     let latest_claim = outdir::claim(&root.join("latest"))?;
-    let manifest = serde_json::to_value(MachineInfo::collect(None))
-        .context("cannot serialise the machine manifest")?;
+    let geometry_lines = geometry_lines(&geometry);
+    for line in &geometry_lines {
+        eprintln!("{line}");
+    }
     let options = RunOptions {
         manifest,
+        cache_levels: geometry.levels.clone(),
         ..RunOptions::default()
     };
     let stop = super::common::stop_flag()?;
@@ -182,6 +188,9 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
         input.doc.wall_s,
         dir.display()
     );
+    for line in geometry_lines.iter().skip(1) {
+        eprintln!("{line}");
+    }
     println!("{}", latest.join("index.html").display());
     Ok(if input.doc.status == RunStatus::Interrupted {
         ExitCode::from(EXIT_INTERRUPTED)

@@ -1,4 +1,4 @@
-//! `stridelab run --list [KERNEL]`: the catalogue described from its own data: one line per
+//! `stridelab run --list [KERNEL]` (and `sim --list`): the catalogue described from its own data: one line per
 //! kernel with its parameters and what it does, or one kernel in full (every parameter's kind,
 //! range, unit and default, and an example for `run` and `sim`), as likwid-bench's `-a`/`-l`.
 
@@ -18,7 +18,8 @@ pub fn kernel_list() -> String {
         let _ = writeln!(text, "{:<NAME_WIDTH$} {}", "", spec.summary);
     }
     text.push_str(
-        "\n`stridelab run --list KERNEL` describes one kernel's parameters, with examples.\n",
+        "\n`stridelab run --list KERNEL` (or `sim --list KERNEL`) describes one kernel's \
+         parameters, with examples.\n",
     );
     text
 }
