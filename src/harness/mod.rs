@@ -30,4 +30,5 @@ pub mod run_summary;
 pub mod sim_run;
 pub mod sim_text;
 pub mod stop;
+mod text_table;
 pub mod warm_sim;
