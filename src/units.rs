@@ -152,7 +152,11 @@ pub fn format_count(n: u64) -> String {
 /// A signed count as [`format_count`] writes it (`-32,768`): strides run backwards too.
 pub fn format_count_signed(n: i64) -> String {
     let grouped = format_count(n.unsigned_abs());
-    if n < 0 { format!("-{grouped}") } else { grouped }
+    if n < 0 {
+        format!("-{grouped}")
+    } else {
+        grouped
+    }
 }
 
 /// `value` with three significant digits and no exponent (`0.632`, `3.33`, `15.5`, `556`,

@@ -295,7 +295,11 @@ mod tests {
                 "cycles, instructions: ENOENT: no hardware PMU",
             ),
             (
-                &[("cycles", pmu), ("task-clock", "EACCES"), ("instructions", pmu)],
+                &[
+                    ("cycles", pmu),
+                    ("task-clock", "EACCES"),
+                    ("instructions", pmu),
+                ],
                 "cycles, instructions: ENOENT: no hardware PMU; task-clock: EACCES",
             ),
         ];

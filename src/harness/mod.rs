@@ -23,6 +23,7 @@ pub use session::{Progress, RunOptions, run_suite};
 pub use suite::{Plan, Suite};
 pub mod gate;
 pub mod pool;
+pub mod precision;
 pub mod reach;
 pub mod run_plan;
 pub mod run_progress;

@@ -9,8 +9,8 @@ use crate::cache::model::LevelPrediction;
 use crate::cache::sim::Policy;
 use crate::harness::catalogue_link::params_with_bytes;
 use crate::harness::sim_run::SimReport;
-use crate::kernels::StridePattern;
 use crate::harness::text_table::{Align, TextTable};
+use crate::kernels::StridePattern;
 use crate::units::{format_bytes_exact, format_count};
 
 fn policy_name(policy: Policy) -> String {

@@ -127,6 +127,9 @@ mod tests {
         let text = wrap("one two three four five six", 10, "  ");
         assert_eq!(text, "one two\n  three\n  four\n  five six\n");
         assert!(text.lines().all(|l| width(l) <= 10));
-        assert_eq!(wrap("averyveryverylongword x", 5, ""), "averyveryverylongword\nx\n");
+        assert_eq!(
+            wrap("averyveryverylongword x", 5, ""),
+            "averyveryverylongword\nx\n"
+        );
     }
 }

@@ -759,6 +759,9 @@ mod tests {
             );
         }
         let params = resolve("row-sum", &[("rows", "2"), ("cols", "2")]).unwrap();
-        assert_eq!(params_with_bytes("gone", &params), crate::vocab::format_params(&params));
+        assert_eq!(
+            params_with_bytes("gone", &params),
+            crate::vocab::format_params(&params)
+        );
     }
 }

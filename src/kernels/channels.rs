@@ -34,8 +34,8 @@ use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
 use crate::kernels::typed::{Dtype, Element, Storage, TypedMem, with_real_mem, with_sim_mem};
-use crate::units::{format_count, format_count_signed};
 use crate::mem::AlignedBuffer;
+use crate::units::{format_count, format_count_signed};
 
 const DIMS: [ParamSpec; 4] = [
     ParamSpec::int("n", 1, 1 << 16, None, "batch size N"),
