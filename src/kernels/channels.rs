@@ -481,7 +481,7 @@ fn channel_sum_pattern(params: &Params) -> Result<Option<StridePattern>, KernelE
         description: format!(
             "{what}: {} elements {} B apart",
             format_count(count as u64),
-            format_count_signed(stride_bytes as i64)
+            format_count_signed(stride_bytes)
         ),
     }))
 }
