@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use crate::harness::catalogue_link::param_words;
 use crate::harness::precision::{advice, mark, mark_legend, percent, remedy};
+use crate::harness::session::threads_phrase;
 use crate::harness::text_table::{Align, TextTable, wrap};
 use crate::results::{ChecksumOutcome, PointRecord, PrecisionWarning, ResultsDocument, RunStatus};
 use crate::units::{format_count, format_duration_ns, format_significant, format_time_ratio};
@@ -105,12 +106,7 @@ fn words_of(r: &PointRecord) -> Vec<(String, String)> {
         .into_iter()
         .map(|w| (w.split('=').next().unwrap_or_default().to_string(), w))
         .collect();
-    let threads = if r.threads == 1 {
-        "1 thread".to_string()
-    } else {
-        format!("{} threads", r.threads)
-    };
-    words.push(("threads".into(), threads));
+    words.push(("threads".into(), threads_phrase(r.threads)));
     words
 }
 
