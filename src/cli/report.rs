@@ -151,6 +151,10 @@ pub fn main_job(cache: &CacheArgs) -> anyhow::Result<ExitCode> {
         }
     };
     bar.finish_and_clear();
+    // Imprecise timings are named here as `run` names them; the report draws them regardless.
+    for line in crate::harness::run_summary::precision_warnings(&doc) {
+        eprintln!("{line}");
+    }
 
     let dir = fresh_dir(root, &utc_stamp(doc.started_unix_s, false));
     bar.set_message("rendering the report");

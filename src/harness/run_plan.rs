@@ -250,7 +250,8 @@ pub fn results_line(outputs: &RunOutputs) -> Option<String> {
     (!files.is_empty()).then(|| files.join(", "))
 }
 
-/// Warnings about error rows and an interrupted run (the file has the details).
+/// Warnings about error rows, imprecise timings (`harness::precision`) and an interrupted run
+/// (the file has the details).
 pub fn problems(doc: &ResultsDocument) -> Vec<String> {
     let mut lines: Vec<String> = doc
         .records
@@ -264,6 +265,7 @@ pub fn problems(doc: &ResultsDocument) -> Vec<String> {
             ))
         })
         .collect();
+    lines.extend(crate::harness::run_summary::precision_warnings(doc));
     if doc.status == RunStatus::Interrupted {
         lines.push(format!(
             "interrupted: kept {} of {} points",

@@ -1,7 +1,8 @@
 //! The text form of a simulated point ([`SimReport`]): counts per level, the 3C split of the
-//! misses, and the analytic set/GCD model's verdict beside them. A level whose geometry has
-//! warnings gets a `warning:` line saying why, and its rows and model line are marked
-//! [`DOUBTED`].
+//! misses, and the analytic set/GCD model's verdict beside them. Counts print exact and grouped
+//! (`16,777,216`), sizes exact (`4,104 B`, `48 KiB`), in columns as wide as their cells. A level
+//! whose geometry has warnings gets a `warning:` line saying why, and its rows and model line
+//! are marked [`DOUBTED`].
 
 use std::fmt::Write as _;
 
@@ -10,8 +11,9 @@ use crate::cache::model::LevelPrediction;
 use crate::cache::sim::Policy;
 use crate::harness::catalogue_link::params_with_bytes;
 use crate::harness::sim_run::SimReport;
+use crate::harness::text_table::{Align, TextTable};
 use crate::kernels::StridePattern;
-use crate::units::format_size_exact;
+use crate::units::{format_bytes_exact, format_count};
 
 /// The mark after a level's name on every row that uses a geometry with warnings.
 pub const DOUBTED: &str = "!";
@@ -61,7 +63,11 @@ pub fn sim_text(report: &SimReport) -> String {
     if let Some(note) = report.simulation_note {
         let _ = writeln!(text, "note: {note}");
     }
-    let _ = writeln!(text, "{} accesses reach the first level\n", report.accesses);
+    let _ = writeln!(
+        text,
+        "{} accesses reach the first level\n",
+        format_count(report.accesses)
+    );
     counts_table(&mut text, report);
     causes_table(&mut text, report);
     match &report.pattern {
@@ -84,62 +90,63 @@ pub fn sim_text(report: &SimReport) -> String {
 }
 
 fn counts_table(text: &mut String, report: &SimReport) {
-    let _ = writeln!(
-        text,
-        "{:<5} {:>9} {:>4} {:>4} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8}",
-        "level",
-        "size",
-        "ways",
-        "line",
-        "sets",
-        "loads",
-        "stores",
-        "load miss",
-        "store miss",
-        "miss"
-    );
+    let right = |h| (h, Align::Right);
+    let mut table = TextTable::new(&[
+        ("level", Align::Left),
+        right("size"),
+        right("ways"),
+        right("line"),
+        right("sets"),
+        right("loads"),
+        right("stores"),
+        right("load miss"),
+        right("store miss"),
+        right("miss"),
+    ]);
     for (level, warnings) in report.levels.iter().map(|l| (&l.counts, &l.warnings)) {
-        let _ = writeln!(
-            text,
-            "{:<5} {:>9} {:>4} {:>4} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8}",
+        table.push(vec![
             marked_name(&level.name, warnings),
-            format_size_exact(level.size),
-            level.ways,
-            level.line,
-            level.sets,
-            level.loads,
-            level.stores,
-            level.load_misses,
-            level.store_misses,
+            format_bytes_exact(level.size),
+            format_count(level.ways),
+            format!("{} B", format_count(level.line)),
+            format_count(level.sets),
+            format_count(level.loads),
+            format_count(level.stores),
+            format_count(level.load_misses),
+            format_count(level.store_misses),
             percent(level.misses, level.loads + level.stores),
-        );
+        ]);
     }
+    text.push_str(&table.render(""));
 }
 
 fn causes_table(text: &mut String, report: &SimReport) {
     let _ = writeln!(text, "\nmisses by cause (3C, simulated)");
-    let _ = writeln!(
-        text,
-        "{:<5} {:>12} {:>20} {:>20} {:>20}",
-        "level", "misses", "compulsory", "capacity", "conflict"
-    );
+    let right = |h| (h, Align::Right);
+    let mut table = TextTable::new(&[
+        ("level", Align::Left),
+        right("misses"),
+        right("compulsory"),
+        right("capacity"),
+        right("conflict"),
+    ]);
     for (level, warnings) in report.levels.iter().map(|l| (&l.counts, &l.warnings)) {
-        let cell = |n: u64| format!("{n} ({})", percent(n, level.misses));
-        let _ = writeln!(
-            text,
-            "{:<5} {:>12} {:>20} {:>20} {:>20}",
+        let cell = |n: u64| format!("{} ({})", format_count(n), percent(n, level.misses));
+        table.push(vec![
             marked_name(&level.name, warnings),
-            level.misses,
+            format_count(level.misses),
             cell(level.compulsory),
             cell(level.capacity),
             cell(level.conflict),
-        );
+        ]);
     }
+    text.push_str(&table.render(""));
 }
 
 fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePattern) -> String {
     // The closed form counts the sets the stride cycles through; fewer accesses than that
-    // reach only as many sets as they are, so the line says which of the two it prints.
+    // reach only as many sets as they are, so the line says which of the two it prints. Its
+    // numbers stay ungrouped: a comma inside gcd(…, …) would read as another argument.
     let closed = match model.closed_form_sets {
         Some(sets) => {
             let formula = format!(
@@ -151,7 +158,7 @@ fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePatte
             if model.distinct_sets < sets {
                 format!(
                     " (one per access: {} accesses; the stride would cycle through {formula})",
-                    pattern.count
+                    format_count(pattern.count)
                 )
             } else {
                 format!(" ({formula})")
@@ -161,21 +168,24 @@ fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePatte
     };
     let verdict = match model.conflict_onset {
         Some(onset) if model.conflicts => format!(
-            "conflicts from access {onset}: {} lines compete for {} slots",
-            model.distinct_lines, model.usable_lines
+            "conflicts from access {}: {} lines compete for {} slots",
+            format_count(onset),
+            format_count(model.distinct_lines),
+            format_count(model.usable_lines)
         ),
-        Some(onset) => {
-            format!("no conflicts at this count (they would start at access {onset})")
-        }
+        Some(onset) => format!(
+            "no conflicts at this count (they would start at access {})",
+            format_count(onset)
+        ),
         None => "no conflicts".to_string(),
     };
     format!(
         "{:<5} uses {} of {} sets{closed}; holds {} of its {} lines; {verdict}",
         marked_name(&level.name, &level.warnings),
-        model.distinct_sets,
-        level.sets,
-        model.usable_lines.min(model.distinct_lines),
-        model.distinct_lines
+        format_count(model.distinct_sets),
+        format_count(u64::from(level.sets)),
+        format_count(model.usable_lines.min(model.distinct_lines)),
+        format_count(model.distinct_lines)
     )
 }
 
@@ -248,7 +258,7 @@ mod tests {
             );
             assert!(
                 text.contains(
-                    "L2    uses 16 of 2048 sets (one per access: 16 accesses; the stride \
+                    "L2    uses 16 of 2,048 sets (one per access: 16 accesses; the stride \
                      would cycle through S/gcd(s/L, S) = 2048/gcd(64, 2048) = 32)"
                 ),
                 "{text}"

@@ -27,7 +27,7 @@ use crate::kernels::{
     view,
 };
 use crate::units::format_bytes_tenths;
-use crate::vocab::{Family, ParamRules, RuleBreak, format_params};
+use crate::vocab::{Family, ParamRules, RuleBreak};
 
 /// The strided pattern of `spec` for resolved parameters.
 pub fn stride_pattern(
@@ -109,12 +109,18 @@ pub fn find(name: &str) -> Result<&'static KernelSpec, KernelError> {
         .ok_or_else(|| KernelError::UnknownKernel(name.to_string()))
 }
 
-/// `key=value` pairs as [`format_params`] writes them, with every parameter counted in
-/// elements followed by its bytes (`stride=512 (4 KiB)`) at the point's element size; a kernel
-/// the catalogue does not know gets the plain pairs.
+/// `key=value` pairs as [`format_params`](crate::vocab::format_params) writes them, with every parameter counted in
+/// elements followed by its exact bytes (`stride=512 (4 KiB)`, `stride=513 (4,104 B)`) at the
+/// point's element size; a kernel the catalogue does not know gets the plain pairs.
 pub fn params_with_bytes(kernel: &str, params: &Params) -> String {
+    param_words(kernel, params).join(" ")
+}
+
+/// The pairs of [`params_with_bytes`], one per parameter in name order, so a table can hoist
+/// the ones every row shares.
+pub fn param_words(kernel: &str, params: &Params) -> Vec<String> {
     let Ok(spec) = find(kernel) else {
-        return format_params(params);
+        return params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     };
     let element_bytes = crate::kernels::typed::Dtype::from_params(params)
         .map(|d| u64::from(d.bytes()))
@@ -126,13 +132,12 @@ pub fn params_with_bytes(kernel: &str, params: &Params) -> String {
             match value {
                 ParamValue::Int(n) if counted => {
                     let bytes = n.saturating_mul(element_bytes);
-                    format!("{name}={n} ({})", crate::units::format_bytes(bytes as f64))
+                    format!("{name}={n} ({})", crate::units::format_bytes_exact(bytes))
                 }
                 _ => format!("{name}={value}"),
             }
         })
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect()
 }
 
 /// The catalogue as the rules a recorded point is checked against on load: the kernel exists,
@@ -745,7 +750,7 @@ mod tests {
             (
                 "col-sum",
                 &[("rows", "8"), ("cols", "8"), ("ld", "1025")][..],
-                "cols=8 dtype=f64 ld=1025 (8.0 KiB) rows=8",
+                "cols=8 dtype=f64 ld=1025 (8,200 B) rows=8",
             ),
         ] {
             assert_eq!(
@@ -754,6 +759,9 @@ mod tests {
             );
         }
         let params = resolve("row-sum", &[("rows", "2"), ("cols", "2")]).unwrap();
-        assert_eq!(params_with_bytes("gone", &params), format_params(&params));
+        assert_eq!(
+            params_with_bytes("gone", &params),
+            crate::vocab::format_params(&params)
+        );
     }
 }

@@ -1,10 +1,12 @@
 //! Robust statistics of timing samples: median, min, max, MAD, percentiles and a seeded
 //! bootstrap confidence interval of the median (criterion's method, deterministic given the
-//! samples), plus the crate's one seeded generator ([`SplitMix64`]). Every median in the crate
+//! samples), outlier and drift detectors ([`precision`]), plus the crate's one seeded generator
+//! ([`SplitMix64`]). Every median in the crate
 //! is computed here. Ground floor: it imports nothing from the rest of the crate.
 
 #![forbid(unsafe_code)]
 
+pub mod precision;
 mod rng;
 
 use serde::{Deserialize, Serialize};
