@@ -26,9 +26,9 @@ struct JsonView<'a> {
     c_contiguous: bool,
     f_contiguous: bool,
     values: Vec<i64>,
-    /// `layout --cache`'s analysis (absent in `--batch` lines).
+    /// `layout`'s cache analysis, one object per level (absent in `--batch` lines).
     #[serde(skip_serializing_if = "Option::is_none")]
-    cache: Option<serde_json::Value>,
+    caches: Option<serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -50,12 +50,12 @@ pub fn json_line(text: &str) -> (String, bool) {
     }
 }
 
-/// The `--json` object of an evaluated view, with `cache` (the view × cache analysis, or why
-/// there is none) when given.
+/// The `--json` object of an evaluated view, with `caches` (the view × cache analysis per
+/// level, or why there is none) when given.
 pub fn view_json(
     text: &str,
     evaluation: &Evaluation<i64>,
-    cache: Option<serde_json::Value>,
+    caches: Option<serde_json::Value>,
 ) -> String {
     let layout = evaluation.layout();
     serde_json::to_string(&JsonView {
@@ -68,7 +68,7 @@ pub fn view_json(
         c_contiguous: layout.is_c_contiguous(),
         f_contiguous: layout.is_f_contiguous(),
         values: evaluation.values(),
-        cache,
+        caches,
     })
     .expect("serialising plain data to JSON cannot fail")
 }
