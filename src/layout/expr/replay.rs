@@ -142,7 +142,8 @@ mod tests {
     #[test]
     fn padded_rows_move_every_view_of_them() {
         // (expression, padded ld, expected final shape, strides, offset)
-        let table: [(&str, usize, &[usize], &[isize], usize); 5] = [
+        type Case<'a> = (&'a str, usize, &'a [usize], &'a [isize], usize);
+        let table: [Case; 5] = [
             (
                 "arange(65536).view(256,256)[::16, :96]",
                 264,
