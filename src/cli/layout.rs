@@ -18,9 +18,10 @@ use crate::cache::geometry::{CacheKind, CacheLevel, Geometry};
 use crate::cli::info::CacheArgs;
 use crate::kernels::describe::{error_json, error_text, explain, json_line, view_json};
 use crate::kernels::eval as expr;
-use crate::kernels::view_cache::{Dtype, ViewCache, ViewCacheError, explain as explain_cache};
+use crate::kernels::view_cache::{Dtype, ViewCacheError};
 use crate::kernels::view_cache_text::cache_text;
 use crate::kernels::view_padding::ViewChain;
+use crate::kernels::view_report::{LevelReport, explain as explain_cache};
 use crate::layout::describe::error_kinds_help;
 
 #[derive(Debug, clap::Args)]
@@ -89,7 +90,7 @@ pub fn run(args: LayoutArgs) -> anyhow::Result<ExitCode> {
         steps: &evaluation.steps,
     };
     let itemsize = args.dtype.itemsize();
-    let analyses: Result<Vec<ViewCache>, ViewCacheError> = match &levels {
+    let analyses: Result<Vec<LevelReport>, ViewCacheError> = match &levels {
         Ok(levels) => levels
             .iter()
             .map(|level| explain_cache(evaluation.layout(), &chain, itemsize, level))

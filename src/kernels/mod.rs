@@ -30,6 +30,7 @@ pub mod view;
 pub mod view_cache;
 pub mod view_cache_text;
 pub mod view_padding;
+pub mod view_report;
 pub mod view_walks;
 
 pub use catalogue::{

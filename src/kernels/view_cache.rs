@@ -1,8 +1,7 @@
 //! What a strided view does to one set-associative cache level: its strides in bytes and
 //! lines, the sets a walk along each dimension touches (the seed's `S / gcd(s/L, S)`), the
-//! lines the whole view touches and how they spread over the sets, whether they fit the ways;
-//! then ([`explain`]) the walks a verdict is about, simulated (`view_walks`), and padding
-//! advice for the walks that conflict (`view_padding`).
+//! lines the whole view touches and how they spread over the sets, whether they fit the ways.
+//! The walks a verdict is about and the padding advice build on it (`view_report`).
 //!
 //! Address model: storage element k sits at byte `k · itemsize`, the storage starting on a line
 //! boundary, so element k lies in line `⌊k · itemsize / L⌋` and set `line mod S` (an element
@@ -21,8 +20,6 @@ use serde::Serialize;
 
 use crate::cache::geometry::CacheLevel;
 use crate::cache::model::{distinct_sets, gcd};
-use crate::kernels::view_padding::{PaddingAdvice, ViewChain, advise};
-use crate::kernels::view_walks::{WalkReport, walks};
 use crate::layout::Layout;
 
 /// Most runs (pieces of consecutive lines) the whole-view counts list: about 16 MiB of work.
@@ -133,8 +130,7 @@ pub struct DimCache {
     pub max_lines_per_set: Option<u64>,
 }
 
-/// The view × cache analysis of one level; serialises to an element of `layout --json`'s
-/// `caches` list.
+/// The set model of a view on one level (`view_report` adds the walks and the advice).
 #[derive(Debug, Clone, Serialize)]
 pub struct ViewCache {
     pub level: String,
@@ -154,34 +150,9 @@ pub struct ViewCache {
     /// Why the whole-view counts are missing (too many runs), else absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counts_note: Option<String>,
-    /// The walks a verdict is about: the view's own order, then one per moving dimension
-    /// (filled by [`explain`]).
-    pub walks: Vec<WalkReport>,
-    /// What padding the storage's rows would do for the walks with conflict misses.
-    pub padding: Option<PaddingAdvice>,
 }
 
-/// [`analyse`], then the walks simulated and padding advice for the ones that conflict
-/// (`chain`: the expression the view came from, for the storage's rows).
-pub fn explain(
-    layout: &Layout,
-    chain: &ViewChain,
-    itemsize: u64,
-    level: &CacheLevel,
-) -> Result<ViewCache, ViewCacheError> {
-    let mut analysis = analyse(layout, itemsize, level)?;
-    let counts = analysis.set_lines.clone().map(|set_lines| LineCounts {
-        sets_touched: analysis.sets_touched.unwrap_or(0),
-        lines_touched: analysis.lines_touched.unwrap_or(0),
-        max_lines_per_set: analysis.max_lines_per_set.unwrap_or(0),
-        set_lines,
-    });
-    analysis.walks = walks(layout, itemsize, level, counts.as_ref());
-    analysis.padding = advise(chain, layout, itemsize, level, &analysis.walks);
-    Ok(analysis)
-}
-
-/// Analyses `layout` with `itemsize`-byte elements on `level` (the model only: no walks).
+/// Analyses `layout` with `itemsize`-byte elements on `level`.
 pub fn analyse(
     layout: &Layout,
     itemsize: u64,
@@ -230,8 +201,6 @@ pub fn analyse(
         fits: counts.as_ref().map(|c| c.max_lines_per_set <= ways),
         set_lines: counts.map(|c| c.set_lines),
         counts_note,
-        walks: Vec::new(),
-        padding: None,
     })
 }
 

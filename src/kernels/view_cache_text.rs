@@ -3,13 +3,14 @@
 //! then each walk a verdict is about — which walk, what the set model expects, the simulated
 //! passes, the verdict those counts support, any disagreement — and the padding advice.
 //!
-//! Every number a sentence states comes from the [`ViewCache`] it words: the verdicts are
+//! Every number a sentence states comes from the [`LevelReport`] it words: the verdicts are
 //! [`PassVerdict`]s derived from the simulated counts printed beside them.
 
 use std::fmt::Write as _;
 
 use crate::kernels::view_cache::{DimCache, ViewCache};
 use crate::kernels::view_padding::{PaddedWalk, PaddingAdvice};
+use crate::kernels::view_report::LevelReport;
 use crate::kernels::view_walks::{
     Expected, MAX_PASS_ACCESSES, PassMisses, PassVerdict, WalkKind, WalkModel, WalkReport,
 };
@@ -23,7 +24,8 @@ const STRIP_ROW: usize = 64;
 const STRIP_MAX_CELLS: usize = 256;
 
 /// The cache section of one level appended to `layout`'s explanation.
-pub fn cache_text(c: &ViewCache) -> String {
+pub fn cache_text(report: &LevelReport) -> String {
+    let c = &report.cache;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -67,7 +69,7 @@ pub fn cache_text(c: &ViewCache) -> String {
     if let Some(set_lines) = &c.set_lines {
         out.push_str(&set_strip(set_lines, c.ways));
     }
-    if !c.walks.is_empty() {
+    if !report.walks.is_empty() {
         let _ = writeln!(
             out,
             "walks     each simulated on {} alone (LRU; misses split into compulsory, capacity, \
@@ -75,10 +77,10 @@ pub fn cache_text(c: &ViewCache) -> String {
             c.level
         );
     }
-    for (k, walk) in c.walks.iter().enumerate() {
+    for (k, walk) in report.walks.iter().enumerate() {
         walk_text(&mut out, c, k, walk);
     }
-    if let Some(advice) = &c.padding {
+    if let Some(advice) = &report.padding {
         padding_text(&mut out, c, advice);
     }
     out
@@ -93,8 +95,8 @@ fn walk_text(out: &mut String, c: &ViewCache, k: usize, w: &WalkReport) {
     let part = if w.capped {
         format!(
             "the first {} of {} accesses: ",
-            count(MAX_PASS_ACCESSES),
-            count(w.accesses)
+            grouped(MAX_PASS_ACCESSES),
+            grouped(w.accesses)
         )
     } else {
         String::new()
@@ -122,8 +124,8 @@ fn walk_text(out: &mut String, c: &ViewCache, k: usize, w: &WalkReport) {
             } else {
                 "not"
             },
-            count(w.accesses),
-            count(MAX_PASS_ACCESSES)
+            grouped(w.accesses),
+            grouped(MAX_PASS_ACCESSES)
         );
     }
     if let Some(note) = &w.simulated_note {
@@ -236,7 +238,7 @@ fn step_text(c: &ViewCache, d: &DimCache) -> String {
     let lines = lines_of(d.stride_bytes.abs(), c.line);
     let mut text = format!(
         "{} elements {} = {lines} lines apart{direction}",
-        count(d.size as u64),
+        grouped(d.size as u64),
         format_size_exact(bytes),
     );
     if let Some(g) = d.gcd_with_sets {
@@ -275,7 +277,7 @@ fn expectation_text(m: &WalkModel, ways: u64) -> String {
         }
         Expected::AtLeast { misses } => format!(
             "pass 2 should miss at least {} times ({} over {ways} ways)",
-            count(misses),
+            grouped(misses),
             sets_word(m.overfull_sets)
         ),
     }
@@ -284,26 +286,26 @@ fn expectation_text(m: &WalkModel, ways: u64) -> String {
 /// `256 conflict`, `8192 capacity`, or both.
 fn classes(conflict: u64, capacity: u64) -> String {
     match (conflict, capacity) {
-        (c, 0) => format!("{} conflict", count(c)),
-        (0, p) => format!("{} capacity", count(p)),
-        (c, p) => format!("{} conflict, {} capacity", count(c), count(p)),
+        (c, 0) => format!("{} conflict", grouped(c)),
+        (0, p) => format!("{} capacity", grouped(p)),
+        (c, p) => format!("{} conflict, {} capacity", grouped(c), grouped(p)),
     }
 }
 
 fn pass_counts(p: &PassMisses) -> String {
     let mut text = format!(
         "{} accesses, {} {}",
-        count(p.accesses),
-        count(p.misses),
+        grouped(p.accesses),
+        grouped(p.misses),
         if p.misses == 1 { "miss" } else { "misses" }
     );
     if p.misses > 0 {
         let _ = write!(
             text,
             " ({} compulsory, {} capacity, {} conflict)",
-            count(p.compulsory),
-            count(p.capacity),
-            count(p.conflict)
+            grouped(p.compulsory),
+            grouped(p.capacity),
+            grouped(p.conflict)
         );
     }
     text
@@ -322,7 +324,7 @@ fn verdict_text(c: &ViewCache, m: Option<&WalkModel>, v: &PassVerdict) -> String
                 let _ = write!(
                     text,
                     ", and the other {} accesses find their line there",
-                    count(reuse_hits)
+                    grouped(reuse_hits)
                 );
             }
             text
@@ -336,22 +338,22 @@ fn verdict_text(c: &ViewCache, m: Option<&WalkModel>, v: &PassVerdict) -> String
             if conflict > 0 {
                 parts.push(format!(
                     "{} conflict (their set had evicted them while the cache had room)",
-                    count(conflict)
+                    grouped(conflict)
                 ));
             }
             if capacity > 0 {
                 parts.push(format!(
                     "{} capacity (more than the cache's {} lines were used before the walk came \
                      back)",
-                    count(capacity),
-                    count(cache_lines)
+                    grouped(capacity),
+                    grouped(cache_lines)
                 ));
             }
             format!(
                 "pass 1: besides {} first touches, {} accesses miss on lines fetched earlier in \
                  the pass: {}",
-                count(first_touches),
-                count(conflict + capacity),
+                grouped(first_touches),
+                grouped(conflict + capacity),
                 parts.join(", ")
             )
         }
@@ -364,10 +366,10 @@ fn verdict_text(c: &ViewCache, m: Option<&WalkModel>, v: &PassVerdict) -> String
                 "every access of pass 2 is a conflict miss: the walk's {} would fit the cache's \
                  {}, but they fall in {}, which hold{} {}",
                 lines_word(m.lines),
-                count(cache_lines),
+                grouped(cache_lines),
                 sets_word(m.sets_touched),
                 if m.sets_touched == 1 { "s" } else { "" },
-                count(m.sets_touched * c.ways)
+                grouped(m.sets_touched * c.ways)
             ),
             None => "every access of pass 2 is a conflict miss".to_string(),
         },
@@ -376,45 +378,56 @@ fn verdict_text(c: &ViewCache, m: Option<&WalkModel>, v: &PassVerdict) -> String
             misses,
             conflict,
             capacity,
-        } => {
-            let head = if misses == accesses {
-                format!(
-                    "every access of pass 2 misses ({})",
-                    classes(conflict, capacity)
-                )
-            } else {
-                format!(
-                    "pass 2 misses {} of {} accesses ({})",
-                    count(misses),
-                    count(accesses),
-                    classes(conflict, capacity)
-                )
-            };
-            let mut reasons = Vec::new();
-            if let Some(m) = m {
-                if conflict > 0 && m.overfull_sets > 0 {
-                    reasons.push(format!(
-                        "{} get more than {} lines ({} at most), so LRU evicts each before the \
-                         walk comes back",
-                        sets_word(m.overfull_sets),
-                        c.ways,
-                        m.max_lines_per_set
-                    ));
-                }
-                if capacity > 0 && m.lines > cache_lines {
-                    reasons.push(format!(
-                        "the walk's {} are more than the cache's {}",
-                        lines_word(m.lines),
-                        count(cache_lines)
-                    ));
-                }
-            }
-            if reasons.is_empty() {
-                head
-            } else {
-                format!("{head}: {}", reasons.join("; "))
-            }
+        } => misses_text(c, m, accesses, misses, conflict, capacity),
+    }
+}
+
+/// Pass 2 missed on some accesses: how many, of which class, and the model's reasons.
+fn misses_text(
+    c: &ViewCache,
+    m: Option<&WalkModel>,
+    accesses: u64,
+    misses: u64,
+    conflict: u64,
+    capacity: u64,
+) -> String {
+    let cache_lines = c.sets * c.ways;
+    let head = if misses == accesses {
+        format!(
+            "every access of pass 2 misses ({})",
+            classes(conflict, capacity)
+        )
+    } else {
+        format!(
+            "pass 2 misses {} of {} accesses ({})",
+            grouped(misses),
+            grouped(accesses),
+            classes(conflict, capacity)
+        )
+    };
+    let mut reasons = Vec::new();
+    if let Some(m) = m {
+        if conflict > 0 && m.overfull_sets > 0 {
+            reasons.push(format!(
+                "{} get more than {} lines ({} at most), so LRU evicts each before the walk \
+                 comes back",
+                sets_word(m.overfull_sets),
+                c.ways,
+                m.max_lines_per_set
+            ));
         }
+        if capacity > 0 && m.lines > cache_lines {
+            reasons.push(format!(
+                "the walk's {} are more than the cache's {}",
+                lines_word(m.lines),
+                grouped(cache_lines)
+            ));
+        }
+    }
+    if reasons.is_empty() {
+        head
+    } else {
+        format!("{head}: {}", reasons.join("; "))
     }
 }
 
@@ -460,70 +473,73 @@ fn padding_text(out: &mut String, c: &ViewCache, advice: &PaddingAdvice) {
             );
             alternative_text(out, c, alternative);
         }
-        PaddingAdvice::CannotHelp {
-            rows_step,
-            ld,
-            tried_to,
-            exhaustive,
-            most_sets,
-            best_ld,
-            best,
-            alternative,
-        } => {
-            let range = if *exhaustive {
-                format!(
-                    "from {} to {} (a whole period of the set pattern)",
-                    ld + 1,
-                    tried_to
-                )
-            } else {
-                format!(
-                    "from {} to {} (as many as the search's budget allows)",
-                    ld + 1,
-                    tried_to
-                )
-            };
-            let walks: Vec<String> = best
-                .iter()
-                .map(|w| format!("walk {}", w.walk + 1))
-                .collect();
-            let mut why = String::new();
-            if let (Some(most), [w]) = (most_sets, &best[..]) {
-                let need = w.lines.div_ceil(c.ways);
-                let _ = write!(
-                    why,
-                    ": {} reaches at most {most} of {} sets",
-                    match w.rows_per_step {
-                        Some(1) => "a step of 1 row".to_string(),
-                        Some(r) => format!("a step of {r} rows"),
-                        None => "the walk".to_string(),
-                    },
-                    c.sets
-                );
-                if need > *most {
-                    let _ = write!(
-                        why,
-                        ", and its {} need {} of {} ways",
-                        lines_word(w.lines),
-                        sets_word(need),
-                        c.ways
-                    );
-                }
-            }
-            let _ = writeln!(
-                out,
-                "padding   {}. No leading dimension {range} keeps {} within {} lines per set{why}. \
-                 The best, {best_ld}:",
-                rows_text(c, rows_step, *ld),
-                walks.join(" and "),
+        PaddingAdvice::CannotHelp { .. } => cannot_help_text(out, c, advice),
+    }
+}
+
+/// No leading dimension tried keeps the walks within the ways: the range, why where it can be
+/// said (the most sets any leading dimension reached against the sets the lines need), the
+/// best one, and the contiguous copy.
+fn cannot_help_text(out: &mut String, c: &ViewCache, advice: &PaddingAdvice) {
+    let PaddingAdvice::CannotHelp {
+        rows_step,
+        ld,
+        tried_to,
+        exhaustive,
+        most_sets,
+        best_ld,
+        best,
+        alternative,
+    } = advice
+    else {
+        return;
+    };
+    let range = if *exhaustive {
+        format!(
+            "from {} to {tried_to} (a whole period of the set pattern)",
+            ld + 1
+        )
+    } else {
+        format!(
+            "from {} to {tried_to} (as many as the search's budget allows)",
+            ld + 1
+        )
+    };
+    let walks: Vec<String> = best
+        .iter()
+        .map(|w| format!("walk {}", w.walk + 1))
+        .collect();
+    let mut why = String::new();
+    if let (Some(most), [w]) = (most_sets, &best[..]) {
+        let step = match w.rows_per_step {
+            Some(1) => "a step of 1 row".to_string(),
+            Some(r) => format!("a step of {r} rows"),
+            None => "the walk".to_string(),
+        };
+        let _ = write!(why, ": {step} reaches at most {most} of {} sets", c.sets);
+        let need = w.lines.div_ceil(c.ways);
+        if need > *most {
+            let _ = write!(
+                why,
+                ", and its {} need {} of {} ways",
+                lines_word(w.lines),
+                sets_word(need),
                 c.ways
             );
-            for w in best {
-                let _ = writeln!(out, "  walk {}  {}", w.walk + 1, padded_walk_text(c, w));
-            }
-            alternative_text(out, c, alternative);
         }
     }
+    let _ = writeln!(
+        out,
+        "padding   {}. No leading dimension {range} keeps {} within {} lines per set{why}. The \
+         best, {best_ld}:",
+        rows_text(c, rows_step, *ld),
+        walks.join(" and "),
+        c.ways
+    );
+    for w in best {
+        let _ = writeln!(out, "  walk {}  {}", w.walk + 1, padded_walk_text(c, w));
+    }
+    alternative_text(out, c, alternative);
 }
 
 /// `the storage's rows (made by `.view(256,256)`) are 256 elements (2 KiB) apart: its leading dimension`
@@ -585,9 +601,8 @@ fn padded_walk_text(c: &ViewCache, w: &PaddedWalk) -> String {
     );
     if let Some(p) = &w.second_pass {
         let _ = write!(text, "; pass 2 simulated: {}", pass_counts(p));
-        let before = c.walks.get(w.walk).and_then(|walk| walk.second_pass);
-        if let Some(before) = before.filter(|b| b.misses != p.misses) {
-            let _ = write!(text, " (was {})", count(before.misses));
+        if let Some(before) = w.misses_before.filter(|&b| b != p.misses) {
+            let _ = write!(text, " (was {})", grouped(before));
         }
     }
     text
@@ -609,7 +624,7 @@ fn lines_word(n: u64) -> String {
     if n == 1 {
         "1 line".to_string()
     } else {
-        format!("{} lines", count(n))
+        format!("{} lines", grouped(n))
     }
 }
 
@@ -617,12 +632,13 @@ fn sets_word(n: u64) -> String {
     if n == 1 {
         "1 set".to_string()
     } else {
-        format!("{} sets", count(n))
+        format!("{} sets", grouped(n))
     }
 }
 
-/// A count with its digits grouped in threes from five digits on (`65,536`; `8192`).
-fn count(n: u64) -> String {
+/// A count with its digits grouped in threes from five digits on (`65,536`; `8192`), as
+/// `layout` prints counts.
+pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
     if digits.len() < 5 {
         return digits;
@@ -688,7 +704,7 @@ mod tests {
             (1048576, "1,048,576"),
             (123456789, "123,456,789"),
         ] {
-            assert_eq!(count(n), text);
+            assert_eq!(grouped(n), text);
         }
         for (bytes, text) in [(2048, "32"), (8, "0.125"), (4104, "64.125"), (96, "1.5")] {
             assert_eq!(lines_of(bytes, 64), text);

@@ -18,7 +18,7 @@ use crate::cache::geometry::CacheLevel;
 use crate::cache::model::gcd;
 use crate::kernels::view_cache::{LineGeometry, line_counts};
 use crate::kernels::view_walks::{
-    MAX_PASS_ACCESSES, PassMisses, WalkKind, WalkReport, dim_walk, simulate_passes,
+    MAX_PASS_ACCESSES, PassMisses, WalkReport, dim_walk, simulate_passes,
 };
 use crate::layout::Layout;
 use crate::layout::expr::parse::Expr;
@@ -52,6 +52,8 @@ pub struct PaddedWalk {
     pub sets_touched: u64,
     pub max_lines_per_set: u64,
     pub second_pass: Option<PassMisses>,
+    /// The walk's pass-2 misses as the view is now.
+    pub misses_before: Option<u64>,
 }
 
 /// What padding the storage's rows would do for the walks with conflict misses.
@@ -194,7 +196,11 @@ fn spread(walk: &Layout, g: &LineGeometry) -> (u64, u64) {
     sets.sort_unstable();
     let (mut most, mut touched, mut run) = (0, 0, 0);
     for (k, set) in sets.iter().enumerate() {
-        run = if k > 0 && sets[k - 1] == *set { run + 1 } else { 1 };
+        run = if k > 0 && sets[k - 1] == *set {
+            run + 1
+        } else {
+            1
+        };
         touched += u64::from(run == 1);
         most = most.max(run);
     }
@@ -353,16 +359,14 @@ impl Search<'_> {
             .map(|passes| passes[1]);
         Some(PaddedWalk {
             walk: index,
-            dim: match self.walks[index].walk {
-                WalkKind::RepeatedDim { dim } => Some(dim),
-                WalkKind::ViewOrder => self.walks[index].dim,
-            },
+            dim: self.walks[index].dim,
             rows_per_step: None,
             stride_bytes: None,
             lines: c.lines_touched,
             sets_touched: c.sets_touched,
             max_lines_per_set: c.max_lines_per_set,
             second_pass,
+            misses_before: self.walks[index].second_pass.map(|p| p.misses),
         })
     }
 
@@ -392,7 +396,7 @@ mod tests {
     use super::*;
     use crate::cache::geometry::{CacheKind, GeometrySource};
     use crate::kernels::eval::evaluate;
-    use crate::kernels::view_cache::explain;
+    use crate::kernels::view_report::explain;
 
     fn level(size: u64, ways: u64, line: u64) -> CacheLevel {
         CacheLevel::new(
