@@ -63,6 +63,34 @@ pub enum Command {
     Man(shell::ManArgs),
 }
 
+/// Parses the command line. A malformed `layout --json` command line is answered with that
+/// command's JSON error object and exit code 2, so a script always reads one object; every
+/// other parse error (and `--help`) is printed as clap prints it.
+pub fn parse() -> Result<Cli, ExitCode> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match Cli::try_parse_from(&args) {
+        Ok(cli) => Ok(cli),
+        Err(err) if err.use_stderr() && is_layout_json(&args) => {
+            let text = err.to_string();
+            let message = text.split("\n\n").next().unwrap_or_default();
+            let message = message.strip_prefix("error: ").unwrap_or(message);
+            println!("{}", layout::error_object(layout::USAGE, message.trim()));
+            Err(ExitCode::from(2))
+        }
+        Err(err) => err.exit(),
+    }
+}
+
+/// `stridelab layout … --json …` (before any `--`).
+fn is_layout_json(args: &[std::ffi::OsString]) -> bool {
+    args.get(1).is_some_and(|a| a == "layout")
+        && args
+            .iter()
+            .skip(2)
+            .take_while(|a| *a != "--")
+            .any(|a| a == "--json")
+}
+
 /// Runs the chosen subcommand. Errors returned here are printed by `main` and exit with 2.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {

@@ -11,18 +11,15 @@
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, ChosenGeometry, GeometrySource};
 use crate::cache::model::{LevelPrediction, predict};
 use crate::cache::sim::{Engine, Hierarchy, LevelStats, Policy, SimError, Simulator};
 use crate::kernels::access::sim_address;
 use crate::kernels::args::parse_kernel_words;
 use crate::kernels::spec::{KernelError, KernelSpec, Params, PrepareOptions};
-use crate::kernels::view_cache::WalkMisses;
 use crate::kernels::{
     StridePattern, estimate_accesses, find, resolve_params, simulation_note, stride_pattern,
 };
-use crate::layout::Layout;
 use crate::results::SimulatedLevel;
 
 /// Accesses a simulation may make by default: 2^28, tens of seconds at most with the 3C
@@ -265,50 +262,10 @@ fn check_accesses(
     Ok(())
 }
 
-/// Accesses `stridelab layout --cache` simulates at most: a fraction of a second.
-pub const LAYOUT_MAX_ACCESSES: u64 = 1 << 20;
-
-/// The misses of walking `layout` in C order (`itemsize`-byte loads, storage element k at
-/// `sim_address(0, 0) + k·itemsize`, so f64 gives `sim view-sum`'s stream) through `level`
-/// alone, LRU, cold, with the 3C split; only the first `limit` accesses when there are more.
-pub fn simulate_view_walk(
-    layout: &Layout,
-    itemsize: u64,
-    level: &CacheLevel,
-    limit: u64,
-) -> Result<WalkMisses, SimRunError> {
-    let mut hierarchy = Hierarchy::with_state_budget(
-        std::slice::from_ref(level),
-        Policy::Lru,
-        true,
-        DEFAULT_SIM_MEMORY,
-    )?;
-    let base = sim_address(0, 0);
-    let len = u32::try_from(itemsize).unwrap_or(u32::MAX);
-    for offset in layout
-        .offsets()
-        .take(usize::try_from(limit).unwrap_or(usize::MAX))
-    {
-        hierarchy.load(base + offset as u64 * itemsize, len);
-    }
-    let stats = &hierarchy.stats()[0];
-    Ok(WalkMisses {
-        accesses: stats.accesses(),
-        misses: stats.misses(),
-        compulsory: stats.compulsory,
-        capacity: stats.capacity,
-        conflict: stats.conflict,
-        capped: (layout.numel() as u64) > limit,
-        limit,
-    })
-}
-
-/// Most memory a layout walk's simulated cache state may take up front.
-const DEFAULT_SIM_MEMORY: u64 = 1 << 30;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::view_walks::simulate_passes;
 
     fn request<'a>(
         kernel: &'a str,
@@ -380,14 +337,14 @@ mod tests {
         let report = simulate_point(&request("view-sum", &words, &levels)).unwrap();
         let l1 = &report.levels[0].counts;
         let (layout, _) = crate::layout::expr::evaluate_layout(expr).unwrap();
-        let walk = simulate_view_walk(&layout, 8, &report.geometry[0], 1 << 20).unwrap();
+        let passes = simulate_passes(&layout, 8, &report.geometry[0], 1, 1 << 20).unwrap();
+        let walk = passes[0];
         assert_eq!(walk.accesses, l1.loads);
         assert_eq!(
             (walk.misses, walk.compulsory, walk.capacity, walk.conflict),
             (l1.misses, l1.compulsory, l1.capacity, l1.conflict)
         );
-        assert!(!walk.capped);
-        let capped = simulate_view_walk(&layout, 8, &report.geometry[0], 100).unwrap();
-        assert!(capped.capped && capped.accesses == 100);
+        let capped = simulate_passes(&layout, 8, &report.geometry[0], 1, 100).unwrap();
+        assert_eq!(capped[0].accesses, 100);
     }
 }

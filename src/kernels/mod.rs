@@ -29,6 +29,9 @@ pub mod typed;
 pub mod view;
 pub mod view_cache;
 pub mod view_cache_text;
+pub mod view_padding;
+pub mod view_report;
+pub mod view_walks;
 
 pub use catalogue::{
     CATALOGUE_RULES, CatalogueRules, StridePattern, catalogue, estimate_accesses, find,
