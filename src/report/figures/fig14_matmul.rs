@@ -273,7 +273,7 @@ fn look_for(records: &[&PointRecord], largest: Option<u64>) -> Vec<Claim> {
     // The textbook counts hold once a column's n lines no longer fit the first level.
     let column_fits = at_largest.first().and_then(|(_, r)| {
         let level = data::sim_level(r, 0)?;
-        let column = largest? * u64::from(level.line);
+        let column = largest? * level.line;
         Some((column <= level.size, column, level.size, level.name.clone()))
     });
     let verdict = match (compared.len(), close) {
