@@ -113,6 +113,9 @@ fn the_small_recorded_results_render_a_complete_page() {
         assert!(png.is_file(), "{image} is referenced but missing");
         let (w, h) = decode_png(&png);
         assert!(w >= 600 && h >= 250, "{image} is {w}×{h}");
+        // The page's figure column is 1366 px wide: a wider figure would be shrunk, and its
+        // 13 px legend text below 11 px.
+        assert!(w <= 1360, "{image} is {w} px wide");
         check_svg(&png.with_extension("svg"));
     }
     // Every local link (SVGs, JSON, CSV) exists.

@@ -40,6 +40,8 @@ figure { margin:12px 0; }
 figure img { max-width:100%; height:auto; border:1px solid var(--line); border-radius:4px; background:#fff; }
 figcaption { color:var(--muted); font-size:13px; }
 .look { background:#eef6fb; border-left:4px solid var(--accent); padding:8px 12px; margin:8px 0; max-width:1100px; }
+.look ul.claims { margin:4px 0 0; padding-left:20px; }
+.look ul.claims li { margin:3px 0; }
 .note { background:#fff6ec; border-left:4px solid var(--warn); padding:8px 12px; margin:8px 0; }
 .omitted { color:var(--warn); }
 .lacks { color:var(--muted); font-size:14px; }
@@ -355,7 +357,10 @@ fn built_block(b: &Built) -> Markup {
             a href=(svg) { img src=(png) alt={ (b.figure.title) ". " (b.figure.provenance) }; }
             figcaption { a href=(svg) { "SVG" } " · " a href=(png) { "PNG" } }
         }
-        div.look { strong { "What to look for: " } @for c in &b.look_for { (claim_markup(c)) " " } }
+        div.look {
+            strong { "What to look for" }
+            ul.claims { @for c in &b.look_for { li { (claim_markup(c)) } } }
+        }
         @for n in &b.notes { p.note { (n) } }
         @for t in &b.tables { (table(t)) }
     }

@@ -282,6 +282,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn figures_fit_the_page_without_empty_cells() {
+        let panel = || {
+            Panel::Lines(LinePanel {
+                title: "p".into(),
+                x: Axis::linear("x"),
+                y: Axis::linear("y"),
+                series: Vec::new(),
+                vlines: Vec::new(),
+                hlines: Vec::new(),
+            })
+        };
+        // (panels, the columns they are laid out in)
+        for (n, columns) in [(1, 1), (2, 2), (3, 3), (4, 2), (5, 3), (6, 3)] {
+            let figure = Figure {
+                id: "f".into(),
+                title: "t".into(),
+                provenance: String::new(),
+                panels: (0..n).map(|_| panel()).collect(),
+                panel_width: 640,
+                panel_height: 300,
+            };
+            assert_eq!(figure.columns(), columns, "{n} panels");
+            // Shown at its own size in the page's 1366 px column, so 13 px legends stay 13 px.
+            assert!(
+                figure.size().0 <= MAX_FIGURE_WIDTH,
+                "{n} panels: {:?}",
+                figure.size()
+            );
+        }
+    }
+
+    #[test]
     fn the_png_is_the_svg_rasterised_at_the_figures_size() {
         let figure = Figure {
             id: "test-figure".into(),

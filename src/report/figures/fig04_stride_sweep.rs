@@ -36,7 +36,11 @@ fn stride_sweep(doc: &ResultsDocument) -> Outcome {
     let timed = timed_points(&recs);
     let mut sim_series: Vec<Series> = (levels.iter().enumerate().take(3))
         .filter_map(|(li, level)| {
-            let name = format!("{}{}", level.name, data::level_mark(level));
+            let name = if data::implausible(level) {
+                format!("{} (sim; implausible level)", level.name)
+            } else {
+                format!("{} (sim)", level.name)
+            };
             simulated_series(&recs, li, &name)
         })
         .collect();
@@ -219,14 +223,14 @@ fn timed_points(recs: &[&PointRecord]) -> Vec<XY> {
 }
 
 /// Simulated misses per element at level `li` by step; None when no point has them.
-fn simulated_series(recs: &[&PointRecord], li: usize, level: &str) -> Option<Series> {
+fn simulated_series(recs: &[&PointRecord], li: usize, name: &str) -> Option<Series> {
     let mut pts: Vec<XY> = recs
         .iter()
         .filter_map(|r| Some(XY::new(step_bytes(r), misses_per_access(r, li)?)))
         .collect();
     pts.sort_by(|a, b| a.x.total_cmp(&b.x));
     (!pts.is_empty()).then(|| Series {
-        name: format!("{level} (sim)"),
+        name: name.to_string(),
         colour: PALETTE[li + 1],
         kind: SeriesKind::Data,
         points: pts,
