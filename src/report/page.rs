@@ -501,7 +501,7 @@ fn method_prose() -> Markup {
             strong { "Measured" } ": hardware or software performance counters (only where a PMU exists). "
             strong { "Simulated" } ": the address stream of one run fed to a set-associative LRU model of the recorded geometry (cachegrind semantics: write-allocate, a miss looks up the next level, write-backs not counted), with a 3C split. "
             strong { "Model" } ": the analytic set/GCD model — a stride of s bytes over a cache of S sets and L-byte lines uses S / gcd(s/L, S) sets, and conflicts start once more than ways × that many lines are live; drawn dashed next to the data." }
-        p { "Bandwidth kernels are compared with a reference copy/read measured interleaved in the same run: the ratio survives a noisy or different machine better than GB/s. Kernels are memory-bound on purpose (several accumulators), so a dependency chain of adds does not hide the cache effects." }
+        p { "Bandwidth kernels are compared with a reference copy/read measured interleaved in the same run: the ratio divides out the speed of the machine and of the moment, which GB/s carry. Kernels are memory-bound on purpose (several accumulators), so a dependency chain of adds does not hide the cache effects." }
     }
 }
 

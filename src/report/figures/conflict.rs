@@ -86,8 +86,8 @@ pub(super) fn stride_list(probes: &[&Probe]) -> String {
         .join(", ")
 }
 
-/// "miss nothing once warm", "every load misses (1 per load once warm)" or "miss 0.2–0.5 per
-/// load once warm": simulated first-level misses after the first pass, in words.
+/// "miss nothing once warm", "miss on every load once warm" or "miss 0.200–0.500 per load once
+/// warm": simulated first-level misses after the first pass, in words.
 pub(super) fn warm_miss_words(probes: &[&Probe]) -> String {
     let warm: Vec<f64> = probes
         .iter()
@@ -178,11 +178,19 @@ pub(super) fn multiples_claim(probes: &[Probe], l1: &CacheLevel) -> Option<Claim
     }
     let ways = u64::from(l1.ways);
     let (within, beyond): (Vec<&Probe>, Vec<&Probe>) = multiples.iter().partition(|p| p.k <= ways);
-    let sets = crate::report::claims::count_range(
-        multiples
-            .iter()
-            .filter_map(|p| p.model(0).map(|m| m.sets_used)),
-    );
+    let used: Vec<u64> = multiples
+        .iter()
+        .filter_map(|p| p.model(0).map(|m| m.sets_used))
+        .collect();
+    let sets = if used.is_empty() {
+        ",".to_string()
+    } else {
+        format!(
+            " the K loads use {} of the {} sets (model);",
+            crate::report::claims::count_range(used),
+            l1.sets
+        )
+    };
     let ks = |ps: &[&Probe]| {
         super::common::distinct(ps.iter().map(|p| p.k))
             .iter()
@@ -208,12 +216,10 @@ pub(super) fn multiples_claim(probes: &[Probe], l1: &CacheLevel) -> Option<Claim
     Some(Claim::derived(
         "conflict.multiples",
         format!(
-            "At multiples of {} (sets × line of {}: {}) the K loads use {sets} of the {} sets \
-             (model); {} (simulated).",
+            "At multiples of {} (sets × line of {}: {}){sets} {} (simulated).",
             crate::report::chart::format_bytes(l1.set_span() as f64),
             l1.name,
             stride_list(&multiples),
-            l1.sets,
             parts.join("; ")
         ),
     ))

@@ -210,9 +210,9 @@ fn latency_claims(points: &[XY], levels: &[CacheLevel], dtlb_marked: bool) -> Ve
     if dtlb_marked {
         claims.push(Claim::guide(
             "latency.dtlb",
-            "The DTLB marks are entries × page from CPUID; the chase runs on 2 MiB pages where \
-             the kernel grants them, so the 4 KiB reach marks where a 4 KiB-page chase would \
-             start paying page walks.",
+            "A DTLB mark is its entries × page size from CPUID: past it, a chase on pages of \
+             that size pays page walks (the table's last column gives the process's memory on \
+             huge pages).",
         ));
     }
     claims
@@ -270,6 +270,11 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
                 cell(misses_per_access(r, 0)),
                 cell(misses_per_access(r, 1)),
                 cell(misses_per_access(r, 2)),
+                r.huge_pages
+                    .as_ref()
+                    .and_then(|h| h.anon_huge_bytes)
+                    .map(|b| format_bytes(b as f64))
+                    .unwrap_or_else(|| "—".into()),
             ]
         })
         .collect();
@@ -279,7 +284,7 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
             title: "Working-set latency (random pointer chase)".into(),
             provenance: format!(
                 "{}; dashed lines: cache sizes from the recorded geometry and the DTLB's reach \
-                 (entries × page) from CPUID; buffers on huge pages where granted",
+                 (entries × page) from CPUID",
                 prov_timed(doc)
             ),
             panels: vec![Panel::Lines(LinePanel {
@@ -306,6 +311,7 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
                 "L1 misses/load (sim, warm)",
                 "L2 misses/load (sim, warm)",
                 "L3 misses/load (sim, warm)",
+                "process on huge pages (AnonHugePages)",
             ]
             .map(String::from)
             .to_vec(),
