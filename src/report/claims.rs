@@ -34,6 +34,17 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict of an expectation checked at `checked` places, of which `holding` bear it
+    /// out: all of them agree, none disagrees, some agree in part, none checked cannot tell.
+    pub fn of_counts(checked: usize, holding: usize) -> Self {
+        match (checked, holding) {
+            (0, _) => Verdict::Untested,
+            (n, k) if k >= n => Verdict::Agrees,
+            (_, 0) => Verdict::Disagrees,
+            _ => Verdict::Partly,
+        }
+    }
+
     /// The attribute value the page carries (`data-verdict`).
     pub fn key(self) -> &'static str {
         match self {
@@ -181,12 +192,7 @@ pub struct CurveAgreement {
 
 impl CurveAgreement {
     pub fn verdict(&self) -> Verdict {
-        match (self.shared, self.apart.len()) {
-            (0, _) => Verdict::Untested,
-            (_, 0) => Verdict::Agrees,
-            (n, k) if k < n => Verdict::Partly,
-            _ => Verdict::Disagrees,
-        }
+        Verdict::of_counts(self.shared, self.shared - self.apart.len())
     }
 }
 
@@ -315,6 +321,23 @@ mod tests {
             compare_curves(&[(1.0, 1.0)], &f64s).verdict(),
             Verdict::Untested
         );
+    }
+
+    #[test]
+    fn verdicts_count_where_an_expectation_holds() {
+        let cases = [
+            (0, 0, Verdict::Untested),
+            (3, 3, Verdict::Agrees),
+            (3, 0, Verdict::Disagrees),
+            (3, 1, Verdict::Partly),
+        ];
+        for (checked, holding, want) in cases {
+            assert_eq!(
+                Verdict::of_counts(checked, holding),
+                want,
+                "{checked} {holding}"
+            );
+        }
     }
 
     #[test]

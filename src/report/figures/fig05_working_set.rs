@@ -157,12 +157,7 @@ fn latency_claims(points: &[XY], levels: &[CacheLevel], dtlb_marked: bool) -> Ve
         })
         .collect();
     let agreeing = verdicts.iter().filter(|v| v.1).count();
-    let mut verdict = match (verdicts.len(), agreeing) {
-        (0, _) => Verdict::Untested,
-        (n, k) if k == n => Verdict::Agrees,
-        (_, 0) => Verdict::Disagrees,
-        _ => Verdict::Partly,
-    };
+    let mut verdict = Verdict::of_counts(verdicts.len(), agreeing);
     let mut observed = verdicts
         .into_iter()
         .map(|v| v.0)

@@ -129,15 +129,18 @@ fn row_vs_column(doc: &ResultsDocument) -> Outcome {
     }))
 }
 
+/// The timed ns per element of the unpadded `order` walk over `n` columns.
+fn timed_ns(plain: &[&Traversal], order: &str, n: u64) -> Option<f64> {
+    plain
+        .iter()
+        .find(|t| t.order == order && t.n == n)
+        .and_then(|t| data::ns_per_element(t.record))
+        .map(|e| e.value)
+}
+
 /// Column over row time per matrix size, and the textbook's 2^k-against-2^k+1 expectation.
 fn look_for(plain: &[&Traversal]) -> Vec<Claim> {
-    let ns = |order: &str, n: u64| {
-        plain
-            .iter()
-            .find(|t| t.order == order && t.n == n)
-            .and_then(|t| data::ns_per_element(t.record))
-            .map(|e| e.value)
-    };
+    let ns = |order: &str, n: u64| timed_ns(plain, order, n);
     let ratio = |n: u64| Some(ns("col", n)? / ns("row", n)?);
     let sizes: BTreeSet<u64> = plain.iter().map(|t| t.n).collect();
     let per_size: Vec<String> = sizes
@@ -163,12 +166,7 @@ fn look_for(plain: &[&Traversal]) -> Vec<Claim> {
         .filter_map(|&n| Some((n, ratio(n)?, ratio(n + 1)?)))
         .collect();
     let worse = pairs.iter().filter(|p| p.1 > p.2 * SAME_SPEED).count();
-    let verdict = match (pairs.len(), worse) {
-        (0, _) => Verdict::Untested,
-        (n, k) if k == n => Verdict::Agrees,
-        (_, 0) => Verdict::Disagrees,
-        _ => Verdict::Partly,
-    };
+    let verdict = Verdict::of_counts(pairs.len(), worse);
     let observed = if pairs.is_empty() {
         "no size was timed at both 2^k and 2^k+1".to_string()
     } else {
@@ -241,13 +239,7 @@ fn time_series(plain: &[&Traversal]) -> Vec<Series> {
 
 /// The column/row time ratio and the simulated L1 misses of column order, per kind of n.
 fn ratio_and_sim_series(plain: &[&Traversal]) -> (Vec<Series>, Vec<Series>) {
-    let ns = |order: &str, n: u64| {
-        plain
-            .iter()
-            .find(|t| t.order == order && t.n == n)
-            .and_then(|t| data::ns_per_element(t.record))
-            .map(|e| e.value)
-    };
+    let ns = |order: &str, n: u64| timed_ns(plain, order, n);
     let ns_values: BTreeSet<u64> = plain.iter().map(|t| t.n).collect();
     let mut ratio = Vec::new();
     let mut sim = Vec::new();

@@ -116,12 +116,7 @@ fn look_for(recs: &[&PointRecord], sizes: &[(u64, String)]) -> Vec<Claim> {
         ),
     )];
     let better = checked.iter().filter(|c| c.1 > c.2 * SAME_SPEED).count();
-    let verdict = match (checked.len(), better) {
-        (0, _) => Verdict::Untested,
-        (n, k) if k == n => Verdict::Agrees,
-        (_, 0) => Verdict::Disagrees,
-        _ => Verdict::Partly,
-    };
+    let verdict = Verdict::of_counts(checked.len(), better);
     claims.push(Claim::textbook(
         "transpose.blocking",
         "the naive loops walk one matrix by columns; blocking keeps a tile of both matrices \

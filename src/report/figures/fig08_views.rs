@@ -111,11 +111,7 @@ fn look_for(info: &[ViewInfo]) -> Vec<Claim> {
         compared.iter().filter(|c| c.1 == Some(-1)).collect();
     if !flips.is_empty() {
         let close = flips.iter().filter(|c| c.2 / c.3 <= SAME_CURVE).count();
-        let verdict = match close {
-            k if k == flips.len() => Verdict::Agrees,
-            0 => Verdict::Disagrees,
-            _ => Verdict::Partly,
-        };
+        let verdict = Verdict::of_counts(flips.len(), close);
         claims.push(Claim::textbook(
             "view.flip",
             "a flipped walk (inner stride −1) reads the same lines backwards, which prefetchers \

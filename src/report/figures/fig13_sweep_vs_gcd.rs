@@ -247,12 +247,7 @@ fn alike_claim(doc: &ResultsDocument, levels: &[SweptLevel]) -> Claim {
             }
         }
     }
-    let verdict = match (classes, spread.len()) {
-        (0, _) => Verdict::Untested,
-        (_, 0) => Verdict::Agrees,
-        (n, k) if k < n => Verdict::Partly,
-        _ => Verdict::Disagrees,
-    };
+    let verdict = Verdict::of_counts(classes, classes - spread.len());
     let observed = if spread.is_empty() {
         format!(
             "in all {classes} (gcd, K) classes the strides' simulated misses agree within \

@@ -276,12 +276,10 @@ fn look_for(records: &[&PointRecord], largest: Option<u64>) -> Vec<Claim> {
         let column = largest? * level.line;
         Some((column <= level.size, column, level.size, level.name.clone()))
     });
-    let verdict = match (compared.len(), close) {
-        (0, _) => Verdict::Untested,
-        _ if column_fits.as_ref().is_some_and(|c| c.0) => Verdict::Untested,
-        (n, k) if k == n => Verdict::Agrees,
-        (_, 0) => Verdict::Disagrees,
-        _ => Verdict::Partly,
+    let verdict = if column_fits.as_ref().is_some_and(|c| c.0) {
+        Verdict::Untested
+    } else {
+        Verdict::of_counts(compared.len(), close)
     };
     let precondition = match &column_fits {
         Some((true, column, size, name)) => format!(

@@ -227,11 +227,7 @@ fn look_for(doc: &ResultsDocument) -> Vec<Claim> {
             "tensor.channels-last",
             "a per-channel sum over channels-last storage strides C elements, so it costs more \
              than over channels-first.",
-            match slower {
-                k if k == sums.len() => Verdict::Agrees,
-                0 => Verdict::Disagrees,
-                _ => Verdict::Partly,
-            },
+            Verdict::of_counts(sums.len(), slower),
             format!(
                 "nhwc over nchw: {} (timed)",
                 sums.iter()
