@@ -69,11 +69,21 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         }
         other => other?,
     };
-    for note in &rendered.omitted {
-        eprintln!("note: figure omitted: {note}");
-    }
+    note_omitted(&rendered.omitted);
     println!("{}", rendered.index.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line on the figures the data did not support (the page names each and why); a line per
+/// figure buried the path of the report under a dozen notes for a small results file.
+fn note_omitted(omitted: &[String]) {
+    if !omitted.is_empty() {
+        eprintln!(
+            "note: {} figure(s) not drawn, as the results hold no data for them (the page says \
+             which and why)",
+            omitted.len()
+        );
+    }
 }
 
 /// A directory under `root` named by `stamp` that does not exist yet.
@@ -174,9 +184,7 @@ pub fn main_job(cache: &CacheArgs) -> anyhow::Result<ExitCode> {
     )?;
     let latest = latest_claim.dir().to_path_buf();
     copy_report(&dir, &latest_claim)?;
-    for note in &rendered.omitted {
-        eprintln!("note: figure omitted: {note}");
-    }
+    note_omitted(&rendered.omitted);
     let failed = input
         .doc
         .records
