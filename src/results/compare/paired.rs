@@ -113,6 +113,7 @@ pub fn judge_paired(points: &[PointRounds], options: &PairedOptions) -> PairedJu
         row.change = Some(t.estimate.exp_m1());
         row.ci = Some((low.exp_m1(), high.exp_m1()));
         row.rounds = Some(point.times.len());
+        row.ratios = point.times.iter().map(|(b, c)| c / b).collect();
         row.p_value = Some(t.p);
         row.level = Some(step.level);
         row.verdict = verdict_of(t.estimate, (low, high), step.rejected, options);

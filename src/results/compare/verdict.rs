@@ -86,6 +86,10 @@ pub struct GateRow {
     /// Paired builds: the Holm level the p-value was held to (the interval's tail).
     #[serde(default)]
     pub level: Option<f64>,
+    /// Paired builds: the ratios candidate ÷ base, one per round, in the order measured (so
+    /// a calibration can judge them again under other settings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ratios: Vec<f64>,
     pub verdict: Verdict,
     pub note: Option<String>,
 }
@@ -180,6 +184,7 @@ impl GateRow {
             rounds: None,
             p_value: None,
             level: None,
+            ratios: Vec::new(),
             verdict,
             note,
         }
@@ -205,6 +210,7 @@ impl GateRow {
             rounds: None,
             p_value: None,
             level: None,
+            ratios: Vec::new(),
             verdict: Verdict::Failed,
             note: Some(why),
         }
