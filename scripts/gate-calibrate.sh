@@ -37,8 +37,14 @@ if [[ -f "$out/commit" && "$(cat "$out/commit")" != "$head" ]]; then
 fi
 echo "$head" >"$out/commit"
 
+# The A/A candidate: the working tree's build, copied out so a later build cannot change it.
 cargo build --release --quiet --bin stridelab || exit 2
-aa_bin=target/release/stridelab
+aa_bin="$out/bin/aa/stridelab"
+if [[ ! -x "$aa_bin" || "$(cat "$out/bin/aa/commit" 2>/dev/null)" != "$head" ]]; then
+    mkdir -p "$out/bin/aa"
+    cp target/release/stridelab "$aa_bin.partial" && mv "$aa_bin.partial" "$aa_bin"
+    echo "$head" >"$out/bin/aa/commit"
+fi
 
 # A slowed candidate: HEAD built with the slowdown compiled in, in the base builds' target
 # directory (its dependencies are built already), then copied out.

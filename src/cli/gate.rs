@@ -18,14 +18,17 @@ use clap::Args;
 
 use super::common::parse_fraction;
 use crate::harness::gate::{
-    GATE_BASELINE_PASSES, GATE_PASSES, GATE_SAMPLE_MS, GATE_SAMPLES, GateConfig, GateOutputs,
-    evaluate, plan_outputs, save_baseline, write_verdict,
+    GATE_BASELINE_PASSES, GATE_PASSES, GATE_SAMPLE_MS, GATE_SAMPLES, GateConfig, GateError,
+    GateOutputs, evaluate, plan_outputs, save_baseline, write_verdict,
 };
 use crate::harness::gate_paired::{
     BaseSource, PAIRED_ALPHA, PAIRED_BUDGET_S, PAIRED_FLOOR, PAIRED_MAX_ROUNDS, PAIRED_ROUNDS,
     PAIRED_SAMPLE_MS, PAIRED_SAMPLES, PAIRED_THRESHOLD, PairedConfig, run_paired,
 };
 use crate::results::compare::{CompareOptions, GateVerdict, PairedOptions};
+
+/// Exit code of a comparison stopped by Ctrl-C (128 + SIGINT), as `run`'s.
+const EXIT_INTERRUPTED: u8 = 130;
 
 /// The stored-baseline mode's threshold: its ratios to same-run references moved by up to
 /// ±2% between unchanged runs (docs/gate.md).
@@ -211,8 +214,14 @@ pub fn run(args: GateArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let outputs = plan_outputs(&config, true)?;
-    let verdict = run_paired(&args.paired_config(base)?)?;
-    report(&verdict, &outputs, &args)
+    match run_paired(&args.paired_config(base)?) {
+        Ok(verdict) => report(&verdict, &outputs, &args),
+        Err(GateError::RoundsInterrupted) => {
+            eprintln!("gate: {}", GateError::RoundsInterrupted);
+            Ok(ExitCode::from(EXIT_INTERRUPTED))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn run_stored(args: &GateArgs, config: &GateConfig) -> anyhow::Result<ExitCode> {

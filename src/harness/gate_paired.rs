@@ -333,10 +333,12 @@ fn run_rounds(
         shuffle(&mut order, &mut rng);
         let round_started = Instant::now();
         for &p in &order {
+            let measured = measure_pair(config, builds, &mut series[p], &mut rng, observed);
+            // Ctrl-C reaches the child processes too: what failed then was the interruption.
             if stop.load(Ordering::SeqCst) {
                 return Err(GateError::RoundsInterrupted);
             }
-            measure_pair(config, builds, &mut series[p], &mut rng, observed)?;
+            measured?;
         }
         if !config.quiet {
             eprintln!(

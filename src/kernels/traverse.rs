@@ -151,16 +151,16 @@ pub fn row_sum<T: Element, M: TypedMem<T>>(m: &mut M, matrix: Matrix) -> f64 {
     fold(&acc)
 }
 
-/// [`row_sum`] with an injected slowdown: after each row, the first
-/// [`extra_elements`] of it are read again into an accumulator that is discarded (through
-/// `black_box`, so the work stays), `percent`% of the matrix in all.
+/// [`row_sum`] with an injected slowdown: after a row, the first [`extra_elements`] of it
+/// are read again into an accumulator that is discarded (through `black_box`, so the work
+/// stays), `percent`% of the matrix in all.
 #[inline(always)]
 pub fn row_sum_slowed<T: Element, M: TypedMem<T>>(m: &mut M, matrix: Matrix, percent: u32) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
     let mut wasted = [0.0; ACCUMULATORS];
     for i in 0..matrix.rows {
         m.sum_run(0, i * matrix.ld, 1, matrix.cols, &mut acc);
-        let extra = extra_elements(i, matrix.cols, percent);
+        let extra = extra_elements(i, matrix.rows, matrix.cols, percent);
         if extra > 0 {
             m.sum_run(0, i * matrix.ld, 1, extra, &mut wasted);
         }

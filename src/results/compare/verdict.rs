@@ -158,6 +158,13 @@ pub struct GateVerdict {
     pub rows: Vec<GateRow>,
 }
 
+/// Which point a row is about: kernel, `key=value` parameters, threads.
+struct PointName<'a> {
+    kernel: &'a str,
+    params: String,
+    threads: usize,
+}
+
 impl GateRow {
     /// A row of `record` with nothing compared yet: values, change and CIs are filled in by
     /// the track that judges it.
@@ -168,11 +175,43 @@ impl GateRow {
         verdict: Verdict,
         note: Option<String>,
     ) -> Self {
-        GateRow {
-            id: format!("{} | {metric}", point_key(record)),
-            kernel: record.kernel.clone(),
+        let name = PointName {
+            kernel: &record.kernel,
             params: params_label(record),
             threads: record.threads,
+        };
+        debug_assert_eq!(
+            format!("{} {} ×{}", name.kernel, name.params, name.threads),
+            point_key(record)
+        );
+        Self::blank(name, track, metric, verdict, note)
+    }
+
+    /// The row of a point that failed before it produced a record to compare.
+    pub fn failed_point(kernel: &str, params: &str, threads: usize, why: String) -> Self {
+        let name = PointName {
+            kernel,
+            params: params.to_string(),
+            threads,
+        };
+        Self::blank(name, Track::Timing, "point", Verdict::Failed, Some(why))
+    }
+
+    fn blank(
+        name: PointName<'_>,
+        track: Track,
+        metric: &str,
+        verdict: Verdict,
+        note: Option<String>,
+    ) -> Self {
+        GateRow {
+            id: format!(
+                "{} {} ×{} | {metric}",
+                name.kernel, name.params, name.threads
+            ),
+            kernel: name.kernel.to_string(),
+            params: name.params,
+            threads: name.threads,
             track,
             metric: metric.to_string(),
             baseline: None,
@@ -187,32 +226,6 @@ impl GateRow {
             ratios: Vec::new(),
             verdict,
             note,
-        }
-    }
-}
-
-impl GateRow {
-    /// The row of a point that failed before it produced a record to compare.
-    pub fn failed_point(kernel: &str, params: &str, threads: usize, why: String) -> Self {
-        GateRow {
-            id: format!("{kernel} {params} ×{threads} | point"),
-            kernel: kernel.to_string(),
-            params: params.to_string(),
-            threads,
-            track: Track::Timing,
-            metric: "point".into(),
-            baseline: None,
-            current: None,
-            change: None,
-            ci: None,
-            own_change: None,
-            own_ci: None,
-            rounds: None,
-            p_value: None,
-            level: None,
-            ratios: Vec::new(),
-            verdict: Verdict::Failed,
-            note: Some(why),
         }
     }
 }
