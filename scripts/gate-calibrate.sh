@@ -14,9 +14,10 @@
 # Resumable: every run appends a line to $CAL_OUT/runs.tsv as it ends, and a run already in the
 # table is not made again, so the script can be stopped (Ctrl-C) and started again with the same
 # arguments. The summary ($CAL_OUT/summary.md) is rewritten after every run. The builds are kept
-# (the base by the gate under target/gate-base/, the slowed candidates in $CAL_OUT/bin/) and
-# rebuilt only when HEAD moves. The working tree must be clean: the A/A candidate is the working
-# tree's build and must be the same commit as the base.
+# (the base by the gate under target/gate-base/, the candidates in $CAL_OUT/bin/). The working
+# tree must be clean, and stay so while the candidates are built: they are built from it and
+# must be the commit the base is. The base is that commit's id, so a commit made meanwhile does
+# not change it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,6 +54,10 @@ slowed_bin() { # $1 = percent
     if [[ ! -x "$bin" || "$(cat "$out/bin/slow-$1/commit" 2>/dev/null)" != "$head" ]]; then
         echo "gate-calibrate: building the candidate with row-sum +$1% (log: $out/bin/slow-$1.log)" >&2
         mkdir -p "$out/bin/slow-$1"
+        git diff --quiet HEAD -- || {
+            echo "gate-calibrate: the working tree changed; the candidates must be builds of $head" >&2
+            exit 2
+        }
         STRIDELAB_INJECT_SLOWDOWN="row-sum:$1" cargo build --release --bin stridelab \
             --target-dir target/gate-base/target >"$out/bin/slow-$1.log" 2>&1 || {
             tail -20 "$out/bin/slow-$1.log" >&2
@@ -65,7 +70,7 @@ slowed_bin() { # $1 = percent
 }
 
 # The base build (kept by the gate, keyed by commit): one short gate run builds it.
-"$aa_bin" gate --base HEAD --rounds 1 --max-rounds 1 --quiet --time-budget 1 \
+"$aa_bin" gate --base "$head" --rounds 1 --max-rounds 1 --quiet --time-budget 1 \
     --suite tests/fixtures/gate/tiny.toml >/dev/null 2>"$out/base-build.log"
 [[ $? -le 1 ]] || {
     cat "$out/base-build.log" >&2
@@ -113,7 +118,7 @@ for i in $(seq 1 "$runs"); do
         verdict="$out/verdicts/$kind-$i.json"
         load=$(cut -d' ' -f1 /proc/loadavg)
         started=$EPOCHREALTIME
-        "${bins[$kind]}" gate --base HEAD --seed "$((i * 100 + kind))" --quiet \
+        "${bins[$kind]}" gate --base "$head" --seed "$((i * 100 + kind))" --quiet \
             --export-json "$verdict" "${gate_args[@]}" 2>"$out/verdicts/$kind-$i.err"
         rc=$?
         wall=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')

@@ -117,8 +117,8 @@ pub enum GateError {
         root: PathBuf,
         shallow: bool,
     },
-    #[error("cannot {what} `{}` for the base build: {message}", path.display())]
-    BaseIo {
+    #[error("cannot {what} `{}`: {message}", path.display())]
+    WorkFile {
         what: String,
         path: PathBuf,
         message: String,
@@ -140,7 +140,7 @@ pub enum GateError {
     )]
     SweepPoint(String),
     #[error("{0}")]
-    Rounds(String),
+    Settings(String),
     #[error("interrupted before the rounds were complete; nothing judged")]
     RoundsInterrupted,
     #[error(transparent)]

@@ -63,7 +63,7 @@ pub fn build_base(rev: &str, quiet: bool) -> Result<BaseBuild, GateError> {
         });
     }
     let started = Instant::now();
-    let io = |what: &str, path: &Path, error: std::io::Error| GateError::BaseIo {
+    let io = |what: &str, path: &Path, error: std::io::Error| GateError::WorkFile {
         what: what.to_string(),
         path: path.to_path_buf(),
         message: error.to_string(),

@@ -143,7 +143,7 @@ pub fn run_paired(config: &PairedConfig) -> Result<GateVerdict, GateError> {
         std::process::id(),
         config.seed
     ));
-    std::fs::create_dir_all(&dir).map_err(|e| GateError::BaseIo {
+    std::fs::create_dir_all(&dir).map_err(|e| GateError::WorkFile {
         what: "create".into(),
         path: dir.clone(),
         message: e.to_string(),
@@ -176,7 +176,7 @@ pub fn run_paired(config: &PairedConfig) -> Result<GateVerdict, GateError> {
 }
 
 fn check_config(config: &PairedConfig) -> Result<(), GateError> {
-    let bad = |m: &str| Err(GateError::Rounds(m.to_string()));
+    let bad = |m: &str| Err(GateError::Settings(m.to_string()));
     if !(1..=200).contains(&config.rounds) {
         return bad("--rounds must lie in 1..=200");
     }
@@ -274,7 +274,7 @@ fn point_series(point: &PlannedPoint, index: usize, dir: &Path) -> Result<Series
     for (name, value) in &point.args {
         if name.is_empty() {
             // Positional words only come from the command line, never from a suite file.
-            return Err(GateError::Rounds(format!(
+            return Err(GateError::Settings(format!(
                 "point `{key}` has positional parameters"
             )));
         }
@@ -292,8 +292,8 @@ fn point_series(point: &PlannedPoint, index: usize, dir: &Path) -> Result<Series
     suite.insert("description".into(), key.clone().into());
     suite.insert("point".into(), vec![toml::Value::Table(entry)].into());
     let file = dir.join(format!("point-{index}.toml"));
-    let text = toml::to_string(&suite).map_err(|e| GateError::Rounds(e.to_string()))?;
-    std::fs::write(&file, text).map_err(|e| GateError::BaseIo {
+    let text = toml::to_string(&suite).map_err(|e| GateError::Settings(e.to_string()))?;
+    std::fs::write(&file, text).map_err(|e| GateError::WorkFile {
         what: "write".into(),
         path: file.clone(),
         message: e.to_string(),
@@ -403,10 +403,7 @@ fn measure_pair(
     if s.failure.is_some() || s.not_comparable.is_some() {
         return Ok(());
     }
-    if s.times.len().is_multiple_of(2) {
-        s.base_first = rng.below(2) == 1;
-    }
-    let base_first = s.base_first == s.times.len().is_multiple_of(2);
+    let base_first = base_goes_first(s.times.len(), &mut s.base_first, rng);
     let started = Instant::now();
     let (mut base_record, mut candidate_record) = (None, None);
     for base_now in [base_first, !base_first] {
@@ -436,6 +433,18 @@ fn measure_pair(
         unreachable!("both builds ran");
     };
     record_pair(s, b, c)
+}
+
+/// Whether the base runs first in a point's round number `done` (from 0): drawn at random for
+/// the first round of each pair (kept in `pair_draw`), the other way round in the second, so
+/// over every two rounds each build goes first once.
+fn base_goes_first(done: usize, pair_draw: &mut bool, rng: &mut SplitMix64) -> bool {
+    if done.is_multiple_of(2) {
+        *pair_draw = rng.below(2) == 1;
+        *pair_draw
+    } else {
+        !*pair_draw
+    }
 }
 
 /// Adds a pair of records to a point's series, checking they measured the same point and that
@@ -597,4 +606,39 @@ fn verdict(
     let verdict = GateVerdict::tally(judged.rows, method, config.options.sim_tolerance, geometry);
     check_judged(&verdict, false).map_err(GateError::Compare)?;
     Ok(verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::suite::Suite;
+
+    #[test]
+    fn each_build_goes_first_once_in_every_pair_of_rounds_and_the_pairs_vary() {
+        let mut rng = SplitMix64::new(11);
+        let mut draw = false;
+        let order: Vec<bool> = (0..40)
+            .map(|done| base_goes_first(done, &mut draw, &mut rng))
+            .collect();
+        for pair in order.chunks(2) {
+            assert_ne!(pair[0], pair[1], "{order:?}");
+        }
+        let base_first_in_pairs = order.chunks(2).filter(|p| p[0]).count();
+        assert!((5..=15).contains(&base_first_in_pairs), "{order:?}");
+    }
+
+    #[test]
+    fn a_point_file_plans_to_the_same_point_as_the_suite() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = Suite::load("gate").unwrap().plan(None).unwrap();
+        for (index, point) in plan.points.iter().enumerate() {
+            let series = point_series(point, index, dir.path()).unwrap();
+            let path = series.file.to_str().unwrap();
+            let again = Suite::load(path).unwrap().plan(None).unwrap();
+            assert_eq!(again.points.len(), 1, "{path}");
+            assert_eq!(again.points[0].spec.name, point.spec.name);
+            assert_eq!(again.points[0].params, point.params, "{path}");
+            assert_eq!(again.points[0].threads, point.threads);
+        }
+    }
 }
