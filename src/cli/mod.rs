@@ -46,7 +46,7 @@ pub enum Command {
     Layout(layout::LayoutArgs),
     /// Measure a suite or one kernel's parameter grid and write the results document.
     Run(run::RunArgs),
-    /// Performance regression gate: compare a run of the gate suite with a baseline.
+    /// Performance regression gate: this build against a base commit (--base) or a stored baseline.
     Gate(gate::GateArgs),
     /// Render the HTML report (figures, tables) from one or more results files.
     Report(report::ReportArgs),

@@ -22,6 +22,8 @@ pub use runner::MethodOptions;
 pub use session::{Progress, RunOptions, run_suite};
 pub use suite::{Plan, Suite};
 pub mod gate;
+pub mod gate_build;
+pub mod gate_paired;
 pub mod pool;
 pub mod precision;
 pub mod reach;

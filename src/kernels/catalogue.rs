@@ -53,7 +53,7 @@ pub fn simulation_start(spec: &KernelSpec) -> crate::kernels::spec::SimStart {
 /// The loads and stores one run of `spec` makes, estimated from resolved parameters without
 /// allocating or walking anything: the kernel's own count where it has one (probes that repeat,
 /// views that broadcast), else the elements of its buffers (every other kernel reads or writes
-/// each element about once; the copy engine's staging and `deopt` re-reads stay within 2×).
+/// each element about once; the copy engine's staging stays within 2×).
 pub fn estimate_accesses(spec: &KernelSpec, params: &Params) -> Result<u64, KernelError> {
     let entry = entry_of(spec)?;
     match entry.accesses {
@@ -140,6 +140,11 @@ pub fn param_words(kernel: &str, params: &Params) -> Vec<String> {
         .collect()
 }
 
+/// Parameters the catalogue no longer has, with the default older documents recorded them at:
+/// `row-sum deopt` was the regression gate's de-optimised fixture (`deopt=1`), replaced by an
+/// injected slowdown (`kernels::slowdown`), and every real row-sum record carries `deopt=0`.
+pub const RETIRED_PARAMS: &[(&str, &str, u64)] = &[("row-sum", "deopt", 0)];
+
 /// The catalogue as the rules a recorded point is checked against on load: the kernel exists,
 /// belongs to the recorded family, and its parameters pass [`check_recorded_params`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -161,8 +166,15 @@ impl ParamRules for CatalogueRules {
     }
 
     /// Only parameters with a literal default are added (`dtype=f64`): a missing parameter
-    /// without one is still an error, reported by [`check_recorded_params`].
+    /// without one is still an error, reported by [`check_recorded_params`]. A retired
+    /// parameter ([`RETIRED_PARAMS`]) holding its old default is dropped; any other value of
+    /// it stays, and is refused as unknown.
     fn complete(&self, kernel: &str, params: &mut Params) {
+        for (retired_from, name, default) in RETIRED_PARAMS {
+            if kernel == *retired_from && params.get(*name) == Some(&ParamValue::Int(*default)) {
+                params.remove(*name);
+            }
+        }
         let Ok(spec) = find(kernel) else { return };
         for param in spec.params {
             let literal = param

@@ -55,7 +55,7 @@ pub fn kernel_detail(name: &str) -> Result<String, KernelError> {
     Ok(text)
 }
 
-/// `rows cols [ld=cols] [deopt=0]`.
+/// `rows cols [ld=cols] [dtype=f64]`.
 fn signature(spec: &KernelSpec) -> String {
     spec.params
         .iter()

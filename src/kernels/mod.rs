@@ -20,6 +20,7 @@ pub mod latency;
 pub mod listing;
 pub mod matmul;
 pub mod reference;
+pub mod slowdown;
 pub mod spec;
 pub mod stride;
 pub mod tensor;
