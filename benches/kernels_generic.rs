@@ -29,7 +29,7 @@ fn filled(len: usize) -> AlignedBuffer {
 /// The generic real path, as one function (so its machine code can be compared too).
 #[inline(never)]
 fn row_sum_generic(a: &mut [f64], m: Matrix) -> f64 {
-    row_sum(&mut RealMem::new([a]), m, false)
+    row_sum(&mut RealMem::new([a]), m)
 }
 
 /// The generic real path of `transpose variant=blocked`.

@@ -27,7 +27,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 gcc -O1 -fno-tree-vectorize -o "$work/loops" "$root/tests/fixtures/kernels_orders.c"
 
-caches=(--cache L1d=32K,8,64 --cache L2=1M,8,64)
+# Exactly cachegrind's two levels: design-vm's L1d and L2, both replaced (no L3).
+caches=(--preset design-vm --cache L1d=32K,8,64 --cache L2=1M,8,64)
 cg=(valgrind --tool=cachegrind --cache-sim=yes --D1=32768,8,64 --LL=1048576,8,64
     --I1=32768,8,64 --cachegrind-out-file=/dev/null)
 

@@ -2,10 +2,11 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = stridelab::cli::Cli::parse();
+    let cli = match stridelab::cli::parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     match stridelab::cli::dispatch(cli) {
         Ok(code) => code,
         Err(err) => {

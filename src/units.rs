@@ -1,6 +1,10 @@
-//! Byte sizes and counts as people write them: the one parser of `SIZE` text (`48K`, `2MiB`,
-//! `1G`, binary multiples: K = 1024) and the byte formatters every message, table and chart
-//! uses. Ground floor: it imports nothing from the rest of the crate.
+//! Byte sizes, counts, times and ratios as people read them: the one parser of `SIZE` text
+//! (`48K`, `2MiB`, `1G`, binary multiples: K = 1024) and the formatters every message, table and
+//! chart uses. Ground floor: it imports nothing from the rest of the crate.
+//!
+//! Conventions: sizes use binary units (KiB = 1,024 B), as the parser reads K; counts print
+//! exactly, grouped by thousands with commas (`33,620,032`); times pick ns, µs, ms or s and keep
+//! three significant digits; a ratio of times reads as "N× slower" or "N× faster".
 
 #![forbid(unsafe_code)]
 
@@ -110,12 +114,115 @@ pub fn format_bytes_tenths(bytes: u64) -> String {
 /// Exact sizes (cache geometries): the largest unit that divides evenly (`48 KiB`, `1280 KiB`,
 /// `480 MiB`, `100 B`), so the text reads back to the same number.
 pub fn format_size_exact(bytes: u64) -> String {
+    let (value, unit) = exact_parts(bytes);
+    format!("{value} {unit}")
+}
+
+/// Exact sizes in tables and labels: as [`format_size_exact`], with the number grouped
+/// (`4 KiB`, `4,104 B`, `1,280 KiB`): 4088, 4096 and 4104 bytes must not all read "4.0 KiB".
+pub fn format_bytes_exact(bytes: u64) -> String {
+    let (value, unit) = exact_parts(bytes);
+    format!("{} {unit}", format_count(value))
+}
+
+/// `bytes` in the largest binary unit that divides it evenly: (value, unit).
+fn exact_parts(bytes: u64) -> (u64, &'static str) {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
         if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
-            return format!("{} {unit}", bytes >> shift);
+            return (bytes >> shift, unit);
         }
     }
-    format!("{bytes} B")
+    (bytes, "B")
+}
+
+/// A count, exact and grouped by thousands with commas (`33,620,032`, `512`): every digit of a
+/// miss count matters, and grouping lets the eye compare magnitudes down a column.
+pub fn format_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    grouped
+}
+
+/// A signed count as [`format_count`] writes it (`-32,768`): strides run backwards too.
+pub fn format_count_signed(n: i64) -> String {
+    let grouped = format_count(n.unsigned_abs());
+    if n < 0 {
+        format!("-{grouped}")
+    } else {
+        grouped
+    }
+}
+
+/// `value` with three significant digits and no exponent (`0.632`, `3.33`, `15.5`, `556`,
+/// `1234`): as precise as a timing with a CI of a few percent, and no more.
+pub fn format_significant(value: f64) -> String {
+    if !value.is_finite() {
+        return "—".into();
+    }
+    // Digits before the point: 1 below 10, 2 below 100; more decimals below 1.
+    let decimals = |magnitude: f64| {
+        if magnitude == 0.0 || magnitude >= 100.0 {
+            0
+        } else {
+            (2 - magnitude.log10().floor() as i32).max(0) as usize
+        }
+    };
+    let first = decimals(value.abs());
+    // Rounding can carry into a new digit (9.996 → "10.00"): count again from the rounded value.
+    let rounded: f64 = format!("{value:.first$}").parse().unwrap_or(value);
+    let places = decimals(rounded.abs()).min(first);
+    format!("{value:.places$}")
+}
+
+const TIME_UNITS: [(f64, &str); 4] = [(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")];
+
+/// A duration given in nanoseconds, in the largest of s, ms, µs and ns it reaches, with three
+/// significant digits (`858 ns`, `1.01 µs`, `556 µs`, `2.50 s`, `0.632 ns`); `—` when not finite.
+pub fn format_duration_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "—".into();
+    }
+    let (scale, unit) = TIME_UNITS
+        .iter()
+        .copied()
+        .find(|(scale, _)| ns.abs() >= *scale)
+        .unwrap_or((1.0, "ns"));
+    let value = ns / scale;
+    // 999.7 µs rounds to "1000 µs": the next unit up reads better.
+    if value.abs() >= 999.5 && scale < 1e9 {
+        return format_duration_ns(scale * 1000.0 * value.signum());
+    }
+    format!("{} {unit}", format_significant(value))
+}
+
+/// A factor with three significant digits and the times sign (`3.58×`, `12.5×`, `128×`).
+pub fn format_factor(factor: f64) -> String {
+    format!("{}×", format_significant(factor))
+}
+
+/// A ratio of two times, `time / baseline`, as words that cannot be read backwards:
+/// `3.58× slower` (took 3.58 times as long), `1.18× faster` (took 1/1.18 of the time), `1.00×`
+/// (the same to three digits); `—` when either time is missing or not positive.
+pub fn format_time_ratio(time_over_baseline: f64) -> String {
+    let r = time_over_baseline;
+    if !(r.is_finite() && r > 0.0) {
+        return "—".into();
+    }
+    let slower = format_factor(r);
+    let faster = format_factor(1.0 / r);
+    if slower == "1.00×" || faster == "1.00×" {
+        "1.00×".into()
+    } else if r > 1.0 {
+        format!("{slower} slower")
+    } else {
+        format!("{faster} faster")
+    }
 }
 
 #[cfg(test)]
@@ -210,5 +317,78 @@ mod tests {
         assert_eq!(format_size_exact(48 << 10), "48 KiB");
         assert_eq!(format_size_exact(1280 << 10), "1280 KiB");
         assert_eq!(format_size_exact(100), "100 B");
+    }
+
+    #[test]
+    fn exact_bytes_tell_4088_4096_and_4104_apart() {
+        for (bytes, text) in [
+            (0, "0 B"),
+            (8, "8 B"),
+            (4088, "4,088 B"),
+            (4096, "4 KiB"),
+            (4104, "4,104 B"),
+            (1280 << 10, "1,280 KiB"),
+            (8 << 20, "8 MiB"),
+            (3 << 30, "3 GiB"),
+            (8_000_000, "8,000,000 B"),
+        ] {
+            assert_eq!(format_bytes_exact(bytes), text, "{bytes}");
+        }
+    }
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        for (n, text) in [
+            (0, "0"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (131_072, "131,072"),
+            (33_620_032, "33,620,032"),
+            (u64::MAX, "18,446,744,073,709,551,615"),
+        ] {
+            assert_eq!(format_count(n), text, "{n}");
+        }
+        assert_eq!(format_count_signed(-32_768), "-32,768");
+        assert_eq!(format_count_signed(i64::MIN), "-9,223,372,036,854,775,808");
+    }
+
+    #[test]
+    fn times_scale_to_their_unit_with_three_significant_digits() {
+        for (ns, text) in [
+            (0.0, "0 ns"),
+            (0.6324, "0.632 ns"),
+            (3.3301, "3.33 ns"),
+            (858.0, "858 ns"),
+            (999.7, "1.00 µs"),
+            (1011.0, "1.01 µs"),
+            (556_298.0, "556 µs"),
+            (999_960.0, "1.00 ms"),
+            (1_738_772.0, "1.74 ms"),
+            (2.5e9, "2.50 s"),
+            (4.2e12, "4200 s"),
+            (f64::NAN, "—"),
+        ] {
+            assert_eq!(format_duration_ns(ns), text, "{ns}");
+        }
+        assert_eq!(format_significant(99.96), "100");
+        assert_eq!(format_significant(9.996), "10.0");
+        assert_eq!(format_significant(-0.5), "-0.500");
+    }
+
+    #[test]
+    fn time_ratios_name_their_direction() {
+        for (ratio, text) in [
+            (3.58, "3.58× slower"),
+            (1.0 / 1.18, "1.18× faster"),
+            (1.004, "1.00×"),
+            (0.996, "1.00×"),
+            (7.727, "7.73× slower"),
+            (15.66, "15.7× slower"),
+            (0.0, "—"),
+            (f64::INFINITY, "—"),
+        ] {
+            assert_eq!(format_time_ratio(ratio), text, "{ratio}");
+        }
+        assert_eq!(format_factor(128.4), "128×");
     }
 }

@@ -119,13 +119,11 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
     #[test]
-    fn sums_stream_the_same_addresses((rows, cols, ld) in shape(), deopt in 0u8..2) {
+    fn sums_stream_the_same_addresses((rows, cols, ld) in shape()) {
         let dims = [("rows", rows.to_string()), ("cols", cols.to_string()), ("ld", ld.to_string())];
         let (real, addresses) = both("col-sum", &dims);
         prop_assert!(real == addresses);
-        let mut row = dims.to_vec();
-        row.push(("deopt", deopt.to_string()));
-        let (real, addresses) = both("row-sum", &row);
+        let (real, addresses) = both("row-sum", &dims);
         prop_assert!(real == addresses);
     }
 

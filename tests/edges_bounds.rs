@@ -55,14 +55,14 @@ fn sim_cache_state_budget_can_be_raised_and_lowered() {
         "stride-sum",
         "len=1024",
         "stride=1",
-        "--cache",
-        "L1d=32K,8,64",
+        "--preset",
+        "design-vm",
     ];
-    guarded(&args).assert_exits(&[0], "a 32 KiB L1d fits the default budget");
+    guarded(&args).assert_exits(&[0], "a 48 KiB L1d and a 2 MiB L2 fit the default budget");
     let lowered = [args.as_slice(), &["--max-sim-memory", "1K"]].concat();
     let outcome = guarded(&lowered);
     outcome.assert_exits(&[2], "a 1 KiB budget");
-    assert!(outcome.stderr.contains("4.2 KiB"), "{}", outcome.stderr);
+    assert!(outcome.stderr.contains("270.2 KiB"), "{}", outcome.stderr);
 }
 
 #[test]

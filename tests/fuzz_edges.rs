@@ -240,6 +240,7 @@ const LAYOUT_ERROR_KINDS: &[&str] = &[
     "shape_mismatch",
     "overflow",
     "too_large",
+    "usage",
 ];
 
 #[test]

@@ -49,8 +49,7 @@ const CASES: &[(&str, &str)] = &[
     ("row-sum", "1 1"),
     ("row-sum", "7 13"),
     ("row-sum", "7 13 ld=16"),
-    ("row-sum", "9 21 deopt=1"),
-    ("row-sum", "33 65 67 1"),
+    ("row-sum", "33 65 67 f32"),
     ("col-sum", "1 1"),
     ("col-sum", "13 7"),
     ("col-sum", "13 7 ld=9"),
@@ -140,7 +139,7 @@ const CASES: &[(&str, &str)] = &[
     ("to-nhwc", "1 16 8 8"),
     // f32 elements: odd counts, so runs end in the middle of a line of 16.
     ("row-sum", "7 13 dtype=f32"),
-    ("row-sum", "9 21 23 1 dtype=f32"),
+    ("row-sum", "9 21 23 dtype=f32"),
     ("col-sum", "13 7 ld=9 dtype=f32"),
     ("col-sum", "64 64 dtype=f32"),
     ("stride-sum", "1001 7 dtype=f32"),

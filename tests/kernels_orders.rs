@@ -90,16 +90,6 @@ fn row_and_col_sums() {
             }
         }
         assert_same("row-sum", stream("row-sum", &args), want.clone());
-        let mut deopt = vec![];
-        for i in 0..rows {
-            let times = if i % 4 == 3 { 2 } else { 1 };
-            for _ in 0..times {
-                deopt.extend((0..cols).map(|j| Load(0, i * ld + j)));
-            }
-        }
-        let mut deopt_args = args.to_vec();
-        deopt_args.push(("deopt", "1"));
-        assert_same("row-sum deopt", stream("row-sum", &deopt_args), deopt);
         want.clear();
         for j in 0..cols {
             for i in 0..rows {

@@ -32,18 +32,13 @@ fn u(v: &Value) -> u64 {
 
 #[test]
 fn power_of_two_column_sum_misses_every_load_mostly_by_conflict() {
-    let out = sim_json(&[
-        "col-sum",
-        "rows=512",
-        "cols=512",
-        "--cache",
-        "L1d=48K,12,64",
-    ]);
+    // design-vm: a 48 KiB 12-way L1d and a 2 MiB L2.
+    let out = sim_json(&["col-sum", "rows=512", "cols=512", "--preset", "design-vm"]);
     assert_eq!(out["kernel"], "col-sum");
     assert_eq!(out["params"]["ld"], 512);
     assert_eq!(u(&out["accesses"]), 512 * 512);
     let levels = out["levels"].as_array().unwrap();
-    assert_eq!(levels.len(), 1);
+    assert_eq!(levels.len(), 2);
     let l1 = &levels[0];
     assert_eq!((l1["name"].as_str(), u(&l1["sets"])), (Some("L1d"), 64));
     assert_eq!(u(&l1["loads"]), 512 * 512);
@@ -68,8 +63,8 @@ fn padding_one_element_leaves_about_one_miss_per_eight_loads() {
         "rows=512",
         "cols=512",
         "ld=513",
-        "--cache",
-        "L1d=48K,12,64",
+        "--preset",
+        "design-vm",
     ]);
     let l1 = &out["levels"][0];
     let (loads, misses) = (u(&l1["loads"]), u(&l1["load_misses"]));
@@ -120,23 +115,23 @@ fn copies_report_stores_and_chases_have_no_stride_model() {
         "64",
         "64",
         "naive-read",
-        "--cache",
-        "L1d=32K,8,64",
+        "--preset",
+        "amd-zen4",
     ]);
     assert_eq!(u(&out["levels"][0]["stores"]), 64 * 64);
     assert!(u(&out["levels"][0]["store_misses"]) > 0);
     let expr = "arange(64).view(8,8).diagonal(offset=1)";
-    let out = sim_json(&["view-sum", expr, "--cache", "L1d=32K,8,64"]);
+    let out = sim_json(&["view-sum", expr, "--preset", "amd-zen4"]);
     assert_eq!(out["params"]["expr"], expr);
     assert_eq!(u(&out["accesses"]), 7);
-    let out = sim_json(&["chase", "bytes=64K", "--cache", "L1d=32K,8,64"]);
+    let out = sim_json(&["chase", "bytes=64K", "--preset", "amd-zen4"]);
     assert_eq!(out["pattern"], Value::Null);
     assert_eq!(u(&out["accesses"]), 1024);
 }
 
 #[test]
 fn human_output_has_the_tables_and_the_model() {
-    let out = stridelab(&["sim", "col-sum", "512", "512", "--cache", "L1d=48K,12,64"]);
+    let out = stridelab(&["sim", "col-sum", "512", "512", "--preset", "design-vm"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     for needle in [
@@ -182,7 +177,7 @@ fn the_copy_engine_simulation_says_what_its_replay_leaves_out() {
     // adds a few misses of its own).
     let args = |variant| {
         let mut all = vec!["transpose", "rows=512", "cols=512"];
-        all.extend(["--cache", "L1d=48K,12,64", "--cache", "L2=2M,16,64"]);
+        all.extend(["--preset", "design-vm"]);
         all.push(variant);
         all
     };
@@ -197,11 +192,19 @@ fn the_copy_engine_simulation_says_what_its_replay_leaves_out() {
     let elements = 512 * 512;
     assert!(l1_load_misses(&naive) >= elements * 9 / 10, "{naive}");
     assert!(l1_load_misses(&fast) <= elements / 4, "{fast}");
-    let out = stridelab(&["sim", "transpose", "rows=64", "cols=64", "variant=fast"]);
+    let out = stridelab(&[
+        "sim",
+        "transpose",
+        "rows=64",
+        "cols=64",
+        "variant=fast",
+        "--preset",
+        "design-vm",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     // The header, where the caches came from, then the note.
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[1].starts_with("caches: this machine ("), "{text}");
+    assert_eq!(lines[1], "caches: L1d, L2 from preset design-vm", "{text}");
     assert!(lines[2].starts_with("note: the copy engine"), "{text}");
 }
 
@@ -233,7 +236,7 @@ fn sim_takes_every_listed_kernel_with_its_example() {
             .map(|w| w.trim_matches('\'').to_string())
             .collect();
         args.extend(words.iter().map(String::as_str));
-        args.extend(["--cache", "L1d=32K,8,64", "--json"]);
+        args.extend(["--preset", "amd-zen4", "--json"]);
         let out = stridelab(&args);
         assert!(
             out.status.success(),
@@ -265,7 +268,15 @@ fn assert_reference_prints(args: &[&str], fast: &std::process::Output) {
 /// column runs, a naive transpose's moves through two 3C levels, warm caches, every policy.
 #[test]
 fn both_engines_print_the_same_bytes() {
-    let two_levels = ["--cache", "L1d=4K,4,64", "--cache", "L2=32K,8,64"];
+    // design-vm has exactly L1d and L2, so the two levels below are all there is on any machine.
+    let two_levels = [
+        "--preset",
+        "design-vm",
+        "--cache",
+        "L1d=4K,4,64",
+        "--cache",
+        "L2=32K,8,64",
+    ];
     let cases: [&[&str]; 6] = [
         &["col-sum", "rows=256", "cols=256", "--preset", "design-vm"],
         &[

@@ -113,6 +113,9 @@ fn the_small_recorded_results_render_a_complete_page() {
         assert!(png.is_file(), "{image} is referenced but missing");
         let (w, h) = decode_png(&png);
         assert!(w >= 600 && h >= 250, "{image} is {w}×{h}");
+        // The page's figure column is 1366 px wide: a wider figure would be shrunk, and its
+        // 13 px legend text below 11 px.
+        assert!(w <= 1360, "{image} is {w} px wide");
         check_svg(&png.with_extension("svg"));
     }
     // Every local link (SVGs, JSON, CSV) exists.
@@ -198,7 +201,7 @@ fn two_results_files_render_side_by_side() {
         &fixture("results_small.json"),
     ]);
     let html = fs::read_to_string(out.join("index.html")).unwrap();
-    assert!(html.contains("2 machines side by side"));
+    assert!(html.contains("2 runs side by side"));
     for name in [
         "fig06-row-vs-column-m1.png",
         "fig06-row-vs-column-m2.png",
@@ -206,6 +209,91 @@ fn two_results_files_render_side_by_side() {
     ] {
         assert!(out.join(name).is_file(), "{name} missing");
     }
+    // One run twice: the titles still differ, and every ratio is 1× and within the noise.
+    let labels = class_texts(&html, "machine-label");
+    assert!(labels.iter().any(|l| l.ends_with("run 1")), "{labels:?}");
+    assert!(labels.iter().any(|l| l.ends_with("run 2")), "{labels:?}");
+    let comparison = section(&html, "comparison");
+    assert!(comparison.contains("36 timed points match"), "{comparison}");
+    assert!(comparison.contains("at 0 of 36 points the 95% intervals are apart"));
+    assert_eq!(
+        comparison.matches("about as fast (within 5%) (1×)").count(),
+        36
+    );
+}
+
+/// The text of every element of `class`.
+fn class_texts(html: &str, class: &str) -> Vec<String> {
+    let open = format!("<div class=\"{class}\">");
+    html.split(&open)
+        .skip(1)
+        .map(|rest| rest[..rest.find("</div>").unwrap()].to_string())
+        .collect()
+}
+
+/// The HTML of section `id`.
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html.find(&format!("<section id=\"{id}\"")).unwrap();
+    &html[start..start + html[start..].find("</section>").unwrap()]
+}
+
+#[test]
+fn runs_on_two_cpu_models_get_their_own_titles_and_a_ratio_table_that_says_it_means_nothing() {
+    let (_guard, out, _) = render(&[
+        &fixture("truth/intel-xeon-quick-2026-11-27.results.json"),
+        &fixture("results_small.json"),
+    ]);
+    let html = fs::read_to_string(out.join("index.html")).unwrap();
+    let labels = class_texts(&html, "machine-label");
+    assert!(
+        labels[0].starts_with("Intel(R) Xeon(R) Processor, 2 CPUs · 2026-11-27"),
+        "{labels:?}"
+    );
+    assert!(
+        labels[1].starts_with("AMD EPYC, 2 CPUs · 2026-11-22"),
+        "{labels:?}"
+    );
+    let comparison = section(&html, "comparison");
+    // The chase at three working sets is in both runs: EPYC's times over the Xeon's.
+    assert!(comparison.contains("3 timed points match"), "{comparison}");
+    assert!(comparison.contains("different CPU models"), "{comparison}");
+    assert_eq!(
+        comparison
+            .matches("<td>no: different CPU models</td>")
+            .count(),
+        3
+    );
+    assert!(
+        comparison.contains("× slower ("),
+        "ratios are phrased by direction"
+    );
+}
+
+#[test]
+fn a_three_point_file_renders_what_it_has_and_lists_the_rest_in_one_line() {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fixture("results_small.json")).unwrap()).unwrap();
+    let records = doc["records"].as_array_mut().unwrap();
+    records.retain(|r| r["kernel"] == "stride-sum");
+    records.truncate(3);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("three.json");
+    fs::write(&input, serde_json::to_string(&doc).unwrap()).unwrap();
+    let (_guard, out, _) = render(&[&input]);
+    let html = fs::read_to_string(out.join("index.html")).unwrap();
+    let sections: Vec<&str> = html
+        .split("<section id=\"")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    assert_eq!(sections, ["summary", "stride", "machine", "method", "data"]);
+    assert_eq!(html.matches("Not in this results file").count(), 1);
+    assert!(html.contains("Power-of-two strides and cache sets (no conflict points)"));
+    assert!(!html.contains(") omitted:"), "no omitted stubs");
+    assert!(
+        !html.contains("href=\"#conflict\""),
+        "the navigation lists drawn sections only"
+    );
 }
 
 #[test]

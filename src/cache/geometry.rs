@@ -5,7 +5,9 @@
 //! Detection (`geometry/detect.rs`) reads `/sys/devices/system/cpu/cpu0/cache/index*/` (under
 //! a root that tests point at a fake tree) and, on x86-64, cross-checks every level against
 //! CPUID's deterministic cache parameters (leaf 4 on Intel, 0x8000_001D on AMD), listing
-//! disagreements instead of hiding them. Sets need not be a power of two: the simulator indexes with `line address mod sets`.
+//! disagreements instead of hiding them. Sets need not be a power of two: the simulator indexes
+//! with `line address mod sets`. Which levels a command simulates (this machine's or a preset's,
+//! with `--cache` levels on top) is `geometry/choice.rs`'s.
 
 use std::fmt;
 
@@ -14,7 +16,9 @@ use thiserror::Error;
 
 use crate::units::{format_size_exact, parse_size};
 
+mod choice;
 mod detect;
+pub use choice::{ChosenGeometry, GeometryBase, GeometryChoice, warning_lines};
 #[cfg(test)]
 use detect::compare_levels;
 
@@ -87,8 +91,15 @@ pub enum GeometryError {
     UnknownLevelName(String),
     #[error("unknown preset `{name}`; known presets: {known}")]
     UnknownPreset { name: String, known: String },
-    #[error("cache level {0} is listed twice")]
+    #[error(
+        "--cache gives {0} twice; give each level once (it replaces the base geometry's {0} or \
+         adds one)"
+    )]
     DuplicateLevel(String),
+    #[error(
+        "--cache {0}: an instruction cache; data accesses never reach it, so it is not simulated"
+    )]
+    InstructionLevel(String),
     #[error("no cache levels to simulate (detection found none and none were given)")]
     Empty,
     #[error("{name}: recorded {sets} sets, but size / (ways × line) = {computed}")]
@@ -429,15 +440,6 @@ pub const PRESET_NAMES: &[&str] = &[
     "apple-m1-firestorm",
 ];
 
-/// One entry of a `stridelab sim`/`info` cache list, in command-line order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LevelSpec {
-    /// `--cache NAME=SIZE,WAYS,LINE` (already parsed).
-    Cache(CacheLevel),
-    /// `--preset NAME`: all data/unified levels of that preset.
-    Preset(String),
-}
-
 /// A machine's cache levels, plus what detection had to say about them.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Geometry {
@@ -529,49 +531,6 @@ impl Geometry {
         self.levels
             .sort_by_key(|l| (l.level, l.kind != CacheKind::Instruction));
     }
-}
-
-/// The hierarchy `stridelab sim` (and `info --cache/--preset`) simulates.
-///
-/// With no specs: the detected data levels. With any: exactly the listed levels, in the order
-/// given — a preset contributes its data levels; a `--cache` whose name is already listed
-/// replaces that level in place (so `--preset amd-zen4 --cache L1d=48K,12,64` works),
-/// otherwise it is appended.
-pub fn resolve_levels(
-    detected: &Geometry,
-    specs: &[LevelSpec],
-) -> Result<Vec<CacheLevel>, GeometryError> {
-    if specs.is_empty() {
-        let levels = detected.data_levels();
-        return if levels.is_empty() {
-            Err(GeometryError::Empty)
-        } else {
-            Ok(levels)
-        };
-    }
-    let mut levels: Vec<CacheLevel> = Vec::new();
-    for spec in specs {
-        match spec {
-            LevelSpec::Cache(level) => match levels.iter_mut().find(|l| l.name == level.name) {
-                Some(existing) => *existing = level.clone(),
-                None => levels.push(level.clone()),
-            },
-            LevelSpec::Preset(name) => {
-                for level in Geometry::preset(name)?.data_levels() {
-                    if levels.iter().any(|l| l.name == level.name) {
-                        return Err(GeometryError::DuplicateLevel(level.name));
-                    }
-                    levels.push(level);
-                }
-            }
-        }
-    }
-    // An instruction cache is never on a data access path.
-    levels.retain(|l| l.kind != CacheKind::Instruction);
-    if levels.is_empty() {
-        return Err(GeometryError::Empty);
-    }
-    Ok(levels)
 }
 
 #[cfg(test)]
@@ -761,48 +720,6 @@ mod tests {
             Geometry::preset("pentium"),
             Err(GeometryError::UnknownPreset { .. })
         ));
-    }
-
-    #[test]
-    fn resolve_levels_uses_exactly_the_listed_levels_in_order() {
-        let tree = design_vm_tree();
-        let detected = Geometry::from_sysfs(tree.path());
-        let names = |levels: &[CacheLevel]| -> Vec<String> {
-            levels.iter().map(|l| l.name.clone()).collect()
-        };
-        assert_eq!(
-            names(&resolve_levels(&detected, &[]).unwrap()),
-            ["L1d", "L2", "L3"]
-        );
-        let l1 = parse_cache_override("L1d=32K,8,64").unwrap();
-        let only_l1 = resolve_levels(&detected, &[LevelSpec::Cache(l1.clone())]).unwrap();
-        assert_eq!(names(&only_l1), ["L1d"]);
-        assert_eq!(only_l1[0].size, 32 << 10);
-        let zen_with_big_l1 = resolve_levels(
-            &detected,
-            &[
-                LevelSpec::Preset("amd-zen4".into()),
-                LevelSpec::Cache(parse_cache_override("L1d=48K,12,64").unwrap()),
-            ],
-        )
-        .unwrap();
-        assert_eq!(names(&zen_with_big_l1), ["L1d", "L2", "L3"]);
-        assert_eq!(zen_with_big_l1[0].ways, 12);
-        assert_eq!(zen_with_big_l1[1].source, GeometrySource::Preset);
-        assert!(matches!(
-            resolve_levels(
-                &detected,
-                &[
-                    LevelSpec::Preset("amd-zen4".into()),
-                    LevelSpec::Preset("design-vm".into())
-                ]
-            ),
-            Err(GeometryError::DuplicateLevel(_))
-        ));
-        assert_eq!(
-            resolve_levels(&Geometry::default(), &[]),
-            Err(GeometryError::Empty)
-        );
     }
 
     #[test]

@@ -1,67 +1,17 @@
-//! `stridelab info [--json] [--cache NAME=SIZE,WAYS,LINE]... [--preset NAME]...`: describe
-//! this machine (CPU, caches with source and warnings, pages, pinning, perf events, build) as
-//! a table or one JSON object. Also home of [`CacheArgs`], the `--cache`/`--preset` options
-//! every simulating subcommand shares.
+//! `stridelab info [--json] [--preset NAME] [--cache NAME=SIZE,WAYS,LINE]...`: describe this
+//! machine (CPU, caches with source and warnings, pages, pinning, perf events, build) as a
+//! table or one JSON object, and with `--preset`/`--cache` the hierarchy `sim` and `run` would
+//! simulate.
 
 use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::cache::geometry::{
-    CacheLevel, Geometry, LevelSpec, PRESET_NAMES, parse_cache_override, resolve_levels,
-};
+use crate::cache::geometry::{CacheLevel, ChosenGeometry};
+use crate::cli::common::CacheArgs;
 use crate::harness::counters::EventAvailability;
 use crate::harness::machine::MachineInfo;
 use crate::units::format_size_exact;
-
-/// `--cache` / `--preset`: the hierarchy to simulate instead of the detected one.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct CacheArgs {
-    /// A cache level to simulate, NAME=SIZE,WAYS,LINE (SIZE takes K/M/G), e.g. L1d=48K,12,64.
-    /// Replaces a preset's level of the same name, otherwise adds a level. Repeatable.
-    #[arg(long = "cache", value_name = "NAME=SIZE,WAYS,LINE", value_parser = parse_cache_arg)]
-    pub caches: Vec<CacheLevel>,
-    /// Simulate a named machine's caches (design-vm, intel-golden-cove, amd-zen4,
-    /// apple-m1-firestorm). Repeatable; levels are taken in the order given.
-    #[arg(long = "preset", value_name = "NAME", value_parser = parse_preset_arg)]
-    pub presets: Vec<String>,
-}
-
-fn parse_cache_arg(text: &str) -> Result<CacheLevel, String> {
-    parse_cache_override(text).map_err(|err| err.to_string())
-}
-
-fn parse_preset_arg(name: &str) -> Result<String, String> {
-    if PRESET_NAMES.contains(&name) {
-        Ok(name.to_string())
-    } else {
-        Err(format!("known presets: {}", PRESET_NAMES.join(", ")))
-    }
-}
-
-impl CacheArgs {
-    /// Whether the user replaced the detected hierarchy.
-    pub fn is_given(&self) -> bool {
-        !self.caches.is_empty() || !self.presets.is_empty()
-    }
-
-    /// The specs in effect: presets first (in order), then `--cache` levels, which replace a
-    /// preset level of the same name or are appended (clap keeps the two lists apart, so this
-    /// fixed order is what "the order given" means across the two options).
-    pub fn specs(&self) -> Vec<LevelSpec> {
-        self.presets
-            .iter()
-            .cloned()
-            .map(LevelSpec::Preset)
-            .chain(self.caches.iter().cloned().map(LevelSpec::Cache))
-            .collect()
-    }
-
-    /// The data levels to simulate: exactly the given ones, or the detected data levels.
-    pub fn resolve(&self, detected: &Geometry) -> anyhow::Result<Vec<CacheLevel>> {
-        resolve_levels(detected, &self.specs()).context("choosing the cache levels to simulate")
-    }
-}
 
 #[derive(Debug, clap::Args)]
 pub struct InfoArgs {
@@ -70,39 +20,32 @@ pub struct InfoArgs {
     pub json: bool,
     #[command(flatten)]
     pub cache: CacheArgs,
-    /// Read cache geometry from this directory of `index*/` entries instead of
-    /// /sys/devices/system/cpu/cpu0/cache (no CPUID cross-check then: it is not this CPU).
-    #[arg(long, value_name = "DIR", hide = true)]
-    pub sysfs_root: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
-    let detected = match &args.sysfs_root {
-        Some(root) => {
-            let mut geometry = Geometry::from_sysfs(root);
-            geometry.notes.push(format!(
-                "read from {} (not this machine's sysfs; no CPUID cross-check)",
-                root.display()
-            ));
-            geometry
-        }
-        None => Geometry::detect(),
-    };
-    let simulated = if args.cache.is_given() {
-        Some(args.cache.resolve(&detected)?)
+    let choice = args.cache.choice();
+    let detected = choice.detect();
+    let chosen = if choice.is_given() {
+        let chosen = choice
+            .resolve(&detected)
+            .context("choosing the cache levels to simulate")?;
+        Some(chosen)
     } else {
         None
     };
-    let info = MachineInfo::collect_with(detected, simulated);
+    let info = match &chosen {
+        Some(chosen) => MachineInfo::for_geometry(detected, chosen),
+        None => MachineInfo::collect_with(detected, None),
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {
-        print!("{}", render_table(&info));
+        print!("{}", render_table(&info, chosen.as_ref()));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn render_table(info: &MachineInfo) -> String {
+fn render_table(info: &MachineInfo, chosen: Option<&ChosenGeometry>) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let cpu = info.cpu_model.as_deref().unwrap_or("unknown CPU");
@@ -150,9 +93,29 @@ fn render_table(info: &MachineInfo) -> String {
     for note in &info.cache_notes {
         let _ = writeln!(out, "  note: {note}");
     }
-    if let Some(levels) = &info.simulated_caches {
-        let _ = writeln!(out, "\nSimulated hierarchy (from --cache/--preset)");
-        render_levels(&mut out, levels);
+    let doubted: Vec<&str> = info
+        .caches
+        .iter()
+        .filter(|l| l.kind != crate::cache::geometry::CacheKind::Instruction)
+        .filter(|l| !l.warnings.is_empty())
+        .map(|l| l.name.as_str())
+        .collect();
+    if !doubted.is_empty() {
+        let _ = writeln!(
+            out,
+            "  note: without --cache or --preset, sim, run and the main job simulate {} as \
+             given, marked with the warning; --cache NAME=SIZE,WAYS,LINE replaces one level, \
+             --preset NAME all of them",
+            doubted.join(", ")
+        );
+    }
+    if let Some(chosen) = chosen {
+        let _ = writeln!(
+            out,
+            "\nSimulated hierarchy with these flags (sim, run): {}",
+            chosen.describe()
+        );
+        render_levels(&mut out, &chosen.levels);
     }
     let _ = writeln!(out, "\nPerf events (measured counters)");
     for probe in &info.perf_events {

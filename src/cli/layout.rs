@@ -1,8 +1,10 @@
-//! `stridelab layout [--json] [--cache NAME=SIZE,WAYS,LINE | --preset P] [--dtype T] EXPR`:
-//! evaluate a view expression and explain the result, and what the view does to one cache
-//! level: the first `--cache` level, else the first preset's L1d, else this machine's L1d.
+//! `stridelab layout [--json] [--cache NAME=SIZE,WAYS,LINE … | --preset P …] [--dtype T] EXPR`:
+//! evaluate a view expression and explain the result, and what the view does to each cache
+//! level given (every `--cache` level and every data level of each `--preset`, as `sim` takes
+//! them), else to this machine's L1d.
 //!
-//! With `--json` exactly one object is printed on stdout (also for errors, which exit 2).
+//! With `--json` exactly one object is printed on stdout, also for errors (which exit 2):
+//! `{"error": {"kind": …, "message": …}}`; `main` does the same for malformed options.
 //! The hidden `--batch FILE` mode evaluates one expression per line and prints one JSON object
 //! per line; the NumPy cross-check uses it to run thousands of chains in one process.
 
@@ -13,17 +15,17 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::cache::geometry::{CacheKind, CacheLevel, Geometry};
-use crate::cli::info::CacheArgs;
-use crate::harness::sim_run::{LAYOUT_MAX_ACCESSES, simulate_view_walk};
+use crate::cli::common::CacheArgs;
 use crate::kernels::describe::{error_json, error_text, explain, json_line, view_json};
 use crate::kernels::eval as expr;
-use crate::kernels::view_cache::{Dtype, ViewCache, analyse};
+use crate::kernels::view_cache::{Dtype, ViewCacheError};
 use crate::kernels::view_cache_text::cache_text;
-use crate::layout::Layout;
+use crate::kernels::view_padding::ViewChain;
+use crate::kernels::view_report::{LevelReport, explain as explain_cache};
 use crate::layout::describe::error_kinds_help;
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = error_kinds_help())]
+#[command(after_help = after_help())]
 pub struct LayoutArgs {
     /// The view expression, e.g. 'arange(12).view(3,4).T' or 'arange(24).view(2,3,4)[:, ::-1, 1]'.
     #[arg(required_unless_present = "batch")]
@@ -41,6 +43,23 @@ pub struct LayoutArgs {
     #[arg(long, value_name = "T", default_value = "f64", value_parser = parse_dtype)]
     pub dtype: Dtype,
 }
+
+/// The error kinds of the expression, plus those of the options and the cache analysis.
+fn after_help() -> String {
+    let mut text = error_kinds_help();
+    text.push_str(&format!(
+        "  {:<18} an option is malformed or names an unknown preset, or the levels clash\n",
+        USAGE
+    ));
+    text.push_str(
+        "(too_large and overflow also cover a cache level too large for the analysis and a \
+         byte stride beyond 64-bit addresses.)\n",
+    );
+    text
+}
+
+/// The `--json` error kind of a malformed option.
+pub const USAGE: &str = "usage";
 
 fn parse_dtype(text: &str) -> Result<Dtype, String> {
     text.parse()
@@ -62,61 +81,87 @@ pub fn run(args: LayoutArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let level = cache_level(&args.cache)?;
-    let analysis = match level {
-        Ok(l) => Ok(view_cache(evaluation.layout(), args.dtype, &l)?),
-        Err(note) => Err(note),
+    let levels = match cache_levels(&args.cache) {
+        Ok(levels) => levels,
+        Err(err) => return Ok(fail(args.json, USAGE, &format!("{err:#}"))),
+    };
+    let chain = ViewChain {
+        text: &text,
+        steps: &evaluation.steps,
+    };
+    let itemsize = args.dtype.itemsize();
+    let analyses: Result<Vec<LevelReport>, ViewCacheError> = match &levels {
+        Ok(levels) => levels
+            .iter()
+            .map(|level| explain_cache(evaluation.layout(), &chain, itemsize, level))
+            .collect(),
+        Err(_) => Ok(Vec::new()),
     };
     if args.json {
-        let cache = match &analysis {
-            Ok(a) => serde_json::to_value(a)?,
-            Err(note) => serde_json::json!({ "unavailable": note }),
+        let analyses = match analyses {
+            Ok(a) => a,
+            Err(err) => return Ok(fail(true, cache_error_kind(&err), &err.to_string())),
         };
-        println!("{}", view_json(&text, &evaluation, Some(cache)));
-    } else {
-        print!("{}", explain(&evaluation));
-        match &analysis {
-            Ok(a) => print!("\n{}", cache_text(a)),
-            Err(note) => println!("\ncache     {note}"),
+        let caches = match &levels {
+            Ok(_) => serde_json::to_value(&analyses)?,
+            Err(note) => serde_json::json!([{ "level": "L1d", "unavailable": note }]),
+        };
+        println!("{}", view_json(&text, &evaluation, Some(caches)));
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", explain(&evaluation));
+    match (&levels, analyses) {
+        (Err(note), _) => println!("\ncache     {note}"),
+        (Ok(_), Ok(analyses)) => {
+            for analysis in &analyses {
+                print!("\n{}", cache_text(analysis));
+            }
         }
+        (Ok(_), Err(err)) => return Ok(fail(false, cache_error_kind(&err), &err.to_string())),
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The level to analyse: the first `--cache`, else the first preset's innermost data level,
-/// else this machine's L1d; `Err(why)` when the machine's L1d is unknown.
-fn cache_level(args: &CacheArgs) -> anyhow::Result<Result<CacheLevel, String>> {
-    if let Some(level) = args.caches.first() {
-        return Ok(Ok(level.clone()));
+/// Prints an error as `--json` or text asks and returns exit code 2.
+fn fail(json: bool, kind: &str, message: &str) -> ExitCode {
+    if json {
+        println!("{}", error_object(kind, message));
+    } else {
+        eprintln!("error: {message}");
     }
+    ExitCode::from(2)
+}
+
+/// `{"error": {"kind": KIND, "message": TEXT}}`.
+pub fn error_object(kind: &str, message: &str) -> String {
+    serde_json::json!({ "error": { "kind": kind, "message": message } }).to_string()
+}
+
+fn cache_error_kind(err: &ViewCacheError) -> &'static str {
+    match err {
+        ViewCacheError::TooLarge { .. } => "too_large",
+        ViewCacheError::StrideOverflow { .. } => "overflow",
+    }
+}
+
+/// The levels to explain: every level given (`--preset` data levels first, then `--cache`,
+/// as `sim` resolves them), else this machine's L1d; `Ok(Err(why))` when that is unknown.
+fn cache_levels(args: &CacheArgs) -> anyhow::Result<Result<Vec<CacheLevel>, String>> {
     if args.is_given() {
-        let levels = args.resolve(&Geometry::default())?;
-        return Ok(levels
-            .into_iter()
-            .next()
-            .ok_or_else(|| "no data level".to_string()));
+        return Ok(Ok(args.resolve(&Geometry::default())?));
     }
-    let detected = Geometry::detect();
+    let detected = args.choice().detect();
     Ok(detected
         .levels
         .iter()
         .find(|l| l.level == 1 && l.kind == CacheKind::Data)
         .cloned()
+        .map(|l| vec![l])
         .ok_or_else(|| {
             "this machine's L1d geometry is unknown; give one, e.g. --cache L1d=48K,12,64 or \
              --preset design-vm"
                 .to_string()
         }))
-}
-
-/// The analysis plus the simulated C-order walk (or why it did not run).
-fn view_cache(layout: &Layout, dtype: Dtype, level: &CacheLevel) -> anyhow::Result<ViewCache> {
-    let mut analysis = analyse(layout, dtype.itemsize(), level)?;
-    match simulate_view_walk(layout, dtype.itemsize(), level, LAYOUT_MAX_ACCESSES) {
-        Ok(walk) => analysis.simulated = Some(walk),
-        Err(err) => analysis.simulated_note = Some(err.to_string()),
-    }
-    Ok(analysis)
 }
 
 fn run_batch(path: &PathBuf) -> anyhow::Result<ExitCode> {

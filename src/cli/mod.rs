@@ -23,17 +23,22 @@ pub mod sim;
     version,
     about,
     long_about = None,
-    after_help = MAIN_JOB_HELP
+    after_help = MAIN_JOB_HELP,
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The main job's simulated geometry (only without a subcommand).
+    #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
+    pub cache: common::CacheArgs,
 }
 
 /// What bare `stridelab` does, in `--help`.
 const MAIN_JOB_HELP: &str = "Without a subcommand, stridelab runs the main job (what `cargo run \
      --release` runs): it measures the quick suite on this machine, infers its cache geometry \
-     from timing, and writes the HTML report to reports/latest/index.html (about a minute).";
+     from timing, and writes the HTML report to reports/latest/index.html (about a minute). \
+     --preset and --cache choose the geometry its misses are simulated on, as for `run`.";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -41,7 +46,7 @@ pub enum Command {
     Layout(layout::LayoutArgs),
     /// Measure a suite or one kernel's parameter grid and write the results document.
     Run(run::RunArgs),
-    /// Performance regression gate: compare a run of the gate suite with a baseline.
+    /// Performance regression gate: this build against a base commit (--base) or a stored baseline.
     Gate(gate::GateArgs),
     /// Render the HTML report (figures, tables) from one or more results files.
     Report(report::ReportArgs),
@@ -53,8 +58,37 @@ pub enum Command {
     Infer(infer::InferArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(shell::CompletionsArgs),
-    /// Print the man page (roff) to stdout: `stridelab man | man -l -`.
+    /// Print the man page (roff) of stridelab or of one subcommand to stdout:
+    /// `stridelab man sim | man -l -`.
     Man(shell::ManArgs),
+}
+
+/// Parses the command line. A malformed `layout --json` command line is answered with that
+/// command's JSON error object and exit code 2, so a script always reads one object; every
+/// other parse error (and `--help`) is printed as clap prints it.
+pub fn parse() -> Result<Cli, ExitCode> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match Cli::try_parse_from(&args) {
+        Ok(cli) => Ok(cli),
+        Err(err) if err.use_stderr() && is_layout_json(&args) => {
+            let text = err.to_string();
+            let message = text.split("\n\n").next().unwrap_or_default();
+            let message = message.strip_prefix("error: ").unwrap_or(message);
+            println!("{}", layout::error_object(layout::USAGE, message.trim()));
+            Err(ExitCode::from(2))
+        }
+        Err(err) => err.exit(),
+    }
+}
+
+/// `stridelab layout … --json …` (before any `--`).
+fn is_layout_json(args: &[std::ffi::OsString]) -> bool {
+    args.get(1).is_some_and(|a| a == "layout")
+        && args
+            .iter()
+            .skip(2)
+            .take_while(|a| *a != "--")
+            .any(|a| a == "--json")
 }
 
 /// Runs the chosen subcommand. Errors returned here are printed by `main` and exit with 2.
@@ -70,6 +104,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man(args)) => shell::man(args),
         // The main job: measure the quick suite and write reports/latest/.
-        None => report::main_job(),
+        None => report::main_job(&cli.cache),
     }
 }

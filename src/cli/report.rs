@@ -12,7 +12,9 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::harness::machine::MachineInfo;
+use crate::cli::common::CacheArgs;
+use crate::harness::run_plan::{geometry_and_manifest, geometry_lines};
+use crate::harness::suite::PlanLimits;
 use crate::harness::{Progress, RunOptions, Suite, run_suite};
 use crate::kernels::CATALOGUE_RULES;
 use crate::report::{
@@ -67,11 +69,21 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         }
         other => other?,
     };
-    for note in &rendered.omitted {
-        eprintln!("note: figure omitted: {note}");
-    }
+    note_omitted(&rendered.omitted);
     println!("{}", rendered.index.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line on the figures the data did not support (the page names each and why); a line per
+/// figure buried the path of the report under a dozen notes for a small results file.
+fn note_omitted(omitted: &[String]) {
+    if !omitted.is_empty() {
+        eprintln!(
+            "note: {} figure(s) not drawn, as the results hold no data for them (the page says \
+             which and why)",
+            omitted.len()
+        );
+    }
 }
 
 /// A directory under `root` named by `stamp` that does not exist yet.
@@ -89,20 +101,24 @@ fn fresh_dir(root: &Path, stamp: &str) -> PathBuf {
 /// Seconds the main job gives `stridelab infer`'s probes.
 const MAIN_JOB_INFER_BUDGET_S: f64 = 30.0;
 
-pub fn main_job() -> anyhow::Result<ExitCode> {
+pub fn main_job(cache: &CacheArgs) -> anyhow::Result<ExitCode> {
     eprintln!(
         "stridelab: running the main job (the quick suite, then the report in \
          {REPORTS_DIR}/latest/); `stridelab --help` lists the subcommands"
     );
+    let (geometry, manifest) = geometry_and_manifest(&cache.choice())?;
     let suite = Suite::builtin("quick").context("the built-in quick suite is missing")?;
-    let plan = suite.plan(None)?;
+    let plan = suite.plan_on(None, PlanLimits::default(), &geometry.levels)?;
     // `reports/latest` must accept a report before anything is measured.
     let root = Path::new(REPORTS_DIR);
     let latest_claim = outdir::claim(&root.join("latest"))?;
-    let manifest = serde_json::to_value(MachineInfo::collect(None))
-        .context("cannot serialise the machine manifest")?;
+    let geometry_lines = geometry_lines(&geometry);
+    for line in &geometry_lines {
+        eprintln!("{line}");
+    }
     let options = RunOptions {
         manifest,
+        cache_levels: geometry.levels.clone(),
         ..RunOptions::default()
     };
     let stop = super::common::stop_flag()?;
@@ -145,6 +161,10 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
         }
     };
     bar.finish_and_clear();
+    // Imprecise timings are named here as `run` names them; the report draws them regardless.
+    for line in crate::harness::run_summary::precision_warnings(&doc) {
+        eprintln!("{line}");
+    }
 
     let dir = fresh_dir(root, &utc_stamp(doc.started_unix_s, false));
     bar.set_message("rendering the report");
@@ -164,9 +184,7 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
     )?;
     let latest = latest_claim.dir().to_path_buf();
     copy_report(&dir, &latest_claim)?;
-    for note in &rendered.omitted {
-        eprintln!("note: figure omitted: {note}");
-    }
+    note_omitted(&rendered.omitted);
     let failed = input
         .doc
         .records
@@ -182,6 +200,9 @@ pub fn main_job() -> anyhow::Result<ExitCode> {
         input.doc.wall_s,
         dir.display()
     );
+    for line in geometry_lines.iter().skip(1) {
+        eprintln!("{line}");
+    }
     println!("{}", latest.join("index.html").display());
     Ok(if input.doc.status == RunStatus::Interrupted {
         ExitCode::from(EXIT_INTERRUPTED)

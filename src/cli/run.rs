@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::kernels::listing::{kernel_detail, kernel_list};
-
-use crate::harness::run_plan::{RunRequest, prepare_run, problems, results_line, write_results};
+use crate::cli::common::{CacheArgs, ListArgs, kernel_name_parser};
+use crate::harness::run_plan::{
+    RunRequest, geometry_lines, prepare_run, problems, results_line, write_results,
+};
 use crate::harness::run_progress::RunProgress;
 use crate::harness::run_suite;
 use crate::harness::run_summary::run_summary;
@@ -26,7 +27,13 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "kernel")]
     pub suite: Option<String>,
     /// One kernel instead of a suite: NAME then key=value pairs; `key=a,b,c` is a grid.
-    #[arg(long, num_args = 1.., value_name = "NAME [key=value]...")]
+    #[arg(
+        long,
+        num_args = 1..,
+        value_name = "NAME [key=value]...",
+        value_parser = kernel_name_parser(),
+        hide_possible_values = true
+    )]
     pub kernel: Option<Vec<String>>,
     /// Thread counts for every point, e.g. `1,2` or `all` (= 1..available CPUs).
     #[arg(long, value_name = "LIST")]
@@ -48,10 +55,11 @@ pub struct RunArgs {
     /// No progress bar (for CI).
     #[arg(long)]
     pub quiet: bool,
-    /// List the kernels (parameters and what each does), or describe KERNEL in full (every
-    /// parameter's range, unit and default, and examples), then exit.
-    #[arg(long, value_name = "KERNEL", num_args = 0..=1, default_missing_value = "")]
-    pub list: Option<String>,
+    #[command(flatten)]
+    pub list: ListArgs,
+    /// The geometry the points' misses are simulated on (recorded in the results' manifest).
+    #[command(flatten)]
+    pub cache: CacheArgs,
     /// Keep sampling a point until the 95% CI of its median is at most this wide, relative to
     /// the median (within the sampling budget).
     #[arg(long, value_name = "PCT", default_value = "2%", value_parser = super::common::parse_fraction)]
@@ -82,24 +90,23 @@ impl RunArgs {
             target_ci: self.target_ci,
             sampling_budget: self.sampling_budget,
             max_accesses: self.max_accesses,
+            geometry: self.cache.choice(),
         }
     }
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    match args.list.as_deref() {
-        Some("") => {
-            print!("{}", kernel_list());
-            return Ok(ExitCode::SUCCESS);
-        }
-        Some(name) => {
-            print!("{}", kernel_detail(name)?);
-            return Ok(ExitCode::SUCCESS);
-        }
-        None => {}
+    if args.list.print()? {
+        return Ok(ExitCode::SUCCESS);
     }
     // Every parameter and output is validated before anything runs.
     let prepared = prepare_run(&args.request())?;
+    // Where the simulated misses come from, before the table and again after it (a doubtful
+    // level's warning would otherwise scroll away).
+    let geometry = geometry_lines(&prepared.geometry);
+    for line in &geometry {
+        eprintln!("{line}");
+    }
     let stop = super::common::stop_flag()?;
     let mut progress = RunProgress::new(prepared.plan.points.len(), args.quiet);
     let doc = run_suite(&prepared.plan, &prepared.options, &stop, &mut |event| {
@@ -118,6 +125,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("{line}");
     }
     for line in problems(&doc) {
+        eprintln!("{line}");
+    }
+    for line in geometry.iter().skip(1) {
         eprintln!("{line}");
     }
     Ok(if doc.status == RunStatus::Interrupted {

@@ -1,15 +1,16 @@
-//! `stridelab sim KERNEL [key=value ...] [--cache NAME=SIZE,WAYS,LINE ...] [--preset P]
-//! [--policy lru|plru|fifo|random] [--warm] [--json] [--engine fast|reference]`: feeds one run
-//! of a kernel's address stream to the cache simulator and prints, per level, the counts, the
-//! 3C split of the misses and the analytic set/GCD model's prediction for the kernel's strided
-//! pattern. `--engine reference` counts with the plain reference simulator instead of the fast
-//! one: the same output, the definition the fast one is checked against.
+//! `stridelab sim KERNEL [key=value ...] [--preset P] [--cache NAME=SIZE,WAYS,LINE ...]
+//! [--policy lru|plru|fifo|random] [--warm] [--json] [--engine fast|reference]` (or
+//! `sim --list [KERNEL]`): feeds one run of a kernel's address stream to the cache simulator and
+//! prints, per level, the counts, the 3C split of the misses and the analytic set/GCD model's
+//! prediction for the kernel's strided pattern. `--engine reference` counts with the plain
+//! reference simulator instead of the fast one: the same output, the definition the fast one is
+//! checked against.
 //!
 //! Every count printed is **simulated** (cachegrind semantics); nothing is timed or measured.
-//! Levels: the detected geometry, or — when any `--preset` or `--cache` is given — exactly
-//! those ([`CacheArgs`]: presets' data levels first, then each `--cache` in the order given;
-//! one with the name of a level already listed replaces it in place). Buffer k of the kernel is placed at
-//! (k+1)·2^32. Cold start unless `--warm` (one unrecorded run first).
+//! Levels: this machine's detected data levels, or one preset's, each `--cache` replacing the
+//! level of its name or adding one ([`CacheArgs`]); a level with warnings is simulated as given
+//! and marked. Buffer k of the kernel is placed at (k+1)·2^32. Cold start unless `--warm` (one
+//! unrecorded run first).
 //!
 //! Bounded before anything is allocated: the parameters are one point (a `run` grid such as
 //! `rows=1,2` is refused), the accesses the simulation will make (estimated from the
@@ -19,7 +20,7 @@
 use std::process::ExitCode;
 
 use crate::cache::sim::{Engine, Policy};
-use crate::cli::info::CacheArgs;
+use crate::cli::common::{CacheArgs, ListArgs, kernel_name_parser};
 use crate::harness::sim_run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
 use crate::harness::sim_text::sim_text;
 
@@ -45,10 +46,17 @@ pub enum EngineArg {
 
 #[derive(Debug, clap::Args)]
 pub struct SimArgs {
-    /// The kernel, e.g. col-sum (see the catalogue).
-    pub kernel: String,
+    /// The kernel, e.g. col-sum (`--list` lists them).
+    #[arg(
+        required_unless_present = "list",
+        value_parser = kernel_name_parser(),
+        hide_possible_values = true
+    )]
+    pub kernel: Option<String>,
     /// Kernel parameters: key=value, or plain values in the kernel's parameter order.
     pub params: Vec<String>,
+    #[command(flatten)]
+    pub list: ListArgs,
     #[command(flatten)]
     pub cache: CacheArgs,
     /// Replacement policy of every level.
@@ -82,6 +90,13 @@ fn parse_memory_size(text: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
+    if args.list.print()? {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(kernel) = &args.kernel else {
+        anyhow::bail!("sim needs a kernel name (`stridelab sim --list` lists them)");
+    };
+    let geometry = args.cache.choose()?;
     let policy = match args.policy {
         PolicyArg::Lru => Policy::Lru,
         PolicyArg::Plru => Policy::TreePlru,
@@ -95,9 +110,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let report = simulate_point_on(
         engine,
         &SimRequest {
-            kernel: &args.kernel,
+            kernel,
             words: &args.params,
-            levels: &args.cache.specs(),
+            geometry: &geometry,
             policy,
             warm: args.warm,
             max_accesses: args.max_accesses,

@@ -1,5 +1,7 @@
-//! The performance regression gate: runs the `gate` suite (or reads a recorded current run),
-//! compares it with a committed baseline (`results::compare`), and records new baselines.
+//! The performance regression gate against a stored baseline: runs the `gate` suite (or reads
+//! a recorded current run), compares it with a results file (`results::compare`), and records
+//! new baselines. Comparing two builds (`--base`) is `gate_paired`'s; this module holds the
+//! errors and the measuring method both share.
 //!
 //! The gate simulates every point on a fixed preset geometry (the baseline's, `design-vm` for a
 //! new one) instead of this machine's, so the deterministic track is portable; the preset is
@@ -13,9 +15,8 @@
 //! disturbance lasting a second spoils a third of a point's samples rather than all of them; a
 //! baseline pools more passes.
 //!
-//! The fixture slowdown runs every `row-sum` point as its documented de-optimised variant
-//! (`deopt=1`, ~25% more loads): the real slowdown the A/A experiment (`scripts/gate-aa.sh`)
-//! must catch.
+//! A baseline records the injected slowdown of the build that measured it, if any
+//! (`info.gate.injected_slowdown`, see `kernels::slowdown`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -27,13 +28,14 @@ use crate::harness::machine::MachineInfo;
 use crate::harness::pool::{PoolError, pool_passes};
 use crate::harness::session::HarnessError;
 use crate::harness::stop::{StopError, stop_flag};
-use crate::harness::suite::{Plan, Suite, SuiteError};
+use crate::harness::suite::{Suite, SuiteError};
 use crate::harness::{MethodOptions, Progress, RunOptions, run_suite};
 use crate::kernels::CATALOGUE_RULES;
-use crate::kernels::spec::ParamValue;
+use crate::kernels::slowdown::injected;
+use crate::kernels::spec::KernelError;
 use crate::results::compare::{
-    CompareError, CompareOptions, FIXTURE_PARAM, GATE_MANIFEST_KEY, GateVerdict, compare,
-    point_key, recorded_preset,
+    CompareError, CompareOptions, GATE_MANIFEST_KEY, GateVerdict, compare, point_key,
+    recorded_preset,
 };
 use crate::results::output::{FileTarget, OutputError, OutputPlan};
 use crate::results::{ChecksumOutcome, ResultsDocument, ResultsError, RunStatus};
@@ -78,10 +80,6 @@ pub enum GateError {
     },
     #[error("unknown preset `{name}`; known presets: {}", PRESET_NAMES.join(", "))]
     UnknownPreset { name: String },
-    #[error("--fixture-slowdown is for comparisons; a baseline records the real kernels")]
-    SlowdownInBaseline,
-    #[error("--fixture-slowdown needs a row-sum point in suite `{0}`")]
-    NoSlowdownPoint(String),
     #[error("--passes / --baseline-runs must lie in 1..=100")]
     Passes,
     #[error("--sample-ms must lie in (0, 1000]")]
@@ -101,18 +99,52 @@ pub enum GateError {
         path.display()
     )]
     NoPreset { path: PathBuf },
-    #[error("cannot read the verdict `{}`", path.display())]
-    ReadVerdict {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
+    #[error(
+        "--base {0}: a revision must not be empty or start with `-`; name a commit, branch or tag"
+    )]
+    BadRevision(String),
+    #[error(
+        "--base needs the git repository of stridelab in the current directory ({0}); give a prebuilt base with --base-binary instead"
+    )]
+    NotARepository(String),
+    #[error(
+        "--base {rev}: no such commit in {}{}",
+        root.display(),
+        if *shallow { "; this clone is shallow, so older commits are missing: fetch them with `git fetch --unshallow` (in GitHub Actions: `fetch-depth: 0` in actions/checkout)" } else { "; fetch it, or check the name" }
+    )]
+    UnknownRevision {
+        rev: String,
+        root: PathBuf,
+        shallow: bool,
     },
-    #[error("`{}` is not a gate verdict (--export-json output)", path.display())]
-    NotAVerdict {
+    #[error("cannot {what} `{}`: {message}", path.display())]
+    WorkFile {
+        what: String,
         path: PathBuf,
-        #[source]
-        source: serde_json::Error,
+        message: String,
     },
+    #[error("cannot unpack the source of base commit {commit}: {message}")]
+    BaseSource { commit: String, message: String },
+    #[error("the base commit {commit} cannot be built; the build's last lines:\n{tail}")]
+    BaseBuild { commit: String, tail: String },
+    #[error("the {role} binary `{}` cannot be used: {message}", path.display())]
+    BuildUnusable {
+        role: &'static str,
+        path: PathBuf,
+        message: String,
+    },
+    #[error("the base build failed to measure `{point}`: {message}")]
+    BaseFailed { point: String, message: String },
+    #[error(
+        "suite point `{0}` is a geometry sweep, which another build cannot be handed point by point; compare builds on a suite of plain points"
+    )]
+    SweepPoint(String),
+    #[error("{0}")]
+    Settings(String),
+    #[error("interrupted before the rounds were complete; nothing judged")]
+    RoundsInterrupted,
+    #[error(transparent)]
+    Slowdown(#[from] KernelError),
     #[error("{0}")]
     Compare(CompareError),
     #[error("serialising the machine manifest")]
@@ -160,14 +192,10 @@ pub struct GateConfig {
     pub json: Option<PathBuf>,
     /// Write the results document of this run here.
     pub output: Option<PathBuf>,
-    /// An earlier verdict a timing regression must repeat.
-    pub confirm: Option<PathBuf>,
     /// Seed of the bootstrap.
     pub seed: u64,
     /// No progress lines and no table on stdout.
     pub quiet: bool,
-    /// Run every row-sum point de-optimised.
-    pub fixture_slowdown: bool,
     /// Target duration of one timing sample, in milliseconds.
     pub sample_ms: f64,
     /// Minimum number of timing samples per point, over all passes.
@@ -187,27 +215,34 @@ pub struct GateOutputs {
     pub summary: Option<FileTarget>,
 }
 
-/// Checks every output path (and that none is an input or another output) up front.
-pub fn plan_outputs(config: &GateConfig) -> Result<GateOutputs, GateError> {
+/// Checks every output path (and that none is an input or another output) up front;
+/// `builds`: two builds are compared (`--base`), so no baseline file is read and the run's
+/// results are not written.
+pub fn plan_outputs(config: &GateConfig, builds: bool) -> Result<GateOutputs, GateError> {
     let mut plan = OutputPlan::default();
     let saving = config.save_baseline.is_some();
-    if !saving {
+    if !saving && !builds {
         plan.input("--baseline", &config.baseline);
     }
     if let Some(path) = &config.current {
         plan.input("--current", path);
-    }
-    if let Some(path) = &config.confirm {
-        plan.input("--confirm", path);
     }
     if !saving && !config.quiet {
         plan.uses_stdout("the Markdown table (without --quiet)")?;
     }
     let mut file =
         |role, path: &Option<PathBuf>| path.as_deref().map(|p| plan.file(role, p)).transpose();
+    if builds {
+        return Ok(GateOutputs {
+            save_baseline: None,
+            output: None,
+            json: file("--json/--export-json", &config.json)?,
+            summary: file("--export-markdown", &config.summary)?,
+        });
+    }
     Ok(GateOutputs {
         save_baseline: file("--save-baseline", &config.save_baseline)?,
-        output: file("--output", &config.output)?,
+        output: file("--out", &config.output)?,
         json: file("--json/--export-json", &config.json)?,
         summary: file("--export-markdown", &config.summary)?,
     })
@@ -236,9 +271,6 @@ pub fn save_baseline(
                 return Err(GateError::UnknownPreset {
                     name: preset.to_string(),
                 });
-            }
-            if config.fixture_slowdown {
-                return Err(GateError::SlowdownInBaseline);
             }
             run_gate_suite(
                 config,
@@ -277,7 +309,7 @@ pub fn save_baseline(
 }
 
 /// Compares the current run (`--current`, or the suite run on the baseline's preset) with the
-/// baseline, under an earlier verdict's confirmation when one is given.
+/// baseline.
 pub fn evaluate(config: &GateConfig, outputs: &GateOutputs) -> Result<GateVerdict, GateError> {
     let baseline = read_results(&config.baseline, "baseline")?;
     let preset = recorded_preset(&baseline);
@@ -289,7 +321,6 @@ pub fn evaluate(config: &GateConfig, outputs: &GateOutputs) -> Result<GateVerdic
             recorded: recorded.clone(),
         });
     }
-    let confirm = config.confirm.as_deref().map(read_verdict).transpose()?;
     let current = match &config.current {
         Some(path) => read_results(path, "current")?,
         None => {
@@ -302,24 +333,21 @@ pub fn evaluate(config: &GateConfig, outputs: &GateOutputs) -> Result<GateVerdic
         }
     };
     let options = CompareOptions {
+        baseline_label: config.baseline.display().to_string(),
         threshold: config.threshold,
         sim_tolerance: config.sim_tolerance,
         seed: config.seed,
         ..CompareOptions::default()
     };
-    compare(&baseline, &current, &options, confirm.as_ref()).map_err(GateError::Compare)
+    compare(&baseline, &current, &options).map_err(GateError::Compare)
 }
 
 /// Appends the full Markdown verdict to `--export-markdown` and writes the JSON verdict to
 /// `--export-json` (or stdout with `--json`).
-pub fn write_verdict(
-    verdict: &GateVerdict,
-    outputs: &GateOutputs,
-    label: &str,
-) -> Result<(), GateError> {
+pub fn write_verdict(verdict: &GateVerdict, outputs: &GateOutputs) -> Result<(), GateError> {
     if let Some(target) = &outputs.summary {
         target
-            .append(verdict.to_markdown(label, true).as_bytes())
+            .append(verdict.to_markdown(true).as_bytes())
             .map_err(GateError::Summary)?;
     }
     if let Some(target) = &outputs.json {
@@ -327,17 +355,6 @@ pub fn write_verdict(
         target.write(json.as_bytes())?;
     }
     Ok(())
-}
-
-fn read_verdict(path: &Path) -> Result<GateVerdict, GateError> {
-    let text = std::fs::read_to_string(path).map_err(|source| GateError::ReadVerdict {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    serde_json::from_str(&text).map_err(|source| GateError::NotAVerdict {
-        path: path.to_path_buf(),
-        source,
-    })
 }
 
 fn read_results(path: &Path, what: &'static str) -> Result<ResultsDocument, GateError> {
@@ -356,7 +373,7 @@ fn read_results(path: &Path, what: &'static str) -> Result<ResultsDocument, Gate
         let fix = if what == "baseline" {
             format!("fix the file or {SAVE_HINT}")
         } else {
-            "produce it with `stridelab gate --output FILE`".to_string()
+            "produce it with `stridelab gate --out FILE`".to_string()
         };
         GateError::Unusable {
             what,
@@ -366,25 +383,8 @@ fn read_results(path: &Path, what: &'static str) -> Result<ResultsDocument, Gate
     })
 }
 
-/// Rewrites every point that has the fixture switch to its de-optimised variant.
-fn apply_fixture_slowdown(plan: &mut Plan) -> Result<(), GateError> {
-    let mut changed = 0;
-    for point in &mut plan.points {
-        if point.spec.name == "row-sum" && point.params.contains_key(FIXTURE_PARAM) {
-            point
-                .params
-                .insert(FIXTURE_PARAM.to_string(), ParamValue::Int(1));
-            changed += 1;
-        }
-    }
-    if changed == 0 {
-        return Err(GateError::NoSlowdownPoint(plan.name.clone()));
-    }
-    Ok(())
-}
-
 /// How the gate times points (see [`GATE_SAMPLE_MS`]).
-fn gate_method(config: &GateConfig, passes: usize) -> Result<MethodOptions, GateError> {
+pub(super) fn gate_method(config: &GateConfig, passes: usize) -> Result<MethodOptions, GateError> {
     if !(config.sample_ms.is_finite() && config.sample_ms > 0.0 && config.sample_ms <= 1000.0) {
         return Err(GateError::SampleMs);
     }
@@ -423,7 +423,7 @@ fn gate_run_options(
             GATE_MANIFEST_KEY.to_string(),
             serde_json::json!({
                 "preset": preset,
-                "fixture_slowdown": config.fixture_slowdown,
+                "injected_slowdown": injected()?.map(|s| s.label()),
                 "passes": passes,
                 "huge_pages_requested": true,
             }),
@@ -453,11 +453,7 @@ fn run_gate_suite(
     if passes == 0 || passes > 100 {
         return Err(GateError::Passes);
     }
-    let suite = Suite::load(&config.suite)?;
-    let mut plan = suite.plan(None)?;
-    if config.fixture_slowdown {
-        apply_fixture_slowdown(&mut plan)?;
-    }
+    let plan = Suite::load(&config.suite)?.plan(None)?;
     let options = gate_run_options(config, preset, passes)?;
     let stop = stop_flag()?;
     let verbose = !config.quiet;
@@ -504,10 +500,8 @@ mod tests {
             summary: None,
             json: None,
             output: None,
-            confirm: None,
             seed: 1,
             quiet: true,
-            fixture_slowdown: false,
             sample_ms: GATE_SAMPLE_MS,
             samples: GATE_SAMPLES,
             passes: GATE_PASSES,
@@ -518,7 +512,7 @@ mod tests {
     #[test]
     fn a_missing_baseline_names_how_to_record_one() {
         let config = config();
-        let outputs = plan_outputs(&config).unwrap();
+        let outputs = plan_outputs(&config, false).unwrap();
         let err = evaluate(&config, &outputs).unwrap_err();
         assert!(matches!(err, GateError::NoBaseline { .. }));
         assert!(err.to_string().contains("--save-baseline"), "{err}");
@@ -538,20 +532,15 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_preset_and_a_slowed_baseline_are_refused_before_running() {
+    fn an_unknown_preset_is_refused_before_running() {
         let mut config = config();
         config.save_baseline = Some(PathBuf::from("-"));
         config.preset = Some("nosuch".into());
-        let outputs = plan_outputs(&config).unwrap();
-        let target = FileTarget::Stdout;
-        let err = save_baseline(&config, &target, &outputs).unwrap_err();
+        let outputs = plan_outputs(&config, false).unwrap();
+        let err = save_baseline(&config, &FileTarget::Stdout, &outputs).unwrap_err();
         assert!(
             err.to_string().starts_with("unknown preset `nosuch`"),
             "{err}"
         );
-        config.preset = None;
-        config.fixture_slowdown = true;
-        let err = save_baseline(&config, &target, &outputs).unwrap_err();
-        assert!(matches!(err, GateError::SlowdownInBaseline));
     }
 }

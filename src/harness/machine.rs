@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cache::geometry::{CacheLevel, Geometry};
+use crate::cache::geometry::{CacheLevel, ChosenGeometry, Geometry};
 use crate::harness::counters::{EventProbe, probe_events};
 use crate::results::tlb::DtlbLevel;
 
@@ -27,9 +27,13 @@ pub struct MachineInfo {
     pub caches: Vec<CacheLevel>,
     /// Detection notes (e.g. sysfs/CPUID disagreements).
     pub cache_notes: Vec<String>,
-    /// The levels simulated for this run when they differ from `caches` (overrides/presets).
+    /// The levels simulated for this run when they differ from `caches` (overrides/presets);
+    /// each level's `source` says which (`preset` or `override`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulated_caches: Option<Vec<CacheLevel>>,
+    /// The preset `simulated_caches` is based on, if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated_preset: Option<String>,
     pub page_size: u64,
     /// The data TLB's entries per level and page size, from CPUID (empty: CPUID did not say).
     #[serde(default)]
@@ -74,6 +78,17 @@ impl MachineInfo {
         Self::collect_with(Geometry::detect(), simulated)
     }
 
+    /// The manifest of a run simulated on `chosen` (detected as `machine`): its levels are
+    /// recorded as `simulated_caches` (and its preset) when they are not the machine's.
+    pub fn for_geometry(machine: Geometry, chosen: &ChosenGeometry) -> Self {
+        let mut info = Self::collect_with(machine, None);
+        if chosen.is_override() {
+            info.simulated_caches = Some(chosen.levels.clone());
+            info.simulated_preset = chosen.preset_name().map(str::to_string);
+        }
+        info
+    }
+
     /// As [`MachineInfo::collect`] with an already detected geometry.
     pub fn collect_with(geometry: Geometry, simulated: Option<Vec<CacheLevel>>) -> Self {
         Self {
@@ -84,6 +99,7 @@ impl MachineInfo {
             caches: geometry.levels,
             cache_notes: geometry.notes,
             simulated_caches: simulated,
+            simulated_preset: None,
             page_size: page_size(),
             dtlb: dtlb_levels(),
             thp_mode: thp_mode(Path::new("/sys/kernel/mm/transparent_hugepage/enabled")),
@@ -92,18 +108,6 @@ impl MachineInfo {
             build: BuildInfo::current(),
             os: std::env::consts::OS.to_string(),
             arch: std::env::consts::ARCH.to_string(),
-        }
-    }
-
-    /// The levels a run simulates: the overrides if any, else the detected data levels.
-    pub fn effective_data_levels(&self) -> Vec<CacheLevel> {
-        match &self.simulated_caches {
-            Some(levels) => levels.clone(),
-            None => Geometry {
-                levels: self.caches.clone(),
-                notes: Vec::new(),
-            }
-            .data_levels(),
         }
     }
 }

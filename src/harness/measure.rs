@@ -124,17 +124,33 @@ impl PerfGroup {
         !self.group.counting().is_empty()
     }
 
-    /// Why events are missing (`cycles: ENOENT: no hardware PMU; ...`), if any are.
+    /// Why events are missing (`cycles, instructions: ENOENT: no hardware PMU`), if any are.
     fn missing_reason(&self) -> Option<String> {
-        let missing = self.group.unavailable();
-        (!missing.is_empty()).then(|| {
-            missing
-                .iter()
-                .map(|(event, reason)| format!("{}: {reason}", event.name()))
-                .collect::<Vec<_>>()
-                .join("; ")
-        })
+        let missing: Vec<(&str, &str)> = self
+            .group
+            .unavailable()
+            .iter()
+            .map(|(event, reason)| (event.name(), reason.as_str()))
+            .collect();
+        (!missing.is_empty()).then(|| reasons_by_cause(&missing))
     }
+}
+
+/// `event: reason` pairs with the events that failed alike named once per reason, in the order
+/// first seen: without a PMU every hardware event fails the same way, and one line says so.
+fn reasons_by_cause(missing: &[(&str, &str)]) -> String {
+    let mut causes: Vec<(&str, Vec<&str>)> = Vec::new();
+    for &(event, reason) in missing {
+        match causes.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, events)) => events.push(event),
+            None => causes.push((reason, vec![event])),
+        }
+    }
+    causes
+        .iter()
+        .map(|(reason, events)| format!("{}: {reason}", events.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl Measurement for PerfGroup {
@@ -268,6 +284,28 @@ mod tests {
         let report = group_report(&[Ok(reading)], 1, 1);
         assert!(report.available);
         assert!(report.values.contains_key("page-faults"));
+    }
+
+    #[test]
+    fn events_that_failed_alike_share_one_reason() {
+        let pmu = "ENOENT: no hardware PMU";
+        let cases: &[(&[(&str, &str)], &str)] = &[
+            (
+                &[("cycles", pmu), ("instructions", pmu)],
+                "cycles, instructions: ENOENT: no hardware PMU",
+            ),
+            (
+                &[
+                    ("cycles", pmu),
+                    ("task-clock", "EACCES"),
+                    ("instructions", pmu),
+                ],
+                "cycles, instructions: ENOENT: no hardware PMU; task-clock: EACCES",
+            ),
+        ];
+        for (missing, text) in cases {
+            assert_eq!(reasons_by_cause(missing), *text);
+        }
     }
 
     #[test]

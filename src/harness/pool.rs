@@ -126,9 +126,15 @@ fn pool_point(
         }
     }
     let work = record.work.unwrap_or_default();
+    // The pool is judged against the target the passes sampled towards.
+    let defaults = crate::harness::MethodOptions::default();
     let method = crate::harness::MethodOptions {
         bootstrap,
-        ..Default::default()
+        target_relative_ci: timing
+            .precision
+            .as_ref()
+            .map_or(defaults.target_relative_ci, |p| p.target_relative_ci),
+        ..defaults
     };
     let pooled = timing_of(
         &samples,

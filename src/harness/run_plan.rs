@@ -1,14 +1,17 @@
 //! What `stridelab run` prepares before measuring anything: the plan (a suite, or one kernel's
 //! grid from its command-line words, with thread counts and the access bound), the sampling
 //! method, and the outputs (the results JSON and the CSV beside it), every one of them checked
-//! up front so a run is never measured only to be lost at the end. Also the kernel list of
-//! `--list` and the warnings about failed points.
+//! up front so a run is never measured only to be lost at the end. Also the geometry the
+//! points are simulated on (this machine's or a preset's, `--cache` levels on top, recorded in
+//! the manifest when it is not the machine's), and the warnings about it and about failed
+//! points.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::cache::geometry::{ChosenGeometry, GeometryChoice, GeometryError, warning_lines};
 use crate::harness::machine::MachineInfo;
 use crate::harness::suite::{PlanLimits, Suite, SuiteError, parse_thread_list};
 use crate::harness::{MethodOptions, Plan, RunOptions};
@@ -41,6 +44,8 @@ pub enum RunPlanError {
         out.with_extension("json").display()
     )]
     CsvOut { out: PathBuf },
+    #[error("choosing the cache levels to simulate")]
+    Geometry(#[source] GeometryError),
     #[error("serialising the machine manifest")]
     Manifest(#[source] serde_json::Error),
     #[error(transparent)]
@@ -73,6 +78,8 @@ pub struct RunRequest {
     pub sampling_budget: Option<f64>,
     /// Most loads and stores one run of a point may make.
     pub max_accesses: u64,
+    /// The geometry to simulate on (default: this machine's).
+    pub geometry: GeometryChoice,
 }
 
 /// Where a run writes its results.
@@ -88,6 +95,8 @@ pub struct PreparedRun {
     pub plan: Plan,
     pub outputs: RunOutputs,
     pub options: RunOptions,
+    /// The levels every point is simulated on (`options.cache_levels`), with their origin.
+    pub geometry: ChosenGeometry,
 }
 
 /// Validates every parameter and output of `request` before anything runs.
@@ -109,14 +118,13 @@ pub fn prepare_run(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
         max_accesses_per_run: request.max_accesses,
         ..PlanLimits::default()
     };
-    let machine = MachineInfo::collect(None);
-    let levels = machine.effective_data_levels();
-    let plan = suite.plan_on(threads.as_deref(), limits, &levels)?;
+    let (geometry, manifest) = geometry_and_manifest(&request.geometry)?;
+    let plan = suite.plan_on(threads.as_deref(), limits, &geometry.levels)?;
     let outputs = plan_outputs(request, &plan.name)?;
     let options = RunOptions {
         method: method_of(request)?,
-        manifest: serde_json::to_value(&machine).map_err(RunPlanError::Manifest)?,
-        cache_levels: levels,
+        manifest,
+        cache_levels: geometry.levels.clone(),
         // Every point the plan admits is simulated in full.
         simulation_access_cap: request.max_accesses,
         ..RunOptions::default()
@@ -125,7 +133,30 @@ pub fn prepare_run(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
         plan,
         outputs,
         options,
+        geometry,
     })
+}
+
+/// The geometry `choice` names and the machine manifest that records it.
+pub fn geometry_and_manifest(
+    choice: &GeometryChoice,
+) -> Result<(ChosenGeometry, serde_json::Value), RunPlanError> {
+    let machine = choice.detect();
+    let geometry = choice.resolve(&machine).map_err(RunPlanError::Geometry)?;
+    let manifest = serde_json::to_value(MachineInfo::for_geometry(machine, &geometry))
+        .map_err(RunPlanError::Manifest)?;
+    Ok((geometry, manifest))
+}
+
+/// `simulated caches: L1d, L2, L3 from this machine (sysfs)`, then a `warning:` line for each
+/// doubtful level, for stderr before and after a run.
+pub fn geometry_lines(geometry: &ChosenGeometry) -> Vec<String> {
+    let mut lines = vec![format!("simulated caches: {}", geometry.describe())];
+    lines.extend(warning_lines(
+        &geometry.warnings(),
+        "the simulated misses and model lines use these levels",
+    ));
+    lines
 }
 
 /// The sampling method `request` asks for.
@@ -219,7 +250,8 @@ pub fn results_line(outputs: &RunOutputs) -> Option<String> {
     (!files.is_empty()).then(|| files.join(", "))
 }
 
-/// Warnings about error rows and an interrupted run (the file has the details).
+/// Warnings about error rows, imprecise timings (`harness::precision`) and an interrupted run
+/// (the file has the details).
 pub fn problems(doc: &ResultsDocument) -> Vec<String> {
     let mut lines: Vec<String> = doc
         .records
@@ -233,6 +265,7 @@ pub fn problems(doc: &ResultsDocument) -> Vec<String> {
             ))
         })
         .collect();
+    lines.extend(crate::harness::run_summary::precision_warnings(doc));
     if doc.status == RunStatus::Interrupted {
         lines.push(format!(
             "interrupted: kept {} of {} points",

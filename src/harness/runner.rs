@@ -10,7 +10,9 @@
 //!    `runs_per_sample` times on every thread between two barriers; thread 0 times each; more
 //!    rounds (up to `max_samples`, within a time budget) while the median's CI is still wider
 //!    than `target_relative_ci` — a noisy machine gets more samples, not a vaguer answer;
-//! 4. counters (hardware when they open, software always) cover only the kernel's rounds.
+//! 4. counters (hardware when they open, software always) cover only the kernel's rounds;
+//! 5. the samples' precision verdict (CI target met, outliers, drift: `harness::precision`)
+//!    goes into the timing, so a point that missed is marked rather than silent.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
@@ -20,6 +22,7 @@ use crate::harness::measure::{
     CounterKind, GroupReading, Measurement, PerfGroup, WallTime, group_report,
 };
 use crate::harness::pin::PinnedPool;
+use crate::harness::precision::precision_of;
 use crate::harness::reference::{ReferenceInstance, ReferenceVariant};
 use crate::kernels::spec::{Instance, KernelError, Work};
 use crate::results::{
@@ -635,6 +638,7 @@ pub(crate) fn timing_of(
                 gb_per_s(bytes, summary.ci_low),
             )
         }),
+        precision: Some(precision_of(samples, &summary, method.target_relative_ci)),
     })
 }
 

@@ -81,14 +81,24 @@ pub enum HarnessError {
     Pin(#[from] PinError),
 }
 
-/// `kernel key=value ... ×threads`: how a point is named in progress output.
+/// `kernel key=value ... · N threads`: how a point is named in progress output (in words: `×`
+/// reads as a ratio in the table below it).
 pub fn point_label(point: &PlannedPoint) -> String {
     format!(
-        "{} {} ×{}",
+        "{} {} · {}",
         point.spec.name,
         params_with_bytes(point.spec.name, &point.params),
-        point.threads
+        threads_phrase(point.threads)
     )
+}
+
+/// `1 thread`, `2 threads`.
+pub fn threads_phrase(threads: usize) -> String {
+    if threads == 1 {
+        "1 thread".into()
+    } else {
+        format!("{threads} threads")
+    }
 }
 
 /// What a family's figure is: bandwidth kernels are normalised by the same-run copy/read

@@ -1,6 +1,6 @@
 //! One simulated point, as `stridelab sim` runs it: the kernel's parameters (one point, never a
-//! grid), the access bound checked before anything is allocated, the cache levels (the
-//! detected geometry, or exactly the presets and `--cache` levels given), one run of the
+//! grid), the access bound checked before anything is allocated, the cache levels (one
+//! [`ChosenGeometry`], its warnings carried per level into the [`SimReport`]), one run of the
 //! kernel's address stream through the simulator (after an unrecorded warm-up run if asked),
 //! and the analytic set/GCD model beside the counts. [`SimReport`] is the result; its JSON
 //! field names are a stable contract for scripts, its text form is in `sim_text`.
@@ -11,18 +11,15 @@
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::cache::AccessSink;
-use crate::cache::geometry::{CacheLevel, Geometry, GeometryError, LevelSpec, resolve_levels};
+use crate::cache::geometry::{CacheLevel, ChosenGeometry, GeometrySource};
 use crate::cache::model::{LevelPrediction, predict};
 use crate::cache::sim::{Engine, Hierarchy, LevelStats, Policy, SimError, Simulator};
 use crate::kernels::access::sim_address;
 use crate::kernels::args::parse_kernel_words;
 use crate::kernels::spec::{KernelError, KernelSpec, Params, PrepareOptions};
-use crate::kernels::view_cache::WalkMisses;
 use crate::kernels::{
     StridePattern, estimate_accesses, find, resolve_params, simulation_note, stride_pattern,
 };
-use crate::layout::Layout;
 use crate::results::SimulatedLevel;
 
 /// Accesses a simulation may make by default: 2^28, tens of seconds at most with the 3C
@@ -56,8 +53,6 @@ pub enum SimRunError {
         warm: bool,
         limit: u64,
     },
-    #[error("choosing the cache levels to simulate")]
-    Levels(#[source] GeometryError),
     #[error(transparent)]
     Cache(#[from] SimError),
 }
@@ -69,8 +64,8 @@ pub struct SimRequest<'a> {
     pub kernel: &'a str,
     /// Its parameters: `key=value`, or plain values in the kernel's parameter order.
     pub words: &'a [String],
-    /// Presets and cache levels in effect; empty: the detected geometry.
-    pub levels: &'a [LevelSpec],
+    /// The levels to simulate (a level with warnings is simulated as given).
+    pub geometry: &'a ChosenGeometry,
     pub policy: Policy,
     /// Run the kernel once, unrecorded, before counting.
     pub warm: bool,
@@ -88,6 +83,11 @@ pub struct LevelOutput {
     pub evictions: u64,
     /// The analytic model for the kernel's strided pattern, when it has one.
     pub model: Option<LevelPrediction>,
+    /// Where the level's geometry came from (sysfs, cpuid, preset, override).
+    pub source: GeometrySource,
+    /// Why the level's geometry is doubtful (e.g. implausible for a real part); its counts
+    /// are simulated as given all the same.
+    pub warnings: Vec<String>,
 }
 
 /// A simulated point; serialises to the `stridelab sim --json` object.
@@ -97,9 +97,11 @@ pub struct SimReport {
     pub params: Params,
     /// Every number below is simulated.
     pub source: &'static str,
-    /// Where the simulated geometry came from: this machine (sysfs or CPUID), a preset, or
-    /// `--cache` levels, in words.
+    /// Where each simulated level came from: this machine (sysfs or CPUID), a preset, or
+    /// `--cache`, in words.
     pub geometry_source: String,
+    /// Every level's warnings, each naming its level (`L3 300 MiB 20-way (sysfs): …`).
+    pub warnings: Vec<String>,
     pub policy: Policy,
     pub warm: bool,
     pub accesses: u64,
@@ -164,7 +166,7 @@ pub fn simulate_point_on(
     let spec = find(request.kernel)?;
     let params = point_params(spec, request.words)?;
     check_accesses(spec, &params, request.warm, request.max_accesses)?;
-    let levels = sim_levels(request.levels)?;
+    let levels = request.geometry.levels.clone();
     let mut simulator = Simulator::new(
         engine,
         &levels,
@@ -201,7 +203,8 @@ pub fn simulate_point_on(
         simulation_note: simulation_note(spec, &params),
         params,
         source: "simulated",
-        geometry_source: geometry_source(request.levels, &levels),
+        geometry_source: request.geometry.describe(),
+        warnings: request.geometry.warnings(),
         policy: request.policy,
         warm: request.warm,
         accesses: stats.first().map_or(0, LevelStats::accesses),
@@ -214,34 +217,12 @@ pub fn simulate_point_on(
                 counts: simulated_level(level, stats),
                 evictions: stats.evictions,
                 model,
+                source: level.source,
+                warnings: level.warnings.clone(),
             })
             .collect(),
         geometry: levels,
     })
-}
-
-/// "this machine (sysfs)", "preset amd-zen4", "L1d 32 KiB 8-way, 64 B lines (--cache)": where `levels`
-/// came from, so a reader never mistakes a preset's misses for the host's.
-pub fn geometry_source(specs: &[LevelSpec], levels: &[CacheLevel]) -> String {
-    if specs.is_empty() {
-        let mut sources: Vec<String> = levels.iter().map(|l| l.source.to_string()).collect();
-        sources.dedup();
-        return format!("this machine ({})", sources.join(", "));
-    }
-    specs
-        .iter()
-        .map(|spec| match spec {
-            LevelSpec::Preset(name) => format!("preset {name}"),
-            LevelSpec::Cache(l) => format!(
-                "{} {} {}-way, {} B lines (--cache)",
-                l.name,
-                crate::units::format_size_exact(l.size),
-                l.ways,
-                l.line
-            ),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The one point the words name (read like `run --kernel`'s words); a grid is refused.
@@ -281,71 +262,20 @@ fn check_accesses(
     Ok(())
 }
 
-/// Exactly the levels `specs` give (presets first, see `resolve_levels`), or the detected
-/// data levels when there are none; detection is skipped when it would not be used.
-pub fn sim_levels(specs: &[LevelSpec]) -> Result<Vec<CacheLevel>, SimRunError> {
-    let detected = if specs.is_empty() {
-        Geometry::detect()
-    } else {
-        Geometry::default()
-    };
-    resolve_levels(&detected, specs).map_err(SimRunError::Levels)
-}
-
-/// Accesses `stridelab layout --cache` simulates at most: a fraction of a second.
-pub const LAYOUT_MAX_ACCESSES: u64 = 1 << 20;
-
-/// The misses of walking `layout` in C order (`itemsize`-byte loads, storage element k at
-/// `sim_address(0, 0) + k·itemsize`, so f64 gives `sim view-sum`'s stream) through `level`
-/// alone, LRU, cold, with the 3C split; only the first `limit` accesses when there are more.
-pub fn simulate_view_walk(
-    layout: &Layout,
-    itemsize: u64,
-    level: &CacheLevel,
-    limit: u64,
-) -> Result<WalkMisses, SimRunError> {
-    let mut hierarchy = Hierarchy::with_state_budget(
-        std::slice::from_ref(level),
-        Policy::Lru,
-        true,
-        DEFAULT_SIM_MEMORY,
-    )?;
-    let base = sim_address(0, 0);
-    let len = u32::try_from(itemsize).unwrap_or(u32::MAX);
-    for offset in layout
-        .offsets()
-        .take(usize::try_from(limit).unwrap_or(usize::MAX))
-    {
-        hierarchy.load(base + offset as u64 * itemsize, len);
-    }
-    let stats = &hierarchy.stats()[0];
-    Ok(WalkMisses {
-        accesses: stats.accesses(),
-        misses: stats.misses(),
-        compulsory: stats.compulsory,
-        capacity: stats.capacity,
-        conflict: stats.conflict,
-        capped: (layout.numel() as u64) > limit,
-        limit,
-    })
-}
-
-/// Most memory a layout walk's simulated cache state may take up front.
-const DEFAULT_SIM_MEMORY: u64 = 1 << 30;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::view_walks::simulate_passes;
 
     fn request<'a>(
         kernel: &'a str,
         words: &'a [String],
-        levels: &'a [LevelSpec],
+        geometry: &'a ChosenGeometry,
     ) -> SimRequest<'a> {
         SimRequest {
             kernel,
             words,
-            levels,
+            geometry,
             policy: Policy::Lru,
             warm: false,
             max_accesses: DEFAULT_MAX_ACCESSES,
@@ -356,7 +286,7 @@ mod tests {
     #[test]
     fn a_grid_is_refused_naming_the_run_command() {
         let words = vec!["rows=1,2".to_string(), "cols=8".to_string()];
-        let levels = [LevelSpec::Preset("design-vm".into())];
+        let levels = ChosenGeometry::preset("design-vm").unwrap();
         let err = simulate_point(&request("col-sum", &words, &levels)).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("lists 2 values"), "{text}");
@@ -366,7 +296,7 @@ mod tests {
     #[test]
     fn the_access_bound_is_checked_before_simulating() {
         let words = vec!["rows=64".to_string(), "cols=64".to_string()];
-        let levels = [LevelSpec::Preset("design-vm".into())];
+        let levels = ChosenGeometry::preset("design-vm").unwrap();
         let mut req = request("row-sum", &words, &levels);
         req.max_accesses = 10;
         req.warm = true;
@@ -385,7 +315,7 @@ mod tests {
     #[test]
     fn a_row_sum_loads_every_element_once_and_misses_once_per_line() {
         let words = vec!["rows=64".to_string(), "cols=64".to_string()];
-        let levels = [LevelSpec::Preset("design-vm".into())];
+        let levels = ChosenGeometry::preset("design-vm").unwrap();
         let report = simulate_point(&request("row-sum", &words, &levels)).unwrap();
         let l1 = &report.levels[0].counts;
         assert_eq!(report.accesses, l1.loads + l1.stores);
@@ -403,18 +333,18 @@ mod tests {
     fn an_f64_layout_walk_misses_like_sim_view_sum() {
         let expr = "arange(4096).view(64,64).T[:, ::3]";
         let words = vec![format!("expr={expr}")];
-        let levels = [LevelSpec::Preset("design-vm".into())];
+        let levels = ChosenGeometry::preset("design-vm").unwrap();
         let report = simulate_point(&request("view-sum", &words, &levels)).unwrap();
         let l1 = &report.levels[0].counts;
         let (layout, _) = crate::layout::expr::evaluate_layout(expr).unwrap();
-        let walk = simulate_view_walk(&layout, 8, &report.geometry[0], 1 << 20).unwrap();
+        let passes = simulate_passes(&layout, 8, &report.geometry[0], 1, 1 << 20).unwrap();
+        let walk = passes[0];
         assert_eq!(walk.accesses, l1.loads);
         assert_eq!(
             (walk.misses, walk.compulsory, walk.capacity, walk.conflict),
             (l1.misses, l1.compulsory, l1.capacity, l1.conflict)
         );
-        assert!(!walk.capped);
-        let capped = simulate_view_walk(&layout, 8, &report.geometry[0], 100).unwrap();
-        assert!(capped.capped && capped.accesses == 100);
+        let capped = simulate_passes(&layout, 8, &report.geometry[0], 1, 100).unwrap();
+        assert_eq!(capped[0].accesses, 100);
     }
 }

@@ -1,15 +1,31 @@
 //! The text form of a simulated point ([`SimReport`]): counts per level, the 3C split of the
-//! misses, and the analytic set/GCD model's verdict beside them.
+//! misses, and the analytic set/GCD model's verdict beside them. Counts print exact and grouped
+//! (`16,777,216`), sizes exact (`4,104 B`, `48 KiB`), in columns as wide as their cells. A level
+//! whose geometry has warnings gets a `warning:` line saying why, and its rows and model line
+//! are marked [`DOUBTED`].
 
 use std::fmt::Write as _;
 
-use crate::cache::geometry::CacheLevel;
+use crate::cache::geometry::{CacheLevel, warning_lines};
 use crate::cache::model::LevelPrediction;
 use crate::cache::sim::Policy;
 use crate::harness::catalogue_link::params_with_bytes;
 use crate::harness::sim_run::SimReport;
+use crate::harness::text_table::{Align, TextTable};
 use crate::kernels::StridePattern;
-use crate::units::format_size_exact;
+use crate::units::{format_bytes_exact, format_count};
+
+/// The mark after a level's name on every row that uses a geometry with warnings.
+pub const DOUBTED: &str = "!";
+
+/// `L3!` for a level with warnings, `L1d` otherwise.
+fn marked_name(name: &str, warnings: &[String]) -> String {
+    if warnings.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}{DOUBTED}")
+    }
+}
 
 fn policy_name(policy: Policy) -> String {
     match policy {
@@ -40,10 +56,18 @@ pub fn sim_text(report: &SimReport) -> String {
         policy_name(report.policy)
     );
     let _ = writeln!(text, "caches: {}", report.geometry_source);
+    let uses = format!("the rows marked {DOUBTED} simulate these levels");
+    for line in warning_lines(&report.warnings, &uses) {
+        let _ = writeln!(text, "{line}");
+    }
     if let Some(note) = report.simulation_note {
         let _ = writeln!(text, "note: {note}");
     }
-    let _ = writeln!(text, "{} accesses reach the first level\n", report.accesses);
+    let _ = writeln!(
+        text,
+        "{} accesses reach the first level\n",
+        format_count(report.accesses)
+    );
     counts_table(&mut text, report);
     causes_table(&mut text, report);
     match &report.pattern {
@@ -66,62 +90,63 @@ pub fn sim_text(report: &SimReport) -> String {
 }
 
 fn counts_table(text: &mut String, report: &SimReport) {
-    let _ = writeln!(
-        text,
-        "{:<5} {:>9} {:>4} {:>4} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8}",
-        "level",
-        "size",
-        "ways",
-        "line",
-        "sets",
-        "loads",
-        "stores",
-        "load miss",
-        "store miss",
-        "miss"
-    );
-    for level in report.levels.iter().map(|l| &l.counts) {
-        let _ = writeln!(
-            text,
-            "{:<5} {:>9} {:>4} {:>4} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8}",
-            level.name,
-            format_size_exact(level.size),
-            level.ways,
-            level.line,
-            level.sets,
-            level.loads,
-            level.stores,
-            level.load_misses,
-            level.store_misses,
+    let right = |h| (h, Align::Right);
+    let mut table = TextTable::new(&[
+        ("level", Align::Left),
+        right("size"),
+        right("ways"),
+        right("line"),
+        right("sets"),
+        right("loads"),
+        right("stores"),
+        right("load miss"),
+        right("store miss"),
+        right("miss"),
+    ]);
+    for (level, warnings) in report.levels.iter().map(|l| (&l.counts, &l.warnings)) {
+        table.push(vec![
+            marked_name(&level.name, warnings),
+            format_bytes_exact(level.size),
+            format_count(level.ways),
+            format!("{} B", format_count(level.line)),
+            format_count(level.sets),
+            format_count(level.loads),
+            format_count(level.stores),
+            format_count(level.load_misses),
+            format_count(level.store_misses),
             percent(level.misses, level.loads + level.stores),
-        );
+        ]);
     }
+    text.push_str(&table.render(""));
 }
 
 fn causes_table(text: &mut String, report: &SimReport) {
     let _ = writeln!(text, "\nmisses by cause (3C, simulated)");
-    let _ = writeln!(
-        text,
-        "{:<5} {:>12} {:>20} {:>20} {:>20}",
-        "level", "misses", "compulsory", "capacity", "conflict"
-    );
-    for level in report.levels.iter().map(|l| &l.counts) {
-        let cell = |n: u64| format!("{n} ({})", percent(n, level.misses));
-        let _ = writeln!(
-            text,
-            "{:<5} {:>12} {:>20} {:>20} {:>20}",
-            level.name,
-            level.misses,
+    let right = |h| (h, Align::Right);
+    let mut table = TextTable::new(&[
+        ("level", Align::Left),
+        right("misses"),
+        right("compulsory"),
+        right("capacity"),
+        right("conflict"),
+    ]);
+    for (level, warnings) in report.levels.iter().map(|l| (&l.counts, &l.warnings)) {
+        let cell = |n: u64| format!("{} ({})", format_count(n), percent(n, level.misses));
+        table.push(vec![
+            marked_name(&level.name, warnings),
+            format_count(level.misses),
             cell(level.compulsory),
             cell(level.capacity),
             cell(level.conflict),
-        );
+        ]);
     }
+    text.push_str(&table.render(""));
 }
 
 fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePattern) -> String {
     // The closed form counts the sets the stride cycles through; fewer accesses than that
-    // reach only as many sets as they are, so the line says which of the two it prints.
+    // reach only as many sets as they are, so the line says which of the two it prints. Its
+    // numbers stay ungrouped: a comma inside gcd(…, …) would read as another argument.
     let closed = match model.closed_form_sets {
         Some(sets) => {
             let formula = format!(
@@ -133,7 +158,7 @@ fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePatte
             if model.distinct_sets < sets {
                 format!(
                     " (one per access: {} accesses; the stride would cycle through {formula})",
-                    pattern.count
+                    format_count(pattern.count)
                 )
             } else {
                 format!(" ({formula})")
@@ -143,51 +168,59 @@ fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePatte
     };
     let verdict = match model.conflict_onset {
         Some(onset) if model.conflicts => format!(
-            "conflicts from access {onset}: {} lines compete for {} slots",
-            model.distinct_lines, model.usable_lines
+            "conflicts from access {}: {} lines compete for {} slots",
+            format_count(onset),
+            format_count(model.distinct_lines),
+            format_count(model.usable_lines)
         ),
-        Some(onset) => {
-            format!("no conflicts at this count (they would start at access {onset})")
-        }
+        Some(onset) => format!(
+            "no conflicts at this count (they would start at access {})",
+            format_count(onset)
+        ),
         None => "no conflicts".to_string(),
     };
     format!(
         "{:<5} uses {} of {} sets{closed}; holds {} of its {} lines; {verdict}",
-        level.name,
-        model.distinct_sets,
-        level.sets,
-        model.usable_lines.min(model.distinct_lines),
-        model.distinct_lines
+        marked_name(&level.name, &level.warnings),
+        format_count(model.distinct_sets),
+        format_count(u64::from(level.sets)),
+        format_count(model.usable_lines.min(model.distinct_lines)),
+        format_count(model.distinct_lines)
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::geometry::LevelSpec;
+    use crate::cache::geometry::{ChosenGeometry, GeometryChoice, parse_cache_override};
     use crate::harness::sim_run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point};
 
-    #[test]
-    fn the_text_names_the_policy_the_start_and_the_model() {
-        let words = vec!["stride=4096".to_string(), "count=16".to_string()];
-        let levels = [LevelSpec::Preset("design-vm".into())];
+    fn simulate(geometry: &ChosenGeometry, words: &[String], policy: Policy, warm: bool) -> String {
         let report = simulate_point(&SimRequest {
             kernel: "conflict",
-            words: &words,
-            levels: &levels,
-            policy: Policy::Random { seed: 7 },
-            warm: true,
+            words,
+            geometry,
+            policy,
+            warm,
             max_accesses: DEFAULT_MAX_ACCESSES,
             max_sim_memory: 1 << 30,
         })
         .unwrap();
-        let text = sim_text(&report);
+        sim_text(&report)
+    }
+
+    #[test]
+    fn the_text_names_the_policy_the_start_and_the_model() {
+        let words = vec!["stride=4096".to_string(), "count=16".to_string()];
+        let geometry = ChosenGeometry::preset("design-vm").unwrap();
+        let text = simulate(&geometry, &words, Policy::Random { seed: 7 }, true);
         assert!(
             text.contains("random (seed 7) replacement, warm start"),
             "{text}"
         );
         assert!(text.contains("misses by cause (3C, simulated)"), "{text}");
         assert!(text.contains("model (analytic) for"), "{text}");
+        assert!(!text.contains("warning"), "{text}");
         assert_eq!(percent(1, 0), "-");
         assert_eq!(percent(1, 8), "12.5%");
     }
@@ -197,45 +230,68 @@ mod tests {
         // 16 slots 4 KiB apart: the L1d's 64 sets collapse to 1; the L2's 2048 to 32 by the
         // closed form, of which 16 accesses reach 16.
         let words = vec!["stride=512".to_string(), "count=16".to_string()];
-        let cases: [(&[LevelSpec], &str); 2] = [
+        let with_l1d = |preset: &str| GeometryChoice {
+            caches: vec![parse_cache_override("L1d=32K,8,64").unwrap()],
+            ..GeometryChoice::preset(preset)
+        };
+        // The L2's 32 sets of 8 (amd-zen4) or 16 (design-vm) ways hold 256 or 512 lines.
+        let cases = [
             (
-                &[LevelSpec::Preset("amd-zen4".into())],
-                "caches: preset amd-zen4",
+                GeometryChoice::preset("amd-zen4"),
+                "caches: L1d, L2, L3 from preset amd-zen4\n",
+                257,
             ),
             (
-                &[LevelSpec::Cache(
-                    crate::cache::geometry::parse_cache_override("L1d=32K,8,64").unwrap(),
-                )],
-                "caches: L1d 32 KiB 8-way, 64 B lines (--cache)",
+                with_l1d("design-vm"),
+                "caches: L2 from preset design-vm; L1d from --cache (replacing the preset's \
+                 48 KiB 12-way)\n",
+                513,
             ),
         ];
-        for (levels, source) in cases {
-            let report = simulate_point(&SimRequest {
-                kernel: "conflict",
-                words: &words,
-                levels,
-                policy: Policy::Lru,
-                warm: false,
-                max_accesses: DEFAULT_MAX_ACCESSES,
-                max_sim_memory: 1 << 30,
-            })
-            .unwrap();
-            let text = sim_text(&report);
+        for (choice, source, l2_onset) in cases {
+            let geometry = choice.choose().unwrap();
+            let text = simulate(&geometry, &words, Policy::Lru, false);
             assert!(text.contains(source), "{text}");
             assert!(
                 text.contains("L1d   uses 1 of 64 sets (S/gcd(s/L, S) = 64/gcd(64, 64) = 1)"),
                 "{text}"
             );
-            if levels.len() == 1 && matches!(levels[0], LevelSpec::Preset(_)) {
-                assert!(
-                    text.contains(
-                        "L2    uses 16 of 2048 sets (one per access: 16 accesses; the stride \
-                         would cycle through S/gcd(s/L, S) = 2048/gcd(64, 2048) = 32)"
-                    ),
-                    "{text}"
-                );
-                assert!(text.contains("(they would start at access 257)"), "{text}");
-            }
+            assert!(
+                text.contains(
+                    "L2    uses 16 of 2,048 sets (one per access: 16 accesses; the stride \
+                     would cycle through S/gcd(s/L, S) = 2048/gcd(64, 2048) = 32)"
+                ),
+                "{text}"
+            );
+            assert!(
+                text.contains(&format!("(they would start at access {l2_onset})")),
+                "{text}"
+            );
         }
+    }
+
+    #[test]
+    fn a_level_with_warnings_is_named_with_the_reason_and_marked_on_every_row() {
+        let words = vec!["stride=512".to_string(), "count=16".to_string()];
+        // A 192 MiB L3 breaks rule 2 (no instance above 128 MiB).
+        let geometry = GeometryChoice {
+            caches: vec![parse_cache_override("L3=192M,16,64").unwrap()],
+            ..GeometryChoice::preset("design-vm")
+        }
+        .choose()
+        .unwrap();
+        let text = simulate(&geometry, &words, Policy::Lru, false);
+        assert!(
+            text.contains("\nwarning: L3 192 MiB 16-way (override): implausible: 192 MiB"),
+            "{text}"
+        );
+        assert!(
+            text.contains("the rows marked ! simulate these levels as given"),
+            "{text}"
+        );
+        let marked: Vec<&str> = text.lines().filter(|l| l.starts_with("L3!")).collect();
+        assert_eq!(marked.len(), 3, "counts, causes, model: {text}");
+        assert!(marked[2].starts_with("L3!   uses "), "{text}");
+        assert!(!text.contains("L2!") && !text.contains("L1d!"), "{text}");
     }
 }

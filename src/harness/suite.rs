@@ -227,6 +227,9 @@ fn point_access_limit(point: &SuitePoint, limits: &PlanLimits) -> Result<u64, St
 pub struct PlannedPoint {
     pub spec: &'static KernelSpec,
     pub params: Params,
+    /// The `key=value` words the point was planned from, as written (before defaults): what
+    /// another build of the lab is given to plan the same point with its own catalogue.
+    pub args: Vec<(String, String)>,
     pub threads: usize,
     /// Set on the points of a geometry sweep; `timed = false` points are simulated only.
     pub sweep: Option<SweepInfo>,
@@ -500,6 +503,7 @@ impl Suite {
                         points.push(PlannedPoint {
                             spec,
                             params: params.clone(),
+                            args: args.clone(),
                             threads: t,
                             sweep: sweep.clone(),
                             levels: simulated_levels.clone(),

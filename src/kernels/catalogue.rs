@@ -27,7 +27,7 @@ use crate::kernels::{
     view,
 };
 use crate::units::format_bytes_tenths;
-use crate::vocab::{Family, ParamRules, RuleBreak, format_params};
+use crate::vocab::{Family, ParamRules, RuleBreak};
 
 /// The strided pattern of `spec` for resolved parameters.
 pub fn stride_pattern(
@@ -53,7 +53,7 @@ pub fn simulation_start(spec: &KernelSpec) -> crate::kernels::spec::SimStart {
 /// The loads and stores one run of `spec` makes, estimated from resolved parameters without
 /// allocating or walking anything: the kernel's own count where it has one (probes that repeat,
 /// views that broadcast), else the elements of its buffers (every other kernel reads or writes
-/// each element about once; the copy engine's staging and `deopt` re-reads stay within 2×).
+/// each element about once; the copy engine's staging stays within 2×).
 pub fn estimate_accesses(spec: &KernelSpec, params: &Params) -> Result<u64, KernelError> {
     let entry = entry_of(spec)?;
     match entry.accesses {
@@ -109,12 +109,18 @@ pub fn find(name: &str) -> Result<&'static KernelSpec, KernelError> {
         .ok_or_else(|| KernelError::UnknownKernel(name.to_string()))
 }
 
-/// `key=value` pairs as [`format_params`] writes them, with every parameter counted in
-/// elements followed by its bytes (`stride=512 (4 KiB)`) at the point's element size; a kernel
-/// the catalogue does not know gets the plain pairs.
+/// `key=value` pairs as [`format_params`](crate::vocab::format_params) writes them, with every parameter counted in
+/// elements followed by its exact bytes (`stride=512 (4 KiB)`, `stride=513 (4,104 B)`) at the
+/// point's element size; a kernel the catalogue does not know gets the plain pairs.
 pub fn params_with_bytes(kernel: &str, params: &Params) -> String {
+    param_words(kernel, params).join(" ")
+}
+
+/// The pairs of [`params_with_bytes`], one per parameter in name order, so a table can hoist
+/// the ones every row shares.
+pub fn param_words(kernel: &str, params: &Params) -> Vec<String> {
     let Ok(spec) = find(kernel) else {
-        return format_params(params);
+        return params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     };
     let element_bytes = crate::kernels::typed::Dtype::from_params(params)
         .map(|d| u64::from(d.bytes()))
@@ -126,14 +132,18 @@ pub fn params_with_bytes(kernel: &str, params: &Params) -> String {
             match value {
                 ParamValue::Int(n) if counted => {
                     let bytes = n.saturating_mul(element_bytes);
-                    format!("{name}={n} ({})", crate::units::format_bytes(bytes as f64))
+                    format!("{name}={n} ({})", crate::units::format_bytes_exact(bytes))
                 }
                 _ => format!("{name}={value}"),
             }
         })
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect()
 }
+
+/// Parameters the catalogue no longer has, with the default older documents recorded them at:
+/// `row-sum deopt` was the regression gate's de-optimised fixture (`deopt=1`), replaced by an
+/// injected slowdown (`kernels::slowdown`), and every real row-sum record carries `deopt=0`.
+pub const RETIRED_PARAMS: &[(&str, &str, u64)] = &[("row-sum", "deopt", 0)];
 
 /// The catalogue as the rules a recorded point is checked against on load: the kernel exists,
 /// belongs to the recorded family, and its parameters pass [`check_recorded_params`].
@@ -156,8 +166,15 @@ impl ParamRules for CatalogueRules {
     }
 
     /// Only parameters with a literal default are added (`dtype=f64`): a missing parameter
-    /// without one is still an error, reported by [`check_recorded_params`].
+    /// without one is still an error, reported by [`check_recorded_params`]. A retired
+    /// parameter ([`RETIRED_PARAMS`]) holding its old default is dropped; any other value of
+    /// it stays, and is refused as unknown.
     fn complete(&self, kernel: &str, params: &mut Params) {
+        for (retired_from, name, default) in RETIRED_PARAMS {
+            if kernel == *retired_from && params.get(*name) == Some(&ParamValue::Int(*default)) {
+                params.remove(*name);
+            }
+        }
         let Ok(spec) = find(kernel) else { return };
         for param in spec.params {
             let literal = param
@@ -745,7 +762,7 @@ mod tests {
             (
                 "col-sum",
                 &[("rows", "8"), ("cols", "8"), ("ld", "1025")][..],
-                "cols=8 dtype=f64 ld=1025 (8.0 KiB) rows=8",
+                "cols=8 dtype=f64 ld=1025 (8,200 B) rows=8",
             ),
         ] {
             assert_eq!(
@@ -754,6 +771,9 @@ mod tests {
             );
         }
         let params = resolve("row-sum", &[("rows", "2"), ("cols", "2")]).unwrap();
-        assert_eq!(params_with_bytes("gone", &params), format_params(&params));
+        assert_eq!(
+            params_with_bytes("gone", &params),
+            crate::vocab::format_params(&params)
+        );
     }
 }

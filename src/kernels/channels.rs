@@ -35,6 +35,7 @@ use crate::kernels::spec::{
 };
 use crate::kernels::typed::{Dtype, Storage, with_real_mem, with_sim_mem};
 use crate::mem::AlignedBuffer;
+use crate::units::{format_count, format_count_signed};
 
 const DIMS: [ParamSpec; 4] = [
     ParamSpec::int("n", 1, 1 << 16, None, "batch size N"),
@@ -477,7 +478,11 @@ fn channel_sum_pattern(params: &Params) -> Result<Option<StridePattern>, KernelE
         buffer: 0,
         stride_bytes,
         count: count as u64,
-        description: format!("{what}: {count} elements {stride_bytes} B apart"),
+        description: format!(
+            "{what}: {} elements {} B apart",
+            format_count(count as u64),
+            format_count_signed(stride_bytes)
+        ),
     }))
 }
 

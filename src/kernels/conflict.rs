@@ -10,8 +10,9 @@
 //!
 //! Once K exceeds the ways of a cache and every slot maps to the same few sets (a stride that
 //! is a multiple of sets × line), the slots evict each other: conflict misses although the K
-//! lines would fit easily. Sweeps pair each stride with stride ± 1, which spreads the slots over
-//! all sets and isolates the effect from TLB misses (which the ±1 controls share).
+//! lines would fit easily. Sweeps pair each stride with stride ± 1, which moves the slots into
+//! the next set every 8 slots (about K/8 sets: enough where a set has at least 8 ways) and
+//! isolates the effect from TLB misses (which the ±1 controls share).
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem, Strided};
@@ -69,8 +70,11 @@ pub(crate) static CONFLICT: Entry = Entry {
                       bytes is a multiple of sets × line (4096 B on a 64-set, 64 B-line L1) every \
                       slot maps to the same set, so once K exceeds the ways the slots evict each \
                       other and every read misses — although K lines would fit in the cache many \
-                      times over. A stride one element longer or shorter spreads the slots over \
-                      all sets: the ±1 controls show what is the cache and what is the TLB.",
+                      times over. A stride one element longer or shorter moves each slot 8 B \
+                      further along its line, so the slots step into the next set every 8 slots: \
+                      K slots use about K/8 sets, enough for their lines where a set has at \
+                      least 8 ways. These ±1 controls show what is the cache and what is the \
+                      TLB.",
         prepare,
     },
     plan,

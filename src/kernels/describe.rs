@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::kernels::eval::{self as expr, Evaluation};
 use crate::kernels::tensor::TensorError;
+use crate::kernels::view_cache_text::grouped;
 use crate::layout::LayoutError;
 use crate::layout::contiguity::Order;
 use crate::layout::describe::{
@@ -26,9 +27,9 @@ struct JsonView<'a> {
     c_contiguous: bool,
     f_contiguous: bool,
     values: Vec<i64>,
-    /// `layout --cache`'s analysis (absent in `--batch` lines).
+    /// `layout`'s cache analysis, one object per level (absent in `--batch` lines).
     #[serde(skip_serializing_if = "Option::is_none")]
-    cache: Option<serde_json::Value>,
+    caches: Option<serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -50,12 +51,12 @@ pub fn json_line(text: &str) -> (String, bool) {
     }
 }
 
-/// The `--json` object of an evaluated view, with `cache` (the view × cache analysis, or why
-/// there is none) when given.
+/// The `--json` object of an evaluated view, with `caches` (the view × cache analysis per
+/// level, or why there is none) when given.
 pub fn view_json(
     text: &str,
     evaluation: &Evaluation<i64>,
-    cache: Option<serde_json::Value>,
+    caches: Option<serde_json::Value>,
 ) -> String {
     let layout = evaluation.layout();
     serde_json::to_string(&JsonView {
@@ -68,7 +69,7 @@ pub fn view_json(
         c_contiguous: layout.is_c_contiguous(),
         f_contiguous: layout.is_f_contiguous(),
         values: evaluation.values(),
-        cache,
+        caches,
     })
     .expect("serialising plain data to JSON cannot fail")
 }
@@ -105,7 +106,12 @@ pub fn explain(evaluation: &Evaluation<i64>) -> String {
 
     let numel = layout.numel();
     let noun = if numel == 1 { "element" } else { "elements" };
-    let _ = writeln!(out, "shape     {:?}  ({numel} {noun})", layout.shape());
+    let _ = writeln!(
+        out,
+        "shape     {:?}  ({} {noun})",
+        layout.shape(),
+        grouped(numel as u64)
+    );
     let _ = writeln!(
         out,
         "strides   {:?}  (in elements: +1 on index k moves strides[k] cells)",
@@ -117,7 +123,7 @@ pub fn explain(evaluation: &Evaluation<i64>) -> String {
     let storage_note = if evaluation.shares_storage() {
         format!(
             "{} elements, shared with arange({}) — no data was copied",
-            evaluation.storage_len(),
+            grouped(evaluation.storage_len() as u64),
             evaluation.steps[0].layout.numel()
         )
     } else {
@@ -129,7 +135,7 @@ pub fn explain(evaluation: &Evaluation<i64>) -> String {
             .map_or("a step".to_string(), |s| format!("`{}`", s.text));
         format!(
             "{} elements, a copy made by {copier} (the values below are that copy)",
-            evaluation.storage_len()
+            grouped(evaluation.storage_len() as u64)
         )
     };
     let _ = writeln!(out, "storage   {storage_note}");
@@ -166,7 +172,7 @@ fn cells_and_values(evaluation: &Evaluation<i64>) -> String {
             "storage cells: the view reads cells {low}..={high} of {} (a strip of cells is \
              drawn for storages of at most {STRIP_MAX_CELLS} cells read by at most \
              {STRIP_MAX_VISITS} elements)\n",
-            evaluation.storage_len()
+            grouped(evaluation.storage_len() as u64)
         );
     }
 
@@ -185,7 +191,8 @@ fn cells_and_values(evaluation: &Evaluation<i64>) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "values (logical C order, first 16 of {numel})\n  {}, ...",
+            "values (logical C order, first 16 of {})\n  {}, ...",
+            grouped(numel as u64),
             head.join(", ")
         );
     }

@@ -307,8 +307,8 @@ fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
             count: s.rows as u64,
             description: format!(
                 "one column across rows allocated in order: {} elements {} B apart",
-                s.rows,
-                s.row_pitch()
+                crate::units::format_count(s.rows as u64),
+                crate::units::format_count(s.row_pitch())
             ),
         }),
         // Shuffled rows have no common stride.

@@ -1,4 +1,4 @@
-//! `stridelab run --list [KERNEL]`: the catalogue described from its own data: one line per
+//! `stridelab run --list [KERNEL]` (and `sim --list`): the catalogue described from its own data: one line per
 //! kernel with its parameters and what it does, or one kernel in full (every parameter's kind,
 //! range, unit and default, and an example for `run` and `sim`), as likwid-bench's `-a`/`-l`.
 
@@ -18,7 +18,8 @@ pub fn kernel_list() -> String {
         let _ = writeln!(text, "{:<NAME_WIDTH$} {}", "", spec.summary);
     }
     text.push_str(
-        "\n`stridelab run --list KERNEL` describes one kernel's parameters, with examples.\n",
+        "\n`stridelab run --list KERNEL` (or `sim --list KERNEL`) describes one kernel's \
+         parameters, with examples.\n",
     );
     text
 }
@@ -54,7 +55,7 @@ pub fn kernel_detail(name: &str) -> Result<String, KernelError> {
     Ok(text)
 }
 
-/// `rows cols [ld=cols] [deopt=0]`.
+/// `rows cols [ld=cols] [dtype=f64]`.
 fn signature(spec: &KernelSpec) -> String {
     spec.params
         .iter()

@@ -341,8 +341,11 @@ fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
         stride_bytes,
         count: count as u64,
         description: format!(
-            "{what}: {count} {} elements {stride} apart ({stride_bytes} B)",
-            format!("{dtype:?}").to_lowercase()
+            "{what}: {} {} elements {} apart ({} B)",
+            crate::units::format_count(count as u64),
+            format!("{dtype:?}").to_lowercase(),
+            crate::units::format_count_signed(stride as i64),
+            crate::units::format_count_signed(stride_bytes)
         ),
     }))
 }

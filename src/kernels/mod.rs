@@ -21,6 +21,7 @@ pub mod latency;
 pub mod listing;
 pub mod matmul;
 pub mod reference;
+pub mod slowdown;
 pub mod spec;
 pub mod stride;
 pub mod tensor;
@@ -30,6 +31,9 @@ pub mod typed;
 pub mod view;
 pub mod view_cache;
 pub mod view_cache_text;
+pub mod view_padding;
+pub mod view_report;
+pub mod view_walks;
 
 pub use catalogue::{
     CATALOGUE_RULES, CatalogueRules, StridePattern, catalogue, estimate_accesses, find,

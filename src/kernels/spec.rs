@@ -7,6 +7,7 @@
 use thiserror::Error;
 
 use crate::cache::AccessSink;
+use crate::units::{format_count, format_count_signed};
 // The plain-data vocabulary lives on the ground floor, shared with the records.
 pub use crate::vocab::{Family, ParamValue, Params, Work, format_params};
 
@@ -253,7 +254,11 @@ impl StridePattern {
             buffer,
             stride_bytes,
             count: count as u64,
-            description: format!("{what}: {count} elements {stride_bytes} B apart"),
+            description: format!(
+                "{what}: {} elements {} B apart",
+                format_count(count as u64),
+                format_count_signed(stride_bytes)
+            ),
         }
     }
 }

@@ -6,15 +6,14 @@
 //!
 //! Elements are f64 (default) or f32 (`dtype=f32`): the same orders over 4-byte elements.
 //!
-//! `row-sum deopt=1` is a deliberately de-optimised variant kept as the regression gate's
-//! fixture: after every row with `i mod 4 = 3` that row is read a second time (25% more loads
-//! and adds per element, in the same order as a normal row; the checksum counts those rows
-//! twice; `Instance::work` does not, so GB/s and ns/element both show the slowdown). Default
-//! `deopt=0` is the real kernel.
+//! A build with an injected slowdown (`kernels::slowdown`, the regression gate's calibration)
+//! re-reads a share of each row into a discarded accumulator: the checksum and the counted
+//! work stay the kernel's, so GB/s and ns/element both show the slowdown.
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, Strided};
-use crate::kernels::common::{ACCUMULATORS, Matrix, cell_value, fold, int_param};
+use crate::kernels::common::{ACCUMULATORS, Matrix, cell_value, fold};
+use crate::kernels::slowdown::{extra_elements, injected};
 use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
@@ -43,17 +42,10 @@ const COL_SUM_PARAMS: [ParamSpec; 4] = [
     DTYPE_PARAM,
 ];
 
-const ROW_SUM_PARAMS: [ParamSpec; 5] = [
+const ROW_SUM_PARAMS: [ParamSpec; 4] = [
     MATRIX_PARAMS[0],
     MATRIX_PARAMS[1],
     MATRIX_PARAMS[2],
-    ParamSpec::int(
-        "deopt",
-        0,
-        1,
-        Some("0"),
-        "1 = the regression gate's de-optimised fixture: rows with i mod 4 = 3 are read twice",
-    ),
     DTYPE_PARAM,
 ];
 
@@ -105,9 +97,9 @@ fn plan(kernel: &str, params: &Params) -> Result<Vec<usize>, KernelError> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Order {
-    /// Row order; `deopt` re-reads every fourth row.
+    /// Row order; `slowed_percent` > 0 only in a build with an injected slowdown.
     Row {
-        deopt: bool,
+        slowed_percent: u32,
     },
     Col,
 }
@@ -120,8 +112,8 @@ struct Traverse {
 }
 
 fn prepare_row_sum(params: &Params, options: PrepareOptions) -> Prepared {
-    let deopt = int_param("row-sum", params, "deopt")? == 1;
-    prepare(Order::Row { deopt }, "row-sum", params, options)
+    let slowed_percent = injected()?.map_or(0, |s| s.percent);
+    prepare(Order::Row { slowed_percent }, "row-sum", params, options)
 }
 
 fn prepare_col_sum(params: &Params, options: PrepareOptions) -> Prepared {
@@ -136,13 +128,8 @@ fn prepare(order: Order, kernel: &str, params: &Params, options: PrepareOptions)
     let mut expected = 0.0;
     let rows = if a.has_data() { matrix.rows } else { 0 };
     for i in 0..rows {
-        let times = if order == (Order::Row { deopt: true }) && is_reread_row(i) {
-            2.0
-        } else {
-            1.0
-        };
         for j in 0..matrix.cols {
-            expected += times * a.value(0, i * matrix.ld + j);
+            expected += a.value(0, i * matrix.ld + j);
         }
     }
     Ok(Box::new(Traverse {
@@ -153,22 +140,32 @@ fn prepare(order: Order, kernel: &str, params: &Params, options: PrepareOptions)
     }))
 }
 
-/// The rows `deopt=1` reads twice.
-fn is_reread_row(i: usize) -> bool {
-    i % 4 == 3
+/// The `row-sum` order: for i, for j: read A[i·ld + j].
+#[inline(always)]
+pub fn row_sum<M: Mem>(m: &mut M, matrix: Matrix) -> f64 {
+    let mut acc = [0.0; ACCUMULATORS];
+    for i in 0..matrix.rows {
+        m.sum_run(Strided::new(0, i * matrix.ld, 1), matrix.cols, &mut acc);
+    }
+    fold(&acc)
 }
 
-/// The `row-sum` order: for i, for j: read A[i·ld + j] (plus the fixture's re-reads).
+/// [`row_sum`] with an injected slowdown: after a row, the first [`extra_elements`] of it
+/// are read again into an accumulator that is discarded (through `black_box`, so the work
+/// stays), `percent`% of the matrix in all.
 #[inline(always)]
-pub fn row_sum<M: Mem>(m: &mut M, matrix: Matrix, deopt: bool) -> f64 {
+pub fn row_sum_slowed<M: Mem>(m: &mut M, matrix: Matrix, percent: u32) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];
+    let mut wasted = [0.0; ACCUMULATORS];
     for i in 0..matrix.rows {
         let row = Strided::new(0, i * matrix.ld, 1);
         m.sum_run(row, matrix.cols, &mut acc);
-        if deopt && is_reread_row(i) {
-            m.sum_run(row, matrix.cols, &mut acc);
+        let extra = extra_elements(i, matrix.rows, matrix.cols, percent);
+        if extra > 0 {
+            m.sum_run(row, extra, &mut wasted);
         }
     }
+    std::hint::black_box(fold(&wasted));
     fold(&acc)
 }
 
@@ -185,14 +182,15 @@ pub fn col_sum<M: Mem>(m: &mut M, matrix: Matrix) -> f64 {
 
 fn traverse<M: Mem>(m: &mut M, order: Order, matrix: Matrix) -> f64 {
     match order {
-        Order::Row { deopt } => row_sum(m, matrix, deopt),
+        Order::Row { slowed_percent: 0 } => row_sum(m, matrix),
+        Order::Row { slowed_percent } => row_sum_slowed(m, matrix, slowed_percent),
         Order::Col => col_sum(m, matrix),
     }
 }
 
 impl Instance for Traverse {
-    /// The fixture's re-reads are wasted work, not counted: `deopt=1` does the same useful
-    /// work as `deopt=0`, only slower, so every derived figure (GB/s, ns/element) regresses.
+    /// An injected slowdown's re-reads are wasted work, not counted: a slowed build does the
+    /// same useful work, only slower, so every derived figure (GB/s, ns/element) regresses.
     fn work(&self) -> Work {
         Work::reads(self.matrix.elements(), self.a.dtype().bytes())
     }

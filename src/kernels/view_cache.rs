@@ -1,7 +1,7 @@
 //! What a strided view does to one set-associative cache level: its strides in bytes and
 //! lines, the sets a walk along each dimension touches (the seed's `S / gcd(s/L, S)`), the
-//! lines the whole view touches and how they spread over the sets, whether they fit the ways,
-//! and for a conflicting 2-D walk the padded leading dimension that spreads it.
+//! lines the whole view touches and how they spread over the sets, whether they fit the ways.
+//! The walks a verdict is about and the padding advice build on it (`view_report`).
 //!
 //! Address model: storage element k sits at byte `k · itemsize`, the storage starting on a line
 //! boundary, so element k lies in line `⌊k · itemsize / L⌋` and set `line mod S` (an element
@@ -42,10 +42,18 @@ pub enum ViewCacheError {
          sets and {MAX_WAY_SPAN} bytes per way"
     )]
     TooLarge { level: String, sets: u64, line: u64 },
+    /// The cache model computes byte addresses in 64-bit integers.
+    #[error(
+        "dim {dim}'s stride of {stride} elements is {bytes} B at {itemsize} B per element, \
+         beyond the 64-bit byte addresses of the cache model"
+    )]
+    StrideOverflow {
+        dim: usize,
+        stride: isize,
+        itemsize: u64,
+        bytes: i128,
+    },
 }
-
-/// Search bound of the padding suggestion: a coprime stride is always within a few lines.
-const PADDING_SEARCH: u64 = 1 << 16;
 
 /// Element types `--dtype` names, with their item sizes in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +121,7 @@ pub struct LineCounts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DimCache {
     pub size: usize,
-    pub stride_bytes: i128,
+    pub stride_bytes: i64,
     /// gcd(stride in lines, sets); `None` where the stride is not a whole number of lines.
     pub gcd_with_sets: Option<u64>,
     pub sets_touched: u64,
@@ -122,32 +130,7 @@ pub struct DimCache {
     pub max_lines_per_set: Option<u64>,
 }
 
-/// The padded leading dimension of a conflicting 2-D walk.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Padding {
-    /// The dimension whose walk conflicts.
-    #[serde(skip)]
-    pub dim: usize,
-    /// The smallest leading dimension (elements) ≥ the current one whose stride in lines is
-    /// coprime with the set count.
-    pub ld: u64,
-    pub sets_touched: u64,
-}
-
-/// The misses of walking the view in C order through the level (filled by the harness).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct WalkMisses {
-    pub accesses: u64,
-    pub misses: u64,
-    pub compulsory: u64,
-    pub capacity: u64,
-    pub conflict: u64,
-    /// True when only the first `limit` accesses were simulated.
-    pub capped: bool,
-    pub limit: u64,
-}
-
-/// The view × cache analysis; serialises to `layout --json`'s `cache` object.
+/// The set model of a view on one level (`view_report` adds the walks and the advice).
 #[derive(Debug, Clone, Serialize)]
 pub struct ViewCache {
     pub level: String,
@@ -156,7 +139,7 @@ pub struct ViewCache {
     pub sets: u64,
     pub line: u64,
     pub itemsize: u64,
-    pub strides_bytes: Vec<i128>,
+    pub strides_bytes: Vec<i64>,
     pub dims: Vec<DimCache>,
     pub sets_touched: Option<u64>,
     pub lines_touched: Option<u64>,
@@ -167,11 +150,6 @@ pub struct ViewCache {
     /// Why the whole-view counts are missing (too many runs), else absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counts_note: Option<String>,
-    pub padding: Option<Padding>,
-    pub simulated: Option<WalkMisses>,
-    /// Why there is no simulation, else absent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub simulated_note: Option<String>,
 }
 
 /// Analyses `layout` with `itemsize`-byte elements on `level`.
@@ -188,20 +166,16 @@ pub fn analyse(
             line,
         });
     }
-    let geometry = LineGeometry {
-        itemsize,
-        line,
-        sets,
-    };
+    let strides_bytes = byte_strides(layout, itemsize)?;
+    let geometry = LineGeometry::of(level, itemsize);
     let dims: Vec<DimCache> = layout
         .shape()
         .iter()
-        .zip(layout.strides())
+        .zip(&strides_bytes)
         .map(|(&n, &s)| dim_cache(&geometry, layout.offset(), n, s))
         .collect();
     let whole = line_counts(layout.shape(), layout.strides(), layout.offset(), &geometry);
     let ways = u64::from(level.ways);
-    let padding = padding(layout, &geometry, &dims, ways);
     let (counts, counts_note) = match whole {
         Ok(c) => (Some(c), None),
         Err(runs) => (
@@ -219,11 +193,7 @@ pub fn analyse(
         sets,
         line,
         itemsize,
-        strides_bytes: layout
-            .strides()
-            .iter()
-            .map(|&s| s as i128 * itemsize as i128)
-            .collect(),
+        strides_bytes,
         dims,
         sets_touched: counts.as_ref().map(|c| c.sets_touched),
         lines_touched: counts.as_ref().map(|c| c.lines_touched),
@@ -231,10 +201,26 @@ pub fn analyse(
         fits: counts.as_ref().map(|c| c.max_lines_per_set <= ways),
         set_lines: counts.map(|c| c.set_lines),
         counts_note,
-        padding,
-        simulated: None,
-        simulated_note: None,
     })
+}
+
+/// Each stride in bytes; a typed error where one leaves the 64-bit addresses the model (and
+/// the simulator) compute with.
+fn byte_strides(layout: &Layout, itemsize: u64) -> Result<Vec<i64>, ViewCacheError> {
+    layout
+        .strides()
+        .iter()
+        .enumerate()
+        .map(|(dim, &stride)| {
+            let bytes = stride as i128 * i128::from(itemsize);
+            i64::try_from(bytes).map_err(|_| ViewCacheError::StrideOverflow {
+                dim,
+                stride,
+                itemsize,
+                bytes,
+            })
+        })
+        .collect()
 }
 
 /// Element size, line size and set count: all the address model needs.
@@ -245,14 +231,21 @@ pub struct LineGeometry {
     pub sets: u64,
 }
 
-fn dim_cache(g: &LineGeometry, offset: usize, n: usize, stride: isize) -> DimCache {
-    let stride_bytes = stride as i128 * g.itemsize as i128;
-    let gcd_with_sets = (stride_bytes % g.line as i128 == 0).then(|| {
-        gcd(
-            (stride_bytes.unsigned_abs() / g.line as u128) as u64 % g.sets,
-            g.sets,
-        )
-    });
+impl LineGeometry {
+    pub fn of(level: &CacheLevel, itemsize: u64) -> LineGeometry {
+        LineGeometry {
+            itemsize,
+            line: u64::from(level.line),
+            sets: u64::from(level.sets.max(1)),
+        }
+    }
+}
+
+fn dim_cache(g: &LineGeometry, offset: usize, n: usize, stride_bytes: i64) -> DimCache {
+    let gcd_with_sets = (stride_bytes % g.line as i64 == 0)
+        .then(|| gcd((stride_bytes.unsigned_abs() / g.line) % g.sets, g.sets));
+    // The stride in elements: the byte stride came from it (an exact multiple of itemsize).
+    let stride = (stride_bytes / g.itemsize as i64) as isize;
     match line_counts(&[n], &[stride], offset, g) {
         Ok(c) => DimCache {
             size: n,
@@ -266,7 +259,7 @@ fn dim_cache(g: &LineGeometry, offset: usize, n: usize, stride: isize) -> DimCac
             // Too many separate lines to list: the sets repeat with the period of the byte
             // address modulo L·S, so that many accesses give every set the walk touches.
             let span = g.line * g.sets;
-            let step = (stride_bytes.rem_euclid(span as i128)) as u64;
+            let step = stride_bytes.rem_euclid(span as i64) as u64;
             let period = span / gcd(step, span);
             let base = offset as u64 * g.itemsize;
             DimCache {
@@ -275,7 +268,7 @@ fn dim_cache(g: &LineGeometry, offset: usize, n: usize, stride: isize) -> DimCac
                 gcd_with_sets,
                 sets_touched: distinct_sets(
                     base,
-                    stride_bytes as i64,
+                    stride_bytes,
                     period.min(n as u64),
                     g.line as u32,
                     g.sets as u32,
@@ -408,38 +401,6 @@ fn counts_from_intervals(intervals: &[(u128, u128)], sets: u64) -> LineCounts {
         max_lines_per_set: set_lines.iter().copied().max().unwrap_or(0),
         set_lines,
     }
-}
-
-/// For a 2-D view whose walk along a dimension puts more lines in a set than it has ways: the
-/// smallest leading dimension ≥ that dimension's stride whose stride in lines is coprime with
-/// the set count (so the walk cycles through every set), and the sets the walk would touch.
-fn padding(layout: &Layout, g: &LineGeometry, dims: &[DimCache], ways: u64) -> Option<Padding> {
-    if layout.ndim() != 2 {
-        return None;
-    }
-    let dim = (0..2).find(|&k| dims[k].max_lines_per_set.is_some_and(|m| m > ways))?;
-    let current = layout.strides()[dim].unsigned_abs() as u64;
-    (current..current.saturating_add(PADDING_SEARCH))
-        .find(|&ld| {
-            let bytes = ld * g.itemsize;
-            bytes.is_multiple_of(g.line) && gcd((bytes / g.line) % g.sets, g.sets) == 1
-        })
-        .map(|ld| {
-            let n = layout.shape()[dim] as u64;
-            let bytes = (ld * g.itemsize) as i64;
-            let base = layout.offset() as u64 * g.itemsize;
-            Padding {
-                dim,
-                ld,
-                sets_touched: distinct_sets(
-                    base,
-                    bytes,
-                    n.min(g.sets),
-                    g.line as u32,
-                    g.sets as u32,
-                ),
-            }
-        })
 }
 
 #[cfg(test)]
@@ -581,21 +542,17 @@ mod tests {
     }
 
     #[test]
-    fn a_matrix_whose_columns_conflict_gets_a_padded_leading_dimension() {
-        let transposed = Layout::new(vec![1024, 1024], vec![1, 1024], 0, 1 << 20).unwrap();
-        let cache = analyse(&transposed, 8, &level(32 << 10, 8, 64)).unwrap();
-        let padding = cache.padding.expect("the walk along dim 1 conflicts");
-        assert_eq!(
-            (padding.dim, padding.ld, padding.sets_touched),
-            (1, 1032, 64)
-        );
-        let rows = Layout::new(vec![64, 64], vec![64, 1], 0, 4096).unwrap();
+    fn a_byte_stride_beyond_64_bits_is_a_typed_error() {
+        // A size-1 dim may carry any stride; in bytes it leaves the model's integers.
+        let layout = Layout::new(vec![1], vec![-(isize::MAX)], 11, 12).unwrap();
+        let err = analyse(&layout, 8, &level(32 << 10, 8, 64)).unwrap_err();
         assert!(
-            analyse(&rows, 8, &level(32 << 10, 8, 64))
-                .unwrap()
-                .padding
-                .is_none()
+            matches!(err, ViewCacheError::StrideOverflow { dim: 0, .. }),
+            "{err}"
         );
+        assert!(err.to_string().contains("64-bit"), "{err}");
+        // One byte per element fits.
+        assert!(analyse(&layout, 1, &level(32 << 10, 8, 64)).is_ok());
     }
 
     #[test]

@@ -1,30 +1,41 @@
-//! `stridelab layout --cache`'s explanation of a [`ViewCache`] in the seeds' plain voice:
-//! strides in bytes and lines, per dimension the gcd with the set count and the sets its walk
-//! touches, the whole view's sets and lines, the busiest set against the ways, a verdict, the
-//! padding that spreads a conflicting 2-D walk, and a strip of the sets shaded by lines.
+//! `stridelab layout`'s cache section for one level, in the seeds' plain voice: the strides in
+//! bytes and lines, the whole view's sets and lines (and a strip of the sets shaded by lines),
+//! then each walk a verdict is about — which walk, what the set model expects, the simulated
+//! passes, the verdict those counts support, any disagreement — and the padding advice.
+//!
+//! Every number a sentence states comes from the [`LevelReport`] it words: the verdicts are
+//! [`PassVerdict`]s derived from the simulated counts printed beside them.
 
 use std::fmt::Write as _;
 
-use crate::kernels::view_cache::ViewCache;
+use crate::kernels::view_cache::{DimCache, ViewCache};
+use crate::kernels::view_padding::{PaddedWalk, PaddingAdvice};
+use crate::kernels::view_report::LevelReport;
+use crate::kernels::view_walks::{
+    Expected, MAX_PASS_ACCESSES, PassMisses, PassVerdict, WalkKind, WalkModel, WalkReport,
+};
+use crate::units::format_size_exact;
 
 /// Shades of the set strip, from no line to the busiest set.
 const SHADES: &[u8] = b" .:-=+*#%@";
 
 /// Cells per row of the strip; more sets than [`STRIP_MAX_CELLS`] share a cell.
 const STRIP_ROW: usize = 64;
-const STRIP_MAX_CELLS: usize = 1024;
+const STRIP_MAX_CELLS: usize = 256;
 
-/// The cache section appended to `layout`'s explanation.
-pub fn cache_text(c: &ViewCache) -> String {
+/// The cache section of one level appended to `layout`'s explanation.
+pub fn cache_text(report: &LevelReport) -> String {
+    let c = &report.cache;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "cache     {} {}, {}-way, {} sets of {} B lines; {} B per element",
+        "cache     {} {}, {}-way, {} sets of {} B lines ({}); {} B per element",
         c.level,
-        crate::units::format_size_exact(c.size),
+        format_size_exact(c.size),
         c.ways,
         c.sets,
         c.line,
+        lines_word(c.sets * c.ways),
         c.itemsize
     );
     let bytes: Vec<String> = c.strides_bytes.iter().map(|b| b.to_string()).collect();
@@ -39,25 +50,6 @@ pub fn cache_text(c: &ViewCache) -> String {
         bytes.join(", "),
         lines.join(", ")
     );
-    for (k, d) in c.dims.iter().enumerate() {
-        let gcd = match d.gcd_with_sets {
-            Some(g) => format!(
-                "gcd({}, {}) = {g}",
-                lines_of(d.stride_bytes, c.line),
-                c.sets
-            ),
-            None => "not a whole number of lines".to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "dim {k}     {} elements {} B apart: {gcd}; the walk touches {} of {} sets, {}",
-            d.size,
-            d.stride_bytes,
-            d.sets_touched,
-            c.sets,
-            lines_word(d.lines_touched)
-        );
-    }
     match (c.sets_touched, c.lines_touched, c.max_lines_per_set) {
         (Some(sets), Some(lines), Some(max)) => {
             let _ = writeln!(
@@ -74,126 +66,589 @@ pub fn cache_text(c: &ViewCache) -> String {
             let _ = writeln!(out, "view      {note}");
         }
     }
-    for line in verdicts(c) {
-        let _ = writeln!(out, "verdict   {line}");
-    }
-    if let Some(p) = &c.padding {
-        let _ = writeln!(
-            out,
-            "padding   a leading dimension of {} elements ({} lines, coprime with {} sets) \
-             spreads that walk over {} sets",
-            p.ld,
-            lines_of(
-                i128::from(p.ld as i64) * i128::from(c.itemsize as i64),
-                c.line
-            ),
-            c.sets,
-            p.sets_touched
-        );
-    }
-    simulated_line(&mut out, c);
     if let Some(set_lines) = &c.set_lines {
         out.push_str(&set_strip(set_lines, c.ways));
+    }
+    if !report.walks.is_empty() {
+        let _ = writeln!(
+            out,
+            "walks     each simulated on {} alone (LRU; misses split into compulsory, capacity, \
+             conflict)",
+            c.level
+        );
+    }
+    for (k, walk) in report.walks.iter().enumerate() {
+        walk_text(&mut out, c, k, walk);
+    }
+    if let Some(advice) = &report.padding {
+        padding_text(&mut out, c, advice);
     }
     out
 }
 
-/// The simulated C-order walk's counts, or why it did not run.
-fn simulated_line(out: &mut String, c: &ViewCache) {
-    match (&c.simulated, &c.simulated_note) {
-        (Some(s), _) => {
-            let capped = if s.capped {
-                format!(" (capped: the first {} accesses only)", s.limit)
+/// One walk: which, the model, the passes, the verdicts, a disagreement if any.
+fn walk_text(out: &mut String, c: &ViewCache, k: usize, w: &WalkReport) {
+    let _ = writeln!(out, "walk {}    {}", k + 1, walk_title(c, w));
+    if let Some(model) = &w.model {
+        let _ = writeln!(out, "  model   {}", model_text(c, w, model));
+    }
+    let part = if w.capped {
+        format!(
+            "the first {} of {} accesses: ",
+            grouped(MAX_PASS_ACCESSES),
+            grouped(w.accesses)
+        )
+    } else {
+        String::new()
+    };
+    if let Some(p) = &w.first_pass {
+        let counts = pass_counts(p);
+        let counts = if w.capped {
+            counts
+                .split_once(", ")
+                .map_or(counts.clone(), |(_, m)| m.to_string())
+        } else {
+            counts
+        };
+        let _ = writeln!(out, "  pass 1  {part}{counts}");
+    }
+    if let Some(p) = &w.second_pass {
+        let _ = writeln!(out, "  pass 2  {}", pass_counts(p));
+    }
+    if w.capped {
+        let _ = writeln!(
+            out,
+            "  note    {} simulated: the walk makes {} accesses, more than {} per pass",
+            if w.first_pass.is_some() {
+                "pass 2 not"
             } else {
-                String::new()
+                "not"
+            },
+            grouped(w.accesses),
+            grouped(MAX_PASS_ACCESSES)
+        );
+    }
+    if let Some(note) = &w.simulated_note {
+        let _ = writeln!(out, "  note    {note}");
+    }
+    for v in &w.verdict {
+        let mut text = verdict_text(c, w.model.as_ref(), v);
+        if w.capped {
+            text = text.replacen("pass 1", "pass 1 (as far as simulated)", 1);
+        }
+        let _ = writeln!(out, "  verdict {text}");
+    }
+    if let Some(d) = &w.disagreement {
+        let _ = writeln!(
+            out,
+            "  differs the simulator disagrees with the set model: {d}"
+        );
+    }
+}
+
+/// Which walk, in the view's own index names, and why its repetition matters.
+fn walk_title(c: &ViewCache, w: &WalkReport) -> String {
+    let ndim = c.dims.len();
+    match w.walk {
+        WalkKind::ViewOrder => {
+            let order = match ndim {
+                0 => "its one element".to_string(),
+                1 => "i0 = 0, 1, …".to_string(),
+                n => format!("C order, i{} fastest", n - 1),
             };
+            let only = w
+                .dim
+                .filter(|_| ndim > 1)
+                .map(|d| format!("; only dim {d} moves"))
+                .unwrap_or_default();
+            format!("the view's own order ({order}{only}), twice from a cold cache")
+        }
+        WalkKind::RepeatedDim { dim } => {
+            let mut title = format!("{}, twice from a cold cache", dim_walk_name(ndim, dim));
+            if let Some(j) = neighbour_sharing_lines(c, dim) {
+                let _ = write!(
+                    title,
+                    ": the next {} lies in the same lines, so a loop over it repeats this walk",
+                    neighbour_name(ndim, j)
+                );
+            }
+            title
+        }
+    }
+}
+
+/// A dimension other than `dim` whose neighbouring index lies in the same lines (its stride
+/// is under a line), if any.
+fn neighbour_sharing_lines(c: &ViewCache, dim: usize) -> Option<usize> {
+    c.dims.iter().enumerate().position(|(j, d)| {
+        j != dim && d.size > 1 && d.stride_bytes != 0 && d.stride_bytes.unsigned_abs() < c.line
+    })
+}
+
+fn dim_walk_name(ndim: usize, dim: usize) -> String {
+    match (ndim, dim) {
+        (2, 0) => "down a column (dim 0, i1 = 0)".to_string(),
+        (2, 1) => "along a row (dim 1, i0 = 0)".to_string(),
+        _ => format!("along dim {dim} (every other index 0)"),
+    }
+}
+
+fn neighbour_name(ndim: usize, dim: usize) -> String {
+    match (ndim, dim) {
+        (2, 1) => "column (i1 + 1)".to_string(),
+        (2, 0) => "row (i0 + 1)".to_string(),
+        _ => format!("index along dim {dim}"),
+    }
+}
+
+/// The model's counts of a walk and what it expects of its passes.
+fn model_text(c: &ViewCache, w: &WalkReport, m: &WalkModel) -> String {
+    let mut text = String::new();
+    if let Some(d) = w.dim.map(|d| &c.dims[d]) {
+        let _ = write!(text, "{}; ", step_text(c, d));
+    }
+    let _ = write!(
+        text,
+        "{} in {} of {} sets, at most {} per set for {} ways; ",
+        lines_word(m.lines),
+        m.sets_touched,
+        c.sets,
+        m.max_lines_per_set,
+        c.ways
+    );
+    if w.walk == WalkKind::ViewOrder {
+        text.push_str(if m.in_address_order {
+            "in address order: pass 1 should miss once per line, "
+        } else {
+            "out of address order: "
+        });
+    }
+    text.push_str(&expectation_text(m, c.ways));
+    text
+}
+
+/// `256 elements 2 KiB = 32 lines apart: gcd(32, 64) = 32 → 64/32 = 2 sets`
+fn step_text(c: &ViewCache, d: &DimCache) -> String {
+    let bytes = d.stride_bytes.unsigned_abs();
+    let direction = if d.stride_bytes < 0 {
+        ", descending"
+    } else {
+        ""
+    };
+    let lines = lines_of(d.stride_bytes.abs(), c.line);
+    let mut text = format!(
+        "{} elements {} = {lines} lines apart{direction}",
+        grouped(d.size as u64),
+        format_size_exact(bytes),
+    );
+    if let Some(g) = d.gcd_with_sets {
+        let _ = write!(
+            text,
+            ": gcd({lines}, {}) = {g} → {}/{g} = {}",
+            c.sets,
+            c.sets,
+            sets_word(c.sets / g)
+        );
+    }
+    text
+}
+
+fn expectation_text(m: &WalkModel, ways: u64) -> String {
+    match m.second_pass {
+        Expected::Exactly { misses: 0, .. } => "pass 2 should hit on every access".to_string(),
+        Expected::Exactly {
+            misses,
+            capacity,
+            conflict,
+        } => {
+            let which = if misses == m.lines {
+                format!("all {}", lines_word(misses))
+            } else {
+                format!(
+                    "the {} of the {} over {ways} ways",
+                    lines_word(misses),
+                    sets_word(m.overfull_sets)
+                )
+            };
+            format!(
+                "pass 2 should miss on {which} ({})",
+                classes(conflict, capacity)
+            )
+        }
+        Expected::AtLeast { misses } => format!(
+            "pass 2 should miss at least {} times ({} over {ways} ways)",
+            grouped(misses),
+            sets_word(m.overfull_sets)
+        ),
+    }
+}
+
+/// `256 conflict`, `8192 capacity`, or both.
+fn classes(conflict: u64, capacity: u64) -> String {
+    match (conflict, capacity) {
+        (c, 0) => format!("{} conflict", grouped(c)),
+        (0, p) => format!("{} capacity", grouped(p)),
+        (c, p) => format!("{} conflict, {} capacity", grouped(c), grouped(p)),
+    }
+}
+
+fn pass_counts(p: &PassMisses) -> String {
+    let mut text = format!(
+        "{} accesses, {} {}",
+        grouped(p.accesses),
+        grouped(p.misses),
+        if p.misses == 1 { "miss" } else { "misses" }
+    );
+    if p.misses > 0 {
+        let _ = write!(
+            text,
+            " ({} compulsory, {} capacity, {} conflict)",
+            grouped(p.compulsory),
+            grouped(p.capacity),
+            grouped(p.conflict)
+        );
+    }
+    text
+}
+
+/// The sentence a verdict stands for, with the model's counts as its reasons.
+fn verdict_text(c: &ViewCache, m: Option<&WalkModel>, v: &PassVerdict) -> String {
+    let cache_lines = c.sets * c.ways;
+    match *v {
+        PassVerdict::FirstTouchesOnly { lines, reuse_hits } => {
+            let mut text = format!(
+                "pass 1: every miss is a first touch; each of the {} is fetched once",
+                lines_word(lines)
+            );
+            if reuse_hits > 0 {
+                let _ = write!(
+                    text,
+                    ", and the other {} accesses find their line there",
+                    grouped(reuse_hits)
+                );
+            }
+            text
+        }
+        PassVerdict::Refetched {
+            first_touches,
+            conflict,
+            capacity,
+        } => {
+            let mut parts = Vec::new();
+            if conflict > 0 {
+                parts.push(format!(
+                    "{} conflict (their set had evicted them while the cache had room)",
+                    grouped(conflict)
+                ));
+            }
+            if capacity > 0 {
+                parts.push(format!(
+                    "{} capacity (more than the cache's {} lines were used before the walk came \
+                     back)",
+                    grouped(capacity),
+                    grouped(cache_lines)
+                ));
+            }
+            format!(
+                "pass 1: besides {} first touches, {} accesses miss on lines fetched earlier in \
+                 the pass: {}",
+                grouped(first_touches),
+                grouped(conflict + capacity),
+                parts.join(", ")
+            )
+        }
+        PassVerdict::AllHit { .. } => format!(
+            "pass 2 hits on every access: no set holds more than {} of the walk's lines",
+            c.ways
+        ),
+        PassVerdict::EveryAccessConflict { .. } => match m {
+            Some(m) => format!(
+                "every access of pass 2 is a conflict miss: the walk's {} would fit the cache's \
+                 {}, but they fall in {}, which hold{} {}",
+                lines_word(m.lines),
+                grouped(cache_lines),
+                sets_word(m.sets_touched),
+                if m.sets_touched == 1 { "s" } else { "" },
+                grouped(m.sets_touched * c.ways)
+            ),
+            None => "every access of pass 2 is a conflict miss".to_string(),
+        },
+        PassVerdict::Misses {
+            accesses,
+            misses,
+            conflict,
+            capacity,
+        } => misses_text(c, m, accesses, misses, conflict, capacity),
+    }
+}
+
+/// Pass 2 missed on some accesses: how many, of which class, and the model's reasons.
+fn misses_text(
+    c: &ViewCache,
+    m: Option<&WalkModel>,
+    accesses: u64,
+    misses: u64,
+    conflict: u64,
+    capacity: u64,
+) -> String {
+    let cache_lines = c.sets * c.ways;
+    let head = if misses == accesses {
+        format!(
+            "every access of pass 2 misses ({})",
+            classes(conflict, capacity)
+        )
+    } else {
+        format!(
+            "pass 2 misses {} of {} accesses ({})",
+            grouped(misses),
+            grouped(accesses),
+            classes(conflict, capacity)
+        )
+    };
+    let mut reasons = Vec::new();
+    if let Some(m) = m {
+        if conflict > 0 && m.overfull_sets > 0 {
+            reasons.push(format!(
+                "{} get more than {} lines ({} at most), so LRU evicts each before the walk \
+                 comes back",
+                sets_word(m.overfull_sets),
+                c.ways,
+                m.max_lines_per_set
+            ));
+        }
+        if capacity > 0 && m.lines > cache_lines {
+            reasons.push(format!(
+                "the walk's {} are more than the cache's {}",
+                lines_word(m.lines),
+                grouped(cache_lines)
+            ));
+        }
+    }
+    if reasons.is_empty() {
+        head
+    } else {
+        format!("{head}: {}", reasons.join("; "))
+    }
+}
+
+/// The padding advice and, where padding cannot help, what a contiguous copy would do.
+fn padding_text(out: &mut String, c: &ViewCache, advice: &PaddingAdvice) {
+    match advice {
+        PaddingAdvice::Pad {
+            rows_step,
+            ld,
+            padded_ld,
+            walks,
+        } => {
             let _ = writeln!(
                 out,
-                "simulated a C-order walk, LRU, cold: {} accesses, {} misses ({} compulsory, {} \
-                 capacity, {} conflict){capped}",
-                s.accesses, s.misses, s.compulsory, s.capacity, s.conflict
+                "padding   {}. With {} instead ({}, {:.1}% more storage):",
+                rows_text(c, rows_step, *ld),
+                padded_ld,
+                bytes_and_lines(c, *padded_ld),
+                (*padded_ld - *ld) as f64 * 100.0 / *ld as f64
+            );
+            for w in walks {
+                let _ = writeln!(out, "  walk {}  {}", w.walk + 1, padded_walk_text(c, w));
+            }
+        }
+        PaddingAdvice::NoRows { alternative } => {
+            let _ = writeln!(
+                out,
+                "padding   no step of the expression lays the storage out in rows: there is no \
+                 leading dimension to pad"
+            );
+            alternative_text(out, c, alternative);
+        }
+        PaddingAdvice::Unreachable {
+            rows_step,
+            ld,
+            reason,
+            alternative,
+        } => {
+            let _ = writeln!(
+                out,
+                "padding   {}, but padding them does not reach the walk: {reason}",
+                rows_text(c, rows_step, *ld)
+            );
+            alternative_text(out, c, alternative);
+        }
+        PaddingAdvice::CannotHelp { .. } => cannot_help_text(out, c, advice),
+    }
+}
+
+/// No leading dimension tried keeps the walks within the ways: the range, why where it can be
+/// said (the most sets any leading dimension reached against the sets the lines need), the
+/// best one, and the contiguous copy.
+fn cannot_help_text(out: &mut String, c: &ViewCache, advice: &PaddingAdvice) {
+    let PaddingAdvice::CannotHelp {
+        rows_step,
+        ld,
+        tried_to,
+        exhaustive,
+        most_sets,
+        best_ld,
+        best,
+        alternative,
+    } = advice
+    else {
+        return;
+    };
+    let range = if *exhaustive {
+        format!(
+            "from {} to {tried_to} (a whole period of the set pattern)",
+            ld + 1
+        )
+    } else {
+        format!(
+            "from {} to {tried_to} (as many as the search's budget allows)",
+            ld + 1
+        )
+    };
+    let walks: Vec<String> = best
+        .iter()
+        .map(|w| format!("walk {}", w.walk + 1))
+        .collect();
+    let mut why = String::new();
+    if let (Some(most), [w]) = (most_sets, &best[..]) {
+        let step = match w.rows_per_step {
+            Some(1) => "a step of 1 row".to_string(),
+            Some(r) => format!("a step of {r} rows"),
+            None => "the walk".to_string(),
+        };
+        let _ = write!(why, ": {step} reaches at most {most} of {} sets", c.sets);
+        let need = w.lines.div_ceil(c.ways);
+        if need > *most {
+            let _ = write!(
+                why,
+                ", and its {} need {} of {} ways",
+                lines_word(w.lines),
+                sets_word(need),
+                c.ways
             );
         }
-        (None, Some(note)) => {
-            let _ = writeln!(out, "simulated not run: {note}");
-        }
-        (None, None) => {}
     }
+    let _ = writeln!(
+        out,
+        "padding   {}. No leading dimension {range} keeps {} within {} lines per set{why}. The \
+         best, {best_ld}:",
+        rows_text(c, rows_step, *ld),
+        walks.join(" and "),
+        c.ways
+    );
+    for w in best {
+        let _ = writeln!(out, "  walk {}  {}", w.walk + 1, padded_walk_text(c, w));
+    }
+    alternative_text(out, c, alternative);
+}
+
+/// `the storage's rows (made by `.view(256,256)`) are 256 elements (2 KiB) apart: its leading dimension`
+fn rows_text(c: &ViewCache, rows_step: &str, ld: u64) -> String {
+    format!(
+        "the storage's rows (made by `{rows_step}`) are {ld} elements ({}) apart: its leading \
+         dimension",
+        bytes_and_lines(c, ld)
+    )
+}
+
+/// `2112 B = 33 lines` for a leading dimension of `ld` elements.
+fn bytes_and_lines(c: &ViewCache, ld: u64) -> String {
+    let bytes = ld * c.itemsize;
+    format!(
+        "{} = {} lines",
+        format_size_exact(bytes),
+        lines_of(bytes as i64, c.line)
+    )
+}
+
+fn alternative_text(out: &mut String, c: &ViewCache, alternative: &[PaddedWalk]) {
+    if alternative.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "instead   a contiguous copy of the view (`.contiguous()`):"
+    );
+    for w in alternative {
+        let _ = writeln!(out, "  walk {}  {}", w.walk + 1, padded_walk_text(c, w));
+    }
+}
+
+/// A walk under changed storage: its step, sets and simulated pass 2.
+fn padded_walk_text(c: &ViewCache, w: &PaddedWalk) -> String {
+    let mut text = String::new();
+    if let Some(bytes) = w.stride_bytes {
+        let rows = match w.rows_per_step {
+            Some(1) => "1 row = ".to_string(),
+            Some(r) => format!("{r} rows = "),
+            None => String::new(),
+        };
+        let _ = write!(
+            text,
+            "a step is {rows}{} = {} lines; ",
+            format_size_exact(bytes.unsigned_abs()),
+            lines_of(bytes.abs(), c.line)
+        );
+    }
+    let _ = write!(
+        text,
+        "{} in {} of {} sets, at most {} per set for {} ways",
+        lines_word(w.lines),
+        w.sets_touched,
+        c.sets,
+        w.max_lines_per_set,
+        c.ways
+    );
+    if let Some(p) = &w.second_pass {
+        let _ = write!(text, "; pass 2 simulated: {}", pass_counts(p));
+        if let Some(before) = w.misses_before.filter(|&b| b != p.misses) {
+            let _ = write!(text, " (was {})", grouped(before));
+        }
+    }
+    text
 }
 
 /// A byte stride in lines: whole, or with its fraction.
-fn lines_of(bytes: i128, line: u64) -> String {
-    let line = i128::from(line as i64);
+fn lines_of(bytes: i64, line: u64) -> String {
+    let line = line as i64;
     if bytes % line == 0 {
         (bytes / line).to_string()
     } else {
-        format!("{:.3}", bytes as f64 / line as f64)
+        let text = format!("{:.3}", bytes as f64 / line as f64);
+        text.trim_end_matches('0').to_string()
     }
 }
 
-/// `n lines`, or `1 line`.
+/// `n lines`, or `1 line`, the count grouped.
 fn lines_word(n: u64) -> String {
     if n == 1 {
         "1 line".to_string()
     } else {
-        format!("{n} lines")
+        format!("{} lines", grouped(n))
     }
 }
 
-/// The walk a dimension stands for, in words.
-fn walk_name(ndim: usize, k: usize) -> String {
-    match (ndim, k) {
-        (2, 0) => "a walk down a column".to_string(),
-        (2, 1) => "a walk along a row".to_string(),
-        (1, 0) => "the walk".to_string(),
-        _ => format!("a walk along dim {k}"),
+fn sets_word(n: u64) -> String {
+    if n == 1 {
+        "1 set".to_string()
+    } else {
+        format!("{} sets", grouped(n))
     }
 }
 
-/// One sentence per conflicting walk, or one saying the view fits.
-fn verdicts(c: &ViewCache) -> Vec<String> {
-    let capacity = c.sets * c.ways;
-    let mut out = Vec::new();
-    for (k, d) in c.dims.iter().enumerate() {
-        let Some(max) = d.max_lines_per_set else {
-            continue;
-        };
-        if max <= c.ways {
-            continue;
-        }
-        let held = (c.ways * d.sets_touched).min(d.lines_touched);
-        let why = if d.lines_touched <= capacity {
-            "every access is a conflict miss in an LRU cache".to_string()
-        } else if held < capacity {
-            format!(
-                "every access misses in an LRU cache, and conflicts start after {held} lines, \
-                 long before the cache's {capacity} lines are used"
-            )
-        } else {
-            format!("more lines than the cache holds ({capacity}): capacity misses")
-        };
-        out.push(format!(
-            "{} touches {} of {} sets; {} ways hold {held} of its {} lines: {why}",
-            walk_name(c.dims.len(), k),
-            d.sets_touched,
-            c.sets,
-            c.ways,
-            d.lines_touched
-        ));
+/// A count with its digits grouped in threes from five digits on (`65,536`; `8192`), as
+/// `layout` prints counts.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    if digits.len() < 5 {
+        return digits;
     }
-    if out.is_empty() {
-        match (c.fits, c.lines_touched) {
-            (Some(true), Some(lines)) => out.push(format!(
-                "the view's {lines} lines fit ({} ways per set): after one pass every access hits",
-                c.ways
-            )),
-            (Some(false), Some(lines)) => out.push(format!(
-                "no single walk overfills a set, but the whole view's {lines} lines do: a second \
-                 pass misses where a set holds more than {} lines",
-                c.ways
-            )),
-            _ => {}
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (k, ch) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
         }
+        out.push(ch);
     }
     out
 }
@@ -216,7 +671,7 @@ pub fn set_strip(set_lines: &[u64], ways: u64) -> String {
     };
     let _ = writeln!(
         out,
-        "sets ({per}; ' ' no line .. '@' {}; {ways} ways)",
+        "sets      ({per}; ' ' no line .. '@' {}; {ways} ways)",
         lines_word(max)
     );
     for row in cells.chunks(STRIP_ROW) {
@@ -234,4 +689,25 @@ pub fn set_strip(set_lines: &[u64], ways: u64) -> String {
         let _ = writeln!(out, "  |{text}|");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_group_from_five_digits_and_lines_keep_their_fraction() {
+        for (n, text) in [
+            (0, "0"),
+            (8192, "8192"),
+            (65536, "65,536"),
+            (1048576, "1,048,576"),
+            (123456789, "123,456,789"),
+        ] {
+            assert_eq!(grouped(n), text);
+        }
+        for (bytes, text) in [(2048, "32"), (8, "0.125"), (4104, "64.125"), (96, "1.5")] {
+            assert_eq!(lines_of(bytes, 64), text);
+        }
+    }
 }

@@ -170,18 +170,59 @@ pub fn simulated_levels(record: &PointRecord) -> Vec<CacheLevel> {
 /// geometry the misses were counted on), else the manifest's detected data levels.
 pub fn data_levels(doc: &ResultsDocument) -> Vec<CacheLevel> {
     // Records simulated on a preset's geometry describe another machine.
+    let manifest = manifest_levels(doc);
     if let Some(record) = doc
         .records
         .iter()
         .find(|r| r.simulated.is_some() && simulated_preset(r).is_none())
     {
-        // The recorded-geometry constructor: the same rules the document was validated by.
-        return simulated_levels(record);
+        // The recorded-geometry constructor: the same rules the document was validated by;
+        // the manifest's warnings follow a level it describes, so an implausible level stays
+        // marked wherever a figure uses it.
+        let mut levels = simulated_levels(record);
+        for level in &mut levels {
+            if let Some(described) = manifest.iter().find(|m| same_geometry(m, level)) {
+                level.warnings.clone_from(&described.warnings);
+            }
+        }
+        return levels;
     }
-    manifest_levels(doc)
+    manifest
         .into_iter()
         .filter(|l| l.kind != CacheKind::Instruction)
         .collect()
+}
+
+/// Whether two levels have the same name and shape (the manifest's and the simulated one).
+fn same_geometry(a: &CacheLevel, b: &CacheLevel) -> bool {
+    (a.name.as_str(), a.size, a.ways, a.line) == (b.name.as_str(), b.size, b.ways, b.line)
+}
+
+/// Whether the run recorded a warning that this level's geometry is implausible (a VM's
+/// invented size, say); such a level is marked wherever the report shows or uses it.
+pub fn implausible(level: &CacheLevel) -> bool {
+    level.warnings.iter().any(|w| w.starts_with("implausible"))
+}
+
+/// `L3 480 MiB (implausible)`: a level's name and size, marked when its geometry is doubtful.
+pub fn level_label(level: &CacheLevel) -> String {
+    format!(
+        "{} {}{}",
+        level.name,
+        super::chart::format_bytes(level.size as f64),
+        level_mark(level)
+    )
+}
+
+/// ` (implausible)` or ` (warning)` for a level with recorded warnings, else nothing.
+pub fn level_mark(level: &CacheLevel) -> &'static str {
+    if implausible(level) {
+        " (implausible)"
+    } else if level.warnings.is_empty() {
+        ""
+    } else {
+        " (warning)"
+    }
 }
 
 /// Every cache level in the manifest (instruction caches included), rebuilt through the
@@ -200,9 +241,8 @@ pub fn geometry_summary(levels: &[CacheLevel]) -> String {
         .iter()
         .map(|l| {
             format!(
-                "{} {} {}-way {} sets {} B",
-                l.name,
-                super::chart::format_bytes(l.size as f64),
+                "{} {}-way {} sets {} B",
+                level_label(l),
                 l.ways,
                 l.sets,
                 l.line
@@ -210,6 +250,20 @@ pub fn geometry_summary(levels: &[CacheLevel]) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// The recorded warnings of the levels a figure uses, one note each (`L3: implausible: …`).
+pub fn level_notes(levels: &[CacheLevel]) -> Vec<String> {
+    levels
+        .iter()
+        .flat_map(|l| l.warnings.iter().map(move |w| format!("{}: {w}", l.name)))
+        .map(|w| {
+            format!(
+                "Recorded geometry warning — {w}. Figures that use this level mark it and \
+                 its simulated misses describe the recorded geometry, not necessarily the machine."
+            )
+        })
+        .collect()
 }
 
 /// A short name for the machine a document was recorded on.

@@ -5,13 +5,14 @@
 use crate::results::{PointRecord, ResultsDocument};
 
 use super::chart::format_number;
+use super::claims::{Claim, slower_or_faster};
 use super::data;
 
 /// One computed finding.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
-    /// The sentence shown in the summary.
-    pub text: String,
+    /// The sentence shown in the summary (derived from the records).
+    pub claim: Claim,
     /// Size of the effect (a slowdown factor ≥ 1), used to rank findings.
     pub magnitude: f64,
     /// Anchor of the section with the evidence.
@@ -77,24 +78,34 @@ fn conflict(doc: &ResultsDocument) -> Option<Finding> {
         }
     }
     let (ratio, i, j) = best?;
-    let (s, k, _, t, sets) = probes[i];
+    let (s, k, mode, t, sets) = probes[i];
     let (c, _, _, tc, csets) = probes[j];
     // The set counts come from the model recorded with the points; a file without them
     // (schema 1) gets the timed comparison alone.
     let (uses, control_uses) = match (sets, csets) {
         (Some(sets), Some(csets)) => (
-            format!(" uses {sets} of {} {} sets (model):", l1.sets, l1.name),
+            format!(" uses {sets} of the {} {} sets (model);", l1.sets, l1.name),
             format!(", which uses {csets}"),
         ),
-        _ => (":".to_string(), String::new()),
+        _ => (";".to_string(), String::new()),
+    };
+    // A probe in `lat` mode is a pointer chase: one load waits for the last, so it has one
+    // load in flight whatever K is.
+    let loads = match mode {
+        "lat" => "dependent loads (a pointer chase)",
+        "thr" => "independent loads",
+        _ => "loads",
     };
     Some(Finding {
-        text: format!(
-            "With {k} loads in flight, a stride of {s} B{uses} {}× slower per load than \
-             {c} B{control_uses} ({} vs {} ns, timed).",
-            format_number(ratio),
-            format_number(t),
-            format_number(tc)
+        claim: Claim::derived(
+            "finding.conflict",
+            format!(
+                "A cycle of K = {k} {loads} at a stride of {s} B{uses} each load takes {} ns, \
+                 {} than at {c} B{control_uses} ({} ns, timed).",
+                format_number(t),
+                slower_or_faster(t, tc),
+                format_number(tc)
+            ),
         ),
         magnitude: ratio,
         section: "conflict",
@@ -126,13 +137,16 @@ fn row_vs_column(doc: &ResultsDocument) -> Option<Finding> {
     let plus = pairs
         .iter()
         .find(|p| p.0 == rows && p.1 == cols + 1)
-        .map(|p| format!("; at {}×{} it is {}×", p.0, p.1, format_number(p.2)))
+        .map(|p| format!("; at {}×{} it is {}", p.0, p.1, slower_or_faster(p.2, 1.0)))
         .unwrap_or_default();
     Some(Finding {
-        text: format!(
-            "Summing a {rows}×{cols} f64 matrix by columns is {}× slower than by rows \
-             (timed){plus}.",
-            format_number(r)
+        claim: Claim::derived(
+            "finding.row-vs-column",
+            format!(
+                "Summing a {rows}×{cols} f64 matrix by columns is {} than by rows \
+                 (timed){plus}.",
+                slower_or_faster(r, 1.0)
+            ),
         ),
         magnitude: r,
         section: "traverse",
@@ -159,15 +173,18 @@ fn transpose(doc: &ResultsDocument) -> Option<Finding> {
         return None;
     }
     Some(Finding {
-        text: format!(
-            "At n = {}, the {} transpose reaches {} of a same-run copy's bandwidth; {} reaches {} \
-             ({}× apart, timed).",
-            best.1,
-            best.0,
-            format_number(best.2),
-            worst.0,
-            format_number(worst.2),
-            format_number(best.2 / worst.2)
+        claim: Claim::derived(
+            "finding.transpose",
+            format!(
+                "At n = {}, the {} transpose reaches {} of a same-run copy's bandwidth; {} \
+                 reaches {} ({}× apart, timed).",
+                best.1,
+                best.0,
+                format_number(best.2),
+                worst.0,
+                format_number(worst.2),
+                format_number(best.2 / worst.2)
+            ),
         ),
         magnitude: best.2 / worst.2,
         section: "transpose",
@@ -186,14 +203,17 @@ fn latency(doc: &ResultsDocument) -> Option<Finding> {
     }
     let ratio = large.1 / small.1;
     Some(Finding {
-        text: format!(
-            "A dependent load costs {} ns when the working set is {} and {} ns at {}: {}× \
-             (random pointer chase, timed).",
-            format_number(small.1),
-            super::chart::format_bytes(small.0 as f64),
-            format_number(large.1),
-            super::chart::format_bytes(large.0 as f64),
-            format_number(ratio)
+        claim: Claim::derived(
+            "finding.latency",
+            format!(
+                "A dependent load costs {} ns when the working set is {} and {} ns at {}: {} \
+                 (random pointer chase, timed).",
+                format_number(small.1),
+                super::chart::format_bytes(small.0 as f64),
+                format_number(large.1),
+                super::chart::format_bytes(large.0 as f64),
+                slower_or_faster(large.1, small.1)
+            ),
         ),
         magnitude: ratio,
         section: "latency",
@@ -210,12 +230,15 @@ fn stride(doc: &ResultsDocument) -> Option<Finding> {
     let at_line = pts.iter().find(|p| p.0 == line)?;
     let ratio = at_line.1 / unit.1;
     Some(Finding {
-        text: format!(
-            "Reading one f64 per {line} B line costs {} ns per element, {}× a contiguous walk \
-             ({} ns, timed).",
-            format_number(at_line.1),
-            format_number(ratio),
-            format_number(unit.1)
+        claim: Claim::derived(
+            "finding.stride",
+            format!(
+                "Reading one f64 per {line} B line costs {} ns per element, {} than a \
+                 contiguous walk ({} ns, timed).",
+                format_number(at_line.1),
+                slower_or_faster(at_line.1, unit.1),
+                format_number(unit.1)
+            ),
         ),
         magnitude: ratio,
         section: "stride",
@@ -245,12 +268,15 @@ fn view(doc: &ResultsDocument) -> Option<Finding> {
         })
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     Some(Finding {
-        text: format!(
-            "Summing the view `{expr}` costs {} ns per element, {}× a contiguous walk of the same \
-             element count ({} ns, timed).",
-            format_number(own),
-            format_number(ratio),
-            format_number(base)
+        claim: Claim::derived(
+            "finding.view",
+            format!(
+                "Summing the view `{expr}` costs {} ns per element, {} than a contiguous walk \
+                 of the same element count ({} ns, timed).",
+                format_number(own),
+                slower_or_faster(own, base),
+                format_number(base)
+            ),
         ),
         magnitude: ratio,
         section: "view",

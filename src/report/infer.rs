@@ -15,6 +15,7 @@ use super::chart::{
     Axis, Figure, LinePanel, PALETTE, Panel, RefLine, Series, SeriesKind, XY, format_bytes,
     format_number,
 };
+use super::claims::Claim;
 use super::figures::{Built, Table};
 
 /// The file name looked for beside a results file.
@@ -87,9 +88,10 @@ fn series(name: String, colour: usize, kind: SeriesKind, pts: &[Point]) -> Serie
     }
 }
 
-/// The conflict probes beside their controls, for a few strides.
-fn conflict_panel(conflict: &[ConflictCurves]) -> Panel {
-    let mut s = Vec::new();
+/// The conflict probes beside their controls, for a few strides: each probe a line of its
+/// own, the controls (timed alike, within noise) as one line of their per-K median so that
+/// six noisy lines do not hide each other; the inferred ways as a labelled mark.
+fn conflict_panel(conflict: &[ConflictCurves], ways: Option<f64>) -> Panel {
     // A few strides keep the panel readable: page multiples first (the L1 set span on
     // common parts), the full list is in infer.json.
     let mut chosen: Vec<_> = conflict
@@ -100,29 +102,64 @@ fn conflict_panel(conflict: &[ConflictCurves]) -> Panel {
     if chosen.is_empty() {
         chosen = conflict.iter().take(3).collect();
     }
-    for (i, curve) in chosen.into_iter().enumerate() {
-        s.push(series(
-            format!("{} B", curve.stride_bytes),
-            i * 2 + 1,
-            SeriesKind::Data,
-            &curve.probe,
-        ));
-        s.push(series(
-            format!("{} B (control)", curve.control_stride_bytes),
-            i * 2 + 2,
-            SeriesKind::Data,
-            &curve.control,
-        ));
-    }
+    let mut s: Vec<Series> = chosen
+        .iter()
+        .enumerate()
+        .map(|(i, curve)| {
+            series(
+                format!("probe, stride {} B", curve.stride_bytes),
+                i + 1,
+                SeriesKind::Data,
+                &curve.probe,
+            )
+        })
+        .collect();
+    let ks: Vec<f64> = {
+        let mut ks: Vec<f64> = chosen
+            .iter()
+            .flat_map(|c| c.control.iter().map(|p| p.x))
+            .collect();
+        ks.sort_by(f64::total_cmp);
+        ks.dedup();
+        ks
+    };
+    let median_control: Vec<XY> = ks
+        .iter()
+        .filter_map(|&k| {
+            let at: Vec<f64> = chosen
+                .iter()
+                .filter_map(|c| c.control.iter().find(|p| p.x == k).map(|p| p.ns))
+                .collect();
+            Some(XY::new(k, crate::stats::median_of_finite(&at)?))
+        })
+        .collect();
+    let controls = chosen
+        .iter()
+        .map(|c| c.control_stride_bytes.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    s.push(Series {
+        name: format!("controls {controls} B (median per K)"),
+        colour: PALETTE[6],
+        kind: SeriesKind::Data,
+        points: median_control,
+    });
     Panel::Lines(LinePanel {
-        title: "conflict probes vs ±1 controls".into(),
+        title: "conflict probes vs their controls".into(),
         x: Axis {
             from_zero: false,
             ..Axis::linear("K (lines at the stride)")
         },
         y: Axis::linear("ns per access"),
         series: s,
-        vlines: Vec::new(),
+        vlines: ways
+            .map(|w| RefLine {
+                at: w,
+                label: format!("{w} ways (inferred)"),
+                label_y: None,
+            })
+            .into_iter()
+            .collect(),
         hlines: Vec::new(),
     })
 }
@@ -214,13 +251,34 @@ pub fn built(report: &InferReport, suffix: &str) -> Built {
         .iter()
         .filter(|p| p.unit == "bytes" && p.key.ends_with("_size") && p.key != "line_size")
         .filter_map(|p| {
+            let at = p.value.filter(|v| v.is_finite() && *v > 0.0)?;
             Some(RefLine {
-                at: p.value.filter(|v| v.is_finite() && *v > 0.0)?,
-                label: format!("{} (inferred)", p.name),
+                at,
+                label: format!(
+                    "{} {}{} (inferred)",
+                    p.name.trim_end_matches(" size"),
+                    if p.is_upper_bound { "< " } else { "" },
+                    format_bytes(at)
+                ),
                 label_y: None,
             })
         })
         .collect();
+    // Labels along the bottom, right of their lines: the latency curve only rises, so the
+    // region right of a size and near the fastest time is empty (staggered upwards).
+    let fastest = c
+        .capacity
+        .iter()
+        .map(|p| p.ns)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let mut inferred_sizes = inferred_sizes;
+    if fastest.is_finite() {
+        inferred_sizes.sort_by(|a, b| a.at.total_cmp(&b.at));
+        for (i, line) in inferred_sizes.iter_mut().enumerate() {
+            line.label_y = Some(fastest * 1.3f64.powi(i as i32 + 1));
+        }
+    }
     let mut panels = Vec::new();
     if !c.capacity.is_empty() {
         panels.push(Panel::Lines(LinePanel {
@@ -233,7 +291,13 @@ pub fn built(report: &InferReport, suffix: &str) -> Built {
         }));
     }
     if !c.conflict.is_empty() {
-        panels.push(conflict_panel(&c.conflict));
+        let ways = report
+            .parameters
+            .iter()
+            .find(|p| p.key == "l1d_ways")
+            .and_then(|p| p.value)
+            .filter(|v| v.is_finite() && *v > 0.0);
+        panels.push(conflict_panel(&c.conflict, ways));
     }
     if !c.tlb_spread.is_empty() || !c.tlb_packed.is_empty() {
         panels.push(tlb_panel(c));
@@ -284,7 +348,7 @@ pub fn built(report: &InferReport, suffix: &str) -> Built {
             .to_vec(),
             rows,
         }],
-        look_for: headline(report),
+        look_for: vec![Claim::derived("infer.headline", headline(report))],
         notes: report.conditions.clone(),
     }
 }

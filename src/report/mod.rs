@@ -8,6 +8,8 @@
 #![forbid(unsafe_code)]
 
 pub mod chart;
+pub mod claims;
+pub mod compare;
 pub mod data;
 pub mod figures;
 pub mod findings;
@@ -259,6 +261,7 @@ fn render_into(
             Ok(())
         }
     };
+    let labels = run_labels(inputs);
     let mut views = Vec::new();
     let mut figure_files = Vec::new();
     let mut omitted = Vec::new();
@@ -315,7 +318,7 @@ fn render_into(
         input.doc.write_atomic(&dir.join(&json_name))?;
         crate::results::write_atomic(&dir.join(&csv_name), to_csv(&input.doc).as_bytes())?;
         views.push(MachineView {
-            label: data::machine_label(&input.doc),
+            label: labels[i].clone(),
             input,
             suffix,
             findings: findings::findings(&input.doc),
@@ -326,10 +329,56 @@ fn render_into(
         });
     }
     check()?;
-    let html = page::render_page(&views);
+    let comparisons: Vec<page::Comparison> = views
+        .iter()
+        .skip(1)
+        .filter_map(|v| {
+            compare::comparison(&views[0].input.doc, &views[0].label, &v.input.doc, &v.label)
+        })
+        .collect();
+    let html = page::render_page(&views, &comparisons);
     let index = dir.join("index.html");
     fs::write(&index, html).map_err(io("write", &index))?;
     Ok((figure_files, omitted))
+}
+
+/// A distinct, informative title per run: CPU model, logical CPUs and when it started, then the
+/// file name where two runs would read alike, then a number where even those match.
+pub fn run_labels(inputs: &[ReportInput]) -> Vec<String> {
+    let base: Vec<String> = inputs
+        .iter()
+        .map(|input| {
+            let when = utc_stamp(input.doc.started_unix_s, true);
+            format!(
+                "{} · {}",
+                data::machine_label(&input.doc),
+                when.trim_end_matches(" UTC").get(..16).unwrap_or(&when)
+            ) + " UTC"
+        })
+        .collect();
+    let mut labels: Vec<String> = base
+        .iter()
+        .zip(inputs)
+        .map(|(label, input)| {
+            if base.iter().filter(|b| *b == label).count() > 1 {
+                let file = input
+                    .path
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                format!("{label} · {file}")
+            } else {
+                label.clone()
+            }
+        })
+        .collect();
+    let snapshot = labels.clone();
+    for (i, label) in labels.iter_mut().enumerate() {
+        if snapshot.iter().filter(|l| *l == label).count() > 1 {
+            label.push_str(&format!(" · run {}", i + 1));
+        }
+    }
+    labels
 }
 
 /// A UTC time stamp without a date library: `2026-11-22 10:34:23 UTC` (human) or
@@ -358,6 +407,42 @@ pub fn utc_stamp(unix_s: u64, human: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn input(path: &str, cpu: &str, started: u64) -> ReportInput {
+        // The recorded small run, relabelled (only its manifest and start are read here).
+        let mut doc: ResultsDocument =
+            serde_json::from_str(include_str!("../../tests/fixtures/results_small.json")).unwrap();
+        doc.info["cpu_model"] = cpu.into();
+        doc.started_unix_s = started;
+        ReportInput {
+            path: PathBuf::from(path),
+            doc,
+            infer: None,
+            explanations: Explanations::new(),
+        }
+    }
+
+    #[test]
+    fn runs_side_by_side_get_distinct_titles() {
+        let labels = |inputs: &[ReportInput]| run_labels(inputs);
+        let day = 1_795_343_663;
+        let two_cpus = labels(&[
+            input("a.json", "Intel Xeon", day),
+            input("b.json", "AMD EPYC", day),
+        ]);
+        assert!(two_cpus[0].starts_with("Intel Xeon") && two_cpus[1].starts_with("AMD EPYC"));
+        assert!(two_cpus[0].contains("2026-11-22 10:34 UTC"), "{two_cpus:?}");
+        let two_days = labels(&[
+            input("a.json", "X", day),
+            input("a.json", "X", day + 86_400),
+        ]);
+        assert_ne!(two_days[0], two_days[1]);
+        assert!(!two_days[0].contains("a.json"), "{two_days:?}");
+        let same_run = labels(&[input("dir/a.json", "X", day), input("b.json", "X", day)]);
+        assert!(same_run[0].ends_with("a.json") && same_run[1].ends_with("b.json"));
+        let same_file = labels(&[input("a.json", "X", day), input("a.json", "X", day)]);
+        assert!(same_file[0].ends_with("run 1") && same_file[1].ends_with("run 2"));
+    }
 
     #[test]
     fn utc_stamps_match_known_dates() {

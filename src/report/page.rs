@@ -1,6 +1,11 @@
-//! The HTML page (maud): summary of computed findings, one section per kernel family (what the
-//! kernel does, figures, tables with CIs, what to look for), the machine manifest, the method
-//! and links to the data. Self-contained: inline CSS, images by relative path, no network.
+//! The HTML page (maud): summary of computed findings, one section per kernel family that the
+//! data support (what the kernel does, figures, tables with CIs, what to look for), a
+//! comparison of runs given together, the machine manifest, the method and links to the data.
+//! Self-contained: inline CSS, images by relative path, no network.
+//!
+//! Every reading-guide sentence and finding is a [`Claim`] rendered with its id, kind and
+//! verdict as attributes (`data-claim`, `data-kind`, `data-verdict`), so a test can find each
+//! sentence and hold it against the data.
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
@@ -8,8 +13,9 @@ use serde_json::Value;
 use crate::results::{ChecksumOutcome, ResultsDocument, RunStatus};
 
 use super::chart::{format_bytes, format_number};
+use super::claims::{Claim, Kind};
 use super::figures::{Built, Outcome, Table};
-use super::{MachineView, SECTIONS};
+use super::{MachineView, SECTIONS, SectionDef};
 
 const CSS: &str = r#"
 :root { --ink:#1d2329; --muted:#5b6670; --line:#dde3e8; --accent:#0072b2; --warn:#b34700; }
@@ -34,8 +40,14 @@ figure { margin:12px 0; }
 figure img { max-width:100%; height:auto; border:1px solid var(--line); border-radius:4px; background:#fff; }
 figcaption { color:var(--muted); font-size:13px; }
 .look { background:#eef6fb; border-left:4px solid var(--accent); padding:8px 12px; margin:8px 0; max-width:1100px; }
+.look ul.claims { margin:4px 0 0; padding-left:20px; }
+.look ul.claims li { margin:3px 0; }
 .note { background:#fff6ec; border-left:4px solid var(--warn); padding:8px 12px; margin:8px 0; }
 .omitted { color:var(--warn); }
+.lacks { color:var(--muted); font-size:14px; }
+.claim .verdict-agrees { color:#1a7f37; }
+.claim .verdict-partly, .claim .verdict-untested { color:var(--warn); }
+.claim .verdict-disagrees { color:#b42318; font-weight:bold; }
 table { border-collapse:collapse; margin:8px 0 14px; font-size:13px; }
 th, td { border:1px solid var(--line); padding:3px 8px; text-align:left; vertical-align:top; }
 th { background:#f0f3f6; text-align:center; }
@@ -47,18 +59,59 @@ details > summary { cursor:pointer; color:var(--accent); margin:6px 0; }
 code { font-family:"DejaVu Sans Mono", monospace; font-size:13px; }
 "#;
 
+/// A comparison of a later run against the first: its sentence and its table.
+pub type Comparison = (Claim, Table);
+
+/// Whether any run draws a figure in section `si`.
+fn shown(views: &[MachineView<'_>], si: usize) -> bool {
+    views.iter().any(|v| {
+        v.sections[si]
+            .iter()
+            .any(|o| matches!(o, Outcome::Drawn(_)))
+    })
+}
+
+/// `Power-of-two strides and cache sets (no conflict points)`: a section the data do not
+/// support, for the one line that lists them.
+fn lacking(section: &SectionDef) -> String {
+    if section.kernels.is_empty() {
+        format!("{} (no simulated misses)", section.title)
+    } else {
+        format!(
+            "{} (no {} points)",
+            section.title,
+            section.kernels.join("/")
+        )
+    }
+}
+
 /// The whole page.
-pub fn render_page(views: &[MachineView<'_>]) -> String {
+pub fn render_page(views: &[MachineView<'_>], comparisons: &[Comparison]) -> String {
     let multi = views.len() > 1;
     let columns = format!(
         "grid-template-columns: repeat({}, minmax(0, 1fr));",
         views.len()
     );
     let title = if multi {
-        format!("stridelab report — {} machines side by side", views.len())
+        format!("stridelab report — {} runs side by side", views.len())
     } else {
         format!("stridelab report — {}", views[0].label)
     };
+    let sections: Vec<(usize, &SectionDef)> = SECTIONS
+        .iter()
+        .enumerate()
+        .filter(|(si, _)| shown(views, *si))
+        .collect();
+    let any_infer = views.iter().any(|v| v.infer.is_some());
+    let mut lacks: Vec<String> = SECTIONS
+        .iter()
+        .enumerate()
+        .filter(|(si, _)| !shown(views, *si))
+        .map(|(_, s)| lacking(s))
+        .collect();
+    if !any_infer {
+        lacks.push("Geometry inferred from timing (no infer.json beside the results file)".into());
+    }
     let markup = html! {
         (DOCTYPE)
         html lang="en" {
@@ -72,48 +125,59 @@ pub fn render_page(views: &[MachineView<'_>]) -> String {
                 header {
                     h1 { (title) }
                     @for v in views {
-                        p { (run_line(&v.input.doc)) }
+                        p { @if multi { strong { (v.label) } ": " } (run_line(&v.input.doc)) }
                     }
                 }
                 nav {
                     a href="#summary" { "Summary" }
-                    @for s in SECTIONS { a href={ "#" (s.anchor) } { (s.title) } }
-                    a href="#infer" { "Inferred geometry" }
+                    @if !comparisons.is_empty() { a href="#comparison" { "Comparison" } }
+                    @for (_, s) in &sections { a href={ "#" (s.anchor) } { (s.title) } }
+                    @if any_infer { a href="#infer" { "Inferred geometry" } }
                     a href="#machine" { "Machine" }
                     a href="#method" { "Method" }
                     a href="#data" { "Data" }
                 }
                 main {
                     section id="summary" {
-                        h2 { "Summary: what matters most on this machine" }
+                        h2 { @if multi { "Summary: what matters most in each run" } @else { "Summary: what matters most on this machine" } }
+                        @if !lacks.is_empty() {
+                            p.lacks { "Not in this results file, so not shown: " (lacks.join("; ")) "." }
+                        }
                         div.machines style=(columns) {
                             @for v in views { div { (summary(v, multi)) } }
                         }
                     }
-                    @for (si, s) in SECTIONS.iter().enumerate() {
+                    @if !comparisons.is_empty() {
+                        section id="comparison" {
+                            h2 { "Comparison of the runs" }
+                            @for (claim, t) in comparisons {
+                                p { (claim_markup(claim)) }
+                                (table(t))
+                            }
+                        }
+                    }
+                    @for (si, s) in &sections {
                         section id=(s.anchor) {
                             h2 { (s.title) }
                             (kernel_explanations(s.kernels, views.first().map(|v| &v.input.explanations)))
-                            div.machines style=(columns) {
-                                @for v in views {
-                                    div {
-                                        @if multi { div.machine-label { (v.label) } }
-                                        @for outcome in &v.sections[si] { (figure_block(outcome)) }
-                                    }
+                            @for v in views {
+                                div {
+                                    @if multi { div.machine-label { (v.label) } }
+                                    (section_body(&v.sections[*si]))
                                 }
                             }
                         }
                     }
-                    section id="infer" {
-                        h2 { "Geometry inferred from timing" }
-                        p.explain { "stridelab infer measures the line size, cache capacities, L1 ways and sets and the data-TLB reach from timing alone (working-set plateaus, conflict probes with ±1 controls) and holds them against what sysfs/CPUID claim." }
-                        div.machines style=(columns) {
+                    @if any_infer {
+                        section id="infer" {
+                            h2 { "Geometry inferred from timing" }
+                            p.explain { "stridelab infer measures the line size, cache capacities, L1 ways and sets and the data-TLB reach from timing alone (working-set plateaus, conflict probes with ±1 controls) and holds them against what sysfs/CPUID claim." }
                             @for v in views {
                                 div {
                                     @if multi { div.machine-label { (v.label) } }
                                     @match &v.infer {
                                         Some(b) => (infer_block(b)),
-                                        None => p.note.omitted { "No " code { "infer.json" } " beside " code { (v.input.path.display().to_string()) } ". Run " code { "stridelab infer --json > DIR/infer.json" } " next to the results file and re-render with " code { "stridelab report --in DIR/results.json" } "." },
+                                        None => p.lacks { "No " code { "infer.json" } " beside " code { (v.input.path.display().to_string()) } " (" code { "stridelab infer --json > DIR/infer.json" } " next to the results file adds it)." },
                                     }
                                 }
                             }
@@ -143,13 +207,54 @@ pub fn render_page(views: &[MachineView<'_>]) -> String {
                                 code { (v.input.path.display().to_string()) }
                             }
                         }
-                        p { "Re-render with " code { "stridelab report --in results.json --out DIR" } "; several " code { "--in" } " put machines side by side." }
+                        p { "Re-render with " code { "stridelab report --in results.json --out DIR" } "; several " code { "--in" } " put runs side by side and compare them." }
                     }
                 }
             }
         }
     };
     markup.into_string()
+}
+
+/// One run's part of a section: its drawn figures, then one line naming those it lacks.
+fn section_body(outcomes: &[Outcome]) -> Markup {
+    let missing: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::Omitted { title, reason, .. } => Some(format!("{title} ({reason})")),
+            Outcome::Drawn(_) => None,
+        })
+        .collect();
+    html! {
+        @for outcome in outcomes {
+            @if let Outcome::Drawn(built) = outcome { (built_block(built)) }
+        }
+        @if !missing.is_empty() {
+            p.lacks { "Not drawn: " (missing.join("; ")) "." }
+        }
+    }
+}
+
+/// A claim as the page shows it, with its id, kind and verdict as attributes.
+pub fn claim_markup(c: &Claim) -> Markup {
+    let kind = match c.kind {
+        Kind::Derived => "derived",
+        Kind::Textbook { .. } => "textbook",
+        Kind::Guide => "guide",
+    };
+    let verdict = c.verdict().map(|v| v.key()).unwrap_or("");
+    html! {
+        span.claim data-claim=(c.id) data-kind=(kind) data-verdict=(verdict) {
+            @match &c.kind {
+                Kind::Textbook { expectation, verdict } => {
+                    strong { "Textbook:" } " " (expectation.trim()) " " strong { "Here:" } " "
+                    (c.observed.trim().trim_end_matches('.')) " — "
+                    span class={ "verdict-" (verdict.key()) } { (verdict.words()) } "."
+                }
+                _ => (c.observed),
+            }
+        }
+    }
 }
 
 fn run_line(doc: &ResultsDocument) -> String {
@@ -185,14 +290,14 @@ fn summary(v: &MachineView<'_>, multi: bool) -> Markup {
         } @else {
             ol.findings {
                 @for f in v.findings.iter().take(3) {
-                    li { (f.text) " " a href={ "#" (f.section) } { "→" } }
+                    li { (claim_markup(&f.claim)) " " a href={ "#" (f.section) } { "→" } }
                 }
             }
         }
         @if v.findings.len() > 3 {
             details {
                 summary { "More findings (" (v.findings.len() - 3) ")" }
-                ul { @for f in v.findings.iter().skip(3) { li { (f.text) } } }
+                ul { @for f in v.findings.iter().skip(3) { li { (claim_markup(&f.claim)) } } }
             }
         }
         @if doc.status == RunStatus::Interrupted {
@@ -211,14 +316,15 @@ fn summary(v: &MachineView<'_>, multi: bool) -> Markup {
     }
 }
 
-/// What each kernel of a section does, from the explanations the caller handed in.
+/// What each kernel of a section does, from the explanations the caller handed in: the
+/// textbook picture, which the notes under each figure hold against this run.
 fn kernel_explanations(kernels: &[&str], known: Option<&super::Explanations>) -> Markup {
     html! {
         @for k in kernels {
             p.explain {
                 span.kernel-name { (k) } " — "
                 @match known.and_then(|m| m.get(*k)) {
-                    Some(text) => (text),
+                    Some(text) => { em { "textbook: " } (text) },
                     None => span.omitted { "(this build's catalogue does not describe this kernel)" },
                 }
             }
@@ -229,35 +335,32 @@ fn kernel_explanations(kernels: &[&str], known: Option<&super::Explanations>) ->
     }
 }
 
-fn figure_block(outcome: &Outcome) -> Markup {
-    match outcome {
-        Outcome::Omitted { id, title, reason } => html! {
-            p.note.omitted { "Figure " strong { (title) } " (" code { (id) } ") omitted: " (reason) "." }
-        },
-        Outcome::Drawn(built) => built_block(built),
-    }
-}
-
 fn infer_block(b: &Built) -> Markup {
     if b.figure.panels.is_empty() {
         return html! {
-            div.look { (b.look_for) }
+            div.look { @for c in &b.look_for { (claim_markup(c)) " " } }
             @for t in &b.tables { (table(t)) }
         };
     }
     built_block(b)
 }
 
+/// A drawn figure: the image (its title is drawn in it), the provenance, what to look for,
+/// the notes and the tables.
 fn built_block(b: &Built) -> Markup {
     let png = format!("{}.png", b.figure.id);
     let svg = format!("{}.svg", b.figure.id);
     html! {
-        h3 { (b.figure.title) }
-        figure {
-            a href=(svg) { img src=(png) alt=(b.figure.title); }
-            figcaption { (b.figure.provenance) " · " a href=(svg) { "SVG" } " · " a href=(png) { "PNG" } }
+        figure id=(b.figure.id) {
+            // The title and provenance are drawn in the image (so a figure file stands alone);
+            // the page repeats them only as the image's alternative text.
+            a href=(svg) { img src=(png) alt={ (b.figure.title) ". " (b.figure.provenance) }; }
+            figcaption { a href=(svg) { "SVG" } " · " a href=(png) { "PNG" } }
         }
-        div.look { strong { "What to look for: " } (b.look_for) }
+        div.look {
+            strong { "What to look for" }
+            ul.claims { @for c in &b.look_for { li { (claim_markup(c)) } } }
+        }
         @for n in &b.notes { p.note { (n) } }
         @for t in &b.tables { (table(t)) }
     }
@@ -398,7 +501,7 @@ fn method_prose() -> Markup {
             strong { "Measured" } ": hardware or software performance counters (only where a PMU exists). "
             strong { "Simulated" } ": the address stream of one run fed to a set-associative LRU model of the recorded geometry (cachegrind semantics: write-allocate, a miss looks up the next level, write-backs not counted), with a 3C split. "
             strong { "Model" } ": the analytic set/GCD model — a stride of s bytes over a cache of S sets and L-byte lines uses S / gcd(s/L, S) sets, and conflicts start once more than ways × that many lines are live; drawn dashed next to the data." }
-        p { "Bandwidth kernels are compared with a reference copy/read measured interleaved in the same run: the ratio survives a noisy or different machine better than GB/s. Kernels are memory-bound on purpose (several accumulators), so a dependency chain of adds does not hide the cache effects." }
+        p { "Bandwidth kernels are compared with a reference copy/read measured interleaved in the same run: the ratio divides out the speed of the machine and of the moment, which GB/s carry. Kernels are memory-bound on purpose (several accumulators), so a dependency chain of adds does not hide the cache effects." }
     }
 }
 

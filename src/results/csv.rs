@@ -1,7 +1,8 @@
 //! CSV export of a results document: one row per point under a fixed header, for spreadsheets.
 //!
 //! The header never depends on the data (the first and last simulated cache levels fill the
-//! `sim_first_*` / `sim_last_*` columns), so files from different runs line up.
+//! `sim_first_*` / `sim_last_*` columns), so files from different runs line up; columns added
+//! later go at the end, so older files line up with newer ones as far as they reach.
 
 use super::schema::{ChecksumOutcome, PointRecord, ResultsDocument};
 use crate::vocab::format_params;
@@ -35,6 +36,7 @@ pub const CSV_HEADER: &[&str] = &[
     "sim_last_level",
     "sim_last_misses",
     "error",
+    "precision_warnings",
 ];
 
 /// Renders the document as CSV (header + one row per record).
@@ -105,6 +107,16 @@ fn record_fields(r: &PointRecord) -> Vec<String> {
             .as_ref()
             .map(|e| format!("{}: {}", e.stage, e.message))
             .unwrap_or_default(),
+        t.and_then(|t| t.precision.as_ref())
+            .map(|p| {
+                let names: Vec<String> = p
+                    .warnings
+                    .iter()
+                    .filter_map(|w| serde_json::to_value(w).ok()?.as_str().map(str::to_string))
+                    .collect();
+                names.join(" ")
+            })
+            .unwrap_or_default(),
     ]
 }
 
@@ -132,7 +144,13 @@ mod tests {
         let lines: Vec<_> = csv.lines().collect();
         assert_eq!(lines[0], CSV_HEADER.join(","));
         assert_eq!(lines.len(), 2);
-        assert!(lines[1].ends_with("\"run: a, \"\"b\"\"\""), "{}", lines[1]);
+        assert!(lines[1].ends_with("\"run: a, \"\"b\"\"\","), "{}", lines[1]);
+        let timing = doc.records[0].timing.as_mut().unwrap();
+        timing.precision.as_mut().unwrap().warnings = vec![
+            crate::results::PrecisionWarning::Outliers,
+            crate::results::PrecisionWarning::Drift,
+        ];
+        assert!(to_csv(&doc).trim_end().ends_with(",outliers drift"));
         assert!(lines[1].starts_with("0,row-sum,traverse,rows=1024,1,0,ok,3,1,"));
     }
 }

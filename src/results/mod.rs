@@ -8,7 +8,7 @@ pub mod model;
 pub mod output;
 pub mod schema;
 #[cfg(test)]
-mod test_docs;
+pub(crate) mod test_docs;
 pub mod tlb;
 pub mod validate;
 

@@ -246,6 +246,39 @@ pub struct Timing {
     pub gb_per_s: Option<f64>,
     /// Bandwidth confidence interval (from the time CI), GB/s.
     pub gb_per_s_ci: Option<(f64, f64)>,
+    /// Whether the samples met the CI target and look like one distribution. Absent in
+    /// documents from older builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
+}
+
+/// Samples beyond Tukey's fences (defined beside the detector that counts them).
+pub use crate::stats::precision::{Drift, Outliers};
+
+/// How far a point's timing can be trusted, and what a reader should be warned of.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Precision {
+    /// The CI width, relative to the median, that sampling aimed for (`run --target-ci`).
+    pub target_relative_ci: f64,
+    /// Samples beyond Tukey's fences (`stats::precision`); absent below 4 samples.
+    pub outliers: Option<Outliers>,
+    /// The samples' trend in the order they were taken; absent below 6 samples.
+    pub drift: Option<Drift>,
+    /// The warnings the numbers above call for, by the rules of `harness::precision`.
+    pub warnings: Vec<PrecisionWarning>,
+}
+
+/// Why a point's timing deserves a second look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrecisionWarning {
+    /// The median's CI ended wider than `target_relative_ci` (the sampling budget ran out).
+    CiTargetMissed,
+    /// At least one sample lies beyond Tukey's outer fences.
+    Outliers,
+    /// The samples trend with time beyond chance, by more than the CI is wide.
+    Drift,
 }
 
 /// Counter values for a point, hardware and software apart.
@@ -785,6 +818,12 @@ pub(crate) mod tests {
                     ns_per_element: 1.0,
                     gb_per_s: Some(8.0),
                     gb_per_s_ci: Some((8.0, 8.0)),
+                    precision: Some(Precision {
+                        target_relative_ci: 0.02,
+                        outliers: None,
+                        drift: None,
+                        warnings: Vec::new(),
+                    }),
                 }),
                 counters: None,
                 simulated: None,
@@ -818,6 +857,16 @@ pub(crate) mod tests {
             1,
             "temporary file left behind: {leftovers:?}"
         );
+    }
+
+    #[test]
+    fn a_timing_from_an_older_build_loads_without_a_precision_verdict() {
+        let mut value = serde_json::to_value(sample_document()).unwrap();
+        let timing = value["records"][0]["timing"].as_object_mut().unwrap();
+        assert!(timing.remove("precision").is_some());
+        let text = serde_json::to_string_pretty(&value).unwrap();
+        let doc = ResultsDocument::from_json(&text, Path::new("old.json"), &RowSumRules).unwrap();
+        assert_eq!(doc.records[0].timing.as_ref().unwrap().precision, None);
     }
 
     #[test]

@@ -15,7 +15,11 @@
 //! 4. Timing: 1..=[`MAX_SAMPLES_PER_POINT`] samples, each finite and > 0; `n` equal to their
 //!    count; `min`/`max`/`median` those of the samples; `ci_low ≤ median ≤ ci_high`;
 //!    `runs_per_sample ≥ 1`; ns/element, GB/s and its CI finite, > 0 and ordered. Paired
-//!    reference samples obey the same sample rules and number as many as the point's.
+//!    reference samples obey the same sample rules and number as many as the point's. The
+//!    precision verdict, when present: a target finite and > 0, outlier counts within the
+//!    samples, a drift's ρ in [-1, 1] and its thirds' medians finite and > 0, and each warning
+//!    once and backed by its number (a missed target by a CI wider than it, outliers by a
+//!    far-out sample, drift by a drift section).
 //! 5. Simulated counts: each level's geometry as in rule 1; `load_misses + store_misses =
 //!    misses`, the 3C split sums to `misses`, misses ≤ accesses, `miss_rate` finite in [0, 1];
 //!    `simulated_accesses ≤ run_accesses` and ≤ the method's cap; `kind` and the typed `cut`
@@ -35,7 +39,8 @@ use serde::Deserialize;
 use crate::cache::geometry::{CacheKind, CacheLevel, GeometrySource, PRESET_NAMES};
 use crate::results::model::check_model;
 use crate::results::{
-    PointRecord, ResultsDocument, SimulatedLevel, SimulatedMisses, SimulationCut, Summary, Timing,
+    PointRecord, Precision, PrecisionWarning, ResultsDocument, SimulatedLevel, SimulatedMisses,
+    SimulationCut, Summary, Timing,
 };
 use crate::vocab::{ParamRules, RuleBreak};
 
@@ -393,6 +398,60 @@ fn check_timing(t: &Timing, at: &str) -> Checked {
             "an interval without `gb_per_s`",
         ));
     }
+    if let Some(p) = &t.precision {
+        check_precision(p, t, &format!("{at}.precision"))?;
+    }
+    Ok(())
+}
+
+/// Rule 4's precision part: numbers in range, and no warning its numbers do not back.
+fn check_precision(p: &Precision, t: &Timing, at: &str) -> Checked {
+    finite_positive(&format!("{at}.target_relative_ci"), p.target_relative_ci)?;
+    let n = t.samples_ns_per_run.len();
+    if let Some(o) = p.outliers
+        && o.mild + o.severe > n
+    {
+        return Err(invalid(
+            format!("{at}.outliers"),
+            format!("{} outliers among {n} samples", o.mild + o.severe),
+        ));
+    }
+    if let Some(d) = p.drift {
+        if !(d.rank_correlation.is_finite() && d.rank_correlation.abs() <= 1.0) {
+            return Err(invalid(
+                format!("{at}.drift.rank_correlation"),
+                format!("{:?} is not in [-1, 1]", d.rank_correlation),
+            ));
+        }
+        finite_positive(
+            &format!("{at}.drift.first_third_median"),
+            d.first_third_median,
+        )?;
+        finite_positive(
+            &format!("{at}.drift.last_third_median"),
+            d.last_third_median,
+        )?;
+    }
+    let warnings_at = format!("{at}.warnings");
+    let mut seen = BTreeSet::new();
+    for w in &p.warnings {
+        if !seen.insert(*w) {
+            return Err(invalid(&warnings_at, format!("{w:?} is listed twice")));
+        }
+        let backed = match w {
+            PrecisionWarning::CiTargetMissed => {
+                t.ns_per_run.relative_ci_width() > p.target_relative_ci * (1.0 - RELATIVE_SLACK)
+            }
+            PrecisionWarning::Outliers => p.outliers.is_some_and(|o| o.severe > 0),
+            PrecisionWarning::Drift => p.drift.is_some(),
+        };
+        if !backed {
+            return Err(invalid(
+                &warnings_at,
+                format!("{w:?} is not backed by the recorded numbers"),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -636,6 +695,36 @@ mod tests {
         assert_eq!(validate(&valid(), &RowSumRules), Ok(()));
     }
 
+    fn precision(doc: &mut ResultsDocument) -> &mut Precision {
+        let timing = doc.records[0].timing.as_mut().unwrap();
+        timing.precision.as_mut().unwrap()
+    }
+
+    fn drift(rank_correlation: f64, last_third_median: f64) -> crate::results::Drift {
+        crate::results::Drift {
+            rank_correlation,
+            first_third_median: 1.0,
+            last_third_median,
+        }
+    }
+
+    #[test]
+    fn a_precision_verdict_backed_by_its_numbers_passes_and_an_old_timing_has_none() {
+        let mut doc = valid();
+        {
+            let p = precision(&mut doc);
+            p.outliers = Some(crate::results::Outliers { mild: 1, severe: 1 });
+            p.drift = Some(drift(-0.9, 0.8));
+            p.warnings = vec![PrecisionWarning::Outliers, PrecisionWarning::Drift];
+        }
+        assert_eq!(validate(&doc, &RowSumRules), Ok(()));
+        // The sample's CI is 0 wide: a target below it cannot be missed, and so is not.
+        precision(&mut doc).warnings = vec![PrecisionWarning::CiTargetMissed];
+        assert!(validate(&doc, &RowSumRules).is_err());
+        doc.records[0].timing.as_mut().unwrap().precision = None;
+        assert_eq!(validate(&doc, &RowSumRules), Ok(()));
+    }
+
     #[test]
     fn table_of_broken_rules_names_the_field() {
         type Break = fn(&mut ResultsDocument);
@@ -682,6 +771,38 @@ mod tests {
             (
                 |d| d.records[0].timing.as_mut().unwrap().gb_per_s = Some(f64::INFINITY),
                 "records[0].timing.gb_per_s",
+            ),
+            (
+                |d| precision(d).target_relative_ci = 0.0,
+                "records[0].timing.precision.target_relative_ci",
+            ),
+            (
+                |d| precision(d).outliers = Some(crate::results::Outliers { mild: 3, severe: 1 }),
+                "records[0].timing.precision.outliers",
+            ),
+            (
+                |d| precision(d).drift = Some(drift(1.5, 1.0)),
+                "records[0].timing.precision.drift.rank_correlation",
+            ),
+            (
+                |d| precision(d).drift = Some(drift(0.5, -1.0)),
+                "records[0].timing.precision.drift.last_third_median",
+            ),
+            (
+                |d| precision(d).warnings = vec![PrecisionWarning::Outliers],
+                "records[0].timing.precision.warnings",
+            ),
+            (
+                |d| precision(d).warnings = vec![PrecisionWarning::CiTargetMissed],
+                "records[0].timing.precision.warnings",
+            ),
+            (
+                |d| {
+                    let p = precision(d);
+                    p.drift = Some(drift(0.9, 2.0));
+                    p.warnings = vec![PrecisionWarning::Drift, PrecisionWarning::Drift];
+                },
+                "records[0].timing.precision.warnings",
             ),
             (
                 |d| {

@@ -157,7 +157,10 @@ fn cpuid_levels() -> Vec<CacheLevel> {
         let ways = p.associativity() as u64;
         let line = p.coherency_line_size() as u64;
         let size = ways * p.physical_line_partitions() as u64 * line * p.sets() as u64;
-        if let Ok(level) = CacheLevel::new(&name, kind, size, ways, line, GeometrySource::Cpuid) {
+        if let Ok(mut level) = CacheLevel::new(&name, kind, size, ways, line, GeometrySource::Cpuid)
+        {
+            // Used as the geometry where sysfs is missing: as open to doubt as sysfs.
+            level.warnings = level.plausibility_warnings();
             levels.push(level);
         }
     }

@@ -4,6 +4,7 @@
 //! ([`evaluate_layout`]), or a tensor with values on the kernels floor, where copies run.
 
 pub mod parse;
+pub mod replay;
 
 use super::error::LayoutError;
 use super::reshape::infer_shape;
@@ -201,7 +202,7 @@ pub fn run_steps<S: ViewSubject>(
             left: copy_left,
             budget,
         };
-        let next = apply(&subject, &step.kind, limits)
+        let next = apply_step(&subject, &step.kind, limits)
             .map_err(|e| S::in_step(e, step.text.trim().to_string(), step.column))?;
         let copied = !next.shares_storage_with(&subject);
         if copied {
@@ -362,10 +363,20 @@ fn varargs(method: &str, args: &[Arg]) -> Result<Vec<i64>, LayoutError> {
 /// What a step may copy: at most `single` elements, and no more than the `left` of the
 /// expression's copy `budget`.
 #[derive(Debug, Clone, Copy)]
-struct CopyLimits {
+pub(crate) struct CopyLimits {
     single: usize,
     left: usize,
     budget: usize,
+}
+
+/// The limits of an expression that has copied nothing yet.
+pub(crate) fn budget_limits(max_elements: usize) -> CopyLimits {
+    let budget = copy_budget(max_elements);
+    CopyLimits {
+        single: max_elements,
+        left: budget,
+        budget,
+    }
 }
 
 impl CopyLimits {
@@ -391,7 +402,11 @@ impl CopyLimits {
 }
 
 /// One step on `tensor`; the view ops of [`Layout`] keep its storage.
-fn apply<S: ViewSubject>(tensor: &S, step: &StepKind, limits: CopyLimits) -> Result<S, S::Error> {
+pub(crate) fn apply_step<S: ViewSubject>(
+    tensor: &S,
+    step: &StepKind,
+    limits: CopyLimits,
+) -> Result<S, S::Error> {
     let (name, args) = match step {
         StepKind::Index(items) => return Ok(tensor.with_layout(tensor.layout().index(items)?)),
         StepKind::Method { name, args } => (name.as_str(), args),

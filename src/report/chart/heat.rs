@@ -49,10 +49,18 @@ pub(super) fn draw_heat<DB: DrawingBackend>(
 struct HeatScale {
     lo: f64,
     hi: f64,
+    linear: bool,
 }
 
 impl HeatScale {
     fn of(p: &HeatPanel) -> Self {
+        if let ColourScale::Linear(lo, hi) = p.scale {
+            return Self {
+                lo,
+                hi,
+                linear: true,
+            };
+        }
         let finite: Vec<f64> = p
             .values
             .iter()
@@ -64,7 +72,13 @@ impl HeatScale {
         Self {
             lo: finite.iter().copied().fold(f64::INFINITY, f64::min),
             hi: finite.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            linear: false,
         }
+    }
+
+    /// Whether `v` has a colour on this scale (the log scale has none for zero).
+    fn shows(&self, v: f64) -> bool {
+        v.is_finite() && (self.linear || v > 0.0)
     }
 
     /// Where `v` sits between lo (0) and hi (1); 0.5 when there is no spread.
@@ -72,6 +86,8 @@ impl HeatScale {
         // Log colour scale: a 3× jump should look like one whatever the baseline.
         if self.hi.partial_cmp(&self.lo) != Some(std::cmp::Ordering::Greater) {
             0.5
+        } else if self.linear {
+            (v - self.lo) / (self.hi - self.lo)
         } else {
             (v.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
         }
@@ -108,7 +124,7 @@ fn draw_cells<DB: DrawingBackend>(
         for (c, value) in row.iter().enumerate() {
             let (x, y) = (c as f64, r as f64);
             let (fill, dark) = match value {
-                Some(v) if v.is_finite() && *v > 0.0 => heat_colour(scale.norm(*v)),
+                Some(v) if scale.shows(*v) => heat_colour(scale.norm(*v)),
                 _ => (RGBColor(230, 230, 230), false),
             };
             draw_rect(

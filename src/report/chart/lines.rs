@@ -76,6 +76,13 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
     let (x_range, y_range) = plotted_ranges(p);
     let mut chart = build_chart(area, &p.title, 64, x_range.clone(), y_range.clone())?;
     draw_line_mesh(&mut chart, p, &x_range, &y_range, area.dim_in_pixel().0)?;
+    draw_log_ticks(
+        area,
+        &mut chart,
+        p,
+        (&x_range, &y_range),
+        area.dim_in_pixel().0,
+    )?;
     draw_vlines(&mut chart, p, &x_range, &y_range)?;
     draw_hlines(&mut chart, p, &x_range)?;
     let plotted: Vec<Vec<PlotPoint>> = p.series.iter().map(|s| plot_points(p, s)).collect();
@@ -87,7 +94,11 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
         // A series that a later one of the same kind draws over (a point within a marker's
         // width) gets a wider stroke and larger markers, so both stay visible (nested rings,
         // a coloured edge along the line) instead of the last one hiding the first.
+        // Lines of noisy data near each other are not widened: only markers that sit on one
+        // another (rings around dots) are, and identical lines are merged before drawing.
+        let markers = matches!(s.kind, SeriesKind::Markers | SeriesKind::ModelMarkers);
         let under = (i + 1..p.series.len())
+            .filter(|_| markers)
             .filter(|&j| p.series[j].kind == s.kind)
             .filter(|&j| {
                 plotted[i]
@@ -96,7 +107,7 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
             })
             .count()
             .min(3) as u32;
-        draw_series_line(&mut chart, p, s, &x_range, under)?;
+        draw_series_line(&mut chart, p, s, (&x_range, &y_range), under)?;
     }
     Ok(())
 }
@@ -186,7 +197,77 @@ fn draw_line_mesh<DB: DrawingBackend>(
         .y_labels(y_labels)
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt);
+    // A log axis gets its own ticks and grid ([`draw_log_ticks`]) at round values.
+    if custom_log_ticks(&p.x) {
+        mesh.x_labels(0).disable_x_mesh();
+    }
+    if custom_log_ticks(&p.y) {
+        mesh.y_labels(0).disable_y_mesh();
+    }
     grid_lines(label_fonts(&mut mesh)).draw().map_err(err)
+}
+
+/// Whether an axis is labelled by [`draw_log_ticks`] rather than by plotters' mesh.
+fn custom_log_ticks(axis: &Axis) -> bool {
+    axis.scale != Scale::Linear && !matches!(axis.ticks, TickFormat::Categories(_))
+}
+
+/// Grid lines, tick marks and labels of log axes at [`log_ticks`] values: plotters spaces its
+/// ticks evenly in the plotted (log) coordinate, so only whole powers could be labelled, and a
+/// range within one decade got a single label.
+fn draw_log_ticks<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &mut Chart<'_, DB>,
+    p: &LinePanel,
+    (x, y): (&Range<f64>, &Range<f64>),
+    width: u32,
+) -> Result<(), String> {
+    let screen = area.use_screen_coord();
+    let grid = ShapeStyle::from(RGBColor(210, 210, 210)).stroke_width(1);
+    let tick = ShapeStyle::from(BLACK).stroke_width(1);
+    let style = TextStyle::from((FONT, 12).into_font()).color(&BLACK);
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    if custom_log_ticks(&p.x) {
+        let room = (width / 75).max(2) as usize;
+        for v in log_ticks(p.x.scale, x.start, x.end, room) {
+            let at = p.x.to_plot(v);
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(at, y.start), (at, y.end)],
+                    grid,
+                )))
+                .map_err(err)?;
+            let (bx, by) = chart.backend_coord(&(at, y.start));
+            screen
+                .draw(&PathElement::new(vec![(bx, by), (bx, by + 5)], tick))
+                .map_err(e)?;
+            let label = p.x.tick_text(v);
+            let anchored_style = anchored(style.clone(), HPos::Center, VPos::Top);
+            screen
+                .draw(&Text::new(label, (bx, by + 7), anchored_style))
+                .map_err(e)?;
+        }
+    }
+    if custom_log_ticks(&p.y) {
+        for v in log_ticks(p.y.scale, y.start, y.end, 10) {
+            let at = p.y.to_plot(v);
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x.start, at), (x.end, at)],
+                    grid,
+                )))
+                .map_err(err)?;
+            let (bx, by) = chart.backend_coord(&(x.start, at));
+            screen
+                .draw(&PathElement::new(vec![(bx - 5, by), (bx, by)], tick))
+                .map_err(e)?;
+            let anchored_style = anchored(style.clone(), HPos::Right, VPos::Center);
+            screen
+                .draw(&Text::new(p.y.tick_text(v), (bx - 7, by), anchored_style))
+                .map_err(e)?;
+        }
+    }
+    Ok(())
 }
 
 /// The grey style of reference lines on line panels.
@@ -267,7 +348,7 @@ fn draw_series_line<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     p: &LinePanel,
     s: &Series,
-    x_range: &Range<f64>,
+    (x_range, y_range): (&Range<f64>, &Range<f64>),
     under: u32,
 ) -> Result<(), String> {
     let line = ShapeStyle::from(s.colour.rgb()).stroke_width(2 + 2 * under);
@@ -292,6 +373,16 @@ fn draw_series_line<DB: DrawingBackend>(
             let thin = ShapeStyle::from(s.colour.rgb()).stroke_width(1);
             chart
                 .draw_series(xy.iter().map(|&c| Circle::new(c, 5 + grow, thin)))
+                .map_err(err)?;
+        }
+        SeriesKind::Rug => {
+            let tick = (y_range.end - y_range.start) * 0.035;
+            let thin = ShapeStyle::from(s.colour.rgb()).stroke_width(1);
+            chart
+                .draw_series(
+                    xy.iter()
+                        .map(|&(x, y)| PathElement::new(vec![(x, y), (x, y + tick)], thin)),
+                )
                 .map_err(err)?;
         }
         SeriesKind::Model => {

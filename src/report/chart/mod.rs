@@ -11,6 +11,8 @@ mod heat;
 mod lines;
 mod render;
 
+pub use render::MAX_FIGURE_WIDTH;
+
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -220,11 +222,76 @@ impl Axis {
         if self.ticks == TickFormat::Integer && (v - v.round()).abs() > 1e-6 {
             return String::new();
         }
+        self.tick_text(v)
+    }
+
+    /// The label of tick value `v` (data units).
+    fn tick_text(&self, v: f64) -> String {
         match self.ticks {
             TickFormat::Bytes => format_bytes(v),
             _ => trim_fraction(format_number(v)),
         }
     }
+}
+
+/// The values a log axis labels over the plotted range `lo..hi` (log coordinates), at most
+/// `room` of them: whole powers of 2 (thinned to every 2nd, 4th, … power when crowded); for
+/// base 10, 1-2-5 steps when the range spans fewer than three decades (1-2-3-5 within one),
+/// else the whole powers. A range too narrow for two such values gets its ends' round values.
+pub fn log_ticks(scale: Scale, lo: f64, hi: f64, room: usize) -> Vec<f64> {
+    let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+    if !(lo.is_finite() && hi.is_finite()) || hi - lo > 4096.0 {
+        return Vec::new();
+    }
+    let room = room.max(2);
+    let inside = |p: f64| p >= lo - 1e-9 && p <= hi + 1e-9;
+    let mut ticks: Vec<f64> = match scale {
+        Scale::Linear => return Vec::new(),
+        Scale::Log2 => {
+            let powers: Vec<f64> = (lo.ceil() as i64..=hi.floor() as i64)
+                .map(|n| n as f64)
+                .collect();
+            let step = powers.len().div_ceil(room).max(1) as i64;
+            powers
+                .into_iter()
+                .filter(|n| (*n as i64).rem_euclid(step) == 0)
+                .map(f64::exp2)
+                .collect()
+        }
+        Scale::Log10 => {
+            let span = hi - lo;
+            let mantissas: &[f64] = if span < 1.0 {
+                &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0]
+            } else if span < 3.0 {
+                &[1.0, 2.0, 5.0]
+            } else {
+                &[1.0]
+            };
+            let mut ticks: Vec<f64> = (lo.floor() as i64..=hi.ceil() as i64)
+                .flat_map(|d| mantissas.iter().map(move |m| m * 10f64.powi(d as i32)))
+                .filter(|v| inside(v.log10()))
+                .collect();
+            while ticks.len() > room {
+                ticks = ticks.into_iter().step_by(2).collect();
+            }
+            ticks
+        }
+    };
+    if ticks.len() < 2 {
+        // Too narrow for round values: label the ends, rounded to two significant digits.
+        let base = if scale == Scale::Log2 { 2f64 } else { 10f64 };
+        let round = |v: f64| {
+            let magnitude = 10f64.powi(v.log10().floor() as i32 - 1);
+            (v / magnitude).round() * magnitude
+        };
+        ticks = [lo, hi]
+            .iter()
+            .map(|p| round(base.powf(*p)))
+            .filter(|v| inside(v.log(base)))
+            .collect();
+        ticks.dedup();
+    }
+    ticks
 }
 
 /// `0.800` → `0.8`, `2.50` → `2.5`, `3.00` → `3`: a tick shows the digits its step has, and
@@ -273,6 +340,9 @@ pub enum SeriesKind {
     Markers,
     /// The model at those points: hollow markers, no line.
     ModelMarkers,
+    /// Short vertical ticks at the points (a rug): where something was simulated and found
+    /// nothing, drawn so that many of them stay apart.
+    Rug,
 }
 
 /// One point, with an optional confidence interval on y.
@@ -358,6 +428,18 @@ pub struct HeatPanel {
     pub divider: Option<(usize, String)>,
     /// Short marks drawn in cells (column, row, text), e.g. "TLB?".
     pub marks: Vec<(usize, usize, String)>,
+    /// How values map to colours.
+    pub scale: ColourScale,
+}
+
+/// How a heat map's values map to its colours.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ColourScale {
+    /// Logarithmic over the positive values (times: a 3× jump looks alike at any baseline);
+    /// zero and missing cells are grey.
+    Log,
+    /// Linear over a fixed range (fractions such as misses per load: 0 is a colour too).
+    Linear(f64, f64),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -380,6 +462,56 @@ pub struct Figure {
     pub panel_width: u32,
     /// Height of the plot part of a panel (the legend adds to it).
     pub panel_height: u32,
+}
+
+/// Series that coincide are drawn once. Two series coincide when they share at least one x
+/// and their y differ by at most `tolerance` (relative, or absolute below 1e-12) at every
+/// shared x. A group keeps its first member's colour and kind, takes the union of the points
+/// and joins the names with " = ". Returns the series to draw and, per merged group of two or
+/// more, the members' names (for the reading guide to say they coincide).
+pub fn merge_coinciding(series: Vec<Series>, tolerance: f64) -> (Vec<Series>, Vec<Vec<String>>) {
+    let mut groups: Vec<(Series, Vec<String>)> = Vec::new();
+    for s in series {
+        match groups.iter_mut().find(|(g, _)| coincide(g, &s, tolerance)) {
+            Some((group, names)) => {
+                for p in &s.points {
+                    if !group.points.iter().any(|q| q.x == p.x) {
+                        group.points.push(*p);
+                    }
+                }
+                group.points.sort_by(|a, b| a.x.total_cmp(&b.x));
+                names.push(s.name.clone());
+                if !s.name.is_empty() {
+                    group.name = format!("{} = {}", group.name, s.name);
+                }
+            }
+            None => {
+                let name = s.name.clone();
+                groups.push((s, vec![name]));
+            }
+        }
+    }
+    let merged = groups
+        .iter()
+        .filter(|(_, names)| names.len() > 1)
+        .map(|(_, names)| names.clone())
+        .collect();
+    (groups.into_iter().map(|(s, _)| s).collect(), merged)
+}
+
+/// Whether `a` and `b` share an x and agree within `tolerance` at every shared x.
+fn coincide(a: &Series, b: &Series, tolerance: f64) -> bool {
+    let mut shared = 0;
+    for p in &a.points {
+        if let Some(q) = b.points.iter().find(|q| q.x == p.x) {
+            let scale = p.y.abs().max(q.y.abs());
+            if (p.y - q.y).abs() > tolerance * scale && (p.y - q.y).abs() > 1e-12 {
+                return false;
+            }
+            shared += 1;
+        }
+    }
+    shared > 0
 }
 
 #[cfg(test)]
@@ -427,6 +559,44 @@ mod tests {
     }
 
     #[test]
+    fn log_axes_get_round_ticks_even_within_one_decade() {
+        let ln = |a: f64, b: f64| (a.log10(), b.log10());
+        // 1.1 to 170 ns: 1-2-5 steps.
+        let (lo, hi) = ln(1.1, 170.0);
+        assert_eq!(
+            log_ticks(Scale::Log10, lo, hi, 10),
+            [2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+        );
+        // Within one decade (1.2 to 8 ns) there are still several labels.
+        let (lo, hi) = ln(1.2, 8.0);
+        assert_eq!(
+            log_ticks(Scale::Log10, lo, hi, 10),
+            [1.5, 2.0, 3.0, 5.0, 7.0]
+        );
+        // Many decades: whole powers only.
+        assert_eq!(
+            log_ticks(Scale::Log10, -1.0, 3.0, 10),
+            [0.1, 1.0, 10.0, 100.0, 1000.0]
+        );
+        // Powers of two, thinned to the room there is.
+        assert_eq!(
+            log_ticks(Scale::Log2, 2.0, 6.0, 10),
+            [4.0, 8.0, 16.0, 32.0, 64.0]
+        );
+        assert_eq!(log_ticks(Scale::Log2, 0.0, 20.0, 6).len(), 6);
+        // Narrower than one round step: the ends, rounded.
+        let (lo, hi) = ln(4.2, 4.6);
+        let ends = log_ticks(Scale::Log10, lo, hi, 10);
+        assert_eq!(ends.len(), 2);
+        assert!(
+            (ends[0] - 4.2).abs() < 1e-9 && (ends[1] - 4.6).abs() < 1e-9,
+            "{ends:?}"
+        );
+        assert!(log_ticks(Scale::Linear, 0.0, 1.0, 5).is_empty());
+        assert!(log_ticks(Scale::Log2, f64::NAN, 1.0, 5).is_empty());
+    }
+
+    #[test]
     fn axis_ranges_are_finite_and_wide_whatever_the_values() {
         let cases: &[(&[f64], bool)] = &[
             (&[1e308, -1e308], false),
@@ -456,6 +626,33 @@ mod tests {
         assert!(lo < 2.0 && hi > 2.0);
         let (lo, hi) = plot_range(&[1.0, 3.0, f64::NAN], true, 0.0);
         assert_eq!((lo, hi), (0.0, 3.0));
+    }
+
+    #[test]
+    fn coinciding_series_are_drawn_once_with_their_names_joined() {
+        let line = |name: &str, pts: &[(f64, f64)]| Series {
+            name: name.into(),
+            colour: PALETTE[0],
+            kind: SeriesKind::Data,
+            points: pts.iter().map(|&(x, y)| XY::new(x, y)).collect(),
+        };
+        let (drawn, merged) = merge_coinciding(
+            vec![
+                line("L1d", &[(8.0, 0.125), (64.0, 1.0)]),
+                line("L2", &[(8.0, 0.125), (64.0, 1.0)]),
+                line("f32", &[(4.0, 0.06), (8.0, 0.125)]),
+                line("other", &[(8.0, 0.5)]),
+                line("apart", &[(1000.0, 1.0)]),
+            ],
+            1e-9,
+        );
+        let names: Vec<&str> = drawn.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["L1d = L2 = f32", "other", "apart"]);
+        assert_eq!(drawn[0].points.len(), 3, "the union of the points");
+        assert_eq!(
+            merged,
+            vec![vec!["L1d".to_string(), "L2".into(), "f32".into()]]
+        );
     }
 
     #[test]

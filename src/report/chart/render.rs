@@ -11,10 +11,14 @@ pub(super) const TITLE_HEIGHT: u32 = 44;
 pub(super) const PROVENANCE_LINE: u32 = 18;
 pub(super) const LEGEND_ROW: u32 = 20;
 
+/// The widest figure the page shows unscaled (its content column is 1366 px wide): wider
+/// figures would be shrunk by the browser, and 13 px legend text with them.
+pub const MAX_FIGURE_WIDTH: u32 = 1360;
+
 impl Figure {
     /// The provenance text broken into lines that fit the figure's width.
     fn provenance_lines(&self) -> Vec<String> {
-        let width = self.panel_width * self.columns() as u32;
+        let width = self.panel_px() * self.columns() as u32;
         let max_chars = ((width.saturating_sub(28)) / 7).max(20) as usize;
         let mut lines = Vec::new();
         let mut current = String::new();
@@ -38,8 +42,22 @@ impl Figure {
         TITLE_HEIGHT + PROVENANCE_LINE * self.provenance_lines().len() as u32 + 6
     }
 
+    /// Panels side by side: all of them up to three, two rows of two for four (no empty
+    /// cell), else rows of three.
     fn columns(&self) -> usize {
-        self.panels.len().clamp(1, 3)
+        match self.panels.len() {
+            0 | 1 => 1,
+            4 => 2,
+            n => n.min(3),
+        }
+    }
+
+    /// The drawn width of one panel: the figure's choice, narrowed so that the whole figure
+    /// fits [`MAX_FIGURE_WIDTH`] and the page shows it at its own size (text stays at its
+    /// point size instead of being scaled down by the browser).
+    pub(super) fn panel_px(&self) -> u32 {
+        self.panel_width
+            .min(MAX_FIGURE_WIDTH / self.columns() as u32)
     }
 
     fn legend_rows(&self, panel: &Panel) -> u32 {
@@ -53,7 +71,7 @@ impl Figure {
             Panel::Bars(p) => p.series.iter().map(|s| s.name.as_str()).collect(),
             Panel::Heat(_) => return 1,
         };
-        let (_, rows) = legend_grid(&names, self.panel_width);
+        let (_, rows) = legend_grid(&names, self.panel_px());
         rows
     }
 
@@ -72,7 +90,7 @@ impl Figure {
         let cols = self.columns() as u32;
         let rows = self.panels.len().div_ceil(self.columns()).max(1) as u32;
         (
-            self.panel_width * cols,
+            self.panel_px() * cols,
             self.head_height() + rows * self.cell_height(),
         )
     }
@@ -131,7 +149,7 @@ impl Figure {
                         .iter()
                         .map(|s| (s.name.clone(), s.colour, s.kind))
                         .collect();
-                    draw_legend(&legend, &entries, self.panel_width)?;
+                    draw_legend(&legend, &entries, self.panel_px())?;
                 }
                 Panel::Bars(p) => {
                     draw_bars(&plot, p)?;
@@ -140,7 +158,7 @@ impl Figure {
                         .iter()
                         .map(|s| (s.name.clone(), s.colour, SeriesKind::Bar))
                         .collect();
-                    draw_legend(&legend, &entries, self.panel_width)?;
+                    draw_legend(&legend, &entries, self.panel_px())?;
                 }
                 Panel::Heat(p) => draw_heat(&plot, &legend, p)?,
             }
@@ -191,6 +209,16 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
             SeriesKind::ModelMarkers => {
                 let thin = ShapeStyle::from(colour.rgb()).stroke_width(1);
                 area.draw(&Circle::new((x + 12, y), 5, thin)).map_err(e)?;
+            }
+            SeriesKind::Rug => {
+                let thin = ShapeStyle::from(colour.rgb()).stroke_width(1);
+                for dx in [6, 10, 14, 18] {
+                    area.draw(&PathElement::new(
+                        vec![(x + dx, y + 5), (x + dx, y - 3)],
+                        thin,
+                    ))
+                    .map_err(e)?;
+                }
             }
             SeriesKind::Bar => {
                 area.draw(&Rectangle::new(
@@ -252,6 +280,38 @@ fn rasterise(svg: &str) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn figures_fit_the_page_without_empty_cells() {
+        let panel = || {
+            Panel::Lines(LinePanel {
+                title: "p".into(),
+                x: Axis::linear("x"),
+                y: Axis::linear("y"),
+                series: Vec::new(),
+                vlines: Vec::new(),
+                hlines: Vec::new(),
+            })
+        };
+        // (panels, the columns they are laid out in)
+        for (n, columns) in [(1, 1), (2, 2), (3, 3), (4, 2), (5, 3), (6, 3)] {
+            let figure = Figure {
+                id: "f".into(),
+                title: "t".into(),
+                provenance: String::new(),
+                panels: (0..n).map(|_| panel()).collect(),
+                panel_width: 640,
+                panel_height: 300,
+            };
+            assert_eq!(figure.columns(), columns, "{n} panels");
+            // Shown at its own size in the page's 1366 px column, so 13 px legends stay 13 px.
+            assert!(
+                figure.size().0 <= MAX_FIGURE_WIDTH,
+                "{n} panels: {:?}",
+                figure.size()
+            );
+        }
+    }
 
     #[test]
     fn the_png_is_the_svg_rasterised_at_the_figures_size() {

@@ -3,13 +3,16 @@
 
 use std::collections::BTreeSet;
 
-use super::conflict::{Probe, k_colour, predicted_cyclic_misses, probes};
+use super::conflict::{
+    Probe, controls_claim, k_colour, multiples_claim, predicted_cyclic_misses, probes,
+};
 use super::{
     Built, FigureDef, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_sim,
 };
 use crate::report::chart::{
     Axis, Figure, LinePanel, PALETTE, Panel, Series, SeriesKind, XY, format_bytes,
 };
+use crate::report::claims::Claim;
 use crate::report::data;
 use crate::results::{CacheLevel, ResultsDocument};
 
@@ -79,7 +82,7 @@ fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
     Outcome::Drawn(Box::new(Built {
         figure,
         tables: vec![probe_table(&probes, l1)],
-        look_for: look_for(l1),
+        look_for: look_for(&probes, l1),
         notes: if has_model {
             quiet_notes
         } else {
@@ -217,16 +220,18 @@ fn probe_table(probes: &[Probe], l1: Option<&CacheLevel>) -> Table {
     }
 }
 
-fn look_for(l1: Option<&CacheLevel>) -> String {
-    match l1 {
-        Some(l) => format!(
-            "Strides that are a multiple of {} (sets × line of {}) put every load into one set: \
-             as soon as K exceeds the {} ways, every load misses. The ±1-element controls spread \
-             over many sets and keep missing nothing — same K, same bytes.",
-            format_bytes(l.set_span() as f64),
-            l.name,
-            l.ways
-        ),
-        None => "Power-of-two strides pile into few sets; the ±1 controls do not.".into(),
-    }
+/// The multiples and the controls in numbers (model sets, simulated misses), then how the
+/// figure is drawn.
+fn look_for(probes: &[Probe], l1: Option<&CacheLevel>) -> Vec<Claim> {
+    let mut claims: Vec<Claim> = l1
+        .into_iter()
+        .flat_map(|l| [multiples_claim(probes, l), controls_claim(probes, l)])
+        .flatten()
+        .collect();
+    claims.push(Claim::guide(
+        "conflict.fig01-drawing",
+        "Each K sits a little beside its stride so equal values stay visible; a ring is the \
+         set model's prediction for that K.",
+    ));
+    claims
 }

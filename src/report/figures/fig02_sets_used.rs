@@ -3,9 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use super::conflict::{Probe, k_colour, probes};
+use super::conflict::{Probe, k_colour, probes, warm_miss_words};
 use super::{Built, FigureDef, Outcome, Table, misses_per_access, omitted, prov_sim, prov_timed};
 use crate::report::chart::{Axis, Figure, LinePanel, Panel, RefLine, Series, SeriesKind, XY};
+use crate::report::claims::{Claim, slower_or_faster, value_range};
 use crate::report::data;
 use crate::results::model::LONG_RUN_ACCESSES;
 use crate::results::{CacheLevel, ResultsDocument};
@@ -86,14 +87,76 @@ fn sets_used(doc: &ResultsDocument) -> Outcome {
             panel_height: 380,
         },
         tables: vec![set_table(&probes, l1)],
-        look_for: format!(
-            "Left of a dashed line, K lines do not fit into the sets the stride uses \
-             ({} ways each): misses and time jump. Right of it the same K loads fit. Each K \
-             is drawn a little beside its whole number of sets, so equal values stay visible.",
-            l1.ways
-        ),
+        look_for: look_for(&probes, l1),
         notes: Vec::new(),
     }))
+}
+
+/// Where K lines have room in the sets the stride uses (sets × ways ≥ K) against where they
+/// do not: their simulated misses and timed ns per load, compared in numbers.
+fn look_for(probes: &[Probe], l1: &CacheLevel) -> Vec<Claim> {
+    let ways = u64::from(l1.ways);
+    let (fit, short): (Vec<&Probe>, Vec<&Probe>) = probes
+        .iter()
+        .filter(|p| p.model(0).is_some())
+        .partition(|p| p.model(0).is_some_and(|m| m.sets_used * ways >= p.k));
+    let ns =
+        |ps: &[&Probe]| -> Vec<f64> { ps.iter().filter_map(|p| p.ns.map(|e| e.value)).collect() };
+    let (ns_fit, ns_short) = (ns(&fit), ns(&short));
+    let mut claims = Vec::new();
+    if short.is_empty() {
+        claims.push(Claim::derived(
+            "conflict.sets-room",
+            format!(
+                "Every probe's K lines have room in the sets its stride uses ({ways} ways a \
+                 set), and they {} (simulated).",
+                warm_miss_words(&fit)
+            ),
+        ));
+    } else {
+        let which = short
+            .iter()
+            .map(|p| (p.k, p.model(0).map_or(0, |m| m.sets_used)))
+            .collect::<std::collections::BTreeSet<_>>()
+            .iter()
+            .map(|(k, s)| format!("K = {k} in {s} set{}", if *s == 1 { "" } else { "s" }))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let time = match (data::median(&ns_short), data::median(&ns_fit)) {
+            (Some(a), Some(b)) => {
+                let apart = ns_short.iter().copied().fold(f64::INFINITY, f64::min)
+                    > ns_fit.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                format!(
+                    " and take {} ns per load against {} ns where the lines have room \
+                     (timed; medians {}{})",
+                    value_range(&ns_short),
+                    value_range(&ns_fit),
+                    slower_or_faster(a, b),
+                    if apart {
+                        ""
+                    } else {
+                        "; the two ranges overlap"
+                    }
+                )
+            }
+            _ => String::new(),
+        };
+        claims.push(Claim::derived(
+            "conflict.sets-room",
+            format!(
+                "Where the K lines have no room in the sets the stride uses ({which}, {ways} \
+                 ways each) they {} (simulated){time}; where they have room they {}.",
+                warm_miss_words(&short),
+                warm_miss_words(&fit)
+            ),
+        ));
+    }
+    claims.push(Claim::guide(
+        "conflict.fig02-drawing",
+        "A dashed line marks ⌈K / ways⌉ sets, the fewest that hold K lines; each K is drawn a \
+         little beside its whole number of sets so equal values stay visible.",
+    ));
+    claims
 }
 
 /// Per K: simulated misses and timed ns per load against the recorded sets used (one point

@@ -4,9 +4,10 @@
 use super::common::distinct;
 use super::conflict::{Probe, predicted_cyclic_misses, probes};
 use super::{Built, FigureDef, Outcome, Table, est_cell, omitted, prov_timed};
-use crate::report::chart::{Figure, HeatPanel, Panel, format_number};
+use crate::report::chart::{ColourScale, Figure, HeatPanel, Panel, format_bytes, format_number};
+use crate::report::claims::{Claim, value_range};
 use crate::report::data::{self, Estimate};
-use crate::results::ResultsDocument;
+use crate::results::{CacheLevel, ResultsDocument};
 
 /// Figure 3: the conflict-probe heat map, stride (with ±1 controls) × K → ns per load.
 pub const FIGURE: FigureDef = FigureDef {
@@ -37,11 +38,11 @@ fn conflict_heatmap(doc: &ResultsDocument) -> Outcome {
     });
     let typical = grid.typical_fitting(&fits_l1);
     let marks = grid.tlb_marks(&fits_l1, typical);
-    let look_for = format!(
-        "Below the red line K fits the ways of one set; above it, power-of-two columns turn \
-         dark while their controls stay light. {}",
-        tlb_note(marks.len(), typical)
-    );
+    let mut look_for: Vec<Claim> = l1.map(|l| above_the_ways(&timed, l)).into_iter().collect();
+    look_for.push(Claim::derived(
+        "conflict.tlb",
+        tlb_note(marks.len(), typical),
+    ));
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
             id: FIGURE.id.into(),
@@ -152,6 +153,7 @@ impl<'p, 'd> Grid<'p, 'd> {
             value_label: "ns per load (timed)".into(),
             divider,
             marks,
+            scale: ColourScale::Log,
         }
     }
 
@@ -171,6 +173,50 @@ impl<'p, 'd> Grid<'p, 'd> {
             rows,
         }
     }
+}
+
+/// Above the ways (K > ways), the multiples of the set span against their ±1 controls, timed.
+fn above_the_ways(timed: &[&Probe], l1: &CacheLevel) -> Claim {
+    let ways = u64::from(l1.ways);
+    let span = l1.set_span();
+    let ns = |multiple: bool| -> Vec<f64> {
+        timed
+            .iter()
+            .filter(|p| p.k > ways && (p.stride_bytes.unsigned_abs() % span == 0) == multiple)
+            .filter_map(|p| p.ns.map(|e| e.value))
+            .collect()
+    };
+    let (hot, cold) = (ns(true), ns(false));
+    if hot.is_empty() || cold.is_empty() {
+        return Claim::derived(
+            "conflict.heat",
+            format!(
+                "No probe above the {ways} ways has both a multiple of {} and a control timed, \
+                 so the map has nothing to compare above the line.",
+                format_bytes(span as f64)
+            ),
+        );
+    }
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let order = if min(&hot) > max(&cold) {
+        "every multiple is slower than every control"
+    } else if max(&hot) < min(&cold) {
+        "every multiple is faster than every control"
+    } else {
+        "the two ranges overlap"
+    };
+    Claim::derived(
+        "conflict.heat",
+        format!(
+            "Above the line (K > {ways}, the {} ways), the multiples of {} take {} ns per load \
+             and their ±1 controls {} ns (timed): {order}.",
+            l1.name,
+            format_bytes(span as f64),
+            value_range(&hot),
+            value_range(&cold)
+        ),
+    )
 }
 
 /// What the TLB marks say: none, or how many cells and the typical fitting cell's time.

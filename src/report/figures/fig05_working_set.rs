@@ -4,12 +4,14 @@
 use super::{
     Built, FigureDef, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_timed,
 };
+use crate::report::chart::format_number;
 use crate::report::chart::{
     Axis, Figure, LinePanel, PALETTE, Panel, RefLine, Series, SeriesKind, XY, format_bytes,
 };
+use crate::report::claims::{Claim, Verdict};
 use crate::report::data;
 use crate::results::tlb::{DtlbLevel, manifest_dtlb};
-use crate::results::{PointRecord, ResultsDocument};
+use crate::results::{CacheLevel, PointRecord, ResultsDocument};
 
 /// Puts each line's label where the curve is not: at the bottom of the panel (from `low`, the
 /// fastest load, upwards) where the nearest point lies in the upper half of the curve's log
@@ -96,6 +98,121 @@ fn dtlb_marks(doc: &ResultsDocument, span: (f64, f64)) -> (Vec<RefLine>, Vec<Str
     (marks, notes)
 }
 
+/// Consecutive working sets whose latency differs by at least this factor are a step.
+const STEP: f64 = 1.5;
+
+/// Where the latency steps up between consecutive working sets, and whether each recorded
+/// cache size (in the measured span) has a step near it — the textbook's plateaus and steps.
+fn latency_claims(points: &[XY], levels: &[CacheLevel], dtlb_marked: bool) -> Vec<Claim> {
+    let steps: Vec<(f64, f64, f64, f64)> = points
+        .windows(2)
+        .filter(|w| w[1].y >= STEP * w[0].y)
+        .map(|w| (w[0].x, w[1].x, w[0].y, w[1].y))
+        .collect();
+    let step_text = |&(x0, x1, y0, y1): &(f64, f64, f64, f64)| {
+        format!(
+            "{}→{} ({} → {} ns)",
+            format_bytes(x0),
+            format_bytes(x1),
+            format_number(y0),
+            format_number(y1)
+        )
+    };
+    let mut claims = vec![Claim::derived(
+        "latency.steps",
+        if steps.is_empty() {
+            format!(
+                "No two neighbouring working sets differ by {STEP}× or more in latency (timed)."
+            )
+        } else {
+            format!(
+                "The latency steps up (≥ {STEP}× between neighbouring working sets) at {} \
+                 (timed).",
+                steps.iter().map(step_text).collect::<Vec<_>>().join(", ")
+            )
+        },
+    )];
+    let (low, high) = match (points.first(), points.last()) {
+        (Some(a), Some(b)) => (a.x, b.x),
+        _ => return claims,
+    };
+    // A step "near" a size: it starts within a factor of 2 below the size and ends within a
+    // factor of 4 above it (the sizes of a sweep are a factor of 2 apart).
+    let near = |size: f64| {
+        steps
+            .iter()
+            .find(|s| s.0 >= size / 2.0 && s.0 <= size && s.1 <= size * 4.0)
+    };
+    let (inside, outside): (Vec<&CacheLevel>, Vec<&CacheLevel>) = levels
+        .iter()
+        .partition(|l| (l.size as f64) >= low && (l.size as f64) * 2.0 <= high);
+    let verdicts: Vec<(String, bool)> = inside
+        .iter()
+        .map(|l| match near(l.size as f64) {
+            Some(s) => (
+                format!("{}: step at {}", data::level_label(l), step_text(s)),
+                true,
+            ),
+            None => (format!("{}: no step near it", data::level_label(l)), false),
+        })
+        .collect();
+    let agreeing = verdicts.iter().filter(|v| v.1).count();
+    let mut verdict = Verdict::of_counts(verdicts.len(), agreeing);
+    let mut observed = verdicts
+        .into_iter()
+        .map(|v| v.0)
+        .collect::<Vec<_>>()
+        .join("; ");
+    let unexplained: Vec<String> = steps
+        .iter()
+        .filter(|s| {
+            !levels
+                .iter()
+                .any(|l| near(l.size as f64).is_some_and(|n| std::ptr::eq(n, *s)))
+        })
+        .map(step_text)
+        .collect();
+    if !unexplained.is_empty() {
+        // Steps where no recorded level ends: the recorded geometry misses a level.
+        if verdict == Verdict::Agrees {
+            verdict = Verdict::Partly;
+        }
+        observed.push_str(&format!(
+            "{}steps near no recorded size: {}",
+            if observed.is_empty() { "" } else { "; " },
+            unexplained.join(", ")
+        ));
+    }
+    if !outside.is_empty() {
+        observed.push_str(&format!(
+            "{}{} outside the measured working sets (up to {})",
+            if observed.is_empty() { "" } else { "; " },
+            outside
+                .iter()
+                .map(|l| data::level_label(l))
+                .collect::<Vec<_>>()
+                .join(", "),
+            format_bytes(high)
+        ));
+    }
+    claims.push(Claim::textbook(
+        "latency.levels",
+        "the time per load holds a plateau while the working set fits a level and steps up \
+         just after each cache size (dashed).",
+        verdict,
+        observed,
+    ));
+    if dtlb_marked {
+        claims.push(Claim::guide(
+            "latency.dtlb",
+            "A DTLB mark is its entries × page size from CPUID: past it, a chase on pages of \
+             that size pays page walks (the table's last column gives the process's memory on \
+             huge pages).",
+        ));
+    }
+    claims
+}
+
 /// Figure 5: working-set latency of the pointer chase, with the cache sizes as vertical lines.
 pub const FIGURE: FigureDef = FigureDef {
     id: "fig05-working-set",
@@ -124,7 +241,7 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
         .iter()
         .map(|l| RefLine {
             at: l.size as f64,
-            label: format!("{} {}", l.name, format_bytes(l.size as f64)),
+            label: data::level_label(l),
             label_y: None,
         })
         .collect();
@@ -133,9 +250,12 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
         points.last().map_or(1.0, |p| p.x),
     );
     let low = points.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
-    let (marks, notes) = dtlb_marks(doc, span);
+    let (marks, mut notes) = dtlb_marks(doc, span);
+    let vlines_dtlb = marks.clone();
     vlines.extend(marks);
+    notes.extend(data::level_notes(&levels));
     place_labels(&mut vlines, &points, low);
+    let look_for = latency_claims(&points, &levels, !vlines_dtlb.is_empty());
     let rows = recs
         .iter()
         .map(|r| {
@@ -145,6 +265,11 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
                 cell(misses_per_access(r, 0)),
                 cell(misses_per_access(r, 1)),
                 cell(misses_per_access(r, 2)),
+                r.huge_pages
+                    .as_ref()
+                    .and_then(|h| h.anon_huge_bytes)
+                    .map(|b| format_bytes(b as f64))
+                    .unwrap_or_else(|| "—".into()),
             ]
         })
         .collect();
@@ -154,7 +279,7 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
             title: "Working-set latency (random pointer chase)".into(),
             provenance: format!(
                 "{}; dashed lines: cache sizes from the recorded geometry and the DTLB's reach \
-                 (entries × page) from CPUID; buffers on huge pages where granted",
+                 (entries × page) from CPUID",
                 prov_timed(doc)
             ),
             panels: vec![Panel::Lines(LinePanel {
@@ -181,17 +306,13 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
                 "L1 misses/load (sim, warm)",
                 "L2 misses/load (sim, warm)",
                 "L3 misses/load (sim, warm)",
+                "process on huge pages (AnonHugePages)",
             ]
             .map(String::from)
             .to_vec(),
             rows,
         }],
-        look_for: "Plateaus where the working set fits a level, steps just after each dashed \
-                   size. A step that lands far from a dashed line means the recorded geometry \
-                   (or the VM's claim) is off. The chase runs on 2 MiB pages where the kernel \
-                   grants them, so the 4 KiB DTLB reach is where a 4 KiB-page chase would \
-                   start paying page walks; past the 2 MiB reach this one does."
-            .into(),
+        look_for,
         notes,
     }))
 }

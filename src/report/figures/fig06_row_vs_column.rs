@@ -8,8 +8,9 @@ use super::{
     prov_timed,
 };
 use crate::report::chart::{
-    Axis, Figure, LinePanel, PALETTE, Panel, RefLine, Series, SeriesKind, XY,
+    Axis, Figure, LinePanel, PALETTE, Panel, RefLine, Series, SeriesKind, XY, format_number,
 };
+use crate::report::claims::{Claim, SAME_SPEED, Verdict, slower_or_faster};
 use crate::report::data;
 use crate::results::{CacheLevel, PointRecord, ResultsDocument};
 
@@ -123,12 +124,73 @@ fn row_vs_column(doc: &ResultsDocument) -> Outcome {
             panel_height: 380,
         },
         tables: vec![traversal_table(&trav, levels.first())],
-        look_for: "Column order is slow once a column's lines no longer stay cached until the \
-                   next column; at n = 2^k the lines of one column also share few sets, so the \
-                   slowdown starts earlier and is larger than at n = 2^k+1 (or with ld padded)."
-            .into(),
+        look_for: look_for(&plain),
         notes: Vec::new(),
     }))
+}
+
+/// The timed ns per element of the unpadded `order` walk over `n` columns.
+fn timed_ns(plain: &[&Traversal], order: &str, n: u64) -> Option<f64> {
+    plain
+        .iter()
+        .find(|t| t.order == order && t.n == n)
+        .and_then(|t| data::ns_per_element(t.record))
+        .map(|e| e.value)
+}
+
+/// Column over row time per matrix size, and the textbook's 2^k-against-2^k+1 expectation.
+fn look_for(plain: &[&Traversal]) -> Vec<Claim> {
+    let ns = |order: &str, n: u64| timed_ns(plain, order, n);
+    let ratio = |n: u64| Some(ns("col", n)? / ns("row", n)?);
+    let sizes: BTreeSet<u64> = plain.iter().map(|t| t.n).collect();
+    let per_size: Vec<String> = sizes
+        .iter()
+        .filter_map(|&n| {
+            let (c, r) = (ns("col", n)?, ns("row", n)?);
+            Some(format!("n = {n}: {}", slower_or_faster(c, r)))
+        })
+        .collect();
+    let mut claims = Vec::new();
+    if !per_size.is_empty() {
+        claims.push(Claim::derived(
+            "traverse.ratios",
+            format!(
+                "Column order against row order (timed, same run): {}.",
+                per_size.join("; ")
+            ),
+        ));
+    }
+    let pairs: Vec<(u64, f64, f64)> = sizes
+        .iter()
+        .filter(|n| n.is_power_of_two())
+        .filter_map(|&n| Some((n, ratio(n)?, ratio(n + 1)?)))
+        .collect();
+    let worse = pairs.iter().filter(|p| p.1 > p.2 * SAME_SPEED).count();
+    let verdict = Verdict::of_counts(pairs.len(), worse);
+    let observed = if pairs.is_empty() {
+        "no size was timed at both 2^k and 2^k+1".to_string()
+    } else {
+        pairs
+            .iter()
+            .map(|(n, a, b)| {
+                format!(
+                    "column/row {}× at n = {n} against {}× at n = {}",
+                    format_number(*a),
+                    format_number(*b),
+                    n + 1
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    claims.push(Claim::textbook(
+        "traverse.power-of-two",
+        "at n = 2^k the lines of one column share few cache sets, so column order suffers more \
+         than at n = 2^k+1.",
+        verdict,
+        format!("{observed} (timed)"),
+    ));
+    claims
 }
 
 /// Plot n = 2^k and 2^k+1 at the same x (2^k) so the pair sits side by side.
@@ -177,13 +239,7 @@ fn time_series(plain: &[&Traversal]) -> Vec<Series> {
 
 /// The column/row time ratio and the simulated L1 misses of column order, per kind of n.
 fn ratio_and_sim_series(plain: &[&Traversal]) -> (Vec<Series>, Vec<Series>) {
-    let ns = |order: &str, n: u64| {
-        plain
-            .iter()
-            .find(|t| t.order == order && t.n == n)
-            .and_then(|t| data::ns_per_element(t.record))
-            .map(|e| e.value)
-    };
+    let ns = |order: &str, n: u64| timed_ns(plain, order, n);
     let ns_values: BTreeSet<u64> = plain.iter().map(|t| t.n).collect();
     let mut ratio = Vec::new();
     let mut sim = Vec::new();

@@ -6,10 +6,12 @@ use std::collections::BTreeSet;
 use super::{
     Built, FigureDef, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_timed,
 };
+use crate::report::chart::format_number;
 use crate::report::chart::{
     Axis, BarPanel, BarSeries, Figure, LinePanel, PALETTE, Panel, RefLine, Series, SeriesKind, XY,
     colour_for,
 };
+use crate::report::claims::{Claim, SAME_SPEED, Verdict};
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
 
@@ -73,12 +75,70 @@ fn transposes(doc: &ResultsDocument) -> Outcome {
             panel_height: 360,
         },
         tables: vec![variant_table(&recs)],
-        look_for: "A transpose reads or writes one of its matrices by columns: the naive loops \
-                   get a small fraction of a copy. Blocking keeps a tile of both matrices in \
-                   cache; the fraction of copy is the number that survives a different machine."
-            .into(),
+        look_for: look_for(&recs, &sizes),
         notes,
     }))
+}
+
+/// Each size's fractions of the same-run copy, and whether blocking beat the naive loops.
+fn look_for(recs: &[&PointRecord], sizes: &[(u64, String)]) -> Vec<Claim> {
+    let fraction = |v: &str, cat: &str| {
+        recs.iter()
+            .filter(|r| variant(r) == Some(v) && size(r) == cat)
+            .filter_map(|r| data::reference_ratio(r))
+            .reduce(f64::max)
+    };
+    let variants = variants_of(recs);
+    let mut per_size = Vec::new();
+    let mut checked = Vec::new();
+    for (_, cat) in sizes {
+        let parts: Vec<String> = variants
+            .iter()
+            .filter_map(|v| Some(format!("{v} {}", format_number(fraction(v, cat)?))))
+            .collect();
+        if !parts.is_empty() {
+            per_size.push(format!("{cat}: {}", parts.join(", ")));
+        }
+        let naive = ["naive-read", "naive-write"]
+            .iter()
+            .filter_map(|v| fraction(v, cat))
+            .reduce(f64::max);
+        if let (Some(b), Some(n)) = (fraction("blocked", cat), naive) {
+            checked.push((cat.clone(), b, n));
+        }
+    }
+    let mut claims = vec![Claim::derived(
+        "transpose.fractions",
+        format!(
+            "Fraction of a copy timed in the same run (1 = as fast as the copy; the best blocked \
+             block size where several were timed): {}.",
+            per_size.join("; ")
+        ),
+    )];
+    let better = checked.iter().filter(|c| c.1 > c.2 * SAME_SPEED).count();
+    let verdict = Verdict::of_counts(checked.len(), better);
+    claims.push(Claim::textbook(
+        "transpose.blocking",
+        "the naive loops walk one matrix by columns; blocking keeps a tile of both matrices \
+         in cache, so the blocked transpose beats the naive loops.",
+        verdict,
+        if checked.is_empty() {
+            "no size has both a blocked and a naive transpose timed".to_string()
+        } else {
+            checked
+                .iter()
+                .map(|(cat, b, n)| {
+                    format!(
+                        "{cat}: blocked {} against the better naive loop's {}",
+                        format_number(*b),
+                        format_number(*n)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        },
+    ));
+    claims
 }
 
 /// The variants present, in the order naive-read, naive-write, blocked, fast, others.

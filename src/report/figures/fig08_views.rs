@@ -7,6 +7,7 @@ use super::{
     Built, FigureDef, Outcome, Table, cell, est_cell, misses_per_access, omitted, prov_timed,
 };
 use crate::report::chart::{Axis, BarPanel, Figure, PALETTE, Panel};
+use crate::report::claims::{Claim, SAME_CURVE, Verdict, slower_or_faster};
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument, ViewSets};
 
@@ -54,15 +55,76 @@ fn views(doc: &ResultsDocument) -> Outcome {
             panel_height: height,
         },
         tables: vec![table(&info)],
-        look_for: "A view only rewrites shape and strides, so its cost per element is set by \
-                   its innermost stride: a diagonal (stride n+1) touches a new line per element; \
-                   a flip walks backwards at stride −1 and should cost about what a forward walk \
-                   costs. An inner walk that lands in few L1 sets (down a column of a \
-                   2^k-wide matrix, as the transpose view walks) keeps at most those sets' ways \
-                   of lines: every line it comes back to has been evicted."
-            .into(),
+        look_for: look_for(&info),
         notes: Vec::new(),
     }))
+}
+
+/// Each strided view against the contiguous walk of its element count, and the textbook's
+/// expectation for a flipped walk.
+fn look_for(info: &[ViewInfo]) -> Vec<Claim> {
+    let elements = |r: &PointRecord| r.work.map(|w| w.elements);
+    let control = |r: &PointRecord| {
+        info.iter()
+            .find(|(c, _, contiguous)| *contiguous == Some(true) && elements(c) == elements(r))
+            .and_then(|(c, _, _)| data::ns_per_element(c))
+    };
+    // (expression, inner stride, own ns, control ns)
+    let compared: Vec<(&str, Option<i64>, f64, f64)> = info
+        .iter()
+        .filter(|(_, _, contiguous)| *contiguous == Some(false))
+        .filter_map(|(r, _, _)| {
+            let inner = data::view_facts(r).and_then(|v| v.strides.last().copied());
+            Some((
+                data::text(r, "expr")?,
+                inner,
+                data::ns_per_element(r)?.value,
+                control(r)?.value,
+            ))
+        })
+        .collect();
+    let mut claims = vec![Claim::guide(
+        "view.rewrite",
+        "A view only rewrites shape, strides and offset; walking it costs what its strides do \
+         to the cache.",
+    )];
+    if !compared.is_empty() {
+        claims.push(Claim::derived(
+            "view.ratios",
+            format!(
+                "Against a contiguous walk of the same element count (timed): {}.",
+                compared
+                    .iter()
+                    .map(|(e, inner, own, base)| format!(
+                        "`{e}`{} {}",
+                        inner
+                            .map(|s| format!(" (inner stride {s})"))
+                            .unwrap_or_default(),
+                        slower_or_faster(*own, *base)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        ));
+    }
+    let flips: Vec<&(&str, Option<i64>, f64, f64)> =
+        compared.iter().filter(|c| c.1 == Some(-1)).collect();
+    if !flips.is_empty() {
+        let close = flips.iter().filter(|c| c.2 / c.3 <= SAME_CURVE).count();
+        let verdict = Verdict::of_counts(flips.len(), close);
+        claims.push(Claim::textbook(
+            "view.flip",
+            "a flipped walk (inner stride −1) reads the same lines backwards, which prefetchers \
+             follow, so it costs about what a forward walk costs.",
+            verdict,
+            flips
+                .iter()
+                .map(|(e, _, own, base)| format!("`{e}` is {}", slower_or_faster(*own, *base)))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ));
+    }
+    claims
 }
 
 /// One stacked bar per view: strided views and contiguous controls in their own colours.

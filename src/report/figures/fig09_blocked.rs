@@ -5,7 +5,8 @@ use super::common::estimate_bars;
 use super::fig06_row_vs_column::traversals;
 use super::labels::point_label;
 use super::{Built, FigureDef, Outcome, Table, cell, est_cell, omitted, prov_timed};
-use crate::report::chart::{Axis, BarPanel, Figure, Panel, colour_for};
+use crate::report::chart::{Axis, BarPanel, Figure, Panel, colour_for, format_number};
+use crate::report::claims::{Claim, SAME_CURVE, Verdict, slower_or_faster};
 use crate::report::data::{self, Estimate};
 use crate::results::{PointRecord, ResultsDocument};
 
@@ -79,12 +80,58 @@ fn blocked(doc: &ResultsDocument) -> Outcome {
             panel_height: 260,
         },
         tables,
-        look_for: "In tile-major storage a tile is contiguous, so walking the tiles in column \
-                   order stays nearly as fast as row order; in row-major storage column order \
-                   pays a line per element."
-            .into(),
+        look_for: look_for(&major, &tiles),
         notes: Vec::new(),
     }))
+}
+
+/// Column order against row order in each storage, and the textbook's expectation that tiles
+/// make the two orders cost about the same.
+fn look_for(major: &[Option<Estimate>], tiles: &[Option<Estimate>]) -> Vec<Claim> {
+    let col_over_row = |v: &[Option<Estimate>]| match v {
+        [Some(row), Some(col)] => Some((col.value, row.value)),
+        _ => None,
+    };
+    let mut claims = Vec::new();
+    if let Some((c, r)) = col_over_row(major) {
+        claims.push(Claim::derived(
+            "blocked.row-major",
+            format!(
+                "Row-major storage: column order is {} than row order ({} vs {} ns per \
+                 element, timed).",
+                slower_or_faster(c, r),
+                format_number(c),
+                format_number(r)
+            ),
+        ));
+    }
+    let expectation = "in tile-major storage a column walk stays inside one contiguous tile for \
+                       B rows, so column order costs about what row order costs.";
+    claims.push(match col_over_row(tiles) {
+        Some((c, r)) => Claim::textbook(
+            "blocked.tile-major",
+            expectation,
+            if c / r <= SAME_CURVE {
+                Verdict::Agrees
+            } else {
+                Verdict::Disagrees
+            },
+            format!(
+                "in tile-major storage column order is {} than row order ({} vs {} ns per \
+                 element, timed)",
+                slower_or_faster(c, r),
+                format_number(c),
+                format_number(r)
+            ),
+        ),
+        None => Claim::textbook(
+            "blocked.tile-major",
+            expectation,
+            Verdict::Untested,
+            "the tile-major sum was not timed in both orders",
+        ),
+    });
+    claims
 }
 
 /// Row-major against tile-major per traversal order, with their ratio.

@@ -4,7 +4,10 @@
 use super::common::{distinct, records_or_omit};
 use super::labels::point_label;
 use super::{Built, FigureDef, Outcome, Table, est_cell, prov_timed};
-use crate::report::chart::{Axis, Figure, LinePanel, Panel, Series, SeriesKind, XY, colour_for};
+use crate::report::chart::{
+    Axis, Figure, LinePanel, Panel, Series, SeriesKind, XY, colour_for, format_number,
+};
+use crate::report::claims::Claim;
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
 
@@ -63,11 +66,49 @@ fn threads(doc: &ResultsDocument) -> Outcome {
                 .to_vec(),
             rows,
         }],
-        look_for: "Where the solid line leaves the dashed one, the threads share a bottleneck \
-                   (memory bandwidth, a shared cache or, in a VM, the host)."
-            .into(),
+        look_for: look_for(&recs),
         notes: Vec::new(),
     }))
+}
+
+/// Each thread count's bandwidth as a fraction of perfect scaling from one thread.
+fn look_for(recs: &[&PointRecord]) -> Vec<Claim> {
+    let mut parts = Vec::new();
+    for kernel in ["copy", "read"] {
+        let of = |t: usize| {
+            recs.iter()
+                .find(|r| r.kernel == kernel && r.threads == t)
+                .and_then(|r| data::gb_per_s(r))
+        };
+        let Some(one) = of(1) else { continue };
+        for t in distinct(
+            recs.iter()
+                .filter(|r| r.kernel == kernel)
+                .map(|r| r.threads),
+        ) {
+            if let Some(e) = of(t).filter(|_| t > 1) {
+                parts.push(format!(
+                    "{kernel} with {t} threads {} GB/s, {} of {t} × one thread's {} GB/s",
+                    format_number(e.value),
+                    format_number(e.value / (one.value * t as f64)),
+                    format_number(one.value)
+                ));
+            }
+        }
+    }
+    let mut claims = vec![Claim::guide(
+        "threads.reading",
+        "The dashed line is one thread's bandwidth times the threads; where the solid line \
+         falls below it, the threads share a limit (memory bandwidth, a shared cache or, in a \
+         VM, the host).",
+    )];
+    if !parts.is_empty() {
+        claims.push(Claim::derived(
+            "threads.scaling",
+            format!("Timed: {}.", parts.join("; ")),
+        ));
+    }
+    claims
 }
 
 /// The timed bandwidth of `kernel` by thread count and, when one thread was timed, its

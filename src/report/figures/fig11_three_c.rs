@@ -5,6 +5,7 @@ use super::common::records_or_omit;
 use super::labels::short_label;
 use super::{Built, FigureDef, Outcome, Table, prov_sim};
 use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for};
+use crate::report::claims::Claim;
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument, SimulatedLevel};
 
@@ -74,12 +75,42 @@ fn three_c(doc: &ResultsDocument) -> Outcome {
             .to_vec(),
             rows,
         }],
-        look_for: "Conflict misses (red) are the ones a different address — padding, a ±1 \
-                   leading dimension — removes; capacity misses need a smaller working set or \
-                   blocking."
-            .into(),
+        look_for: look_for(&recs, &level_name),
         notes: Vec::new(),
     }))
+}
+
+/// Which points' misses are mostly conflict or mostly capacity, from the simulated split.
+fn look_for(recs: &[&PointRecord], level: &str) -> Vec<Claim> {
+    let mostly = |part: fn(&SimulatedLevel) -> u64| -> Vec<String> {
+        recs.iter()
+            .filter(|r| l1(r).is_some_and(|l| l.misses > 0 && 2 * part(l) > l.misses))
+            .map(|r| short_label(r))
+            .collect()
+    };
+    const SHOWN: usize = 8;
+    let list = |names: Vec<String>| match names.len() {
+        0 => "none".to_string(),
+        n if n <= SHOWN => names.join(", "),
+        n => format!("{} and {} more", names[..SHOWN].join(", "), n - SHOWN),
+    };
+    vec![
+        Claim::guide(
+            "three-c.reading",
+            "Conflict misses are those a different address — padding, a ±1 leading dimension — \
+             would remove; capacity misses need a smaller working set or blocking; compulsory \
+             misses are first touches.",
+        ),
+        Claim::derived(
+            "three-c.mostly",
+            format!(
+                "More than half of the {level} misses are conflict misses at: {}; capacity \
+                 misses at: {} (simulated).",
+                list(mostly(|l| l.conflict)),
+                list(mostly(|l| l.capacity))
+            ),
+        ),
+    ]
 }
 
 /// The simulated first level of a point.

@@ -1,10 +1,12 @@
-//! Figure 13: the geometry sweep's misses per load against gcd(stride in lines, sets): every
-//! stride of the sweep a point, all of them on the set model's step (sets used = sets / gcd).
+//! Figure 13: the geometry sweep's misses per load by gcd(stride in lines, sets) and K: one
+//! heat map per swept level, a cell per (gcd, K) holding the mean simulated misses of every
+//! stride of that gcd, and a mark where the set model predicts misses (sets / gcd × ways < K).
 
-use super::sweep::{SweepPoint, SweptLevel, marker_series, points, preset_note, swept_levels};
+use super::sweep::{SweepPoint, SweptLevel, points, preset_note, swept_levels};
 use super::{Built, FigureDef, Outcome, Table, cell, omitted, prov_sim};
-use crate::report::chart::{Axis, Figure, LinePanel, Panel, RefLine};
-use crate::results::{CacheLevel, ResultsDocument};
+use crate::report::chart::{ColourScale, Figure, HeatPanel, Panel};
+use crate::report::claims::{Claim, Verdict};
+use crate::results::ResultsDocument;
 
 /// Figure 13: miss rate against the gcd of the stride in lines and the sets.
 pub const FIGURE: FigureDef = FigureDef {
@@ -14,8 +16,12 @@ pub const FIGURE: FigureDef = FigureDef {
     build: sweep_vs_gcd,
 };
 
-/// The worked example the annotation names: a stride of this many lines.
-const EXAMPLE_STRIDE_LINES: u64 = 16;
+/// Strides of one gcd class "behave alike" when their simulated misses per load differ by at
+/// most this much.
+const ALIKE: f64 = 0.01;
+
+/// The mark of a cell where the set model predicts misses.
+const MODEL_MARK: &str = "▲";
 
 fn sweep_vs_gcd(doc: &ResultsDocument) -> Outcome {
     let levels = swept_levels(doc);
@@ -24,130 +30,241 @@ fn sweep_vs_gcd(doc: &ResultsDocument) -> Outcome {
     }
     let mut panels = Vec::new();
     let mut tables = Vec::new();
-    let mut first = None;
+    let mut look_for = Vec::new();
     for swept in &levels {
         let pts = points(doc, swept);
-        panels.push(gcd_panel(&pts, swept));
-        tables.push(gcd_table(&pts, swept));
-        first.get_or_insert(swept.level.clone());
+        let classes = Classes::of(&pts);
+        panels.push(Panel::Heat(classes.panel(swept)));
+        tables.push(classes.table(swept));
+        look_for.push(classes.onset_claim(swept));
     }
+    look_for.push(alike_claim(doc, &levels));
     let figure = Figure {
         id: FIGURE.id.into(),
-        title: "Misses per load vs gcd(stride in lines, sets): every stride of the sweep".into(),
+        title: "Misses per load by gcd(stride in lines, sets) and K: every stride of the sweep"
+            .into(),
         provenance: format!(
-            "{}; hollow: recorded model, misses on every load once K > (sets / gcd) × ways{}",
+            "{}; a cell is the mean over the strides of its gcd class; \"{MODEL_MARK}\": the \
+             recorded model predicts misses (K > (sets / gcd) × ways){}",
             prov_sim(doc),
             preset_note(&levels)
         ),
         panels,
         panel_width: 560,
-        panel_height: 360,
+        panel_height: 300,
     };
     Outcome::Drawn(Box::new(Built {
         figure,
         tables,
-        look_for: look_for(first.as_ref()),
+        look_for,
         notes: Vec::new(),
     }))
 }
 
-fn gcd_panel(pts: &[SweepPoint], swept: &SweptLevel) -> Panel {
-    let level = &swept.level;
-    let sets = u64::from(level.sets);
-    let mut vlines = Vec::new();
-    if sets % EXAMPLE_STRIDE_LINES == 0 {
-        vlines.push(RefLine {
-            at: EXAMPLE_STRIDE_LINES as f64,
-            label: format!(
-                "stride {EXAMPLE_STRIDE_LINES} lines → {} sets",
-                sets / EXAMPLE_STRIDE_LINES
+/// The sweep points of one level grouped by (gcd, K).
+struct Classes<'p> {
+    gcds: Vec<u64>,
+    ks: Vec<u64>,
+    points: &'p [SweepPoint],
+}
+
+impl<'p> Classes<'p> {
+    fn of(points: &'p [SweepPoint]) -> Self {
+        Self {
+            gcds: super::common::distinct(points.iter().map(|p| p.gcd)),
+            ks: super::common::distinct(points.iter().map(|p| p.k)),
+            points,
+        }
+    }
+
+    fn members(&self, gcd: u64, k: u64) -> impl Iterator<Item = &SweepPoint> {
+        self.points.iter().filter(move |p| p.gcd == gcd && p.k == k)
+    }
+
+    /// (min, max, mean) of the simulated warm misses of a class.
+    fn simulated(&self, gcd: u64, k: u64) -> Option<(f64, f64, f64)> {
+        let warm: Vec<f64> = self.members(gcd, k).filter_map(|p| p.warm).collect();
+        if warm.is_empty() {
+            return None;
+        }
+        let lo = warm.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = warm.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Some((lo, hi, warm.iter().sum::<f64>() / warm.len() as f64))
+    }
+
+    /// Whether the model recorded with a class's points predicts misses there.
+    fn model_misses(&self, gcd: u64, k: u64) -> bool {
+        self.members(gcd, k)
+            .filter_map(|p| p.model)
+            .any(|m| m > 0.0)
+    }
+
+    fn panel(&self, swept: &SweptLevel) -> HeatPanel {
+        let level = &swept.level;
+        let mut marks = Vec::new();
+        for (c, &g) in self.gcds.iter().enumerate() {
+            for (r, &k) in self.ks.iter().enumerate() {
+                if self.model_misses(g, k) {
+                    marks.push((c, r, MODEL_MARK.to_string()));
+                }
+            }
+        }
+        HeatPanel {
+            title: format!(
+                "{}: {} sets × {} ways",
+                swept.name(),
+                level.sets,
+                level.ways
             ),
-            label_y: Some(0.55),
-        });
-    }
-    Panel::Lines(LinePanel {
-        title: format!(
-            "{}: {} sets × {} ways ({} strides)",
-            swept.name(),
-            level.sets,
-            level.ways,
-            super::common::distinct(pts.iter().map(|p| p.stride_lines)).len()
-        ),
-        x: Axis::log2("gcd(stride in lines, sets)"),
-        y: Axis::fraction(&format!(
-            "{} misses per load (after the first pass)",
-            level.name
-        )),
-        series: marker_series(pts, |p| p.gcd as f64, true),
-        vlines,
-        hlines: Vec::new(),
-    })
-}
-
-/// Per gcd and K: how many strides, the sets they use, and the range of simulated misses
-/// beside the model (one value: the model depends on the gcd alone).
-fn gcd_table(pts: &[SweepPoint], swept: &SweptLevel) -> Table {
-    let mut rows = Vec::new();
-    for g in super::common::distinct(pts.iter().map(|p| p.gcd)) {
-        for k in super::common::distinct(pts.iter().map(|p| p.k)) {
-            let of: Vec<&SweepPoint> = pts.iter().filter(|p| p.gcd == g && p.k == k).collect();
-            let Some(first) = of.first() else { continue };
-            let warm: Vec<f64> = of.iter().filter_map(|p| p.warm).collect();
-            let lo = warm.iter().copied().reduce(f64::min);
-            let hi = warm.iter().copied().reduce(f64::max);
-            let models =
-                super::common::distinct(of.iter().filter_map(|p| p.model.map(f64::to_bits)));
-            rows.push(vec![
-                g.to_string(),
-                first.sets_used.to_string(),
-                k.to_string(),
-                of.len().to_string(),
-                format!("{} – {}", cell(lo), cell(hi)),
-                match models.as_slice() {
-                    [one] => cell(Some(f64::from_bits(*one))),
-                    [] => "—".into(),
-                    _ => "varies".into(),
-                },
-            ]);
+            x_label: format!(
+                "gcd(stride in lines, {}) → sets used = {} / gcd",
+                level.sets, level.sets
+            ),
+            y_label: "K (lines walked)".into(),
+            columns: self.gcds.iter().map(u64::to_string).collect(),
+            rows: self.ks.iter().map(u64::to_string).collect(),
+            values: (self.ks.iter())
+                .map(|&k| {
+                    self.gcds
+                        .iter()
+                        .map(|&g| self.simulated(g, k).map(|s| s.2))
+                        .collect()
+                })
+                .collect(),
+            value_label: format!("{} misses/load (sim)", level.name),
+            divider: None,
+            marks,
+            scale: ColourScale::Linear(0.0, 1.0),
         }
     }
-    Table {
-        caption: format!(
-            "{} sweep by gcd: every stride of a gcd class behaves alike",
-            swept.name()
-        ),
-        headers: [
-            "gcd(stride, sets)",
-            "sets / gcd (model)",
-            "K",
-            "strides",
-            "misses/load (sim, min – max)",
-            "misses/load (model)",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows,
-    }
-}
 
-fn look_for(level: Option<&CacheLevel>) -> String {
-    match level {
-        Some(l) => {
-            let sets = u64::from(l.sets);
-            let example = EXAMPLE_STRIDE_LINES.min(sets).max(1);
+    /// Per K, the smallest gcd at which the simulation misses, beside the model's onset.
+    fn onset_claim(&self, swept: &SweptLevel) -> Claim {
+        let level = &swept.level;
+        let parts: Vec<String> = self
+            .ks
+            .iter()
+            .map(|&k| {
+                let simulated = self
+                    .gcds
+                    .iter()
+                    .find(|&&g| self.simulated(g, k).is_some_and(|s| s.2 > 0.0));
+                let model = self.gcds.iter().find(|&&g| self.model_misses(g, k));
+                match (simulated, model) {
+                    (Some(s), Some(m)) if s == m => format!("K = {k} from gcd {s} (model: {m})"),
+                    (Some(s), Some(m)) => format!("K = {k} from gcd {s} (model: from {m})"),
+                    (Some(s), None) => format!("K = {k} from gcd {s} (model: never)"),
+                    (None, Some(m)) => format!("K = {k} never (model: from {m})"),
+                    (None, None) => format!("K = {k} never (model: never)"),
+                }
+            })
+            .collect();
+        Claim::derived(
+            "sweep.onset",
             format!(
-                "Strides as different as 3 and 125 lines sit on one point: only gcd(stride in \
-                 lines, {sets}) decides how many sets the walk uses ({sets} / gcd). With {sets} \
-                 sets, a stride of {example} lines uses {} sets, which hold {} lines of {} ways \
-                 each: K = 2 × and 4 × {ways} lines fit, K = 8 × {ways} do not, and then every \
-                 load misses. Each larger K steps up one gcd earlier. A preset's panel shows the \
-                 same step on another machine's sets.",
-                sets / example,
-                sets / example * u64::from(l.ways),
-                l.ways,
-                ways = l.ways
-            )
-        }
-        None => String::new(),
+                "{}: misses start at {} (simulated; {} sets of {} ways, so gcd g leaves {} / g \
+                 sets for K lines).",
+                swept.name(),
+                parts.join(", "),
+                level.sets,
+                level.ways,
+                level.sets
+            ),
+        )
     }
+
+    /// Per gcd and K: how many strides, the sets they use, and the range of simulated misses
+    /// beside the model (one value: the model depends on the gcd alone).
+    fn table(&self, swept: &SweptLevel) -> Table {
+        let mut rows = Vec::new();
+        for &g in &self.gcds {
+            for &k in &self.ks {
+                let of: Vec<&SweepPoint> = self.members(g, k).collect();
+                let Some(first) = of.first() else { continue };
+                let range = self.simulated(g, k);
+                let models =
+                    super::common::distinct(of.iter().filter_map(|p| p.model.map(f64::to_bits)));
+                rows.push(vec![
+                    g.to_string(),
+                    first.sets_used.to_string(),
+                    k.to_string(),
+                    of.len().to_string(),
+                    format!(
+                        "{} – {}",
+                        cell(range.map(|r| r.0)),
+                        cell(range.map(|r| r.1))
+                    ),
+                    match models.as_slice() {
+                        [one] => cell(Some(f64::from_bits(*one))),
+                        [] => "—".into(),
+                        _ => "varies".into(),
+                    },
+                ]);
+            }
+        }
+        Table {
+            caption: format!(
+                "{} sweep by gcd: the strides of each gcd class",
+                swept.name()
+            ),
+            headers: [
+                "gcd(stride, sets)",
+                "sets / gcd (model)",
+                "K",
+                "strides",
+                "misses/load (sim, min – max)",
+                "misses/load (model)",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        }
+    }
+}
+
+/// The textbook's "only the gcd decides": within each (gcd, K) class of every level, do the
+/// strides' simulated misses agree?
+fn alike_claim(doc: &ResultsDocument, levels: &[SweptLevel]) -> Claim {
+    let mut classes = 0;
+    let mut spread: Vec<String> = Vec::new();
+    for swept in levels {
+        let pts = points(doc, swept);
+        let c = Classes::of(&pts);
+        for &g in &c.gcds {
+            for &k in &c.ks {
+                let Some((lo, hi, _)) = c.simulated(g, k) else {
+                    continue;
+                };
+                classes += 1;
+                if hi - lo > ALIKE {
+                    spread.push(format!(
+                        "{} gcd {g} K = {k}: {}–{}",
+                        swept.name(),
+                        cell(Some(lo)),
+                        cell(Some(hi))
+                    ));
+                }
+            }
+        }
+    }
+    let verdict = Verdict::of_counts(classes, classes - spread.len());
+    let observed = if spread.is_empty() {
+        format!(
+            "in all {classes} (gcd, K) classes the strides' simulated misses agree within \
+             {ALIKE} per load"
+        )
+    } else {
+        format!(
+            "{} of {classes} classes spread by more than {ALIKE}: {}",
+            spread.len(),
+            spread.join("; ")
+        )
+    };
+    Claim::textbook(
+        "sweep.gcd-decides",
+        "only gcd(stride in lines, sets) decides how many sets a walk uses, so strides as \
+         different as 3 and 125 lines behave alike.",
+        verdict,
+        observed,
+    )
 }

@@ -11,6 +11,7 @@
 use super::common::{distinct, estimate_bars};
 use super::{Built, FigureDef, Outcome, Table, cell, est_cell, omitted, prov_sim, prov_timed};
 use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for};
+use crate::report::claims::{Claim, Verdict, slower_or_faster};
 use crate::report::data::{self, Estimate};
 use crate::results::{PointRecord, ResultsDocument};
 
@@ -222,35 +223,95 @@ fn table_row(
     ]
 }
 
-/// The spread of the six plain orders at the largest n, in words.
-fn look_for(records: &[&PointRecord], largest: Option<u64>) -> String {
-    let times: Vec<(&str, f64)> = largest
+/// At the largest n: the spread of the six plain orders, and the simulated misses per
+/// multiply-add held against the textbook's per order.
+fn look_for(records: &[&PointRecord], largest: Option<u64>) -> Vec<Claim> {
+    let at_largest: Vec<(&str, &PointRecord)> = largest
         .map(|n| by_order(records, n))
         .unwrap_or_default()
-        .iter()
+        .into_iter()
         .zip(ORDERS)
         .filter(|(_, order)| *order != "blocked")
-        .filter_map(|(r, order)| Some((order, data::ns_per_element(r.as_ref()?)?.value)))
+        .filter_map(|(r, order)| Some((order, r?)))
+        .collect();
+    let times: Vec<(&str, f64)> = at_largest
+        .iter()
+        .filter_map(|(order, r)| Some((*order, data::ns_per_element(r)?.value)))
         .collect();
     let fastest = times.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1));
     let slowest = times.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
-    let spread = match (fastest, slowest, largest) {
-        (Some(f), Some(s), Some(n)) if f.1 > 0.0 => format!(
-            " Here at n = {n}, {} is {} × slower than {}.",
-            s.0,
-            cell(Some(s.1 / f.1)),
-            f.0
+    let mut claims = vec![Claim::guide(
+        "matmul.orders",
+        "The same n³ multiply-adds in six orders: the innermost index decides the strides — j \
+         innermost (ikj, kij) walks rows of B and C, k innermost (ijk, jik) a column of B, i \
+         innermost (jki, kji) columns of A and C.",
+    )];
+    if let (Some(f), Some(s), Some(n)) = (fastest, slowest, largest) {
+        claims.push(Claim::derived(
+            "matmul.spread",
+            format!(
+                "At n = {n}, {} is {} than {} ({} vs {} ns per multiply-add, timed).",
+                s.0,
+                slower_or_faster(s.1, f.1),
+                f.0,
+                cell(Some(s.1)),
+                cell(Some(f.1))
+            ),
+        ));
+    }
+    let compared: Vec<(&str, f64, f64)> = at_largest
+        .iter()
+        .filter_map(|(order, r)| {
+            let book: f64 = textbook(order, line_fraction(r))?.iter().sum();
+            Some((*order, misses_per_iteration(r)?, book))
+        })
+        .collect();
+    let close = compared
+        .iter()
+        .filter(|(_, sim, book)| (sim - book).abs() <= TEXTBOOK_TOLERANCE * book.max(0.05))
+        .count();
+    // The textbook counts hold once a column's n lines no longer fit the first level.
+    let column_fits = at_largest.first().and_then(|(_, r)| {
+        let level = data::sim_level(r, 0)?;
+        let column = largest? * level.line;
+        Some((column <= level.size, column, level.size, level.name.clone()))
+    });
+    let verdict = if column_fits.as_ref().is_some_and(|c| c.0) {
+        Verdict::Untested
+    } else {
+        Verdict::of_counts(compared.len(), close)
+    };
+    let precondition = match &column_fits {
+        Some((true, column, size, name)) => format!(
+            "; the precondition does not hold here: a column's {} lines ({}) fit the {} {name}",
+            largest.unwrap_or(0),
+            crate::report::chart::format_bytes(*column as f64),
+            crate::report::chart::format_bytes(*size as f64)
         ),
         _ => String::new(),
     };
-    format!(
-        "The same n³ multiply-adds in six orders: the innermost index decides the strides. j \
-         innermost (ikj, kij) walks rows, k innermost (ijk, jik) walks a column of B, i \
-         innermost (jki, kji) walks columns of A and C; misses per multiply-add follow the \
-         textbook 2e, 1 + e and 2 once a column's lines no longer fit in L1 (at n = 2^k they \
-         share few sets; n + 1 spreads them).{spread}"
-    )
+    claims.push(Claim::textbook(
+        "matmul.textbook",
+        "once a column's lines no longer fit in L1, misses per multiply-add are 2e, 1 + e and 2 \
+         for j, k and i innermost (e = element ÷ line).",
+        verdict,
+        format!(
+            "at n = {}: {} (simulated against textbook; within {:.0}% at {close} of {}){precondition}",
+            largest.unwrap_or(0),
+            compared
+                .iter()
+                .map(|(o, sim, book)| format!("{o} {} vs {}", cell(Some(*sim)), cell(Some(*book))))
+                .collect::<Vec<_>>()
+                .join(", "),
+            TEXTBOOK_TOLERANCE * 100.0,
+            compared.len()
+        ),
+    ));
+    claims
 }
+
+/// The simulated misses per multiply-add "follow the textbook" within this fraction of it.
+const TEXTBOOK_TOLERANCE: f64 = 0.25;
 
 #[cfg(test)]
 mod tests {

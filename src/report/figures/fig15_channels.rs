@@ -4,6 +4,7 @@
 
 use super::{Built, FigureDef, Outcome, Table, cell, est_cell, omitted, point_label, prov_timed};
 use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for};
+use crate::report::claims::{Claim, SAME_SPEED, Verdict, slower_or_faster};
 use crate::report::data::{self, Estimate};
 use crate::report::figures::common::estimate_bars;
 use crate::results::{PointRecord, ResultsDocument};
@@ -173,13 +174,70 @@ fn channels(doc: &ResultsDocument) -> Outcome {
             panel_height: 240,
         },
         tables,
-        look_for: "A per-channel sum streams a plane in nchw but strides C elements in nhwc, \
-                   so channels-last pays up to a line per element once C elements span a line; \
-                   the stencil's 3 input rows are W apart in nchw and W·C apart in nhwc. The \
-                   conversion is a strided copy whose cost is its fraction of a plain copy."
-            .into(),
+        look_for: look_for(doc),
         notes: Vec::new(),
     }))
+}
+
+/// Per pattern and shape, nhwc against nchw (timed and simulated), and the textbook's
+/// expectation for the per-channel sum.
+fn look_for(doc: &ResultsDocument) -> Vec<Claim> {
+    let mut claims = vec![Claim::guide(
+        "tensor.layouts",
+        "A per-channel sum streams a plane in nchw and strides C elements in nhwc; the \
+         stencil's 3 input rows are W elements apart in nchw and W·C in nhwc.",
+    )];
+    let mut parts = Vec::new();
+    let mut sums = Vec::new();
+    for kernel in PATTERNS {
+        for [nchw, nhwc] in all_pairs(doc, kernel) {
+            let (Some(a), Some(b)) = (data::ns_per_element(nchw), data::ns_per_element(nhwc))
+            else {
+                continue;
+            };
+            let misses = match (l1_misses_per_element(nchw), l1_misses_per_element(nhwc)) {
+                (Some(x), Some(y)) => format!(
+                    ", L1 misses per element {} vs {} (simulated)",
+                    cell(Some(y)),
+                    cell(Some(x))
+                ),
+                _ => String::new(),
+            };
+            parts.push(format!(
+                "{}: nhwc {} than nchw ({} vs {} ns per element, timed{misses})",
+                pair_label(kernel, nchw),
+                slower_or_faster(b.value, a.value),
+                cell(Some(b.value)),
+                cell(Some(a.value))
+            ));
+            if kernel == "channel-sum" {
+                sums.push(b.value / a.value);
+            }
+        }
+    }
+    if !parts.is_empty() {
+        claims.push(Claim::derived(
+            "tensor.compared",
+            format!("{}.", parts.join("; ")),
+        ));
+    }
+    if !sums.is_empty() {
+        let slower = sums.iter().filter(|r| **r >= SAME_SPEED).count();
+        claims.push(Claim::textbook(
+            "tensor.channels-last",
+            "a per-channel sum over channels-last storage strides C elements, so it costs more \
+             than over channels-first.",
+            Verdict::of_counts(sums.len(), slower),
+            format!(
+                "nhwc over nchw: {} (timed)",
+                sums.iter()
+                    .map(|r| format!("{}×", cell(Some(*r))))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    claims
 }
 
 fn bar_panel(title: &str, categories: &[String], series: Vec<BarSeries>) -> BarPanel {

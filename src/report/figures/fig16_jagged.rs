@@ -5,6 +5,7 @@
 use super::fig15_channels::{l1_misses_per_element, misses_per_element};
 use super::{Built, FigureDef, Outcome, Table, cell, est_cell, omitted, prov_timed};
 use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for};
+use crate::report::claims::{Claim, slower_or_faster};
 use crate::report::data::{self, Estimate};
 use crate::report::figures::common::estimate_bars;
 use crate::results::{PointRecord, ResultsDocument};
@@ -80,15 +81,52 @@ fn jagged(doc: &ResultsDocument) -> Outcome {
             panel_height: 240,
         },
         tables: vec![table(&recs)],
-        look_for: "Row order costs the jagged array one pointer load per row, next to nothing. \
-                   Column order loads a row pointer per element and touches one line per row; \
-                   once the rows' lines outgrow L1 both layouts miss about once per element \
-                   there, and the difference is further down (the table's L2 column): a flat \
-                   block with a power-of-two row length maps a column into a few sets, rows an \
-                   allocator header apart spread over them."
-            .into(),
+        look_for: look_for(&grid),
         notes: Vec::new(),
     }))
+}
+
+/// Each jagged variant against the flat block, per order: time and simulated misses.
+fn look_for(grid: &Grid) -> Vec<Claim> {
+    let mut claims = vec![Claim::guide(
+        "jagged.layout",
+        "A jagged array loads a row pointer per row in row order and per element in column \
+         order; its rows are separate allocations, so where their lines land in the sets \
+         depends on the allocator.",
+    )];
+    let Some(flat) = grid.first() else {
+        return claims;
+    };
+    let mut parts = Vec::new();
+    for ((_, _, name), cells) in VARIANTS.iter().zip(grid).skip(1) {
+        for (o, order) in ORDERS.iter().enumerate() {
+            let (Some(base), Some(own)) = (flat[o], cells[o]) else {
+                continue;
+            };
+            let (Some(b), Some(t)) = (data::ns_per_element(base), data::ns_per_element(own)) else {
+                continue;
+            };
+            let level = |r: &PointRecord, i| cell(misses_per_element(r, i));
+            parts.push(format!(
+                "{name}, {order} order: {} than flat ({} vs {} ns per element, timed; L1 misses \
+                 {} vs {}, L2 {} vs {}, simulated)",
+                slower_or_faster(t.value, b.value),
+                cell(Some(t.value)),
+                cell(Some(b.value)),
+                level(own, 0),
+                level(base, 0),
+                level(own, 1),
+                level(base, 1)
+            ));
+        }
+    }
+    if !parts.is_empty() {
+        claims.push(Claim::derived(
+            "jagged.compared",
+            format!("{}.", parts.join("; ")),
+        ));
+    }
+    claims
 }
 
 /// Per variant, the row- and column-order points of one shape (`None` where not measured).

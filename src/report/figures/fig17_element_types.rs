@@ -3,13 +3,18 @@
 //!
 //! The seeds count strides in elements; a cache sees bytes. Plotted by elements the two element
 //! types part (an f32 walk reaches one line per access at 16 elements, an f64 walk at 8);
-//! plotted by bytes they fall on one curve. The figure is drawn only when the results hold
-//! both element types.
+//! plotted by bytes the textbook has them on one curve, and the reading guide says at which
+//! steps this run's times agree. The figure is drawn only when the results hold both types.
 
+use super::fig04_stride_sweep::and_list;
 use super::{Built, FigureDef, Outcome, Table, cell, est_cell, misses_per_access, omitted};
 use super::{prov_sim, prov_timed};
 use crate::report::chart::{
     Axis, Figure, LinePanel, PALETTE, Panel, RefLine, Series, SeriesKind, XY, format_bytes,
+    format_number, merge_coinciding,
+};
+use crate::report::claims::{
+    Claim, CurveAgreement, SAME_CURVE, Verdict, compare_curves, slower_or_faster,
 };
 use crate::report::data;
 use crate::results::{PointRecord, ResultsDocument};
@@ -64,11 +69,10 @@ fn element_types(doc: &ResultsDocument) -> Outcome {
         vlines: vec![line_mark(line, &format!("line {}", format_bytes(line)))],
         hlines: Vec::new(),
     };
-    let mut simulated = series(&recs, step_bytes, Measure::L1Misses);
-    // The two coincide: f32 as dots over f64's line, so both stay visible.
-    if let Some(f32_series) = simulated.get_mut(1) {
-        f32_series.kind = SeriesKind::Markers;
-    }
+    // Identical simulated misses are one line (with f32's extra steps), not two drawn over
+    // each other.
+    let (simulated, coinciding) =
+        merge_coinciding(series(&recs, step_bytes, Measure::L1Misses), 1e-9);
     let misses = LinePanel {
         title: "L1 misses per element (simulated)".into(),
         x: Axis::log2_bytes("step (bytes, log2)"),
@@ -77,6 +81,43 @@ fn element_types(doc: &ResultsDocument) -> Outcome {
         vlines: vec![line_mark(line, &format!("line {}", format_bytes(line)))],
         hlines: Vec::new(),
     };
+    let by_bytes_points = |name: &str| -> Vec<(f64, f64)> {
+        let mut pts: Vec<(f64, f64)> = recs
+            .iter()
+            .filter(|r| data::element(r).0 == name)
+            .filter_map(|r| Some((step_bytes(r), data::ns_per_element(r)?.value)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        pts
+    };
+    let agreement = compare_curves(&by_bytes_points("f32"), &by_bytes_points("f64"));
+    let look_for = vec![
+        Claim::derived(
+            "elements.by-elements",
+            format!(
+                "Left: one {} line holds {} f64 or {} f32, so the f64 walk reaches one line per \
+                 element at a step of {} elements and the f32 walk at {} (dashed marks).",
+                format_bytes(line),
+                line / 8.0,
+                line / 4.0,
+                line / 8.0,
+                line / 4.0
+            ),
+        ),
+        one_curve_claim(&agreement),
+        Claim::derived(
+            "elements.simulated",
+            if coinciding.is_empty() {
+                "Right: the simulated misses of the two walks differ at some shared step, so \
+                 each is drawn."
+                    .to_string()
+            } else {
+                "Right: the simulated misses of the two walks are identical at every step both \
+                 have, so they are drawn as one line (with the f32 walk's extra steps)."
+                    .to_string()
+            },
+        ),
+    ];
     Outcome::Drawn(Box::new(Built {
         figure: Figure {
             id: FIGURE.id.into(),
@@ -95,16 +136,56 @@ fn element_types(doc: &ResultsDocument) -> Outcome {
             panel_height: 340,
         },
         tables: vec![table(&recs)],
-        look_for: format!(
-            "Left, by elements, the f32 walk reaches one {} line per element at twice the step \
-             of the f64 walk. Middle and right, by bytes, the two walks fall on one curve (the \
-             simulated misses coincide exactly: f32 dots on the f64 line). The cache sees \
-             bytes, so a stride written in elements means twice as much to an f64 array as \
-             to an f32 one.",
-            format_bytes(line)
-        ),
+        look_for,
         notes: Vec::new(),
     }))
+}
+
+/// "By bytes the two walks fall on one curve", held against the timed points at the byte
+/// steps both element types have.
+fn one_curve_claim(agreement: &CurveAgreement) -> Claim {
+    let expectation = "a cache sees bytes, so plotted by the step in bytes the f64 and f32 \
+                       walks fall on one curve.";
+    let within = format!("{:.0}%", (agreement.within - 1.0) * 100.0);
+    let apart: Vec<String> = agreement
+        .apart
+        .iter()
+        .map(|&(x, f32_ns, f64_ns)| {
+            format!(
+                "{} (f32 {} ns, f64 {} ns: f32 {})",
+                format_bytes(x),
+                format_number(f32_ns),
+                format_number(f64_ns),
+                slower_or_faster(f32_ns, f64_ns)
+            )
+        })
+        .collect();
+    let n = agreement.shared;
+    let observed = match agreement.verdict() {
+        Verdict::Agrees => format!(
+            "middle: at all {n} byte steps both walks took, they differ by at most {within} \
+             (timed)"
+        ),
+        Verdict::Partly => format!(
+            "middle: at {} of the {n} byte steps both took they differ by at most {within}, but \
+             not at {} (timed)",
+            n - agreement.apart.len(),
+            and_list(&apart)
+        ),
+        Verdict::Disagrees => format!(
+            "middle: they differ by more than {:.0}% at every one of the {n} byte steps both \
+             took: {} (timed)",
+            (SAME_CURVE - 1.0) * 100.0,
+            and_list(&apart)
+        ),
+        Verdict::Untested => "no byte step was timed in both element types".to_string(),
+    };
+    Claim::textbook(
+        "elements.one-curve",
+        expectation,
+        agreement.verdict(),
+        observed,
+    )
 }
 
 fn stride(r: &PointRecord) -> u64 {

@@ -34,6 +34,7 @@ mod labels;
 mod sweep;
 
 use crate::report::chart::{Figure, format_number};
+use crate::report::claims::Claim;
 use crate::report::data::{self, Estimate};
 use crate::results::{PointRecord, ResultsDocument};
 
@@ -94,8 +95,9 @@ pub struct Table {
 pub struct Built {
     pub figure: Figure,
     pub tables: Vec<Table>,
-    /// What to look for, in one or two sentences (may quote numbers computed from the data).
-    pub look_for: String,
+    /// What to look for: sentences derived from the drawn data, or textbook expectations with
+    /// this run's verdict (see [`crate::report::claims`]).
+    pub look_for: Vec<Claim>,
     /// Parts left out (e.g. "no block-size sweep in this file").
     pub notes: Vec<String>,
 }
@@ -152,6 +154,17 @@ fn misses_per_access(r: &PointRecord, index: usize) -> Option<f64> {
     let level = data::sim_level(r, index)?;
     let accesses = data::accesses(first);
     (accesses > 0).then(|| level.misses as f64 / accesses as f64)
+}
+
+/// (misses − compulsory misses) at level `li` over the loads after the first pass (the
+/// kernel's loads minus its compulsory misses at the first level): the steady state of a
+/// repeated walk, which the set model predicts.
+fn warm_misses_per_load(r: &PointRecord, li: usize) -> Option<f64> {
+    let first = data::sim_level(r, 0)?;
+    let level = data::sim_level(r, li)?;
+    let warm_loads = data::accesses(first).checked_sub(first.compulsory)?;
+    let warm_misses = level.misses.checked_sub(level.compulsory)?;
+    (warm_loads > 0).then(|| warm_misses as f64 / warm_loads as f64)
 }
 
 #[cfg(test)]

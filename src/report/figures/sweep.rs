@@ -111,32 +111,27 @@ fn point(r: &PointRecord, li: usize) -> Option<SweepPoint> {
         k: data::int(r, "count")?,
         gcd: model.gcd?,
         sets_used: model.closed_form_sets?,
-        warm: warm_misses_per_load(r, li),
+        warm: super::warm_misses_per_load(r, li),
         model: model.cyclic_misses_per_access,
         ns: data::ns_per_element(r),
     })
 }
 
-/// (misses − compulsory misses) at level `li` over the loads after the first pass (the
-/// kernel's loads minus its compulsory misses at the first level).
-fn warm_misses_per_load(r: &PointRecord, li: usize) -> Option<f64> {
-    let first = data::sim_level(r, 0)?;
-    let level = data::sim_level(r, li)?;
-    let warm_loads = data::accesses(first).checked_sub(first.compulsory)?;
-    let warm_misses = level.misses.checked_sub(level.compulsory)?;
-    (warm_loads > 0).then(|| warm_misses as f64 / warm_loads as f64)
-}
-
 /// Per K: the simulated points (filled markers) and the model (hollow markers) at `x` of each
 /// point (a log axis), each K shifted a little sideways so equal values do not hide each
-/// other; no line joins points, since strides between them were not measured.
+/// other; no line joins points, since strides between them were not measured. With
+/// `misses_only`, a point is drawn where it misses (simulated or predicted) and the strides
+/// where no K misses at all become one grey rug along zero, so that a hundred zeros do not
+/// merge into a bar under the rings.
 pub(super) fn marker_series(
     points: &[SweepPoint],
     x: impl Fn(&SweepPoint) -> f64,
     with_model: bool,
+    misses_only: bool,
 ) -> Vec<Series> {
     let ks = super::common::distinct(points.iter().map(|p| p.k));
     let mut series = Vec::new();
+    let drawn = |v: Option<f64>| v.filter(|&v| !misses_only || v > 0.0);
     for (ki, &k) in ks.iter().enumerate() {
         let shift = ((ki as f64 - (ks.len() as f64 - 1.0) / 2.0) * 0.08).exp2();
         let x = |p: &SweepPoint| x(p) * shift;
@@ -146,7 +141,7 @@ pub(super) fn marker_series(
             colour: k_colour(&ks, k),
             kind: SeriesKind::Markers,
             points: of_k()
-                .filter_map(|p| Some(XY::new(x(p), p.warm?)))
+                .filter_map(|p| Some(XY::new(x(p), drawn(p.warm)?)))
                 .collect(),
         });
         if with_model {
@@ -155,10 +150,74 @@ pub(super) fn marker_series(
                 colour: k_colour(&ks, k),
                 kind: SeriesKind::ModelMarkers,
                 points: of_k()
-                    .filter_map(|p| Some(XY::new(x(p), p.model?)))
+                    .filter_map(|p| Some(XY::new(x(p), drawn(p.model)?)))
                     .collect(),
             });
         }
     }
+    if misses_only {
+        let quiet = quiet_positions(points, &x);
+        series.push(Series {
+            name: format!("no K misses ({} strides)", quiet.len()),
+            colour: crate::report::chart::PALETTE[6],
+            kind: SeriesKind::Rug,
+            points: quiet.into_iter().map(|x| XY::new(x, 0.0)).collect(),
+        });
+    }
     series
+}
+
+/// The x positions (one per stride) where no K misses, simulated or modelled.
+fn quiet_positions(points: &[SweepPoint], x: &impl Fn(&SweepPoint) -> f64) -> Vec<f64> {
+    let mut xs: Vec<f64> = Vec::new();
+    for p in points {
+        let stride_quiet = points
+            .iter()
+            .filter(|q| q.stride_lines == p.stride_lines)
+            .all(|q| q.warm.unwrap_or(0.0) == 0.0 && q.model.unwrap_or(0.0) == 0.0);
+        let at = x(p);
+        if stride_quiet && !xs.contains(&at) {
+            xs.push(at);
+        }
+    }
+    xs
+}
+
+/// Per K, the strides (in lines) whose warm walk misses in the simulation, with the smallest
+/// gcd among them; and how many points equal the model (within 0.01 misses per load).
+pub(super) struct SweepSummary {
+    pub(super) strides: usize,
+    /// (K, strides that miss, smallest gcd among them)
+    pub(super) missing: Vec<(u64, usize, Option<u64>)>,
+    pub(super) equal_model: usize,
+    pub(super) with_model: usize,
+}
+
+impl SweepSummary {
+    pub(super) fn of(points: &[SweepPoint]) -> Self {
+        let ks = super::common::distinct(points.iter().map(|p| p.k));
+        let missing = ks
+            .iter()
+            .map(|&k| {
+                let miss: Vec<&SweepPoint> = points
+                    .iter()
+                    .filter(|p| p.k == k && p.warm.is_some_and(|w| w > 0.0))
+                    .collect();
+                (k, miss.len(), miss.iter().map(|p| p.gcd).min())
+            })
+            .collect();
+        let compared: Vec<(f64, f64)> = points
+            .iter()
+            .filter_map(|p| Some((p.warm?, p.model?)))
+            .collect();
+        Self {
+            strides: super::common::distinct(points.iter().map(|p| p.stride_lines)).len(),
+            missing,
+            equal_model: compared
+                .iter()
+                .filter(|(w, m)| (w - m).abs() <= 0.01)
+                .count(),
+            with_model: compared.len(),
+        }
+    }
 }

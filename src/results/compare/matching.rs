@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use thiserror::Error;
 
-use super::{FIXTURE_PARAM, GATE_MANIFEST_KEY};
+use super::GATE_MANIFEST_KEY;
 use crate::results::{PointRecord, ResultsDocument, RunStatus, SimulatedLevel};
 use crate::vocab::format_params;
 
@@ -38,6 +38,14 @@ pub enum CompareError {
         "two points of the {which} share the key `{key}`; the gate needs every point to be unique"
     )]
     DuplicatePoint { which: &'static str, key: String },
+    #[error(
+        "the timing track judged none of the {points} point(s) ({why}), and a gate that judged nothing cannot pass; record the baseline with `stridelab gate --save-baseline FILE` (every point then has a same-run reference), or compare two builds with `stridelab gate --base REV`"
+    )]
+    NothingTimed { points: usize, why: String },
+    #[error(
+        "nothing to judge: timing is not comparable between the two machines and no simulated miss count was compared ({why}); compare two builds on this machine with `stridelab gate --base REV`"
+    )]
+    NothingJudged { why: String },
 }
 
 /// A current point and the baseline point it is compared with (`None`: new in this run).
@@ -45,22 +53,17 @@ pub(super) type Matched<'a> = (&'a PointRecord, Option<&'a PointRecord>);
 
 /// `kernel k=v k=v ×threads`, parameters in name order.
 pub fn point_key(record: &PointRecord) -> String {
-    key_of(record, false)
-}
-
-fn key_of(record: &PointRecord, drop_fixture: bool) -> String {
-    let params = params_label(record, drop_fixture);
-    format!("{} {} ×{}", record.kernel, params, record.threads)
-}
-
-/// The point's `key=value` pairs, without the fixture switch when `drop_fixture`.
-pub(super) fn params_label(record: &PointRecord, drop_fixture: bool) -> String {
-    format_params(
-        record
-            .params
-            .iter()
-            .filter(|(k, _)| !(drop_fixture && k.as_str() == FIXTURE_PARAM)),
+    format!(
+        "{} {} ×{}",
+        record.kernel,
+        params_label(record),
+        record.threads
     )
+}
+
+/// The point's `key=value` pairs.
+pub(super) fn params_label(record: &PointRecord) -> String {
+    format_params(record.params.iter())
 }
 
 /// A geometry in one line: `L1d 48 KiB 12-way, 64 sets of 64 B lines; L2 …` (the units
@@ -139,30 +142,23 @@ pub(super) fn check_comparable(
     Ok(geometry)
 }
 
-/// Every current point with its baseline point: matched exactly, else with the fixture switch
-/// ignored. Every baseline point must be matched (else the suite changed).
+/// Every current point with its baseline point, matched by [`point_key`]. Every baseline point
+/// must be matched (else the suite changed).
 pub(super) fn match_points<'a>(
     baseline: &'a ResultsDocument,
     current: &'a ResultsDocument,
 ) -> Result<Vec<Matched<'a>>, CompareError> {
     let base_by_key = unique_keys(baseline, "baseline")?;
     unique_keys(current, "current results")?;
-    let mut matched: Vec<Matched<'a>> = Vec::new();
-    let mut used: BTreeSet<usize> = BTreeSet::new();
-    for record in &current.records {
-        let exact = base_by_key.get(&point_key(record)).copied();
-        let found = exact.or_else(|| {
-            let loose = key_of(record, true);
-            baseline
-                .records
-                .iter()
-                .find(|b| !used.contains(&b.index) && key_of(b, true) == loose)
-        });
-        if let Some(b) = found {
-            used.insert(b.index);
-        }
-        matched.push((record, found));
-    }
+    let matched: Vec<Matched<'a>> = current
+        .records
+        .iter()
+        .map(|record| (record, base_by_key.get(&point_key(record)).copied()))
+        .collect();
+    let used: BTreeSet<usize> = matched
+        .iter()
+        .filter_map(|(_, base)| base.map(|b| b.index))
+        .collect();
     let missing: Vec<&PointRecord> = baseline
         .records
         .iter()
@@ -195,19 +191,7 @@ fn unique_keys<'a>(
 mod tests {
     use super::*;
     use crate::results::compare::test_fixtures::{document, noisy};
-    use crate::results::compare::{CompareOptions, Verdict, compare};
-
-    #[test]
-    fn the_fixture_switch_matches_the_real_kernels_baseline() {
-        let base = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
-        let mut cur = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
-        cur.records[0]
-            .params
-            .insert(FIXTURE_PARAM.into(), crate::vocab::ParamValue::Int(1));
-        let v = compare(&base, &cur, &CompareOptions::default(), None).unwrap();
-        assert!(v.rows.iter().all(|r| r.verdict != Verdict::New), "{v:#?}");
-        assert!(v.rows[0].params.contains("deopt=1"));
-    }
+    use crate::results::compare::{CompareOptions, compare};
 
     #[test]
     fn input_problems_are_errors_not_verdicts() {
@@ -215,7 +199,7 @@ mod tests {
         let mut fewer = base.clone();
         fewer.records.pop();
         assert!(matches!(
-            compare(&base, &fewer, &CompareOptions::default(), None),
+            compare(&base, &fewer, &CompareOptions::default()),
             Err(CompareError::SuiteChanged { missing: 1, .. })
         ));
         let mut other_geometry = base.clone();
@@ -223,19 +207,19 @@ mod tests {
             r.simulated.as_mut().unwrap().levels[0].ways = 8;
         }
         assert!(matches!(
-            compare(&base, &other_geometry, &CompareOptions::default(), None),
+            compare(&base, &other_geometry, &CompareOptions::default()),
             Err(CompareError::GeometryMismatch { .. })
         ));
         let mut interrupted = base.clone();
         interrupted.status = RunStatus::Interrupted;
         assert!(matches!(
-            compare(&base, &interrupted, &CompareOptions::default(), None),
+            compare(&base, &interrupted, &CompareOptions::default()),
             Err(CompareError::Interrupted { .. })
         ));
         let mut renamed = base.clone();
         renamed.suite.name = "full".into();
         assert!(matches!(
-            compare(&renamed, &base, &CompareOptions::default(), None),
+            compare(&renamed, &base, &CompareOptions::default()),
             Err(CompareError::SuiteName { .. })
         ));
     }

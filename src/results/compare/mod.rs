@@ -24,18 +24,25 @@
 //!    sibling that a latency-bound kernel does not). The reference points themselves are
 //!    shown, not judged.
 //!
-//! With `confirm` (a previous verdict), a timing regression counts only when the same row
-//! regressed there too: `scripts/ci-gate.sh` uses this to re-run before failing on timing.
+//! When the two documents come from different CPU models or cache geometries, timing is not
+//! compared at all ("not comparable": ratios do not carry across machines) and only the
+//! simulated track judges. A comparison that judged nothing on a track that should have judged
+//! is an error, never a pass.
 //!
 //! Input problems (suite changed, geometry differs, run interrupted) are [`CompareError`]s:
 //! the CLI exits 2 with the fix named, never a silent pass.
 //!
+//! Two builds measured in the same rounds (`stridelab gate --base`) are judged by `paired`
+//! instead: paired log-ratios, signed-rank intervals, Holm's correction.
+//!
 //! Files: `matching` (point keys, the comparability checks, matching points), `simulated` (the
-//! deterministic track), `normalise` and `timing` (the timing track), `verdict` (the result
-//! types), `render` (headline and Markdown).
+//! deterministic track), `normalise` and `timing` (the stored-baseline timing track), `paired`
+//! (the paired-builds timing track), `verdict` (the result types), `render` (headline and
+//! Markdown).
 
 mod matching;
 mod normalise;
+mod paired;
 mod render;
 mod simulated;
 mod timing;
@@ -44,12 +51,13 @@ mod verdict;
 #[cfg(test)]
 mod test_fixtures;
 
-use std::collections::BTreeSet;
-
 use crate::results::{ChecksumOutcome, ResultsDocument};
 
 pub use matching::{CompareError, geometry_label, point_key, recorded_preset};
-pub use verdict::{GateRow, GateVerdict, Track, Verdict};
+pub use paired::{
+    PAIRED_METRIC, PairedJudgement, PairedOptions, PointRounds, judge_paired, same_point,
+};
+pub use verdict::{GateMethod, GateRow, GateVerdict, Track, Verdict};
 
 use matching::Matched;
 use normalise::{References, RunSpeed, run_speed};
@@ -57,13 +65,11 @@ use normalise::{References, RunSpeed, run_speed};
 /// The manifest key (`info.gate`) under which `stridelab gate` records how its run was made.
 pub const GATE_MANIFEST_KEY: &str = "gate";
 
-/// The fixture switch that stands for a code change, not a benchmark parameter: ignored when a
-/// point has no exact match, so a `deopt=1` run is compared with the real kernel's baseline.
-pub const FIXTURE_PARAM: &str = "deopt";
-
-/// How to compare.
+/// How to compare with a stored baseline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareOptions {
+    /// How the verdict names the baseline (its path as given).
+    pub baseline_label: String,
     /// Relative timing change that counts (0.10 = 10%); the whole CI must lie beyond it.
     pub threshold: f64,
     /// Relative change of a simulated miss count that is still a match (0 = exact).
@@ -76,6 +82,7 @@ pub struct CompareOptions {
 impl Default for CompareOptions {
     fn default() -> Self {
         Self {
+            baseline_label: "baseline".into(),
             threshold: 0.10,
             sim_tolerance: 0.0,
             resamples: 2000,
@@ -85,35 +92,43 @@ impl Default for CompareOptions {
     }
 }
 
-/// Compares `current` with `baseline`. `confirm` is an earlier verdict whose timing
-/// regressions a regression here must repeat to count.
+/// Compares `current` with `baseline`: simulated misses always, timing when both come from
+/// the same CPU model and cache geometry.
 pub fn compare(
     baseline: &ResultsDocument,
     current: &ResultsDocument,
     options: &CompareOptions,
-    confirm: Option<&GateVerdict>,
 ) -> Result<GateVerdict, CompareError> {
     let geometry = matching::check_comparable(baseline, current)?;
     let matched = matching::match_points(baseline, current)?;
+    let not_comparable = timing_not_comparable(baseline, current);
     let speed = run_speed(&matched);
     let refs = (References::of(baseline), References::of(current));
-    let rows = point_rows(&matched, &refs, speed, options, confirm);
-    let mut verdict = tally(rows, options, geometry, speed);
-    verdict.machine_warning = machine_warning(baseline, current);
+    let rows = point_rows(&matched, &refs, speed, options, not_comparable.as_deref());
+    let method = GateMethod::StoredBaseline {
+        baseline: options.baseline_label.clone(),
+        threshold: options.threshold,
+        confidence: options.confidence,
+        resamples: options.resamples,
+        seed: options.seed,
+        run_speed: speed.map(|s| s.factor),
+        run_speed_references: speed.map_or(0, |s| s.references),
+        timing_not_comparable: not_comparable.clone(),
+    };
+    let verdict = GateVerdict::tally(rows, method, options.sim_tolerance, geometry);
+    check_judged(&verdict, not_comparable.is_some())?;
     Ok(verdict)
 }
 
 /// The rows of every matched point: a failed point's one row, else its simulated levels and
-/// its timing (a timing regression that `confirm` did not see is only unconfirmed).
+/// its timing (`not_comparable`: the timing row only says why it was not compared).
 fn point_rows(
     matched: &[Matched<'_>],
     (base_refs, cur_refs): &(References<'_>, References<'_>),
     speed: Option<RunSpeed>,
     options: &CompareOptions,
-    confirm: Option<&GateVerdict>,
+    not_comparable: Option<&str>,
 ) -> Vec<GateRow> {
-    let confirmed: Option<BTreeSet<&str>> =
-        confirm.map(|v| v.regressed.iter().map(String::as_str).collect());
     let mut rows = Vec::new();
     for (row_index, (cur, base)) in matched.iter().enumerate() {
         let Some(base) = base else {
@@ -131,77 +146,99 @@ fn point_rows(
             continue;
         }
         simulated::deterministic_rows(base, cur, options, &mut rows);
-        let mut timing = timing::timing_row(
+        if let Some(why) = not_comparable {
+            let row = GateRow::of(
+                cur,
+                Track::Timing,
+                "time (timed)",
+                Verdict::NotCompared,
+                Some(format!("not comparable: {why}")),
+            );
+            rows.push(row);
+            continue;
+        }
+        rows.push(timing::timing_row(
             (base, base_refs),
             (cur, cur_refs),
             speed,
             options,
             row_index as u64,
-        );
-        if timing.verdict == Verdict::Regression
-            && let Some(previous) = &confirmed
-            && !previous.contains(timing.id.as_str())
-        {
-            timing.verdict = Verdict::Unconfirmed;
-            timing.note = Some("not a regression in the earlier run: treated as noise".into());
-        }
-        rows.push(timing);
+        ));
     }
     rows
 }
 
-/// The verdict over `rows`: counts per track and outcome, and the ids that fail the gate.
-fn tally(
-    rows: Vec<GateRow>,
-    options: &CompareOptions,
-    geometry: String,
-    speed: Option<RunSpeed>,
-) -> GateVerdict {
-    let count = |track: Option<Track>, verdict: Verdict| {
-        rows.iter()
-            .filter(|r| track.is_none_or(|t| r.track == t) && r.verdict == verdict)
-            .count()
-    };
-    let regressed: Vec<String> = rows
-        .iter()
-        .filter(|r| matches!(r.verdict, Verdict::Regression | Verdict::Failed))
-        .map(|r| r.id.clone())
-        .collect();
-    GateVerdict {
-        pass: regressed.is_empty(),
-        threshold: options.threshold,
-        sim_tolerance: options.sim_tolerance,
-        confidence: options.confidence,
-        resamples: options.resamples,
-        seed: options.seed,
-        geometry,
-        run_speed: speed.map(|s| s.factor),
-        run_speed_references: speed.map_or(0, |s| s.references),
-        machine_warning: None,
-        deterministic_regressions: count(Some(Track::Deterministic), Verdict::Regression),
-        timing_regressions: count(Some(Track::Timing), Verdict::Regression),
-        unconfirmed_timing_regressions: count(Some(Track::Timing), Verdict::Unconfirmed),
-        failures: count(None, Verdict::Failed),
-        improvements: count(None, Verdict::Improvement),
-        regressed,
-        rows,
-    }
-}
-
-/// The warning for documents recorded on different CPU models (`info.cpu_model`), if any.
-fn machine_warning(baseline: &ResultsDocument, current: &ResultsDocument) -> Option<String> {
+/// Why timing cannot be compared between the documents (another CPU model or another
+/// detected cache geometry, from their manifests), if it cannot.
+fn timing_not_comparable(baseline: &ResultsDocument, current: &ResultsDocument) -> Option<String> {
     let model = |doc: &ResultsDocument| {
         doc.info
             .get("cpu_model")
             .and_then(|m| m.as_str())
             .map(str::to_owned)
     };
-    let (then, now) = (model(baseline)?, model(current)?);
-    (then != now).then(|| {
-        format!(
-            "the baseline was recorded on `{then}`, this run on `{now}`: timing ratios do not carry across CPU models, so trust only the simulated track; record a baseline on this machine with `stridelab gate --save-baseline FILE`"
-        )
-    })
+    if let (Some(then), Some(now)) = (model(baseline), model(current))
+        && then != now
+    {
+        return Some(format!(
+            "the baseline was recorded on `{then}`, this run on `{now}`, and timing ratios do not carry across CPU models"
+        ));
+    }
+    match (machine_geometry(baseline), machine_geometry(current)) {
+        (Some(then), Some(now)) if then != now => Some(format!(
+            "the baseline's machine has caches {then}, this one {now}, and timing ratios do not carry across cache geometries"
+        )),
+        _ => None,
+    }
+}
+
+/// The detected data and unified cache levels of a document's manifest (`info.caches`), in
+/// one line.
+fn machine_geometry(doc: &ResultsDocument) -> Option<String> {
+    let levels = doc.info.get("caches")?.as_array()?;
+    let described: Vec<String> = levels
+        .iter()
+        .filter(|l| l.get("kind").and_then(|k| k.as_str()) != Some("instruction"))
+        .map(|l| {
+            let field = |name: &str| l.get(name).map(|v| v.to_string()).unwrap_or_default();
+            format!(
+                "{} {} B {}-way {} B lines",
+                field("name").trim_matches('"'),
+                field("size"),
+                field("ways"),
+                field("line")
+            )
+        })
+        .collect();
+    (!described.is_empty()).then(|| described.join(", "))
+}
+
+/// A comparison that judged nothing where it should have is refused: with comparable timing,
+/// at least one timing row; in any case, at least one row of some track.
+pub fn check_judged(
+    verdict: &GateVerdict,
+    timing_not_comparable: bool,
+) -> Result<(), CompareError> {
+    let why_not = |track: Track| {
+        verdict
+            .rows
+            .iter()
+            .filter(|r| r.track == track)
+            .find_map(|r| r.note.clone())
+            .unwrap_or_else(|| "no rows".into())
+    };
+    if !timing_not_comparable && verdict.timing_judged == 0 && verdict.failures == 0 {
+        return Err(CompareError::NothingTimed {
+            points: verdict.timing_rows,
+            why: why_not(Track::Timing),
+        });
+    }
+    if verdict.timing_judged + verdict.simulated_judged == 0 && verdict.failures == 0 {
+        return Err(CompareError::NothingJudged {
+            why: why_not(Track::Deterministic),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -209,47 +246,87 @@ mod tests {
     use super::test_fixtures::{document, noisy};
     use super::*;
 
-    #[test]
-    fn a_baseline_from_another_cpu_model_is_flagged() {
-        let doc = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
-        let on = |model: Option<&str>| {
-            let mut d = doc.clone();
-            match model {
-                Some(m) => d.info["cpu_model"] = m.into(),
-                None => {
-                    d.info.as_object_mut().unwrap().remove("cpu_model");
-                }
+    fn on_machine(doc: &ResultsDocument, model: Option<&str>, l1_ways: u64) -> ResultsDocument {
+        let mut d = doc.clone();
+        match model {
+            Some(m) => d.info["cpu_model"] = m.into(),
+            None => {
+                d.info.as_object_mut().unwrap().remove("cpu_model");
             }
-            d
-        };
-        let options = CompareOptions::default();
-        let v = compare(&on(Some("CPU A")), &on(Some("CPU B")), &options, None).unwrap();
-        let warning = v.machine_warning.as_deref().unwrap();
-        assert!(
-            warning.contains("`CPU A`") && warning.contains("`CPU B`"),
-            "{warning}"
-        );
-        assert!(v.headline().contains("another CPU model"));
-        assert!(v.to_markdown("b.json", false).contains("**Warning:**"));
-        for (a, b) in [(Some("CPU A"), Some("CPU A")), (None, Some("CPU B"))] {
-            let v = compare(&on(a), &on(b), &options, None).unwrap();
-            assert_eq!(v.machine_warning, None, "{a:?} vs {b:?}");
-            assert!(!v.headline().contains("WARNING"));
         }
+        d.info["caches"] = serde_json::json!([
+            {"name": "L1i", "kind": "instruction", "size": 32768, "ways": 8, "line": 64},
+            {"name": "L1d", "kind": "data", "size": 49152, "ways": l1_ways, "line": 64},
+        ]);
+        d
     }
 
     #[test]
-    fn confirmation_keeps_only_repeated_timing_regressions() {
+    fn another_cpu_model_or_geometry_makes_timing_not_comparable_and_misses_still_judge() {
         let base = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
-        let slow = document(&noisy(130.0, 10, 3), &noisy(50.0, 10, 4), 7);
-        let first = compare(&base, &slow, &CompareOptions::default(), None).unwrap();
-        assert!(!first.pass);
-        let again = compare(&base, &slow, &CompareOptions::default(), Some(&first)).unwrap();
-        assert!(!again.pass, "a repeated regression is confirmed");
-        let clean = compare(&base, &base, &CompareOptions::default(), None).unwrap();
-        let unconfirmed = compare(&base, &slow, &CompareOptions::default(), Some(&clean)).unwrap();
-        assert!(unconfirmed.pass);
-        assert_eq!(unconfirmed.unconfirmed_timing_regressions, 1);
+        // The kernel 30% slower relative to its reference: a regression on one machine.
+        let slower = document(&noisy(130.0, 10, 3), &noisy(50.0, 10, 4), 7);
+        let options = CompareOptions::default();
+        let same = compare(
+            &on_machine(&base, Some("CPU A"), 12),
+            &on_machine(&slower, Some("CPU A"), 12),
+            &options,
+        );
+        assert!(!same.unwrap().pass);
+        // (current model, current L1d ways, what the reason names)
+        for (model, ways, named) in [(Some("CPU B"), 12, "`CPU B`"), (Some("CPU A"), 8, "8-way")] {
+            let v = compare(
+                &on_machine(&base, Some("CPU A"), 12),
+                &on_machine(&slower, model, ways),
+                &options,
+            )
+            .unwrap();
+            assert!(v.pass, "{:#?}", v.rows);
+            let GateMethod::StoredBaseline {
+                timing_not_comparable: Some(why),
+                ..
+            } = &v.method
+            else {
+                panic!("{:?}", v.method);
+            };
+            assert!(why.contains(named), "{why}");
+            assert_eq!(v.timing_judged, 0);
+            assert!(v.simulated_judged > 0);
+            assert!(
+                v.headline().contains("timing not comparable"),
+                "{}",
+                v.headline()
+            );
+            // One simulated miss more (in both points of the fixture) still fails.
+            let more_misses = document(&noisy(130.0, 10, 3), &noisy(50.0, 10, 4), 8);
+            let v = compare(
+                &on_machine(&base, Some("CPU A"), 12),
+                &on_machine(&more_misses, model, ways),
+                &options,
+            );
+            assert_eq!(v.unwrap().deterministic_regressions, 2);
+        }
+        // An unknown model on one side is no reason to set timing aside.
+        let v = compare(
+            &on_machine(&base, None, 12),
+            &on_machine(&slower, Some("CPU B"), 12),
+            &options,
+        );
+        assert!(!v.unwrap().pass);
+    }
+
+    #[test]
+    fn a_comparison_that_timed_nothing_is_refused_not_passed() {
+        // One latency-like point and no reference of any kind: nothing to divide its time by.
+        let mut doc = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
+        doc.records.truncate(1);
+        doc.suite.points = 1;
+        let err = compare(&doc, &doc, &CompareOptions::default()).unwrap_err();
+        assert!(
+            matches!(err, CompareError::NothingTimed { points: 1, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("no same-run reference"), "{err}");
     }
 
     #[test]
@@ -257,9 +334,9 @@ mod tests {
         let base = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
         let mut cur = base.clone();
         cur.records[0].checksum.status = ChecksumOutcome::Mismatch;
-        let v = compare(&base, &cur, &CompareOptions::default(), None).unwrap();
+        let v = compare(&base, &cur, &CompareOptions::default()).unwrap();
         assert!(!v.pass);
         assert_eq!(v.failures, 1);
-        assert!(v.to_markdown("b.json", false).contains("**FAILED**"));
+        assert!(v.to_markdown(false).contains("**FAILED**"));
     }
 }

@@ -1,16 +1,17 @@
-//! The verdict as text: the one-line headline and the Markdown section (method paragraph and
-//! row table) that `stridelab gate` prints and appends to a CI job summary.
+//! The verdict as text: the one-line headline (which says what each track judged) and the
+//! Markdown section (method paragraph and row table) that `stridelab gate` prints and appends
+//! to a CI job summary.
 
 use std::fmt::Write as _;
 
-use super::verdict::{GateRow, GateVerdict, Track, Verdict};
+use super::verdict::{GateMethod, GateRow, GateVerdict, Track, Verdict};
 
 impl Verdict {
     fn label(self) -> &'static str {
         match self {
             Verdict::Unchanged => "ok",
             Verdict::Regression => "**REGRESSION**",
-            Verdict::Unconfirmed => "regression, unconfirmed",
+            Verdict::Inconclusive => "inconclusive",
             Verdict::Improvement => "improvement",
             Verdict::Failed => "**FAILED**",
             Verdict::Reference => "reference",
@@ -21,118 +22,204 @@ impl Verdict {
 }
 
 impl GateVerdict {
-    /// The one-line outcome (`PASS` / `FAIL — …`).
+    /// The one-line outcome: `PASS` or `FAIL — …`, then what each track judged.
     pub fn headline(&self) -> String {
-        let failing = self.regressed.len();
         let mut text = if self.pass {
             "PASS".to_string()
         } else {
             format!(
-                "FAIL — {failing} failing row(s): {} simulated, {} timing, {} failed point(s)",
-                self.deterministic_regressions, self.timing_regressions, self.failures
+                "FAIL — {} failing row(s): {} simulated, {} timing, {} failed point(s)",
+                self.regressed.len(),
+                self.deterministic_regressions,
+                self.timing_regressions,
+                self.failures
             )
         };
-        if self.improvements > 0 {
-            let _ = write!(
-                text,
-                "; {} improvement(s) (update the baseline)",
-                self.improvements
-            );
+        let _ = write!(
+            text,
+            "; {}; {}",
+            self.timing_summary(),
+            self.simulated_summary()
+        );
+        text
+    }
+
+    /// What the timing track judged, in words.
+    fn timing_summary(&self) -> String {
+        if let GateMethod::StoredBaseline {
+            timing_not_comparable: Some(_),
+            ..
+        } = &self.method
+        {
+            return "timing not comparable (another CPU model or cache geometry), not judged"
+                .into();
         }
-        if self.unconfirmed_timing_regressions > 0 {
-            let _ = write!(
-                text,
-                "; {} unconfirmed timing regression(s) ignored",
-                self.unconfirmed_timing_regressions
-            );
-        }
-        if self.machine_warning.is_some() {
-            text.push_str("; WARNING: the baseline comes from another CPU model");
+        let mut text = format!(
+            "timing: {} of {} point(s) judged",
+            self.timing_judged, self.timing_rows
+        );
+        let unchanged = self
+            .rows
+            .iter()
+            .filter(|r| r.track == Track::Timing && r.verdict == Verdict::Unchanged)
+            .count();
+        let parts: Vec<String> = [
+            (self.timing_regressions, "regressed"),
+            (unchanged, "unchanged"),
+            (self.inconclusive, "inconclusive"),
+            (self.improvements, "improved"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        if !parts.is_empty() {
+            let _ = write!(text, " ({})", parts.join(", "));
         }
         text
     }
 
-    /// The verdict as a Markdown section for a CI job summary. With `all_rows` false, only
-    /// rows that are not plain passes are listed (plus a count of the rest).
-    pub fn to_markdown(&self, baseline_label: &str, all_rows: bool) -> String {
+    /// What the simulated track compared, in words.
+    fn simulated_summary(&self) -> String {
+        format!(
+            "simulated misses: {} row(s) compared, {} more than before",
+            self.simulated_judged, self.deterministic_regressions
+        )
+    }
+
+    /// The verdict as a Markdown section for a CI job summary. With `all_rows` false, rows that
+    /// are plain passes are counted instead of listed, except that every point's paired timing
+    /// row is always shown (its estimate and interval are the result).
+    pub fn to_markdown(&self, all_rows: bool) -> String {
         let mut md = String::new();
         let _ = writeln!(md, "## stridelab gate: {}\n", self.headline());
-        md.push_str(&self.method_paragraph(baseline_label));
-        if let Some(warning) = &self.machine_warning {
-            let _ = writeln!(md, "**Warning:** {warning}.\n");
-        }
+        md.push_str(&self.method_paragraph());
+        let paired = matches!(self.method, GateMethod::PairedBuilds { .. });
         let shown: Vec<&GateRow> = self
             .rows
             .iter()
-            .filter(|r| all_rows || !matches!(r.verdict, Verdict::Unchanged | Verdict::Reference))
+            .filter(|r| {
+                all_rows
+                    || (paired && r.track == Track::Timing)
+                    || !matches!(r.verdict, Verdict::Unchanged | Verdict::Reference)
+            })
             .collect();
         let hidden = self.rows.len() - shown.len();
         // No header without rows: an empty table reads as a rendering fault.
         if !shown.is_empty() {
-            let _ = writeln!(
-                md,
-                "| kernel | params | metric | baseline | current | change | CI | own time: change [CI] | verdict |"
-            );
-            let _ = writeln!(md, "|---|---|---|---:|---:|---:|---|---|---|");
+            if paired {
+                md.push_str("| kernel | params | metric | base | candidate | change | interval | rounds | verdict |\n");
+                md.push_str("|---|---|---|---:|---:|---:|---|---:|---|\n");
+            } else {
+                md.push_str("| kernel | params | metric | baseline | current | change | CI | own time: change [CI] | verdict |\n");
+                md.push_str("|---|---|---|---:|---:|---:|---|---|---|\n");
+            }
             for r in shown {
-                md.push_str(&table_row(r));
+                md.push_str(&table_row(r, paired));
             }
             md.push('\n');
         }
-        match (hidden, self.rows.len()) {
-            (0, _) => {}
-            (h, total) if h == total => {
-                let _ = writeln!(
-                    md,
-                    "All {h} row(s) unchanged or reference (`--all-rows` lists them)."
-                );
-            }
-            (h, _) => {
-                let _ = writeln!(
-                    md,
-                    "{h} more row(s) unchanged or reference (`--all-rows` lists them)."
-                );
-            }
+        if hidden > 0 {
+            let count = if hidden == self.rows.len() {
+                format!("All {hidden}")
+            } else {
+                format!("{hidden} more")
+            };
+            let _ = writeln!(
+                md,
+                "{count} row(s) unchanged or reference (`--all-rows` lists them)."
+            );
         }
         md
     }
 
     /// What was compared and how, in one paragraph (with its trailing blank line).
-    fn method_paragraph(&self, baseline_label: &str) -> String {
-        format!(
-            "Baseline `{baseline_label}`. Deterministic track: simulated misses per level on {} \
-             (tolerance {}). Timing track: time as a ratio to a same-run copy/read reference; \
-             a regression only when the whole {:.0}% bootstrap CI ({} resamples, seed {}) of \
-             the change lies beyond ±{}, and so does the CI of the point's own time (with per-round reference samples each sample is \
-             divided by its paired reference sample; an older document's reference enters \
-             with its median); points without a reference are divided by the run's speed: \
-             {}.\n\n",
+    fn method_paragraph(&self) -> String {
+        let simulated = format!(
+            "Deterministic track: simulated misses per level on {} (tolerance {}).",
             self.geometry,
             if self.sim_tolerance == 0.0 {
                 "0: exact match".to_string()
             } else {
                 percent(self.sim_tolerance)
-            },
-            self.confidence * 100.0,
-            self.resamples,
-            self.seed,
-            percent(self.threshold),
-            match self.run_speed {
-                Some(f) => format!(
-                    "this run's references took {f:.3}× the baseline's time (median of {})",
-                    self.run_speed_references
-                ),
-                None => "no interleaved references, so the suite's read/copy point".into(),
-            },
-        )
+            }
+        );
+        match &self.method {
+            GateMethod::StoredBaseline {
+                baseline,
+                threshold,
+                confidence,
+                resamples,
+                seed,
+                run_speed,
+                run_speed_references,
+                timing_not_comparable,
+            } => {
+                let timing = match timing_not_comparable {
+                    Some(why) => format!("Timing track: not compared — {why}."),
+                    None => format!(
+                        "Timing track: time as a ratio to a same-run copy/read reference; a \
+                         regression only when the whole {:.0}% bootstrap CI ({resamples} \
+                         resamples, seed {seed}) of the change lies beyond ±{}, and so does the \
+                         CI of the point's own time; points without a reference are divided \
+                         by the run's speed: {}.",
+                        confidence * 100.0,
+                        percent(*threshold),
+                        match run_speed {
+                            Some(f) => format!(
+                                "this run's references took {f:.3}× the baseline's time \
+                                 (median of {run_speed_references})"
+                            ),
+                            None =>
+                                "no interleaved references, so the suite's read/copy point".into(),
+                        }
+                    ),
+                };
+                format!("Baseline `{baseline}`. {simulated} {timing}\n\n")
+            }
+            GateMethod::PairedBuilds {
+                base,
+                candidate,
+                options,
+                seed,
+                rounds_min,
+                rounds_max,
+                measured_s,
+                stopped,
+            } => {
+                let rounds = if rounds_min == rounds_max {
+                    rounds_min.to_string()
+                } else {
+                    format!("{rounds_min}–{rounds_max}")
+                };
+                let stopped = stopped
+                    .as_ref()
+                    .map(|s| format!(" {s}."))
+                    .unwrap_or_default();
+                format!(
+                    "Base {base}; candidate {candidate}. {simulated} Timing track: {rounds} \
+                     rounds in {measured_s:.0} s, each one fresh process per build and point, \
+                     in a balanced order shuffled with seed {seed}; per point the \
+                     Hodges–Lehmann estimate of the paired ratios candidate ÷ base and their \
+                     signed-rank interval, Holm-corrected over the timed points at family-wise \
+                     level {} (the interval's confidence per point in brackets); a regression \
+                     when the interval lies above the {} noise floor and the estimate above the \
+                     {} threshold, unchanged when the interval ends below the threshold.{stopped}\n\n",
+                    options.alpha,
+                    percent(options.floor),
+                    percent(options.threshold),
+                )
+            }
+        }
     }
 }
 
 /// One line of the Markdown table.
-fn table_row(r: &GateRow) -> String {
+fn table_row(r: &GateRow, paired: bool) -> String {
     let value = |v: Option<f64>| match (v, r.track) {
         (None, _) => "-".to_string(),
         (Some(x), Track::Deterministic) => format!("{x:.0}"),
+        (Some(x), Track::Timing) if paired => format_ns(x),
         (Some(x), Track::Timing) if x >= 1000.0 => format!("{x:.0}"),
         (Some(x), Track::Timing) => format!("{x:.4}"),
     };
@@ -140,10 +227,6 @@ fn table_row(r: &GateRow) -> String {
     let interval = |ci: Option<(f64, f64)>| {
         ci.map(|(l, h)| format!("[{}, {}]", signed_percent(l), signed_percent(h)))
             .unwrap_or_else(|| "-".into())
-    };
-    let own = match r.own_change {
-        Some(c) => format!("{} {}", signed_percent(c), interval(r.own_ci)),
-        None => "-".into(),
     };
     let verdict = match &r.note {
         Some(note) => format!("{} ({note})", r.verdict.label()),
@@ -154,6 +237,23 @@ fn table_row(r: &GateRow) -> String {
     } else {
         format!(" ×{}", r.threads)
     };
+    let (seventh, eighth) = if paired {
+        let confidence = r
+            .level
+            .map(|a| format!(" ({})", percent(1.0 - 2.0 * a)))
+            .unwrap_or_default();
+        let rounds = r
+            .rounds
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "-".into());
+        (format!("{}{confidence}", interval(r.ci)), rounds)
+    } else {
+        let own = match r.own_change {
+            Some(c) => format!("{} {}", signed_percent(c), interval(r.own_ci)),
+            None => "-".into(),
+        };
+        (interval(r.ci), own)
+    };
     format!(
         "| {} | {}{} | {} | {} | {} | {} | {} | {} | {} |\n",
         r.kernel,
@@ -163,10 +263,20 @@ fn table_row(r: &GateRow) -> String {
         value(r.baseline),
         value(r.current),
         change,
-        interval(r.ci),
-        own,
+        seventh,
+        eighth,
         verdict
     )
+}
+
+/// A time in ns with the unit that keeps 3–4 significant digits: `465 ns`, `12.3 µs`.
+fn format_ns(ns: f64) -> String {
+    match ns {
+        x if x >= 1e6 => format!("{:.2} ms", x / 1e6),
+        x if x >= 1e4 => format!("{:.1} µs", x / 1e3),
+        x if x >= 1e3 => format!("{:.2} µs", x / 1e3),
+        x => format!("{x:.0} ns"),
+    }
 }
 
 fn percent(x: f64) -> String {
@@ -187,21 +297,31 @@ mod tests {
     use crate::results::compare::{CompareOptions, compare};
 
     #[test]
-    fn percentages_keep_their_sign_and_infinity() {
+    fn numbers_keep_their_sign_infinity_and_unit() {
         assert_eq!(percent(0.1), "10%");
         assert_eq!(percent(0.025), "2.5%");
         assert_eq!(signed_percent(0.123), "+12.3%");
         assert_eq!(signed_percent(-0.05), "-5.0%");
         assert_eq!(signed_percent(f64::INFINITY), "+∞");
         assert_eq!(signed_percent(f64::NEG_INFINITY), "-∞");
+        let times = [
+            (465.3, "465 ns"),
+            (1853.8, "1.85 µs"),
+            (217_190.0, "217.2 µs"),
+        ];
+        for (ns, text) in times {
+            assert_eq!(format_ns(ns), text);
+        }
+        assert_eq!(format_ns(779_021.0), "779.0 µs");
+        assert_eq!(format_ns(2_500_000.0), "2.50 ms");
     }
 
     #[test]
     fn plain_passes_are_counted_unless_all_rows_are_asked_for() {
         let base = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
         let more_misses = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 9);
-        let v = compare(&base, &more_misses, &CompareOptions::default(), None).unwrap();
-        let short = v.to_markdown("b.json", false);
+        let v = compare(&base, &more_misses, &CompareOptions::default()).unwrap();
+        let short = v.to_markdown(false);
         let listed = |md: &str| md.lines().filter(|l| l.starts_with("| row-sum")).count();
         assert_eq!(listed(&short), 1, "{short}");
         assert!(short.contains("| L1d misses (simulated) | 7 | 9 | +28.6% |"));
@@ -209,16 +329,27 @@ mod tests {
             short.contains("2 more row(s) unchanged or reference"),
             "{short}"
         );
-        let full = v.to_markdown("b.json", true);
+        let full = v.to_markdown(true);
         assert_eq!(listed(&full), 2, "{full}");
         assert!(!full.contains("more row(s)"));
         // Everything passes: no table at all, only the count.
-        let same = compare(&base, &base, &CompareOptions::default(), None).unwrap();
-        let quiet = same.to_markdown("b.json", false);
+        let same = compare(&base, &base, &CompareOptions::default()).unwrap();
+        let quiet = same.to_markdown(false);
         assert!(!quiet.contains("| kernel |"), "{quiet}");
         assert!(
             quiet.contains("All 4 row(s) unchanged or reference"),
             "{quiet}"
+        );
+    }
+
+    #[test]
+    fn the_headline_says_what_each_track_judged() {
+        let base = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
+        let v = compare(&base, &base, &CompareOptions::default()).unwrap();
+        assert_eq!(
+            v.headline(),
+            "PASS; timing: 1 of 1 point(s) judged (1 unchanged); simulated misses: 2 row(s) \
+             compared, 0 more than before"
         );
     }
 }

@@ -131,7 +131,7 @@ mod tests {
                 sim_tolerance: tolerance,
                 ..CompareOptions::default()
             };
-            let v = compare(&base, &cur, &options, None).unwrap();
+            let v = compare(&base, &cur, &options).unwrap();
             let row = v
                 .rows
                 .iter()

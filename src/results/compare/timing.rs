@@ -222,13 +222,13 @@ fn change_ci(mut changes: Vec<f64>, estimate: f64, options: &CompareOptions) -> 
 mod tests {
     use super::*;
     use crate::results::ResultsDocument;
-    use crate::results::compare::compare;
     use crate::results::compare::test_fixtures::{document, noisy, read_reference};
+    use crate::results::compare::{GateMethod, compare};
 
     #[test]
     fn identical_documents_pass_with_zero_change() {
         let doc = document(&noisy(100.0, 10, 1), &noisy(50.0, 10, 2), 7);
-        let v = compare(&doc, &doc, &CompareOptions::default(), None).unwrap();
+        let v = compare(&doc, &doc, &CompareOptions::default()).unwrap();
         assert!(v.pass, "{v:#?}");
         let timing = v.rows.iter().find(|r| r.track == Track::Timing).unwrap();
         assert_eq!(timing.change, Some(0.0));
@@ -254,7 +254,7 @@ mod tests {
         ];
         for (k, r, expected) in cases {
             let cur = document(&noisy(k, 10, 3), &noisy(r, 10, 4), 7);
-            let v = compare(&base, &cur, &CompareOptions::default(), None).unwrap();
+            let v = compare(&base, &cur, &CompareOptions::default()).unwrap();
             let timing = v
                 .rows
                 .iter()
@@ -287,9 +287,12 @@ mod tests {
         let base = with_reference(100.0, 80.0, 1000.0);
         // Everything 25% slower, the references too: nothing regressed.
         let slower_machine = with_reference(125.0, 100.0, 1250.0);
-        let v = compare(&base, &slower_machine, &CompareOptions::default(), None).unwrap();
+        let v = compare(&base, &slower_machine, &CompareOptions::default()).unwrap();
         assert!(v.pass, "{:#?}", v.rows);
-        assert!((v.run_speed.unwrap() - 1.25).abs() < 1e-9);
+        let GateMethod::StoredBaseline { run_speed, .. } = v.method else {
+            panic!("{:?}", v.method)
+        };
+        assert!((run_speed.unwrap() - 1.25).abs() < 1e-9);
         let probe = v
             .rows
             .iter()
@@ -299,7 +302,7 @@ mod tests {
         assert!(probe.change.unwrap().abs() < 0.02, "{probe:#?}");
         // Only the probe slower: a regression of the probe alone.
         let slower_probe = with_reference(100.0, 80.0, 1300.0);
-        let v = compare(&base, &slower_probe, &CompareOptions::default(), None).unwrap();
+        let v = compare(&base, &slower_probe, &CompareOptions::default()).unwrap();
         assert_eq!(v.regressed.len(), 1, "{:#?}", v.rows);
         assert!(v.regressed[0].starts_with("chase "));
     }
@@ -329,7 +332,7 @@ mod tests {
         };
         let base = with_pairs(5, 1.0, 1.0);
         let judge = |current: ResultsDocument| {
-            compare(&base, &current, &CompareOptions::default(), None).unwrap()
+            compare(&base, &current, &CompareOptions::default()).unwrap()
         };
         let v = judge(with_pairs(15, 1.0, 1.0));
         let row = v
@@ -372,7 +375,7 @@ mod tests {
             .map(|i| if i % 2 == 0 { 80.0 } else { 160.0 })
             .collect();
         let cur = document(&wild, &noisy(50.0, 10, 4), 7);
-        let v = compare(&base, &cur, &CompareOptions::default(), None).unwrap();
+        let v = compare(&base, &cur, &CompareOptions::default()).unwrap();
         assert!(v.pass, "{:#?}", v.rows);
     }
 }

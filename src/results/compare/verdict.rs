@@ -1,9 +1,11 @@
 //! The gate's result types: a row per compared metric ([`GateRow`]), the whole verdict
-//! ([`GateVerdict`]), their [`Track`] and [`Verdict`].
+//! ([`GateVerdict`]) with how its timing was judged ([`GateMethod`]), their [`Track`] and
+//! [`Verdict`].
 
 use serde::{Deserialize, Serialize};
 
 use super::matching::{params_label, point_key};
+use super::paired::PairedOptions;
 use crate::results::PointRecord;
 
 /// Which track a row belongs to.
@@ -12,7 +14,7 @@ use crate::results::PointRecord;
 pub enum Track {
     /// Simulated misses under the fixed geometry.
     Deterministic,
-    /// Wall-clock time relative to a same-run reference.
+    /// Wall-clock time.
     Timing,
 }
 
@@ -20,28 +22,39 @@ pub enum Track {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// Within tolerance (deterministic) or the CI does not lie wholly beyond the threshold.
+    /// Within tolerance (deterministic); no slowdown beyond the threshold (timing).
     Unchanged,
     /// Worse beyond the tolerance/threshold: fails the gate.
     Regression,
-    /// A timing regression not seen in the verdict passed as `confirm`: does not fail.
-    Unconfirmed,
-    /// Better beyond the tolerance/threshold: reported (update the baseline), passes.
+    /// Neither a regression nor ruled out within the rounds the gate could spend: passes,
+    /// and the verdict says so.
+    Inconclusive,
+    /// Better beyond the tolerance/threshold: reported, passes.
     Improvement,
     /// The current point failed (wrong checksum, preparation error): fails the gate.
     Failed,
     /// A reference point: shown for context, not judged (it is what the others are divided by).
     Reference,
-    /// Not comparable (reason in the note): reported, passes.
+    /// Not comparable (reason in the note): reported, cannot fail the gate.
     NotCompared,
     /// In the current run but not in the baseline: reported, passes.
     New,
 }
 
+impl Verdict {
+    /// Whether the row was judged (compared and given an outcome).
+    pub fn judged(self) -> bool {
+        matches!(
+            self,
+            Verdict::Unchanged | Verdict::Regression | Verdict::Inconclusive | Verdict::Improvement
+        )
+    }
+}
+
 /// One line of the verdict table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GateRow {
-    /// `kernel params ×threads | metric`: stable across runs, used by `confirm`.
+    /// `kernel params ×threads | metric`: stable across runs.
     pub id: String,
     pub kernel: String,
     /// `key=value` pairs of the current run's point.
@@ -50,21 +63,74 @@ pub struct GateRow {
     pub track: Track,
     /// What is compared and where it came from (`simulated`, `timed`).
     pub metric: String,
+    /// The baseline's (base build's) value; for paired timing the median time per run, ns.
     pub baseline: Option<f64>,
     pub current: Option<f64>,
-    /// Relative change, current / baseline − 1.
+    /// Relative change, current / baseline − 1 (paired timing: the Hodges–Lehmann estimate).
     pub change: Option<f64>,
-    /// Bootstrap CI of the change (timing only).
+    /// Interval of the change (timing only): bootstrap CI (stored baseline) or signed-rank
+    /// interval at [`GateRow::level`] per tail (paired builds).
     pub ci: Option<(f64, f64)>,
-    /// Timing only: the change of the point's own median time, not divided by any reference,
-    /// and its bootstrap CI. A timing verdict needs both this and the ratio beyond the
-    /// threshold (see [`compare`](super::compare)).
+    /// Stored baseline only: the change of the point's own median time, not divided by any
+    /// reference, and its bootstrap CI; a timing verdict needs both beyond the threshold.
     #[serde(default)]
     pub own_change: Option<f64>,
     #[serde(default)]
     pub own_ci: Option<(f64, f64)>,
+    /// Paired builds: the rounds (paired ratios) behind the row.
+    #[serde(default)]
+    pub rounds: Option<usize>,
+    /// Paired builds: the one-sided p-value that the slowdown exceeds the noise floor.
+    #[serde(default)]
+    pub p_value: Option<f64>,
+    /// Paired builds: the Holm level the p-value was held to (the interval's tail).
+    #[serde(default)]
+    pub level: Option<f64>,
+    /// Paired builds: the ratios candidate ÷ base, one per round, in the order measured (so
+    /// a calibration can judge them again under other settings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ratios: Vec<f64>,
     pub verdict: Verdict,
     pub note: Option<String>,
+}
+
+/// How the timing track was judged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum GateMethod {
+    /// Against a stored results file: each time as a ratio to a reference of the same run,
+    /// seeded bootstrap CIs of the change of the ratio and of the own time.
+    StoredBaseline {
+        /// The baseline file, as named on the command line.
+        baseline: String,
+        threshold: f64,
+        confidence: f64,
+        resamples: usize,
+        seed: u64,
+        /// This run's references' time ÷ the baseline's (median), and how many.
+        run_speed: Option<f64>,
+        run_speed_references: usize,
+        /// Set when the baseline comes from another CPU model or cache geometry: timing is
+        /// not compared at all, and only the simulated track judges.
+        timing_not_comparable: Option<String>,
+    },
+    /// Two builds measured in interleaved rounds (`paired`).
+    PairedBuilds {
+        /// How each build was named (`--base REV` commit, or the binary's path) and its
+        /// version line.
+        base: String,
+        candidate: String,
+        options: PairedOptions,
+        /// Seed of the shuffled order of points and builds.
+        seed: u64,
+        /// Rounds every point got, and the most any point got.
+        rounds_min: usize,
+        rounds_max: usize,
+        /// Seconds the rounds took.
+        measured_s: f64,
+        /// Why the rounds stopped before every point was decided (budget, rounds).
+        stopped: Option<String>,
+    },
 }
 
 /// The gate's verdict on one comparison.
@@ -72,29 +138,31 @@ pub struct GateRow {
 pub struct GateVerdict {
     /// True when nothing regressed and no point failed.
     pub pass: bool,
-    pub threshold: f64,
+    pub method: GateMethod,
     pub sim_tolerance: f64,
-    pub confidence: f64,
-    pub resamples: usize,
-    pub seed: u64,
     /// The simulated geometry both documents share (preset name when recorded).
     pub geometry: String,
-    /// The current run's machine speed relative to the baseline's (time now ÷ then of the
-    /// interleaved references, median) and how many references it comes from.
-    pub run_speed: Option<f64>,
-    pub run_speed_references: usize,
-    /// Set when the two documents come from different CPU models: timing ratios do not carry
-    /// across CPU models, so the timing track's verdicts are not to be trusted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub machine_warning: Option<String>,
     pub deterministic_regressions: usize,
     pub timing_regressions: usize,
-    pub unconfirmed_timing_regressions: usize,
     pub failures: usize,
     pub improvements: usize,
+    /// Timing rows neither a regression nor ruled out.
+    pub inconclusive: usize,
+    /// What each track judged: timing rows judged of those that could have been, simulated
+    /// rows compared.
+    pub timing_judged: usize,
+    pub timing_rows: usize,
+    pub simulated_judged: usize,
     /// Ids of the rows that fail the gate.
     pub regressed: Vec<String>,
     pub rows: Vec<GateRow>,
+}
+
+/// Which point a row is about: kernel, `key=value` parameters, threads.
+struct PointName<'a> {
+    kernel: &'a str,
+    params: String,
+    threads: usize,
 }
 
 impl GateRow {
@@ -107,11 +175,43 @@ impl GateRow {
         verdict: Verdict,
         note: Option<String>,
     ) -> Self {
-        GateRow {
-            id: format!("{} | {metric}", point_key(record)),
-            kernel: record.kernel.clone(),
-            params: params_label(record, false),
+        let name = PointName {
+            kernel: &record.kernel,
+            params: params_label(record),
             threads: record.threads,
+        };
+        debug_assert_eq!(
+            format!("{} {} ×{}", name.kernel, name.params, name.threads),
+            point_key(record)
+        );
+        Self::blank(name, track, metric, verdict, note)
+    }
+
+    /// The row of a point that failed before it produced a record to compare.
+    pub fn failed_point(kernel: &str, params: &str, threads: usize, why: String) -> Self {
+        let name = PointName {
+            kernel,
+            params: params.to_string(),
+            threads,
+        };
+        Self::blank(name, Track::Timing, "point", Verdict::Failed, Some(why))
+    }
+
+    fn blank(
+        name: PointName<'_>,
+        track: Track,
+        metric: &str,
+        verdict: Verdict,
+        note: Option<String>,
+    ) -> Self {
+        GateRow {
+            id: format!(
+                "{} {} ×{} | {metric}",
+                name.kernel, name.params, name.threads
+            ),
+            kernel: name.kernel.to_string(),
+            params: name.params,
+            threads: name.threads,
             track,
             metric: metric.to_string(),
             baseline: None,
@@ -120,8 +220,57 @@ impl GateRow {
             ci: None,
             own_change: None,
             own_ci: None,
+            rounds: None,
+            p_value: None,
+            level: None,
+            ratios: Vec::new(),
             verdict,
             note,
+        }
+    }
+}
+
+impl GateVerdict {
+    /// The verdict over `rows`: counts per track and outcome, and the ids that fail the gate.
+    pub fn tally(
+        rows: Vec<GateRow>,
+        method: GateMethod,
+        sim_tolerance: f64,
+        geometry: String,
+    ) -> Self {
+        let count = |track: Option<Track>, verdict: Verdict| {
+            rows.iter()
+                .filter(|r| track.is_none_or(|t| r.track == t) && r.verdict == verdict)
+                .count()
+        };
+        let judged = |track: Track| {
+            rows.iter()
+                .filter(|r| r.track == track && r.verdict.judged())
+                .count()
+        };
+        let regressed: Vec<String> = rows
+            .iter()
+            .filter(|r| matches!(r.verdict, Verdict::Regression | Verdict::Failed))
+            .map(|r| r.id.clone())
+            .collect();
+        GateVerdict {
+            pass: regressed.is_empty(),
+            method,
+            sim_tolerance,
+            geometry,
+            deterministic_regressions: count(Some(Track::Deterministic), Verdict::Regression),
+            timing_regressions: count(Some(Track::Timing), Verdict::Regression),
+            failures: count(None, Verdict::Failed),
+            improvements: count(None, Verdict::Improvement),
+            inconclusive: count(Some(Track::Timing), Verdict::Inconclusive),
+            timing_judged: judged(Track::Timing),
+            timing_rows: rows
+                .iter()
+                .filter(|r| r.track == Track::Timing && r.verdict != Verdict::Reference)
+                .count(),
+            simulated_judged: judged(Track::Deterministic),
+            regressed,
+            rows,
         }
     }
 }

@@ -1,0 +1,644 @@
+//! `stridelab gate --base`: the candidate build (this binary, or `--candidate-binary`) and a
+//! base build (`--base REV`, built by `gate_build`, or `--base-binary`) measured in
+//! interleaved rounds on this machine, judged by `results::compare::judge_paired`.
+//!
+//! A round measures every point still undecided once with each build, each measurement a
+//! fresh process of that build running one point: so every round gives one paired ratio per
+//! point, and the two processes of a pair run within a second of each other. The order of the
+//! points is shuffled every round, and per point the build that goes first alternates in pairs
+//! of rounds (drawn at random for the first of each pair), so neither build is favoured by
+//! position. Every draw comes from one [`SplitMix64`] seeded with `--seed` (printed).
+//!
+//! The child protocol is a command every build since the stored-baseline gate understands, so
+//! any base revision can be measured: `stridelab gate --suite POINT.toml --save-baseline -
+//! --baseline-runs 1 --sample-ms S --samples N --quiet` prints one results document with the
+//! point's short samples (the gate's method: huge pages, 0.3 ms samples by default) and its
+//! simulated misses on the gate preset. Each build reads the point as written in the suite
+//! (`PlannedPoint::args`) and resolves it with its own catalogue; the two records must agree
+//! on the resolved parameters. The base's processes never get `STRIDELAB_INJECT_SLOWDOWN`.
+//!
+//! After `--rounds` rounds the points are judged; inconclusive ones get further rounds until
+//! they are decided, `--max-rounds` is reached or the next round would overrun
+//! `--time-budget`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::gate::GateError;
+use super::gate_build::build_base;
+use super::stop::stop_flag;
+use super::suite::{PlannedPoint, Suite};
+use crate::kernels::CATALOGUE_RULES;
+use crate::kernels::slowdown::SLOWDOWN_VAR;
+use crate::results::compare::{
+    GATE_MANIFEST_KEY, GateMethod, GateRow, GateVerdict, PairedOptions, PointRounds, check_judged,
+    geometry_label, judge_paired, same_point,
+};
+use crate::results::{ChecksumOutcome, PointRecord, ResultsDocument};
+use crate::stats::SplitMix64;
+
+/// Relative slowdown the estimate must exceed to be a regression (calibration: docs/gate.md).
+pub const PAIRED_THRESHOLD: f64 = 0.03;
+/// Relative slowdown the whole interval must exceed.
+pub const PAIRED_FLOOR: f64 = 0.01;
+/// Family-wise error level over the timed points.
+pub const PAIRED_ALPHA: f64 = 0.05;
+/// Rounds before the first judgement: with Holm over the gate suite's points, fewer than 9
+/// cannot reach the strictest level (2⁻ⁿ ≤ α/m) at all.
+pub const PAIRED_ROUNDS: usize = 10;
+/// The most rounds an inconclusive point gets.
+pub const PAIRED_MAX_ROUNDS: usize = 30;
+/// Seconds of measuring after which no further round starts.
+pub const PAIRED_BUDGET_S: f64 = 120.0;
+/// Sample length of the child processes: under load, 0.3 ms samples left a point's
+/// process-to-process spread several times smaller than 5 ms ones (docs/gate.md).
+pub const PAIRED_SAMPLE_MS: f64 = 0.3;
+/// Minimum samples per child process.
+pub const PAIRED_SAMPLES: usize = 20;
+
+/// Where the base build comes from.
+#[derive(Debug, Clone)]
+pub enum BaseSource {
+    /// A git revision of the repository in the current directory, built by the gate.
+    Revision(String),
+    /// A prebuilt binary.
+    Binary(PathBuf),
+}
+
+/// What `stridelab gate --base` was asked to do.
+#[derive(Debug, Clone)]
+pub struct PairedConfig {
+    pub base: BaseSource,
+    /// The candidate binary; `None`: this one.
+    pub candidate: Option<PathBuf>,
+    pub suite: String,
+    pub options: PairedOptions,
+    /// Rounds every point gets before the first judgement.
+    pub rounds: usize,
+    /// Most rounds any point gets.
+    pub max_rounds: usize,
+    /// Measuring time after which no further round starts.
+    pub budget: Duration,
+    pub seed: u64,
+    /// The child processes' sample length and minimum samples.
+    pub sample_ms: f64,
+    pub samples: usize,
+    pub quiet: bool,
+}
+
+/// A build the rounds run.
+struct Build {
+    role: &'static str,
+    binary: PathBuf,
+    /// How the verdict names it.
+    label: String,
+    /// The base never runs with an injected slowdown from the environment.
+    clear_slowdown: bool,
+}
+
+/// One point's measurements so far.
+struct Series {
+    key: String,
+    kernel: String,
+    params: String,
+    threads: usize,
+    file: PathBuf,
+    base: Option<PointRecord>,
+    candidate: Option<PointRecord>,
+    times: Vec<(f64, f64)>,
+    failure: Option<String>,
+    not_comparable: Option<String>,
+    /// Whether the base went first in the first round of the current pair of rounds.
+    base_first: bool,
+    /// Seconds the point's last pair of processes took.
+    last_pair_s: f64,
+}
+
+/// What each build's first results document said about how it measured (`info.gate`): its
+/// preset and any injected slowdown.
+#[derive(Default)]
+struct Observed {
+    base: Option<serde_json::Value>,
+    candidate: Option<serde_json::Value>,
+}
+
+/// A temporary directory of the point files, removed when dropped.
+struct PointFiles(PathBuf);
+
+impl Drop for PointFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Builds or finds both binaries, runs the rounds and judges them.
+pub fn run_paired(config: &PairedConfig) -> Result<GateVerdict, GateError> {
+    check_config(config)?;
+    let plan = Suite::load(&config.suite)?.plan(None)?;
+    let (base, candidate) = builds(config)?;
+    let dir = std::env::temp_dir().join(format!(
+        "stridelab-gate-{}-{}",
+        std::process::id(),
+        config.seed
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| GateError::WorkFile {
+        what: "create".into(),
+        path: dir.clone(),
+        message: e.to_string(),
+    })?;
+    let files = PointFiles(dir);
+    let mut series = Vec::with_capacity(plan.points.len());
+    for (index, point) in plan.points.iter().enumerate() {
+        series.push(point_series(point, index, &files.0)?);
+    }
+    if !config.quiet {
+        eprintln!(
+            "gate: base {}\ngate: candidate {}\ngate: {} points, {} rounds at least, order seed {}",
+            base.label,
+            candidate.label,
+            series.len(),
+            config.rounds,
+            config.seed
+        );
+    }
+    let started = Instant::now();
+    let mut observed = Observed::default();
+    let stopped = run_rounds(config, (&base, &candidate), &mut series, &mut observed)?;
+    let measured_s = started.elapsed().as_secs_f64();
+    let rounds = Rounds {
+        measured_s,
+        stopped,
+        observed,
+    };
+    verdict(config, (&base, &candidate), series, rounds)
+}
+
+fn check_config(config: &PairedConfig) -> Result<(), GateError> {
+    let bad = |m: &str| Err(GateError::Settings(m.to_string()));
+    if !(1..=200).contains(&config.rounds) {
+        return bad("--rounds must lie in 1..=200");
+    }
+    if config.max_rounds < config.rounds || config.max_rounds > 500 {
+        return bad("--max-rounds must lie between --rounds and 500");
+    }
+    if config.budget.is_zero() || config.budget > Duration::from_secs(3600) {
+        return bad("--time-budget must lie in (0, 3600] seconds");
+    }
+    let o = &config.options;
+    if !(o.alpha > 0.0 && o.alpha < 0.5) {
+        return bad("--alpha must lie in (0, 0.5)");
+    }
+    if !(o.floor >= 0.0 && o.floor <= o.threshold && o.threshold < 1.0) {
+        return bad("--floor must lie in [0, --threshold], and --threshold below 100%");
+    }
+    if !(config.sample_ms > 0.0 && config.sample_ms <= 1000.0) || config.samples == 0 {
+        return bad("--sample-ms must lie in (0, 1000] and --samples be at least 1");
+    }
+    Ok(())
+}
+
+/// The base (built or given) and the candidate, each checked to run.
+fn builds(config: &PairedConfig) -> Result<(Build, Build), GateError> {
+    let (base_binary, base_name) = match &config.base {
+        BaseSource::Revision(rev) => {
+            let built = build_base(rev, config.quiet)?;
+            let how = if built.reused {
+                "build reused".to_string()
+            } else {
+                format!("built in {:.0} s", built.build_s)
+            };
+            let name = format!("commit {} (`{rev}`, {how})", built.commit);
+            (built.binary, name)
+        }
+        BaseSource::Binary(path) => (path.clone(), format!("`{}`", path.display())),
+    };
+    let candidate_binary = match &config.candidate {
+        Some(path) => path.clone(),
+        None => std::env::current_exe().map_err(|e| GateError::BuildUnusable {
+            role: "candidate",
+            path: PathBuf::from("(this binary)"),
+            message: e.to_string(),
+        })?,
+    };
+    let candidate_name = format!("`{}`", candidate_binary.display());
+    let base = Build {
+        label: format!("{base_name}, {}", version(&base_binary, "base")?),
+        role: "base",
+        binary: base_binary,
+        clear_slowdown: true,
+    };
+    let candidate = Build {
+        label: format!(
+            "{candidate_name}, {}",
+            version(&candidate_binary, "candidate")?
+        ),
+        role: "candidate",
+        binary: candidate_binary,
+        clear_slowdown: false,
+    };
+    Ok((base, candidate))
+}
+
+/// `stridelab --version` of a binary: proves it runs.
+fn version(binary: &Path, role: &'static str) -> Result<String, GateError> {
+    let unusable = |message: String| GateError::BuildUnusable {
+        role,
+        path: binary.to_path_buf(),
+        message,
+    };
+    let out = Command::new(binary)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| unusable(e.to_string()))?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || !text.starts_with("stridelab") {
+        return Err(unusable(format!(
+            "`--version` printed `{text}` (exit {:?}), not a stridelab version",
+            out.status.code()
+        )));
+    }
+    Ok(text)
+}
+
+/// A point's file (a one-point suite of the words it was planned from) and its empty series.
+fn point_series(point: &PlannedPoint, index: usize, dir: &Path) -> Result<Series, GateError> {
+    let params = crate::vocab::format_params(point.params.iter());
+    let key = format!("{} {params} ×{}", point.spec.name, point.threads);
+    if point.sweep.is_some() {
+        return Err(GateError::SweepPoint(key));
+    }
+    let mut case = toml::Table::new();
+    for (name, value) in &point.args {
+        if name.is_empty() {
+            // Positional words only come from the command line, never from a suite file.
+            return Err(GateError::Settings(format!(
+                "point `{key}` has positional parameters"
+            )));
+        }
+        case.insert(name.clone(), toml::Value::String(value.clone()));
+    }
+    let mut entry = toml::Table::new();
+    entry.insert("kernel".into(), point.spec.name.into());
+    entry.insert("cases".into(), vec![toml::Value::Table(case)].into());
+    entry.insert(
+        "threads".into(),
+        vec![toml::Value::from(point.threads as i64)].into(),
+    );
+    let mut suite = toml::Table::new();
+    suite.insert("name".into(), format!("gate-point-{index}").into());
+    suite.insert("description".into(), key.clone().into());
+    suite.insert("point".into(), vec![toml::Value::Table(entry)].into());
+    let file = dir.join(format!("point-{index}.toml"));
+    let text = toml::to_string(&suite).map_err(|e| GateError::Settings(e.to_string()))?;
+    std::fs::write(&file, text).map_err(|e| GateError::WorkFile {
+        what: "write".into(),
+        path: file.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(Series {
+        key,
+        kernel: point.spec.name.to_string(),
+        params,
+        threads: point.threads,
+        file,
+        base: None,
+        candidate: None,
+        times: Vec::new(),
+        failure: None,
+        not_comparable: None,
+        base_first: false,
+        last_pair_s: 0.0,
+    })
+}
+
+/// Runs rounds until every point is decided or the rounds or time run out; returns why it
+/// stopped early, if it did.
+fn run_rounds(
+    config: &PairedConfig,
+    builds: (&Build, &Build),
+    series: &mut [Series],
+    observed: &mut Observed,
+) -> Result<Option<String>, GateError> {
+    let stop = stop_flag()?;
+    let mut rng = SplitMix64::new(config.seed);
+    let started = Instant::now();
+    let mut active: Vec<usize> = (0..series.len()).collect();
+    let mut round = 0;
+    loop {
+        round += 1;
+        let mut order = active.clone();
+        shuffle(&mut order, &mut rng);
+        let round_started = Instant::now();
+        for &p in &order {
+            let measured = measure_pair(config, builds, &mut series[p], &mut rng, observed);
+            // Ctrl-C reaches the child processes too: what failed then was the interruption.
+            if stop.load(Ordering::SeqCst) {
+                return Err(GateError::RoundsInterrupted);
+            }
+            measured?;
+        }
+        if !config.quiet {
+            eprintln!(
+                "gate: round {round}: {} point(s) in {:.1} s",
+                order.len(),
+                round_started.elapsed().as_secs_f64()
+            );
+        }
+        if round < config.rounds {
+            continue;
+        }
+        let (indices, points) = point_rounds(series);
+        let judged = judge_paired(&points, &config.options);
+        active = judged.inconclusive.iter().map(|&i| indices[i]).collect();
+        if active.is_empty() {
+            return Ok(None);
+        }
+        let names = || {
+            active
+                .iter()
+                .map(|&p| series[p].key.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        if round >= config.max_rounds {
+            return Ok(Some(format!(
+                "Stopped after {round} rounds (--max-rounds) with {} point(s) inconclusive",
+                active.len()
+            )));
+        }
+        let next: f64 = active.iter().map(|&p| series[p].last_pair_s).sum();
+        let spent = started.elapsed().as_secs_f64();
+        if spent + next > config.budget.as_secs_f64() {
+            return Ok(Some(format!(
+                "Stopped after {round} rounds: another would overrun the {:.0} s time budget \
+                 (--time-budget), {} point(s) inconclusive",
+                config.budget.as_secs_f64(),
+                active.len()
+            )));
+        }
+        if !config.quiet {
+            eprintln!("gate: inconclusive, another round: {}", names());
+        }
+    }
+}
+
+/// Fisher–Yates with the gate's generator.
+fn shuffle(items: &mut [usize], rng: &mut SplitMix64) {
+    for i in (1..items.len()).rev() {
+        items.swap(i, rng.below(i + 1));
+    }
+}
+
+/// One round of one point: both builds, the first alternating in pairs of rounds.
+fn measure_pair(
+    config: &PairedConfig,
+    (base, candidate): (&Build, &Build),
+    s: &mut Series,
+    rng: &mut SplitMix64,
+    observed: &mut Observed,
+) -> Result<(), GateError> {
+    if s.failure.is_some() || s.not_comparable.is_some() {
+        return Ok(());
+    }
+    let base_first = base_goes_first(s.times.len(), &mut s.base_first, rng);
+    let started = Instant::now();
+    let (mut base_record, mut candidate_record) = (None, None);
+    for base_now in [base_first, !base_first] {
+        if base_now {
+            let (record, info) =
+                measure(base, &s.file, config).map_err(|message| GateError::BaseFailed {
+                    point: s.key.clone(),
+                    message,
+                })?;
+            observed.base.get_or_insert(info);
+            base_record = Some(record);
+        } else {
+            match measure(candidate, &s.file, config) {
+                Ok((record, info)) => {
+                    observed.candidate.get_or_insert(info);
+                    candidate_record = Some(record);
+                }
+                Err(message) => {
+                    s.failure = Some(message);
+                    return Ok(());
+                }
+            }
+        }
+    }
+    s.last_pair_s = started.elapsed().as_secs_f64();
+    let (Some(b), Some(c)) = (base_record, candidate_record) else {
+        unreachable!("both builds ran");
+    };
+    record_pair(s, b, c)
+}
+
+/// Whether the base runs first in a point's round number `done` (from 0): drawn at random for
+/// the first round of each pair (kept in `pair_draw`), the other way round in the second, so
+/// over every two rounds each build goes first once.
+fn base_goes_first(done: usize, pair_draw: &mut bool, rng: &mut SplitMix64) -> bool {
+    if done.is_multiple_of(2) {
+        *pair_draw = rng.below(2) == 1;
+        *pair_draw
+    } else {
+        !*pair_draw
+    }
+}
+
+/// Adds a pair of records to a point's series, checking they measured the same point and that
+/// each build's simulated misses repeat round after round.
+fn record_pair(s: &mut Series, b: PointRecord, c: PointRecord) -> Result<(), GateError> {
+    let time = |r: &PointRecord| r.timing.as_ref().map(|t| t.ns_per_run.median);
+    let (Some(bt), Some(ct)) = (time(&b), time(&c)) else {
+        s.not_comparable = Some("a build did not time the point".into());
+        return Ok(());
+    };
+    match (&s.base, &s.candidate) {
+        (Some(first_b), Some(first_c)) => {
+            if first_b.simulated != b.simulated {
+                return Err(GateError::BaseFailed {
+                    point: s.key.clone(),
+                    message: "its simulated misses differ between rounds".into(),
+                });
+            }
+            if first_c.simulated != c.simulated {
+                s.failure =
+                    Some("the simulated misses differ between rounds of the same build".into());
+                return Ok(());
+            }
+        }
+        _ => {
+            if let Err(why) = same_point(&b, &c) {
+                s.not_comparable = Some(why);
+            }
+            s.base = Some(b);
+            s.candidate = Some(c);
+        }
+    }
+    s.times.push((bt, ct));
+    Ok(())
+}
+
+/// Runs one build on one point file: its one record and how it measured (`info.gate`), or
+/// why not.
+fn measure(
+    build: &Build,
+    file: &Path,
+    config: &PairedConfig,
+) -> Result<(PointRecord, serde_json::Value), String> {
+    let mut command = Command::new(&build.binary);
+    command
+        .arg("gate")
+        .arg("--suite")
+        .arg(file)
+        .args(["--save-baseline", "-", "--baseline-runs", "1", "--quiet"])
+        .args(["--sample-ms", &config.sample_ms.to_string()])
+        .args(["--samples", &config.samples.to_string()])
+        .stdin(Stdio::null());
+    if build.clear_slowdown {
+        command.env_remove(SLOWDOWN_VAR);
+    }
+    let out = command
+        .output()
+        .map_err(|e| format!("cannot run `{}`: {e}", build.binary.display()))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let last: Vec<&str> = stderr.lines().rev().take(5).collect();
+        let last: Vec<&str> = last.into_iter().rev().collect();
+        return Err(format!(
+            "the {} process exited with {:?}: {}",
+            build.role,
+            out.status.code(),
+            last.join(" / ")
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let origin = PathBuf::from(format!("(the {} build's results)", build.role));
+    let doc =
+        ResultsDocument::from_json(&text, &origin, &CATALOGUE_RULES).map_err(|e| e.to_string())?;
+    let info = doc.info.get(GATE_MANIFEST_KEY).cloned().unwrap_or_default();
+    let [record] = <[PointRecord; 1]>::try_from(doc.records)
+        .map_err(|records| format!("{} records for one point", records.len()))?;
+    if record.checksum.status != ChecksumOutcome::Ok || record.error.is_some() {
+        return Err(match &record.error {
+            Some(e) => format!("{}: {}", e.stage, e.message),
+            None => format!("checksum {:?}", record.checksum.status),
+        });
+    }
+    Ok((record, info))
+}
+
+/// The series that have both builds' records, as the judge takes them, with their indices.
+fn point_rounds(series: &[Series]) -> (Vec<usize>, Vec<PointRounds>) {
+    series
+        .iter()
+        .enumerate()
+        .filter_map(|(index, s)| {
+            let (base, candidate) = (s.base.clone()?, s.candidate.clone()?);
+            let rounds = PointRounds {
+                base,
+                candidate,
+                times: s.times.clone(),
+                failure: s.failure.clone(),
+                not_comparable: s.not_comparable.clone(),
+            };
+            Some((index, rounds))
+        })
+        .unzip()
+}
+
+/// How the rounds went.
+struct Rounds {
+    measured_s: f64,
+    stopped: Option<String>,
+    observed: Observed,
+}
+
+/// `label`, plus the injected slowdown its results recorded, if any.
+fn label_with_slowdown(label: &str, info: Option<&serde_json::Value>) -> String {
+    match info.and_then(|i| i.get("injected_slowdown")?.as_str()) {
+        Some(slowdown) => format!("{label}, injected slowdown {slowdown}"),
+        None => label.to_string(),
+    }
+}
+
+/// The final judgement as a verdict (a point the candidate failed before its first pair keeps
+/// a row too).
+fn verdict(
+    config: &PairedConfig,
+    (base, candidate): (&Build, &Build),
+    series: Vec<Series>,
+    rounds: Rounds,
+) -> Result<GateVerdict, GateError> {
+    let counts: Vec<usize> = series.iter().map(|s| s.times.len()).collect();
+    let preset = rounds
+        .observed
+        .candidate
+        .as_ref()
+        .and_then(|i| i.get("preset")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "?".into());
+    let geometry = series
+        .iter()
+        .find_map(|s| s.candidate.as_ref()?.simulated.as_ref())
+        .map(|sim| format!("preset {preset}: {}", geometry_label(&sim.levels)))
+        .unwrap_or_else(|| "none simulated".into());
+    let mut judged = judge_paired(&point_rounds(&series).1, &config.options);
+    for s in series
+        .iter()
+        .filter(|s| s.base.is_none() || s.candidate.is_none())
+    {
+        let why = s.failure.clone().unwrap_or_else(|| "not measured".into());
+        let row = GateRow::failed_point(&s.kernel, &s.params, s.threads, why);
+        judged.rows.push(row);
+    }
+    let method = GateMethod::PairedBuilds {
+        base: label_with_slowdown(&base.label, rounds.observed.base.as_ref()),
+        candidate: label_with_slowdown(&candidate.label, rounds.observed.candidate.as_ref()),
+        options: config.options,
+        seed: config.seed,
+        rounds_min: counts.iter().copied().min().unwrap_or(0),
+        rounds_max: counts.iter().copied().max().unwrap_or(0),
+        measured_s: rounds.measured_s,
+        stopped: rounds.stopped,
+    };
+    let verdict = GateVerdict::tally(judged.rows, method, config.options.sim_tolerance, geometry);
+    check_judged(&verdict, false).map_err(GateError::Compare)?;
+    Ok(verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::suite::Suite;
+
+    #[test]
+    fn each_build_goes_first_once_in_every_pair_of_rounds_and_the_pairs_vary() {
+        let mut rng = SplitMix64::new(11);
+        let mut draw = false;
+        let order: Vec<bool> = (0..40)
+            .map(|done| base_goes_first(done, &mut draw, &mut rng))
+            .collect();
+        for pair in order.chunks(2) {
+            assert_ne!(pair[0], pair[1], "{order:?}");
+        }
+        let base_first_in_pairs = order.chunks(2).filter(|p| p[0]).count();
+        assert!((5..=15).contains(&base_first_in_pairs), "{order:?}");
+    }
+
+    #[test]
+    fn a_point_file_plans_to_the_same_point_as_the_suite() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = Suite::load("gate").unwrap().plan(None).unwrap();
+        for (index, point) in plan.points.iter().enumerate() {
+            let series = point_series(point, index, dir.path()).unwrap();
+            let path = series.file.to_str().unwrap();
+            let again = Suite::load(path).unwrap().plan(None).unwrap();
+            assert_eq!(again.points.len(), 1, "{path}");
+            assert_eq!(again.points[0].spec.name, point.spec.name);
+            assert_eq!(again.points[0].params, point.params, "{path}");
+            assert_eq!(again.points[0].threads, point.threads);
+        }
+    }
+}

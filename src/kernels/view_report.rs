@@ -1,0 +1,47 @@
+//! Everything `stridelab layout` says about a view on one cache level: the set model
+//! (`view_cache`), the walks its verdicts are about with their simulated passes
+//! (`view_walks`), and padding advice for the walks that conflict (`view_padding`). Serialises
+//! to an element of `layout --json`'s `caches` list.
+
+use serde::Serialize;
+
+use crate::cache::geometry::CacheLevel;
+use crate::kernels::view_cache::{LineCounts, ViewCache, ViewCacheError, analyse};
+use crate::kernels::view_padding::{PaddingAdvice, ViewChain, advise};
+use crate::kernels::view_walks::{WalkReport, walks};
+use crate::layout::Layout;
+
+/// One level's explanation of a view.
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelReport {
+    #[serde(flatten)]
+    pub cache: ViewCache,
+    /// The walks a verdict is about: the view's own order, then one per moving dimension.
+    pub walks: Vec<WalkReport>,
+    /// What padding the storage's rows would do for the walks with conflict misses.
+    pub padding: Option<PaddingAdvice>,
+}
+
+/// The set model of `layout` on `level`, its walks simulated, and padding advice for the ones
+/// that conflict (`chain`: the expression the view came from, for the storage's rows).
+pub fn explain(
+    layout: &Layout,
+    chain: &ViewChain,
+    itemsize: u64,
+    level: &CacheLevel,
+) -> Result<LevelReport, ViewCacheError> {
+    let cache = analyse(layout, itemsize, level)?;
+    let counts = cache.set_lines.clone().map(|set_lines| LineCounts {
+        sets_touched: cache.sets_touched.unwrap_or(0),
+        lines_touched: cache.lines_touched.unwrap_or(0),
+        max_lines_per_set: cache.max_lines_per_set.unwrap_or(0),
+        set_lines,
+    });
+    let walks = walks(layout, itemsize, level, counts.as_ref());
+    let padding = advise(chain, layout, itemsize, level, &walks);
+    Ok(LevelReport {
+        cache,
+        walks,
+        padding,
+    })
+}
