@@ -14,27 +14,13 @@
 //! The simulated misses of the two builds' first records are compared exactly (the
 //! deterministic track, `simulated`).
 
-use serde::{Deserialize, Serialize};
 
 use super::simulated::deterministic_rows;
-use super::verdict::{GateRow, Track, Verdict};
+use super::verdict::{GateRow, PairedOptions, Track, Verdict};
 use super::{CompareOptions, matching::point_key};
 use crate::results::PointRecord;
 use crate::stats::signed_rank::{SignedRank, hodges_lehmann, holm, walsh_averages};
 use crate::stats::{median_of_sorted, sorted};
-
-/// How the paired track judges (the defaults and where they come from: docs/gate.md).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PairedOptions {
-    /// An estimate above this relative slowdown can be a regression (0.02 = 2%).
-    pub threshold: f64,
-    /// The interval must lie wholly above this relative slowdown.
-    pub floor: f64,
-    /// Family-wise error level of the Holm-corrected tests over all judged points.
-    pub alpha: f64,
-    /// Relative change of a simulated miss count still accepted (0 = exact).
-    pub sim_tolerance: f64,
-}
 
 /// One gate point as both builds measured it.
 #[derive(Debug, Clone)]

@@ -5,8 +5,20 @@
 use serde::{Deserialize, Serialize};
 
 use super::matching::{params_label, point_key};
-use super::paired::PairedOptions;
 use crate::results::PointRecord;
+
+/// How the paired track judges (the defaults and where they come from: docs/gate.md).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairedOptions {
+    /// An estimate above this relative slowdown can be a regression (0.02 = 2%).
+    pub threshold: f64,
+    /// The interval must lie wholly above this relative slowdown.
+    pub floor: f64,
+    /// Family-wise error level of the Holm-corrected tests over all judged points.
+    pub alpha: f64,
+    /// Relative change of a simulated miss count still accepted (0 = exact).
+    pub sim_tolerance: f64,
+}
 
 /// Which track a row belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
