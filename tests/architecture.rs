@@ -74,46 +74,44 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The top-level modules a file's text refers to through `crate::` or escaping `super::` paths.
 fn imported_modules(text: &str, module: &[String]) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    let ident = |s: &str| -> String {
-        s.chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect()
-    };
-    for line in text.lines() {
-        let code = line.split("//").next().unwrap_or("");
-        for (i, _) in code.match_indices("crate::") {
-            // `stridelab::crate::` does not exist; skip `$crate::` in macros.
-            if code[..i].ends_with('$') {
-                continue;
+    // The first segment of every path a file names, groups included: `crate::{harness::x,
+    // report::y}` names `harness` and `report`, however the group is spread over lines.
+    imported_paths(text, module)
+        .into_iter()
+        .filter_map(|path| path.into_iter().next())
+        .filter(|name| !name.starts_with(char::is_uppercase))
+        .collect()
+}
+
+/// `text` without comments, on one line, so that a `use` group spread over lines reads as one.
+fn code_of(text: &str) -> String {
+    text.lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The items of the group whose `{` was just passed, split at its top-level commas, up to its
+/// matching `}`: `a::{b, c}, d}` → [`a::{b, c}`, `d`].
+fn group_items(group: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut items) = (0usize, 0, Vec::new());
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&group[start..i]);
+                return items;
             }
-            let name = ident(&code[i + "crate::".len()..]);
-            if !name.is_empty() {
-                found.insert(name);
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&group[start..i]);
+                start = i + 1;
             }
-        }
-        for (i, _) in code.match_indices("super::") {
-            if code[..i].ends_with("super::") {
-                continue; // counted from the first `super::` of the chain
-            }
-            let mut rest = &code[i..];
-            // Each `super` climbs one module; at depth 0 the next name is a top-level module.
-            let mut depth = module.len();
-            while let Some(r) = rest.strip_prefix("super::") {
-                rest = r;
-                depth = depth.saturating_sub(1);
-            }
-            let name = if depth == 0 {
-                ident(rest)
-            } else {
-                module[0].clone()
-            };
-            if !name.is_empty() && !name.starts_with(char::is_uppercase) {
-                found.insert(name);
-            }
+            _ => {}
         }
     }
-    found
+    items.push(&group[start..]);
+    items
 }
 
 #[test]
@@ -195,17 +193,24 @@ fn the_scanner_sees_crate_and_escaping_super_paths() {
     ];
     let found = imported_modules("use super::super::super::layout::Layout;", &deep);
     assert!(found.contains("layout"), "{found:?}");
+    // A group at the crate root, spread over lines, names each of its modules.
+    let grouped = "use crate::{\n    harness::x, // a comment\n    report::{chart, y},\n};\n";
+    let found = imported_modules(grouped, &module);
+    let expected: BTreeSet<String> = ["harness", "report"].map(String::from).into();
+    assert_eq!(found, expected);
 }
 
 /// A file's module path: `["kernels", "copy", "simd"]`; the crate root is `[]`.
 type ModPath = Vec<String>;
 
-/// The module paths a file names, from every `crate::a::b` and `super::a` path, with one level
-/// of `{x, y::z}` groups expanded (`use crate::kernels::{blocked, spec::Entry}` names both).
+/// The module paths a file names, from every `crate::a::b` and `super::a` path, with `{x, y::z}`
+/// groups expanded at any depth and across lines (`use crate::kernels::{blocked, spec::Entry}`
+/// names both).
 fn imported_paths(text: &str, module: &[String]) -> Vec<ModPath> {
     let mut paths = Vec::new();
-    for line in text.lines() {
-        let code = line.split("//").next().unwrap_or("");
+    let joined = code_of(text);
+    {
+        let code = joined.as_str();
         for (i, _) in code.match_indices("crate::") {
             if code[..i].ends_with('$') || code[..i].ends_with(|c: char| c.is_alphanumeric()) {
                 continue;
@@ -238,20 +243,13 @@ fn path_segments(mut rest: &str, mut base: ModPath) -> Vec<ModPath> {
             let Some(group) = rest.strip_prefix('{') else {
                 return vec![base];
             };
-            let group = group.split('}').next().unwrap_or("");
-            return group
-                .split(',')
-                .map(|item| {
-                    let mut path = base.clone();
-                    path.extend(
-                        item.split(" as ")
-                            .next()
-                            .unwrap_or("")
-                            .split("::")
-                            .map(|s| s.trim().to_string()),
-                    );
-                    path.retain(|s| !s.is_empty() && s.chars().all(is_ident));
-                    path
+            return group_items(group)
+                .into_iter()
+                .map(|item| item.split(" as ").next().unwrap_or("").trim())
+                .filter(|item| !item.is_empty())
+                .flat_map(|item| match item {
+                    "self" => vec![base.clone()],
+                    _ => path_segments(item, base.clone()),
                 })
                 .collect();
         }
@@ -381,11 +379,15 @@ fn the_circle_finder_finds_a_circle_and_only_one() {
 #[test]
 fn file_paths_resolve_groups_and_climbing_super() {
     let module: ModPath = vec!["infer".into(), "run".into()];
-    let text = "use crate::kernels::{blocked, spec::Entry};\nuse super::stages::Reported;\n";
+    let text = "use crate::kernels::{blocked, spec::Entry};\nuse super::stages::Reported;\n\
+                use crate::{\n    cache::{self, sim::Hierarchy},\n    stats as s,\n};\n";
     let paths = imported_paths(text, &module);
     let want: Vec<ModPath> = [
         &["kernels", "blocked"][..],
         &["kernels", "spec", "Entry"],
+        &["cache"],
+        &["cache", "sim", "Hierarchy"],
+        &["stats"],
         &["infer", "stages", "Reported"],
     ]
     .iter()

@@ -261,7 +261,7 @@ fn layout_help_lists_every_error_kind_the_json_mode_emits() {
 fn run_stops_within_seconds_of_ctrl_c_during_a_long_point() {
     let dir = tempfile::tempdir().expect("temp dir");
     // The largest conflict probe a run allows by default: 64 · 4 Mi = 2^28 loads per run.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stridelab"))
+    let mut child = common::stridelab_command()
         .args([
             "run",
             "--kernel",

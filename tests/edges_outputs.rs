@@ -340,7 +340,7 @@ fn gate_outputs_may_not_be_an_input_or_each_other() {
 }
 
 fn spawn(dir: &Path, args: &[String]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
+    common::stridelab_command()
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())

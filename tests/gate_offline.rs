@@ -3,8 +3,10 @@
 //! 2-vCPU KVM guest; every variant below is derived from it by a transformation, never
 //! hand-written numbers.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -17,7 +19,7 @@ fn recorded() -> Value {
 }
 
 fn gate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
+    common::stridelab_command()
         .arg("gate")
         .args(args)
         .output()

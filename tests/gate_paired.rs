@@ -9,6 +9,8 @@
 //! The two measuring gates run one after the other (a lock): both pin their processes to the
 //! same CPU, and two at once would measure each other.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
@@ -130,11 +132,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 fn git_available() -> bool {
-    let ok = Command::new("git").arg("--version").output().is_ok();
-    if !ok {
-        eprintln!("note: git is not installed; skipping the --base revision tests");
-    }
-    ok
+    common::tool_available("git", &["--version"], "the --base revision tests")
 }
 
 /// `stridelab gate ARGS` in `dir`, its base builds under `dir/target`.

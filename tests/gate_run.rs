@@ -4,13 +4,15 @@
 //! hold is that the simulated track repeats exactly run to run, and that timing is judged at
 //! all on the machine that recorded the baseline.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
 fn gate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
+    common::stridelab_command()
         .arg("gate")
         .args(args)
         .env_remove("STRIDELAB_INJECT_SLOWDOWN")

@@ -8,7 +8,8 @@
 //! hypervisor's "480 MiB"), read through the hidden `--sysfs-root`, so no test depends on the
 //! caches of the machine running it.
 
-use std::process::{Command, Output};
+mod common;
+use common::stridelab;
 
 use serde_json::Value;
 
@@ -16,13 +17,6 @@ const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/sysfs-design-vm"
 );
-
-fn stridelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
-        .args(args)
-        .output()
-        .expect("run stridelab")
-}
 
 fn stdout_of(args: &[&str]) -> String {
     let out = stridelab(args);

@@ -1,12 +1,10 @@
 //! `stridelab infer` end to end: argument errors exit 2; a short real run prints a complete,
 //! timed report within its budget.
 
-use std::process::Command;
-use std::time::Instant;
+mod common;
+use common::stridelab_command as stridelab;
 
-fn stridelab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
-}
+use std::time::Instant;
 
 #[test]
 fn a_budget_out_of_range_is_a_usage_error() {

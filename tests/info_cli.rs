@@ -1,13 +1,7 @@
 //! `stridelab info` end to end: the JSON manifest, overrides and presets, bad input → exit 2.
 
-use std::process::Command;
-
-fn stridelab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
-        .args(args)
-        .output()
-        .expect("run stridelab")
-}
+mod common;
+use common::stridelab;
 
 #[test]
 fn info_json_describes_caches_and_perf_events() {

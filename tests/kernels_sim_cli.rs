@@ -2,16 +2,10 @@
 //! mostly conflict; padding ld to 513 leaves about one miss per 8 loads), JSON shape, human
 //! tables, exit code 2 on bad input, and `--engine reference` printing the fast engine's bytes.
 
-use std::process::Command;
+mod common;
+use common::stridelab;
 
 use serde_json::Value;
-
-fn stridelab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
-        .args(args)
-        .output()
-        .expect("run stridelab")
-}
 
 fn sim_json(args: &[&str]) -> Value {
     let mut all = vec!["sim"];

@@ -2,12 +2,14 @@
 //! explanation, the `--json` `caches` list and its fields, every level given explained, and bad
 //! options exiting 2 (with `--json`, as one JSON object on stdout).
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 
 use serde_json::Value;
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
+    common::stridelab_command()
         .arg("layout")
         .args(args)
         .output()

@@ -1,12 +1,14 @@
 //! `stridelab layout` run as a real binary: the README's example commands, every error kind,
 //! and the human explanation.
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 
 use serde_json::{Value, json};
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
+    common::stridelab_command()
         .arg("layout")
         .args(args)
         .output()

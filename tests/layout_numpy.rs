@@ -4,16 +4,13 @@
 //!
 //! Skipped, with a note, when `python3 -c 'import numpy'` fails (`.ci/run` installs numpy).
 
+mod common;
+
 use std::process::Command;
 
 #[test]
 fn random_view_chains_match_numpy() {
-    let has_numpy = Command::new("python3")
-        .args(["-c", "import numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_numpy {
-        eprintln!("note: skipping the NumPy cross-check: `python3 -c 'import numpy'` failed");
+    if !common::tool_available("python3", &["-c", "import numpy"], "the NumPy cross-check") {
         return;
     }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/numpy_check.py");

@@ -4,8 +4,9 @@
 //! beside, and the padding advice's claimed sets must be those of the padded layout, counted
 //! here element by element.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
 
 /// A matrix of 256 × 256 f64 whose rows are `ld` elements apart.
 const BASE: &str = "arange(65536).view(256,256)";
@@ -51,7 +52,7 @@ fn views() -> Vec<(String, Vec<(usize, Walk)>)> {
 }
 
 fn layout(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_stridelab"))
+    let out = common::stridelab_command()
         .arg("layout")
         .args(args)
         .output()
@@ -369,7 +370,7 @@ fn json_answers_are_one_object_even_for_errors() {
         vec!["--json", "arange(4).view(3)"],
         vec!["--json", "--cache", "L1d=48K,12,64", "arange(4)"],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_stridelab"))
+        let out = common::stridelab_command()
             .arg("layout")
             .args(&args)
             .output()

@@ -2,13 +2,10 @@
 //! report` give figure 14 (both panels, a row per point with the textbook prediction beside the
 //! simulated misses), and no other figure draws them.
 
-use std::process::Command;
+mod common;
 
 fn stridelab(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_stridelab"))
-        .args(args)
-        .output()
-        .unwrap();
+    let output = common::stridelab(args);
     assert!(
         output.status.success(),
         "{args:?}: {}",

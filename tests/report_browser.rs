@@ -6,6 +6,8 @@
 //!
 //! Skips with a note when no Chromium is installed (`.ci/run` installs Debian's `chromium`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -104,7 +106,10 @@ fn open(browser: &Path, report: &Path) -> Seen {
 #[test]
 fn the_report_loads_in_chromium_with_every_figure_and_no_console_message() {
     let Some(browser) = browser() else {
-        eprintln!("skipped: no chromium (install Debian's `chromium`; .ci/run does)");
+        common::tool_missing(
+            "chromium",
+            "the report in a real browser (Debian: `chromium`)",
+        );
         return;
     };
     let root = tempfile::tempdir().unwrap();

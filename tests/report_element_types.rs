@@ -2,13 +2,11 @@
 //! in bytes, one series per element type) beside figure 4, which keeps to the f64 walk; with
 //! one element type only, figure 17 is omitted with its reason.
 
+mod common;
+use common::stridelab_command as stridelab;
+
 use std::fs;
 use std::path::Path;
-use std::process::Command;
-
-fn stridelab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
-}
 
 fn suite(dtypes: &str) -> String {
     format!(

@@ -4,18 +4,16 @@
 //! every image the HTML references exists, no table cell says NaN or inf, and the sections are
 //! there. Bad input exits 2 with an error naming the field.
 
+mod common;
+use common::stridelab_command as stridelab;
+
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
-}
-
-fn stridelab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
 }
 
 /// Renders `inputs` into a fresh directory; returns (tempdir guard, report dir, stdout).

@@ -2,12 +2,10 @@
 //! nhwc, the conversion's fraction of a copy; jagged vs flat at row and column order), and no
 //! other figure draws those records: every other figure is omitted for lack of its own data.
 
-use std::fs;
-use std::process::Command;
+mod common;
+use common::stridelab_command as stridelab;
 
-fn stridelab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
-}
+use std::fs;
 
 const SUITE: &str = r#"
 name = "tensor-small"

@@ -1,15 +1,11 @@
 //! `stridelab run` end to end: the real binary on this (PMU-less) machine.
 
+mod common;
+use common::stridelab;
+
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn stridelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
-        .args(args)
-        .output()
-        .expect("run stridelab")
-}
 
 fn json_of(output: &Output) -> Value {
     assert!(

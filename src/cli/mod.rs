@@ -2,6 +2,8 @@
 //!
 //! Exit codes: 0 success, 1 a verdict that failed (the regression gate), 2 usage or input error.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

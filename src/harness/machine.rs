@@ -242,9 +242,7 @@ fn cpuid_brand() -> Option<String> {
 }
 
 fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions; it returns -1 for an unknown name.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(size).unwrap_or(4096)
+    u64::try_from(page_size::get()).unwrap_or(4096)
 }
 
 /// Reads the bracketed choice from a THP control file (`always [madvise] never` → `madvise`).

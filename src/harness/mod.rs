@@ -4,6 +4,8 @@
 //! Entry point: [`run_suite`] measures a validated [`suite::Plan`] and returns the results
 //! document; [`suite::Suite`] loads the built-in suites (`quick`, `full`, `gate`) or a TOML file.
 
+#![forbid(unsafe_code)]
+
 mod catalogue_link;
 pub mod counters;
 pub mod machine;

@@ -275,8 +275,12 @@ pub fn dim_walk(layout: &Layout, dim: usize) -> Layout {
 }
 
 /// The dimensions a repeated walk is reported for: those that move the address, when more
-/// than one does (with one, the view's own walk is that dimension's).
+/// than one does (with one, the view's own walk is that dimension's). An empty view has none:
+/// its other dimensions' walks would read elements it does not have.
 pub fn walk_dims(layout: &Layout) -> Vec<usize> {
+    if layout.numel() == 0 {
+        return Vec::new();
+    }
     (0..layout.ndim())
         .filter(|&k| layout.shape()[k] > 1 && layout.strides()[k] != 0)
         .collect()

@@ -24,28 +24,14 @@ use std::process::Command;
 use stridelab::cache::geometry::CacheLevel;
 use stridelab::cache::sim::{Hierarchy, LevelStats, Policy};
 
-/// Whether valgrind can run here; prints a note when the caller should skip.
+/// Whether valgrind can run here; a note when the caller should skip (see `tool_available`).
 pub fn valgrind_available() -> bool {
-    let ok = Command::new("valgrind")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("note: valgrind not found; skipping the cachegrind comparison");
-    }
-    ok
+    super::tool_available("valgrind", &["--version"], "the cachegrind comparison")
 }
 
-/// Whether gcc can compile here; prints a note when the caller should skip.
+/// Whether gcc can compile here; a note when the caller should skip (see `tool_available`).
 pub fn gcc_available() -> bool {
-    let ok = Command::new("gcc")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("note: gcc not found; skipping the cachegrind comparison");
-    }
-    ok
+    super::tool_available("gcc", &["--version"], "the cachegrind comparison")
 }
 
 /// A compiled fixture; the binary lives as long as this value.

@@ -14,7 +14,6 @@
 //! The simulated misses of the two builds' first records are compared exactly (the
 //! deterministic track, `simulated`).
 
-
 use super::simulated::deterministic_rows;
 use super::verdict::{GateRow, PairedOptions, Track, Verdict};
 use super::{CompareOptions, matching::point_key};
