@@ -97,9 +97,9 @@ fn plan(kernel: &str, params: &Params) -> Result<Vec<usize>, KernelError> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Order {
-    /// Row order; `slowed_percent` > 0 only in a build with an injected slowdown.
+    /// Row order; `extra` > 0 (elements read again) only with an injected slowdown.
     Row {
-        slowed_percent: u32,
+        extra: usize,
     },
     Col,
 }
@@ -112,8 +112,9 @@ struct Traverse {
 }
 
 fn prepare_row_sum(params: &Params, options: PrepareOptions) -> Prepared {
-    let slowed_percent = injected()?.map_or(0, |s| s.percent);
-    prepare(Order::Row { slowed_percent }, "row-sum", params, options)
+    let matrix = Matrix::from_params("row-sum", params)?;
+    let extra = injected()?.map_or(0, |s| extra_elements(matrix.rows, matrix.cols, s.percent));
+    prepare(Order::Row { extra }, "row-sum", params, options)
 }
 
 fn prepare_col_sum(params: &Params, options: PrepareOptions) -> Prepared {
@@ -150,23 +151,23 @@ pub fn row_sum<M: Mem>(m: &mut M, matrix: Matrix) -> f64 {
     fold(&acc)
 }
 
-/// [`row_sum`] with an injected slowdown: after a row, the first [`extra_elements`] of it
-/// are read again into an accumulator that is discarded (through `black_box`, so the work
-/// stays), `percent`% of the matrix in all.
+/// [`row_sum`] with an injected slowdown: the kernel's own pass, then `extra` elements read
+/// again (whole rows from the first, then part of the next) into an accumulator that is
+/// discarded through `black_box`, so the work stays. No arithmetic in the loop beyond the
+/// kernel's own: its cost is the re-read elements' (`slowdown::extra_elements`).
 #[inline(always)]
-pub fn row_sum_slowed<M: Mem>(m: &mut M, matrix: Matrix, percent: u32) -> f64 {
-    let mut acc = [0.0; ACCUMULATORS];
+pub fn row_sum_slowed<M: Mem>(m: &mut M, matrix: Matrix, extra: usize) -> f64 {
+    let total = row_sum(m, matrix);
     let mut wasted = [0.0; ACCUMULATORS];
-    for i in 0..matrix.rows {
-        let row = Strided::new(0, i * matrix.ld, 1);
-        m.sum_run(row, matrix.cols, &mut acc);
-        let extra = extra_elements(i, matrix.rows, matrix.cols, percent);
-        if extra > 0 {
-            m.sum_run(row, extra, &mut wasted);
-        }
+    let (mut left, mut row) = (extra, 0);
+    while left > 0 {
+        let count = left.min(matrix.cols);
+        m.sum_run(Strided::new(0, row * matrix.ld, 1), count, &mut wasted);
+        left -= count;
+        row += 1;
     }
     std::hint::black_box(fold(&wasted));
-    fold(&acc)
+    total
 }
 
 /// The `col-sum` order: for j, for i: read A[i·ld + j].
@@ -182,8 +183,8 @@ pub fn col_sum<M: Mem>(m: &mut M, matrix: Matrix) -> f64 {
 
 fn traverse<M: Mem>(m: &mut M, order: Order, matrix: Matrix) -> f64 {
     match order {
-        Order::Row { slowed_percent: 0 } => row_sum(m, matrix),
-        Order::Row { slowed_percent } => row_sum_slowed(m, matrix, slowed_percent),
+        Order::Row { extra: 0 } => row_sum(m, matrix),
+        Order::Row { extra } => row_sum_slowed(m, matrix, extra),
         Order::Col => col_sum(m, matrix),
     }
 }
