@@ -1,6 +1,6 @@
 //! The element type of a kernel instance (`dtype=f64|f32`, [`Dtype`]) and its buffers in that
 //! type ([`Storage`]), with the two macros that run a kernel's generic order on them:
-//! [`with_real_mem`] (a [`RealMem`]) and [`with_sim_mem`] (a [`SimMem`], or an [`AddressMem`]
+//! `with_real_mem!` (a [`RealMem`]) and `with_sim_mem!` (a [`SimMem`], or an [`AddressMem`]
 //! when the storage was prepared `simulate_only` and holds no data).
 
 #![forbid(unsafe_code)]
