@@ -404,7 +404,7 @@ fn counts_from_intervals(intervals: &[(u128, u128)], sets: u64) -> LineCounts {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeSet;
 
     use proptest::prelude::*;
@@ -412,7 +412,8 @@ mod tests {
     use super::*;
     use crate::cache::geometry::{CacheKind, GeometrySource};
 
-    fn level(size: u64, ways: u64, line: u64) -> CacheLevel {
+    /// An L1d of the given geometry, as `--cache` would give it.
+    pub(crate) fn level(size: u64, ways: u64, line: u64) -> CacheLevel {
         CacheLevel::new(
             "L1d",
             CacheKind::Data,

@@ -394,21 +394,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::cache::geometry::{CacheKind, GeometrySource};
     use crate::kernels::eval::evaluate;
+    use crate::kernels::view_cache::tests::level;
     use crate::kernels::view_report::explain;
-
-    fn level(size: u64, ways: u64, line: u64) -> CacheLevel {
-        CacheLevel::new(
-            "L1d",
-            CacheKind::Data,
-            size,
-            ways,
-            line,
-            GeometrySource::Override,
-        )
-        .unwrap()
-    }
 
     /// The advice for `text` (f64 elements) on `level`.
     fn advice(text: &str, level: &CacheLevel) -> Option<PaddingAdvice> {

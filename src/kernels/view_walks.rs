@@ -432,19 +432,7 @@ pub fn disagreement(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::geometry::{CacheKind, GeometrySource};
-
-    fn level(size: u64, ways: u64, line: u64) -> CacheLevel {
-        CacheLevel::new(
-            "L1d",
-            CacheKind::Data,
-            size,
-            ways,
-            line,
-            GeometrySource::Override,
-        )
-        .unwrap()
-    }
+    use crate::kernels::view_cache::tests::level;
 
     fn pass(accesses: u64, compulsory: u64, capacity: u64, conflict: u64) -> PassMisses {
         PassMisses {
