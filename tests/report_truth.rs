@@ -437,7 +437,7 @@ fn check_shapes(html: &str, run: &str) {
 fn the_intel_run_says_only_what_its_data_show() {
     let doc = load(INTEL);
     let html = render(&doc);
-    // The recorded facts the issue quoted: the sweep rises past the line, the walks part at
+    // What this recorded run shows: the sweep rises past the line, the walks part at
     // 8 B, the controls use 1–4 sets, the probes are pointer chases.
     assert!(!levels_off_from_the_line(&doc));
     assert_eq!(curves_apart(&doc).1, vec![8]);
