@@ -1,4 +1,4 @@
-//! Runs the copy engine once on a transpose, for `tests/copy_engine_cachegrind.rs` to profile
+//! Runs the copy engine once on a transpose, for `tests/integration/copy_engine_cachegrind.rs` to profile
 //! with cachegrind: `copy_once ROWS COLS FLUSH` copies the transpose of a ROWS×COLS row-major
 //! matrix (line-aligned buffers, as the lab's kernels use) into a contiguous destination, right
 //! after reading FLUSH bytes of another buffer (twice the last level's size leaves an LRU cache

@@ -10,7 +10,7 @@
 //! and import only from floors below: ground ([`units`], [`stats`], [`mem`], [`vocab`]) <
 //! [`layout`], [`cache`] < [`kernels`], [`results`] < [`harness`] < [`report`], [`infer`] <
 //! [`cli`]. The two floor-4 modules never import each other: the infer document they share is data in
-//! [`results::infer_doc`]. `tests/architecture.rs` enforces the plan; `docs/architecture.md`
+//! [`results::infer_doc`]. `tests/integration/architecture.rs` enforces the plan; `docs/architecture.md`
 //! draws it.
 //!
 //! - [`units`] — the one byte-size parser (`48K`, `2MiB`, `1G`) and byte formatters. No unsafe.

@@ -1,7 +1,7 @@
 //! [`AddressMem`]: the accesses [`super::SimMem`] reports, at the same simulated addresses and
 //! in the same order, without any data: loads return 0 and stores are dropped. Only kernels
 //! whose address stream does not depend on the values they read may use it
-//! (`tests/address_only.rs` holds each one's stream to its real one), so a simulation of a
+//! (`tests/integration/address_only.rs` holds each one's stream to its real one), so a simulation of a
 //! 128 MiB matrix neither fills nor faults in 128 MiB of host memory.
 
 #![forbid(unsafe_code)]

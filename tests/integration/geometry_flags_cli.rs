@@ -8,7 +8,7 @@
 //! hypervisor's "480 MiB"), read through the hidden `--sysfs-root`, so no test depends on the
 //! caches of the machine running it.
 
-mod common;
+use crate::common;
 use common::stridelab;
 
 use serde_json::Value;

@@ -4,11 +4,11 @@
 //! an independent C version of the same nest (`tests/fixtures/matmul_orders.c`, compiled with
 //! `-DELEM=float` for f32): D1 and LL,
 //! loads and stores, the `design-vm` preset's L1d 48 KiB 12-way and L2 2 MiB 16-way as LL,
-//! cold start on both sides (see `tests/kernels_cachegrind.rs` for how the C side starts cold).
+//! cold start on both sides (see `tests/integration/kernels_cachegrind.rs` for how the C side starts cold).
 //!
 //! Skips with a note when valgrind or gcc is missing.
 
-mod common;
+use crate::common;
 
 use common::cachegrind::{
     Tolerance, compile_fixture, gcc_available, kernel_rows_that_disagree, run_cachegrind,

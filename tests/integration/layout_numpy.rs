@@ -4,7 +4,7 @@
 //!
 //! Skipped, with a note, when `python3 -c 'import numpy'` fails (`.ci/run` installs numpy).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

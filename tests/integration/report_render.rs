@@ -4,7 +4,7 @@
 //! every image the HTML references exists, no table cell says NaN or inf, and the sections are
 //! there. Bad input exits 2 with an error naming the field.
 
-mod common;
+use crate::common;
 use common::stridelab_command as stridelab;
 
 use std::fs;

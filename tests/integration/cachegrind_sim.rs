@@ -5,7 +5,7 @@
 //!
 //! Skips with a note when valgrind or gcc is missing.
 
-mod common;
+use crate::common;
 
 use common::cachegrind::{
     Profile, cachegrind_like, compare, compile_fixture, default_tolerance, gcc_available,

@@ -3,7 +3,7 @@
 //! of the bad value — never a panic, a hang, a huge allocation, or a passing gate. Every
 //! corrupted document is derived here from a committed one by a transformation.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! 2-vCPU KVM guest; every variant below is derived from it by a transformation, never
 //! hand-written numbers.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -16,7 +16,7 @@
 //!
 //! Skips with a note when valgrind is missing.
 
-mod common;
+use crate::common;
 
 use common::cachegrind::{run_cachegrind, valgrind_available};
 use stridelab::cache::AccessSink;

@@ -1,7 +1,7 @@
 //! `stridelab layout` run as a real binary: the README's example commands, every error kind,
 //! and the human explanation.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

@@ -2,7 +2,7 @@
 //! every output path before measuring, write devices and pipes in place, and leave no temporary
 //! files behind — not after an error, not after Ctrl-C, not after a killed run.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

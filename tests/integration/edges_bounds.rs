@@ -2,7 +2,7 @@
 //! allocate or walk anything, refuse what is too large with exit 2 and a message that gives the
 //! estimate and the flag that raises the limit, and `run` stops within about a second of Ctrl-C.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

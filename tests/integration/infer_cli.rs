@@ -1,7 +1,7 @@
 //! `stridelab infer` end to end: argument errors exit 2; a short real run prints a complete,
 //! timed report within its budget.
 
-mod common;
+use crate::common;
 use common::stridelab_command as stridelab;
 
 use std::time::Instant;

@@ -2,7 +2,7 @@
 //! explanation, the `--json` `caches` list and its fields, every level given explained, and bad
 //! options exiting 2 (with `--json`, as one JSON object on stdout).
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

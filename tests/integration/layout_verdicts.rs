@@ -4,7 +4,7 @@
 //! beside, and the padding advice's claimed sets must be those of the padded layout, counted
 //! here element by element.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,7 +1,7 @@
 //! `stridelab completions SHELL`, `stridelab man` and `--help` end to end: generated from the
 //! parser's own definitions, so every subcommand appears; an unknown shell exits 2.
 
-mod common;
+use crate::common;
 use common::stridelab;
 
 const SUBCOMMANDS: [&str; 9] = [

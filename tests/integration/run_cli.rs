@@ -1,6 +1,6 @@
 //! `stridelab run` end to end: the real binary on this (PMU-less) machine.
 
-mod common;
+use crate::common;
 use common::stridelab;
 
 use std::process::{Command, Output};

@@ -11,7 +11,7 @@
 //! consecutive chunks of one pitch), so this checks the order and the pointer-table loads,
 //! not the allocator. Skips with a note when valgrind or gcc is missing.
 
-mod common;
+use crate::common;
 
 use common::cachegrind::{
     compile_fixture, default_tolerance, gcc_available, kernel_rows_that_disagree, run_cachegrind,

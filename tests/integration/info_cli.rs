@@ -1,6 +1,6 @@
 //! `stridelab info` end to end: the JSON manifest, overrides and presets, bad input → exit 2.
 
-mod common;
+use crate::common;
 use common::stridelab;
 
 #[test]

@@ -2,7 +2,7 @@
 //! report` give figure 14 (both panels, a row per point with the textbook prediction beside the
 //! simulated misses), and no other figure draws them.
 
-mod common;
+use crate::common;
 
 fn stridelab(args: &[&str]) -> String {
     let output = common::stridelab(args);

@@ -10,7 +10,7 @@
 //!
 //! Skips with a note when valgrind or gcc is missing.
 
-mod common;
+use crate::common;
 
 use common::cachegrind::{
     Tolerance, compile_fixture, gcc_available, kernel_rows_that_disagree, run_cachegrind,

@@ -6,7 +6,7 @@
 //!
 //! Skips with a note when no Chromium is installed (`.ci/run` installs Debian's `chromium`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! nhwc, the conversion's fraction of a copy; jagged vs flat at row and column order), and no
 //! other figure draws those records: every other figure is omitted for lack of its own data.
 
-mod common;
+use crate::common;
 use common::stridelab_command as stridelab;
 
 use std::fs;

@@ -2,7 +2,7 @@
 //! in bytes, one series per element type) beside figure 4, which keeps to the f64 walk; with
 //! one element type only, figure 17 is omitted with its reason.
 
-mod common;
+use crate::common;
 use common::stridelab_command as stridelab;
 
 use std::fs;

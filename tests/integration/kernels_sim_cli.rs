@@ -2,7 +2,7 @@
 //! mostly conflict; padding ld to 513 leaves about one miss per 8 loads), JSON shape, human
 //! tables, exit code 2 on bad input, and `--engine reference` printing the fast engine's bytes.
 
-mod common;
+use crate::common;
 use common::stridelab;
 
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! hold is that the simulated track repeats exactly run to run, and that timing is judged at
 //! all on the machine that recorded the baseline.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;
