@@ -2,10 +2,11 @@
 //! extra work, the regression the gate's calibration must catch (`scripts/gate-calibrate.sh`).
 //!
 //! `STRIDELAB_INJECT_SLOWDOWN=row-sum:P` (P in 1..=100) set when the crate is **built** makes
-//! every row-sum run re-read P% of its elements (whole rows from the first, after its own pass, into an
-//! accumulator that is discarded, so the checksum is unchanged) — real loads and adds in the
-//! kernel's loop, not a sleep, so the gate sees the same kind of change a worse loop would make. Cargo rebuilds
-//! the crate when the variable changes. A malformed value fails the build.
+//! every row-sum run re-read P% of its elements, rounded to whole groups of 8
+//! ([`extra_elements`]): after its own pass, whole rows from the first, summed by the kernel's
+//! own loop into its own accumulators. Real loads and adds, not a sleep, so the gate sees the
+//! kind of change a worse loop would make. Cargo rebuilds the crate when the variable changes.
+//! A malformed value fails the build.
 //!
 //! The same variable set when the binary **runs** has the same effect in a build without one
 //! (the gate's integration tests use this: building a second binary would take minutes). The
@@ -14,6 +15,7 @@
 
 #![forbid(unsafe_code)]
 
+use super::element::ACCUMULATORS;
 use super::spec::KernelError;
 
 /// The variable read at build time and, in a build without it, at run time.
@@ -110,14 +112,18 @@ pub fn injected() -> Result<Option<Slowdown>, KernelError> {
     }
 }
 
-/// How many elements a slowed `rows`×`cols` row-sum reads a second time: ⌊rows·cols·percent/100⌉,
-/// computed once when the kernel is prepared. Re-read after the kernel's own pass as whole rows
-/// from the first, then a part of the next, so they cost what the kernel's own long rows cost
-/// per element. Two earlier placements cost far more than their share: 3-element runs after
-/// every row (+42% on the gate's 32×64 row-sum at 5%), and whole rows placed by a division per
-/// row in the timed loop (+36% at 3%).
+/// How many elements a slowed `rows`×`cols` row-sum reads a second time: P% of the matrix,
+/// rounded to whole groups of [`ACCUMULATORS`] elements (at least one, at most the matrix), so
+/// the re-reads run at the kernel's own speed per element — a ragged tail takes the kernel's
+/// slower scalar path. Computed once, when the kernel is prepared. Earlier placements cost far
+/// more than their share: 3-element runs after every row (+42% on the gate's 32×64 row-sum at
+/// 5%), a division per row in the timed loop (+36% at 3%), and a second pass with its own
+/// accumulators, fold and ragged tail (+5.7% at 3%).
 pub fn extra_elements(rows: usize, cols: usize, percent: u32) -> usize {
-    (rows.saturating_mul(cols).saturating_mul(percent as usize) + 50) / 100
+    let total = rows.saturating_mul(cols);
+    let exact = (total.saturating_mul(percent as usize) + 50) / 100;
+    let groups = (exact + ACCUMULATORS / 2) / ACCUMULATORS;
+    (groups.max(1) * ACCUMULATORS).min(total)
 }
 
 #[cfg(test)]
@@ -143,13 +149,15 @@ mod tests {
     }
 
     #[test]
-    fn extra_elements_are_the_percentage_of_the_matrix_rounded() {
+    fn extra_elements_are_the_percentage_of_the_matrix_in_whole_accumulator_groups() {
         for (rows, cols, percent, expected) in [
-            (32, 64, 5, 102),
-            (32, 64, 3, 61),
-            (32, 64, 10, 205),
-            (7, 3, 33, 7),
-            (1, 10, 100, 10),
+            (32, 64, 2, 40),
+            (32, 64, 3, 64),
+            (32, 64, 5, 104),
+            (32, 64, 10, 208),
+            (32, 64, 100, 2048),
+            (7, 3, 1, 8),
+            (1, 5, 100, 5),
         ] {
             assert_eq!(extra_elements(rows, cols, percent), expected);
         }
