@@ -150,7 +150,8 @@ impl<T: Plain> DerefMut for AlignedBuffer<T> {
 
 impl<T: Plain> Drop for AlignedBuffer<T> {
     fn drop(&mut self) {
-        // SAFETY: ptr was allocated with exactly this layout by alloc_zeroed.
+        // SAFETY: ptr was allocated with exactly this layout by the global allocator
+        // (`alloc_zeroed`, or `alloc` then zeroed: `alloc_advised_zeroed`).
         unsafe { alloc::dealloc(self.ptr.as_ptr().cast(), self.layout) }
     }
 }

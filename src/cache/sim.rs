@@ -89,8 +89,6 @@ use budget::size_text;
 pub use budget::{DEFAULT_STATE_BUDGET, state_bytes};
 use counts::Counts;
 pub use engine::{Engine, Simulator};
-#[cfg(test)]
-use level::xorshift;
 use level::{LevelSim, NO_LINE};
 use pipeline::{Below, CHUNK, run_levels};
 use shadow::{FullyAssociativeLru, MAX_CAPACITY as MAX_SHADOW_LINES};

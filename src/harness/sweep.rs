@@ -186,6 +186,7 @@ pub fn expand(spec: &SweepSpec, levels: &[CacheLevel]) -> Result<Vec<SweepPoint>
 mod tests {
     use super::*;
     use crate::cache::geometry::{CacheKind, GeometrySource};
+    use crate::cache::model::gcd;
 
     fn level(name: &str, size: u64, ways: u64) -> CacheLevel {
         CacheLevel::new(
@@ -234,10 +235,6 @@ mod tests {
                 assert!(lines.iter().any(|&s| gcd(s, u64::from(l.sets)) == g), "{g}");
             }
         }
-    }
-
-    fn gcd(a: u64, b: u64) -> u64 {
-        if b == 0 { a } else { gcd(b, a % b) }
     }
 
     #[test]

@@ -24,6 +24,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cache::model::gcd;
 use crate::results::infer_doc::{CapacityAnalysis, Edge, Jump, Plateau, Point, StrideObservation};
 // Nearest-rank statistics: every level and spread here is a measured value, never a mean.
 use crate::stats::{nearest_rank as quantile, upper_median as median};
@@ -452,11 +453,7 @@ pub struct WaysSetsFit {
 /// How many distinct lines at `stride_lines` an L1 with `ways` × `sets` holds:
 /// `ways · sets / gcd(stride_lines, sets)` — the stride only reaches that many sets.
 pub fn predicted_fit(ways: usize, sets: usize, stride_lines: usize) -> usize {
-    ways * (sets / gcd(stride_lines, sets))
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 { a } else { gcd(b, a % b) }
+    ways * (sets / gcd(stride_lines as u64, sets as u64) as usize)
 }
 
 /// The largest set count and way count searched.

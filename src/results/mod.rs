@@ -1,4 +1,12 @@
-//! Results as data: the versioned record schema, atomic file writes and the CSV export.
+//! Results as data, everything a run leaves behind and every reader relies on:
+//! - [`schema`]: the versioned results document (what one `stridelab run` measured);
+//! - [`validate`]: the one check of a document read from disk, on load;
+//! - [`model`]: the analytic models' predictions recorded beside each point;
+//! - [`tlb`]: the data TLB as the machine manifest records it;
+//! - [`infer_doc`]: the `stridelab infer --json` document;
+//! - [`compare`]: two documents in, one gate verdict out;
+//! - [`output`]: the output-path policy and atomic writes;
+//! - [`csv`]: the CSV export.
 #![forbid(unsafe_code)]
 
 pub mod compare;

@@ -20,6 +20,7 @@ use super::shadow::{FullyAssociativeLru, ShadowOutcome};
 use super::stream::{Access, Stream};
 use super::{Policy, SimError};
 use crate::cache::geometry::CacheLevel;
+use crate::stats::SplitMix64;
 
 /// No line number: lines are addresses shifted right by at least one bit (geometry rule 2).
 pub(super) const NO_LINE: u64 = u64::MAX;
@@ -52,7 +53,7 @@ enum Replacement {
     /// bit set means "the pseudo-LRU side is the right subtree").
     TreePlru { bits: Vec<u64>, depth: u32 },
     /// Tags stay in their way; invalid ways are filled first, then a random victim.
-    Random { state: u64 },
+    Random { state: SplitMix64 },
 }
 
 /// One simulated level.
@@ -421,7 +422,7 @@ impl LevelSim {
                     Some(free) => free,
                     None => {
                         self.counts.record_evictions(1);
-                        (xorshift(state) % ways as u64) as usize
+                        state.below_by_modulo(ways)
                     }
                 };
                 tags[way] = tag;
@@ -617,25 +618,8 @@ pub(super) fn plru_victim(tree: u64, depth: u32) -> usize {
     way
 }
 
-/// The random policy's generator state for level `index` under `seed`: distinct streams per
-/// level, never zero (xorshift must not start at 0).
-pub(super) fn random_start(seed: u64, index: usize) -> u64 {
-    splitmix(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F)) | 1
-}
-
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
-#[inline]
-pub(super) fn xorshift(state: &mut u64) -> u64 {
-    let mut x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *state = x;
-    x
+/// The random policy's generator for level `index` under `seed`: the crate's one seeded
+/// generator, a distinct stream per level.
+pub(super) fn random_start(seed: u64, index: usize) -> SplitMix64 {
+    SplitMix64::new(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F))
 }

@@ -18,7 +18,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::level::{plru_touch, plru_victim, random_start, xorshift};
+use super::level::{plru_touch, plru_victim, random_start};
+use crate::stats::SplitMix64;
 use super::{LevelStats, Policy, SimError, check_levels, shadow_capacity};
 use crate::cache::AccessSink;
 use crate::cache::geometry::CacheLevel;
@@ -41,7 +42,7 @@ struct Level {
     /// The sets reached so far, by index.
     reached: HashMap<u64, Set>,
     /// The random policy's generator.
-    rng: u64,
+    rng: SplitMix64,
     stats: LevelStats,
     /// Present when the hierarchy classifies misses (3C).
     shadow: Option<Shadow>,
@@ -106,7 +107,7 @@ impl Reference {
                 reached: HashMap::new(),
                 rng: match policy {
                     Policy::Random { seed } => random_start(seed, index),
-                    _ => 0,
+                    _ => SplitMix64::new(0),
                 },
                 stats: LevelStats::default(),
                 shadow,
@@ -247,7 +248,7 @@ impl Level {
                 }
                 let way = lines.iter().position(|&t| t == EMPTY).unwrap_or_else(|| {
                     self.stats.evictions += 1;
-                    (xorshift(&mut self.rng) % ways as u64) as usize
+                    self.rng.below_by_modulo(ways)
                 });
                 lines[way] = line;
                 false

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::cache::geometry::{CacheKind, GeometrySource};
+use crate::stats::SplitMix64;
 
 fn level(name: &str, size: u64, ways: u64, line: u64) -> CacheLevel {
     let kind = if name == "L1d" {
@@ -283,10 +284,10 @@ fn reference_with_misses(
 /// levels: every count must still equal the brute force.
 #[test]
 fn shadow_growth_keeps_two_levels_exact() {
-    let mut state = 0x1234_5678_9ABC_DEF1u64;
+    let mut rng = SplitMix64::new(0x1234_5678_9ABC_DEF1);
     let trace: Vec<(u64, bool)> = (0..80_000)
         .map(|i| {
-            let r = xorshift(&mut state);
+            let r = rng.next_u64();
             // Mostly a small hot set, sometimes one of 20 000 cold lines.
             let line = if r.is_multiple_of(2) {
                 (r >> 8) % 20_000
