@@ -14,7 +14,7 @@ use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 use crate::cache::geometry::{
     CacheLevel, ChosenGeometry, Geometry, GeometryChoice, PRESET_NAMES, parse_cache_override,
 };
-use crate::kernels::listing::{kernel_detail, kernel_list};
+use crate::cli::text::listing::{kernel_detail, kernel_list};
 
 /// `--cache` / `--preset`: the geometry `sim`, `run`, the main job, `info` and `layout`
 /// simulate, defined once so every subcommand reads the flags the same way.
@@ -145,9 +145,9 @@ impl ListArgs {
     }
 }
 
-/// The process-wide stop flag set by Ctrl-C (see `harness::stop`).
+/// The process-wide stop flag set by Ctrl-C (see `harness::run::stop`).
 pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    Ok(crate::harness::stop::stop_flag()?)
+    Ok(crate::harness::run::stop::stop_flag()?)
 }
 
 /// A count for an option (`--max-accesses 1G`): K, M and G are binary multiples, as in kernel

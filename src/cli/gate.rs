@@ -1,6 +1,6 @@
 //! `stridelab gate`: the performance regression gate. Two ways to judge timing:
 //! - `--base REV` (or `--base-binary PATH`): this build against a base build of another
-//!   revision, both measured here in interleaved rounds (`harness::gate_paired`); the
+//!   revision, both measured here in interleaved rounds (`harness::gate::paired`); the
 //!   simulated misses of the two builds are compared exactly;
 //! - otherwise against a stored results file (`--baseline`, `harness::gate`): timing only when
 //!   it comes from this CPU model and cache geometry, simulated misses always.
@@ -21,7 +21,7 @@ use crate::harness::gate::{
     GATE_BASELINE_PASSES, GATE_PASSES, GATE_SAMPLE_MS, GATE_SAMPLES, GateConfig, GateError,
     GateOutputs, evaluate, plan_outputs, save_baseline, write_verdict,
 };
-use crate::harness::gate_paired::{
+use crate::harness::gate::paired::{
     BaseSource, PAIRED_ALPHA, PAIRED_BUDGET_S, PAIRED_FLOOR, PAIRED_MAX_ROUNDS, PAIRED_ROUNDS,
     PAIRED_SAMPLE_MS, PAIRED_SAMPLES, PAIRED_THRESHOLD, PairedConfig, run_paired,
 };

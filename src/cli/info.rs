@@ -9,7 +9,7 @@ use anyhow::Context;
 
 use crate::cache::geometry::{CacheLevel, ChosenGeometry};
 use crate::cli::common::CacheArgs;
-use crate::harness::counters::EventAvailability;
+use crate::harness::measure::counters::EventAvailability;
 use crate::harness::machine::MachineInfo;
 use crate::units::format_size_exact;
 

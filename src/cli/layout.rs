@@ -16,10 +16,10 @@ use anyhow::Context;
 
 use crate::cache::geometry::{CacheKind, CacheLevel, Geometry};
 use crate::cli::common::CacheArgs;
-use crate::kernels::describe::{error_json, error_text, explain, json_line, view_json};
+use crate::cli::text::layout::{error_json, error_text, explain, json_line, view_json};
 use crate::kernels::eval as expr;
 use crate::kernels::view_cache::{Dtype, ViewCacheError};
-use crate::kernels::view_cache_text::cache_text;
+use crate::cli::text::layout_cache::cache_text;
 use crate::kernels::view_padding::ViewChain;
 use crate::kernels::view_report::{LevelReport, explain as explain_cache};
 use crate::layout::describe::error_kinds_help;

@@ -17,6 +17,7 @@ pub mod report;
 pub mod run;
 pub mod shell;
 pub mod sim;
+pub mod text;
 
 /// stridelab: what strided memory access does to CPU caches.
 #[derive(Debug, Parser)]

@@ -13,7 +13,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::common::CacheArgs;
-use crate::harness::run_plan::{geometry_and_manifest, geometry_lines};
+use crate::harness::run::plan::{geometry_and_manifest, geometry_lines};
 use crate::harness::suite::PlanLimits;
 use crate::harness::{Progress, RunOptions, Suite, run_suite};
 use crate::kernels::CATALOGUE_RULES;
@@ -162,7 +162,7 @@ pub fn main_job(cache: &CacheArgs) -> anyhow::Result<ExitCode> {
     };
     bar.finish_and_clear();
     // Imprecise timings are named here as `run` names them; the report draws them regardless.
-    for line in crate::harness::run_summary::precision_warnings(&doc) {
+    for line in crate::cli::text::run_summary::precision_warnings(&doc) {
         eprintln!("{line}");
     }
 

@@ -1,6 +1,6 @@
 //! `stridelab run`: measure a suite (or one kernel's grid) on this machine and write the
 //! versioned results document (plus a CSV beside it). The plan, outputs and summary are
-//! `harness::run_plan`'s and `harness::run_summary`'s.
+//! `harness::run::plan`'s and `cli::text::run_summary`'s.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,12 +8,12 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::cli::common::{CacheArgs, ListArgs, kernel_name_parser};
-use crate::harness::run_plan::{
-    RunRequest, geometry_lines, prepare_run, problems, results_line, write_results,
+use crate::harness::run::plan::{
+    RunRequest, geometry_lines, prepare_run, results_line, write_results,
 };
-use crate::harness::run_progress::RunProgress;
+use crate::cli::text::progress::RunProgress;
 use crate::harness::run_suite;
-use crate::harness::run_summary::run_summary;
+use crate::cli::text::run_summary::{problems, run_summary};
 use crate::harness::suite::DEFAULT_MAX_ACCESSES_PER_RUN;
 use crate::results::RunStatus;
 use crate::results::output::FileTarget;

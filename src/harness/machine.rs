@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::geometry::{CacheLevel, ChosenGeometry, Geometry};
-use crate::harness::counters::{EventProbe, probe_events};
+use crate::harness::measure::counters::{EventProbe, probe_events};
 use crate::results::tlb::DtlbLevel;
 
 /// The rustc that compiled this crate, if the build environment recorded it. Cargo does not

@@ -265,7 +265,7 @@ pub struct Precision {
     pub outliers: Option<Outliers>,
     /// The samples' trend in the order they were taken; absent below 6 samples.
     pub drift: Option<Drift>,
-    /// The warnings the numbers above call for, by the rules of `harness::precision`.
+    /// The warnings the numbers above call for, by the rules of `harness::measure::precision`.
     pub warnings: Vec<PrecisionWarning>,
 }
 

@@ -36,7 +36,7 @@ fn the_quick_suite_covers_every_family_and_sweeps_threads() {
     ] {
         assert!(families.contains(&family), "quick lacks {family:?}");
     }
-    let cpus = stridelab::harness::pin::cpu_count();
+    let cpus = stridelab::harness::measure::pin::cpu_count();
     let max_threads = plan.points.iter().map(|p| p.threads).max().unwrap();
     assert_eq!(
         max_threads, cpus,

@@ -17,7 +17,7 @@ use crate::harness::suite::{PlanLimits, Suite, SuiteError, parse_thread_list};
 use crate::harness::{MethodOptions, Plan, RunOptions};
 use crate::results::csv::to_csv;
 use crate::results::output::{FileTarget, OutputError, OutputPlan, STDOUT};
-use crate::results::{ChecksumOutcome, ResultsDocument, ResultsError, RunStatus};
+use crate::results::{ResultsDocument, ResultsError};
 
 /// Extra sampling a `--kernel` run may spend per point to reach the target CI: DRAM bandwidth
 /// swings by ±15% over 0.1–1 s, and a 64 MiB point needs a few hundred 7 ms samples spread
@@ -248,32 +248,6 @@ pub fn results_line(outputs: &RunOutputs) -> Option<String> {
         .filter_map(|(what, target)| Some(format!("{what}: {}", target.as_ref()?.display())))
         .collect();
     (!files.is_empty()).then(|| files.join(", "))
-}
-
-/// Warnings about error rows, imprecise timings (`harness::precision`) and an interrupted run
-/// (the file has the details).
-pub fn problems(doc: &ResultsDocument) -> Vec<String> {
-    let mut lines: Vec<String> = doc
-        .records
-        .iter()
-        .filter(|r| r.checksum.status != ChecksumOutcome::Ok || r.timing.is_none())
-        .filter_map(|r| {
-            let e = r.error.as_ref()?;
-            Some(format!(
-                "warning: point {} ({}): {}: {}",
-                r.index, r.kernel, e.stage, e.message
-            ))
-        })
-        .collect();
-    lines.extend(crate::harness::run_summary::precision_warnings(doc));
-    if doc.status == RunStatus::Interrupted {
-        lines.push(format!(
-            "interrupted: kept {} of {} points",
-            doc.records.len(),
-            doc.suite.points
-        ));
-    }
-    lines
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //!    rounds (up to `max_samples`, within a time budget) while the median's CI is still wider
 //!    than `target_relative_ci` — a noisy machine gets more samples, not a vaguer answer;
 //! 4. counters (hardware when they open, software always) cover only the kernel's rounds;
-//! 5. the samples' precision verdict (CI target met, outliers, drift: `harness::precision`)
+//! 5. the samples' precision verdict (CI target met, outliers, drift: `harness::measure::precision`)
 //!    goes into the timing, so a point that missed is marked rather than silent.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 use crate::harness::measure::{
     CounterKind, GroupReading, Measurement, PerfGroup, WallTime, group_report,
 };
-use crate::harness::pin::PinnedPool;
-use crate::harness::precision::precision_of;
-use crate::harness::reference::{ReferenceInstance, ReferenceVariant};
+use crate::harness::measure::pin::PinnedPool;
+use crate::harness::measure::precision::precision_of;
+use crate::harness::measure::reference::{ReferenceInstance, ReferenceVariant};
 use crate::kernels::spec::{Instance, KernelError, Work};
 use crate::results::{
     ChecksumOutcome, ChecksumStatus, CounterReport, PointError, Provenance, ReferenceComparison,
@@ -749,7 +749,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_correct_kernel_gets_statistics_counters_and_a_same_run_ratio() {
-        for threads in 1..=crate::harness::pin::cpu_count().min(2) {
+        for threads in 1..=crate::harness::measure::pin::cpu_count().min(2) {
             let pool = PinnedPool::new(threads).unwrap();
             let stop = AtomicBool::new(false);
             let m = measure_point(

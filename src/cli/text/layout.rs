@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::kernels::eval::{self as expr, Evaluation};
 use crate::kernels::tensor::TensorError;
-use crate::kernels::view_cache_text::grouped;
+use crate::cli::text::layout_cache::grouped;
 use crate::layout::LayoutError;
 use crate::layout::contiguity::Order;
 use crate::layout::describe::{

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use super::gate::GateError;
+use crate::harness::gate::GateError;
 use crate::kernels::slowdown::SLOWDOWN_VAR;
 
 /// Lines of a failed build's output an error shows.

@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 
 use crate::harness::catalogue_link::param_words;
-use crate::harness::precision::{advice, mark, mark_legend, percent, remedy};
-use crate::harness::session::threads_phrase;
-use crate::harness::text_table::{Align, TextTable, wrap};
+use crate::harness::measure::precision::{advice, mark, mark_legend, percent, remedy};
+use crate::harness::run::session::threads_phrase;
+use crate::cli::text::table::{Align, TextTable, wrap};
 use crate::results::{ChecksumOutcome, PointRecord, PrecisionWarning, ResultsDocument, RunStatus};
 use crate::units::{format_count, format_duration_ns, format_significant, format_time_ratio};
 
@@ -537,6 +537,32 @@ pub fn precision_warnings(doc: &ResultsDocument) -> Vec<String> {
             remedy(kind)
         );
         lines.push(wrap(&line, NOTE_WIDTH, INDENT).trim_end().to_string());
+    }
+    lines
+}
+
+/// Warnings about error rows, imprecise timings (`harness::measure::precision`) and an interrupted run
+/// (the file has the details).
+pub fn problems(doc: &ResultsDocument) -> Vec<String> {
+    let mut lines: Vec<String> = doc
+        .records
+        .iter()
+        .filter(|r| r.checksum.status != ChecksumOutcome::Ok || r.timing.is_none())
+        .filter_map(|r| {
+            let e = r.error.as_ref()?;
+            Some(format!(
+                "warning: point {} ({}): {}: {}",
+                r.index, r.kernel, e.stage, e.message
+            ))
+        })
+        .collect();
+    lines.extend(precision_warnings(doc));
+    if doc.status == RunStatus::Interrupted {
+        lines.push(format!(
+            "interrupted: kept {} of {} points",
+            doc.records.len(),
+            doc.suite.points
+        ));
     }
     lines
 }

@@ -18,6 +18,9 @@
 //! A baseline records the injected slowdown of the build that measured it, if any
 //! (`info.gate.injected_slowdown`, see `kernels::slowdown`).
 
+pub mod build;
+pub mod paired;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -25,9 +28,9 @@ use thiserror::Error;
 
 use crate::cache::geometry::{Geometry, GeometryError, PRESET_NAMES};
 use crate::harness::machine::MachineInfo;
-use crate::harness::pool::{PoolError, pool_passes};
-use crate::harness::session::HarnessError;
-use crate::harness::stop::{StopError, stop_flag};
+use crate::harness::run::pool::{PoolError, pool_passes};
+use crate::harness::run::session::HarnessError;
+use crate::harness::run::stop::{StopError, stop_flag};
 use crate::harness::suite::{Suite, SuiteError};
 use crate::harness::{MethodOptions, Progress, RunOptions, run_suite};
 use crate::kernels::CATALOGUE_RULES;

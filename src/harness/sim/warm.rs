@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use crate::cache::geometry::CacheLevel;
 use crate::cache::sim::{Hierarchy, Policy};
-use crate::harness::sim_run::simulated_levels;
-use crate::harness::simulate::{CappedSink, scope_with, simulate_instance};
+use crate::harness::sim::run::simulated_levels;
+use crate::harness::sim::simulate::{CappedSink, scope_with, simulate_instance};
 use crate::kernels::spec::{Instance, SimStart};
 use crate::results::{Provenance, SimulatedMisses};
 

@@ -10,8 +10,8 @@ use crate::cache::geometry::{CacheLevel, warning_lines};
 use crate::cache::model::LevelPrediction;
 use crate::cache::sim::Policy;
 use crate::harness::catalogue_link::params_with_bytes;
-use crate::harness::sim_run::SimReport;
-use crate::harness::text_table::{Align, TextTable};
+use crate::harness::sim::run::SimReport;
+use crate::cli::text::table::{Align, TextTable};
 use crate::kernels::StridePattern;
 use crate::units::{format_bytes_exact, format_count};
 
@@ -193,7 +193,7 @@ fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePatte
 mod tests {
     use super::*;
     use crate::cache::geometry::{ChosenGeometry, GeometryChoice, parse_cache_override};
-    use crate::harness::sim_run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point};
+    use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point};
 
     fn simulate(geometry: &ChosenGeometry, words: &[String], policy: Policy, warm: bool) -> String {
         let report = simulate_point(&SimRequest {

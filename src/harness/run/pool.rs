@@ -11,7 +11,7 @@
 
 use thiserror::Error;
 
-use crate::harness::runner::timing_of;
+use crate::harness::run::runner::timing_of;
 use crate::results::{PointRecord, ResultsDocument, RunStatus};
 use crate::stats::{BootstrapSettings, median};
 
@@ -186,7 +186,7 @@ mod tests {
     use std::path::Path;
 
     fn fixture() -> ResultsDocument {
-        let text = include_str!("../../tests/fixtures/results_small.json");
+        let text = include_str!("../../../tests/fixtures/results_small.json");
         ResultsDocument::from_json(text, Path::new("results_small.json"), &CATALOGUE_RULES).unwrap()
     }
 

@@ -26,10 +26,10 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::gate::GateError;
-use super::gate_build::build_base;
-use super::stop::stop_flag;
-use super::suite::{PlannedPoint, Suite};
+use crate::harness::gate::GateError;
+use crate::harness::gate::build::build_base;
+use crate::harness::run::stop::stop_flag;
+use crate::harness::suite::{PlannedPoint, Suite};
 use crate::kernels::CATALOGUE_RULES;
 use crate::kernels::slowdown::SLOWDOWN_VAR;
 use crate::results::compare::{

@@ -15,7 +15,7 @@
 //! threads = [1, "all"]                 # optional: overrides the suite's thread counts
 //! max_accesses = 1073741824            # optional: this point's per-run limit (rule 6)
 //!
-//! [[point]]                            # a geometry sweep (`harness::sweep`): strides and K
+//! [[point]]                            # a geometry sweep (`harness::suite::sweep`): strides and K
 //! kernel = "conflict"                  # derived from a level of the simulated geometry
 //! params = { mode = "lat", reps = 16 }
 //! sweep = { level = "L1d", ways = [2, 4], tail = 8, timed = 4 }
@@ -33,6 +33,9 @@
 //!    short enough for a stop request to take effect between runs; a point may declare a
 //!    larger limit of its own, up to [`MAX_POINT_ACCESSES`].
 
+pub mod reach;
+pub mod sweep;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -40,23 +43,23 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use crate::cache::geometry::CacheLevel;
-use crate::harness::pin::cpu_count;
+use crate::harness::measure::pin::cpu_count;
 use crate::kernels::args::parse_kernel_words;
 use crate::kernels::estimate_accesses;
 use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, Params};
 use crate::results::SweepInfo;
 
-use super::reach::{ReachSpec, reach_sizes};
-use super::simulate::detected_levels;
-use super::sweep::{SweepSpec, expand, preset_levels};
+use crate::harness::suite::reach::{ReachSpec, reach_sizes};
+use crate::harness::sim::simulate::detected_levels;
+use crate::harness::suite::sweep::{SweepSpec, expand, preset_levels};
 
 use super::catalogue_link::{find, resolve_params};
 
 /// The built-in suites: name, TOML text.
 pub const BUILTIN_SUITES: &[(&str, &str)] = &[
-    ("quick", include_str!("../../suites/quick.toml")),
-    ("full", include_str!("../../suites/full.toml")),
-    ("gate", include_str!("../../suites/gate.toml")),
+    ("quick", include_str!("../../../suites/quick.toml")),
+    ("full", include_str!("../../../suites/full.toml")),
+    ("gate", include_str!("../../../suites/gate.toml")),
 ];
 
 /// Points a plan may have by default (rule 5): far more than any built-in suite, far fewer
@@ -194,10 +197,10 @@ pub struct SuitePoint {
     pub cases: Vec<BTreeMap<String, ScalarValue>>,
     #[serde(default)]
     pub threads: Option<Vec<ThreadCount>>,
-    /// Strides and slot counts derived from a level of the geometry (see `harness::sweep`).
+    /// Strides and slot counts derived from a level of the geometry (see `harness::suite::sweep`).
     #[serde(default)]
     pub sweep: Option<SweepSpec>,
-    /// Sizes doubling to past the last-level cache (see `harness::reach`).
+    /// Sizes doubling to past the last-level cache (see `harness::suite::reach`).
     #[serde(default)]
     pub reach: Option<ReachSpec>,
     /// This point's own per-run access limit, when it must exceed the run's (`matmul n=512`

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::cache::geometry::{CacheLevel, Geometry};
 use crate::cache::sim::{Hierarchy, Policy};
 use crate::cache::{AccessSink, Walk};
-use crate::harness::sim_run::simulated_levels;
+use crate::harness::sim::run::simulated_levels;
 use crate::kernels::spec::Instance;
 use crate::results::{Provenance, SimulatedMisses, SimulationCut, SimulationScope};
 
@@ -227,7 +227,7 @@ pub fn simulate_instance(
 mod tests {
     use super::*;
     use crate::cache::geometry::{CacheKind, GeometrySource};
-    use crate::harness::runner::tests::SumInstance;
+    use crate::harness::run::runner::tests::SumInstance;
 
     /// Records what reaches it, a run as its loads.
     #[derive(Default)]

@@ -7,10 +7,15 @@
 //! Counters observe the calling thread only, so every measuring thread opens its own and the
 //! runner sums them.
 
+pub mod counters;
+pub mod pin;
+pub mod precision;
+pub mod reference;
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::harness::counters::{CounterEvent, CounterGroup};
+use crate::harness::measure::counters::{CounterEvent, CounterGroup};
 
 use crate::results::{CounterGroupReport, CounterValue, Provenance};
 
@@ -91,7 +96,7 @@ impl CounterDelta {
 /// Counters of one group over a region: name → delta, or why there are none.
 pub type GroupReading = Result<BTreeMap<&'static str, CounterDelta>, String>;
 
-/// The calling thread's counters of one group (`harness::counters`), as a [`Measurement`].
+/// The calling thread's counters of one group (`harness::measure::counters`), as a [`Measurement`].
 /// Events that do not open are left out; if none opens, every reading is the reason.
 pub struct PerfGroup {
     kind: CounterKind,
