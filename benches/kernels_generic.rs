@@ -14,8 +14,8 @@ use std::time::Instant;
 use criterion::{Criterion, Throughput, criterion_group};
 use stridelab::kernels::access::RealMem;
 use stridelab::kernels::common::{ACCUMULATORS, Matrix, cell_value, check_indices};
-use stridelab::kernels::transpose::{Variant, transpose};
-use stridelab::kernels::traverse::row_sum;
+use stridelab::kernels::families::transpose::{Variant, transpose};
+use stridelab::kernels::families::traverse::row_sum;
 use stridelab::mem::AlignedBuffer;
 
 fn filled(len: usize) -> AlignedBuffer {

@@ -17,13 +17,13 @@ use std::time::Duration;
 use clap::Args;
 
 use super::common::parse_fraction;
-use crate::harness::gate::{
-    GATE_BASELINE_PASSES, GATE_PASSES, GATE_SAMPLE_MS, GATE_SAMPLES, GateConfig, GateError,
-    GateOutputs, evaluate, plan_outputs, save_baseline, write_verdict,
-};
 use crate::harness::gate::paired::{
     BaseSource, PAIRED_ALPHA, PAIRED_BUDGET_S, PAIRED_FLOOR, PAIRED_MAX_ROUNDS, PAIRED_ROUNDS,
     PAIRED_SAMPLE_MS, PAIRED_SAMPLES, PAIRED_THRESHOLD, PairedConfig, run_paired,
+};
+use crate::harness::gate::{
+    GATE_BASELINE_PASSES, GATE_PASSES, GATE_SAMPLE_MS, GATE_SAMPLES, GateConfig, GateError,
+    GateOutputs, evaluate, plan_outputs, save_baseline, write_verdict,
 };
 use crate::results::compare::{CompareOptions, GateVerdict, PairedOptions};
 

@@ -9,8 +9,8 @@ use anyhow::Context;
 
 use crate::cache::geometry::{CacheLevel, ChosenGeometry};
 use crate::cli::common::CacheArgs;
-use crate::harness::measure::counters::EventAvailability;
 use crate::harness::machine::MachineInfo;
+use crate::harness::measure::counters::EventAvailability;
 use crate::units::format_size_exact;
 
 #[derive(Debug, clap::Args)]

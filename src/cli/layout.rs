@@ -17,11 +17,11 @@ use anyhow::Context;
 use crate::cache::geometry::{CacheKind, CacheLevel, Geometry};
 use crate::cli::common::CacheArgs;
 use crate::cli::text::layout::{error_json, error_text, explain, json_line, view_json};
-use crate::kernels::eval as expr;
-use crate::kernels::view_cache::{Dtype, ViewCacheError};
 use crate::cli::text::layout_cache::cache_text;
-use crate::kernels::view_padding::ViewChain;
-use crate::kernels::view_report::{LevelReport, explain as explain_cache};
+use crate::kernels::eval as expr;
+use crate::kernels::views::cache::{Dtype, ViewCacheError};
+use crate::kernels::views::padding::ViewChain;
+use crate::kernels::views::report::{LevelReport, explain as explain_cache};
 use crate::layout::describe::error_kinds_help;
 
 #[derive(Debug, clap::Args)]

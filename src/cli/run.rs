@@ -8,12 +8,12 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::cli::common::{CacheArgs, ListArgs, kernel_name_parser};
+use crate::cli::text::progress::RunProgress;
+use crate::cli::text::run_summary::{problems, run_summary};
 use crate::harness::run::plan::{
     RunRequest, geometry_lines, prepare_run, results_line, write_results,
 };
-use crate::cli::text::progress::RunProgress;
 use crate::harness::run_suite;
-use crate::cli::text::run_summary::{problems, run_summary};
 use crate::harness::suite::DEFAULT_MAX_ACCESSES_PER_RUN;
 use crate::results::RunStatus;
 use crate::results::output::FileTarget;

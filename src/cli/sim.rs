@@ -21,8 +21,8 @@ use std::process::ExitCode;
 
 use crate::cache::sim::{Engine, Policy};
 use crate::cli::common::{CacheArgs, ListArgs, kernel_name_parser};
-use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
 use crate::cli::text::sim::sim_text;
+use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PolicyArg {

@@ -18,13 +18,13 @@
 
 use std::sync::LazyLock;
 
+use crate::kernels::families::{
+    blocked, channels, conflict, jagged, latency, matmul, reference, stride, transpose, traverse,
+    view,
+};
 pub use crate::kernels::spec::StridePattern;
 use crate::kernels::spec::{
     Entry, KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params, PlanFn,
-};
-use crate::kernels::{
-    blocked, channels, conflict, jagged, latency, matmul, reference, stride, transpose, traverse,
-    view,
 };
 use crate::units::format_bytes_tenths;
 use crate::vocab::{Family, ParamRules, RuleBreak};

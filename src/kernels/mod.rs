@@ -1,5 +1,11 @@
-//! Kernel catalogue (data) and kernel families, plus the copy engine and the strided tensor
-//! with values (and the EXPR evaluation that copies) built on it.
+//! The kernels and what they stand on:
+//! - [`catalogue`] (every kernel as data, [`spec`] the shape of an entry, [`args`] their
+//!   command-line words) and [`families`], one file per family of kernels;
+//! - [`access`]: the accessor every access order is written against, with [`element`] and
+//!   [`typed`] for the element types, [`common`] for the pieces all kernels share;
+//! - [`copy`]: the copy engine; [`tensor`] and [`eval`]: strided tensors with values and the
+//!   EXPR evaluation built on it; [`views`]: what a view does to one cache level;
+//! - [`slowdown`]: the injected slowdown the gate's calibration builds with.
 //!
 //! Every kernel's access order is one generic function over [`access::Mem`] (generic over the
 //! element type): timed runs use [`access::RealMem`], simulation [`access::SimMem`] (or
@@ -7,30 +13,17 @@
 
 pub mod access;
 pub mod args;
-pub mod blocked;
 pub mod catalogue;
-pub mod channels;
 pub mod common;
-pub mod conflict;
 pub mod copy;
 pub mod element;
 pub mod eval;
-pub mod jagged;
-pub mod latency;
-pub mod matmul;
-pub mod reference;
+pub mod families;
 pub mod slowdown;
 pub mod spec;
-pub mod stride;
 pub mod tensor;
-pub mod transpose;
-pub mod traverse;
 pub mod typed;
-pub mod view;
-pub mod view_cache;
-pub mod view_padding;
-pub mod view_report;
-pub mod view_walks;
+pub mod views;
 
 pub use catalogue::{
     CATALOGUE_RULES, CatalogueRules, StridePattern, catalogue, estimate_accesses, find,

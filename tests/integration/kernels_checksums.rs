@@ -3,13 +3,13 @@
 
 use stridelab::cache::AccessSink;
 use stridelab::kernels::access::RealMem;
-use stridelab::kernels::blocked::{Tiling, to_tiles};
-use stridelab::kernels::channels::{Tensor4, stencil3x3, to_nhwc};
 use stridelab::kernels::common::{Matrix, cell_value};
+use stridelab::kernels::families::blocked::{Tiling, to_tiles};
+use stridelab::kernels::families::channels::{Tensor4, stencil3x3, to_nhwc};
+use stridelab::kernels::families::transpose::{Variant, transpose};
+use stridelab::kernels::families::view::{ViewGeometry, prepare_view};
 use stridelab::kernels::spec::{Instance, PrepareOptions};
-use stridelab::kernels::transpose::{Variant, transpose};
 use stridelab::kernels::typed::Dtype;
-use stridelab::kernels::view::{ViewGeometry, prepare_view};
 use stridelab::kernels::{catalogue, find, resolve_params};
 
 struct Discard;

@@ -3,9 +3,9 @@
 //! accumulator interleaving never changes the address order, so the streams must be identical.
 
 use stridelab::cache::AccessSink;
+use stridelab::kernels::families::view::{ViewGeometry, prepare_view};
 use stridelab::kernels::spec::{Instance, PrepareOptions};
 use stridelab::kernels::typed::Dtype;
-use stridelab::kernels::view::{ViewGeometry, prepare_view};
 use stridelab::kernels::{find, resolve_params};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

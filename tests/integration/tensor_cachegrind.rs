@@ -19,7 +19,7 @@ use common::cachegrind::{
 };
 use stridelab::cache::geometry::Geometry;
 use stridelab::cache::sim::LevelStats;
-use stridelab::kernels::jagged::Jagged;
+use stridelab::kernels::families::jagged::Jagged;
 
 /// The kernel's stream through a cold cachegrind-like D1 + LL.
 fn simulate(

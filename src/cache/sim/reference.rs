@@ -19,10 +19,10 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::level::{plru_touch, plru_victim, random_start};
-use crate::stats::SplitMix64;
 use super::{LevelStats, Policy, SimError, check_levels, shadow_capacity};
 use crate::cache::AccessSink;
 use crate::cache::geometry::CacheLevel;
+use crate::stats::SplitMix64;
 
 /// An invalid way (no line number is `u64::MAX`).
 const EMPTY: u64 = u64::MAX;

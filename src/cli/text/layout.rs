@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::cli::text::layout_cache::grouped;
 use crate::kernels::eval::{self as expr, Evaluation};
 use crate::kernels::tensor::TensorError;
-use crate::cli::text::layout_cache::grouped;
 use crate::layout::LayoutError;
 use crate::layout::contiguity::Order;
 use crate::layout::describe::{

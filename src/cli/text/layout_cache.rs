@@ -8,10 +8,10 @@
 
 use std::fmt::Write as _;
 
-use crate::kernels::view_cache::{DimCache, ViewCache};
-use crate::kernels::view_padding::{PaddedWalk, PaddingAdvice};
-use crate::kernels::view_report::LevelReport;
-use crate::kernels::view_walks::{
+use crate::kernels::views::cache::{DimCache, ViewCache};
+use crate::kernels::views::padding::{PaddedWalk, PaddingAdvice};
+use crate::kernels::views::report::LevelReport;
+use crate::kernels::views::walks::{
     Expected, MAX_PASS_ACCESSES, PassMisses, PassVerdict, WalkKind, WalkModel, WalkReport,
 };
 use crate::units::format_size_exact;

@@ -5,10 +5,10 @@
 
 use std::fmt::Write as _;
 
+use crate::cli::text::table::{Align, TextTable, wrap};
 use crate::harness::catalogue_link::param_words;
 use crate::harness::measure::precision::{advice, mark, mark_legend, percent, remedy};
 use crate::harness::run::session::threads_phrase;
-use crate::cli::text::table::{Align, TextTable, wrap};
 use crate::results::{ChecksumOutcome, PointRecord, PrecisionWarning, ResultsDocument, RunStatus};
 use crate::units::{format_count, format_duration_ns, format_significant, format_time_ratio};
 

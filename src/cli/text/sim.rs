@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 use crate::cache::geometry::{CacheLevel, warning_lines};
 use crate::cache::model::LevelPrediction;
 use crate::cache::sim::Policy;
+use crate::cli::text::table::{Align, TextTable};
 use crate::harness::catalogue_link::params_with_bytes;
 use crate::harness::sim::run::SimReport;
-use crate::cli::text::table::{Align, TextTable};
 use crate::kernels::StridePattern;
 use crate::units::{format_bytes_exact, format_count};
 

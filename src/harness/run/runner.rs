@@ -18,12 +18,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::harness::measure::{
-    CounterKind, GroupReading, Measurement, PerfGroup, WallTime, group_report,
-};
 use crate::harness::measure::pin::PinnedPool;
 use crate::harness::measure::precision::precision_of;
 use crate::harness::measure::reference::{ReferenceInstance, ReferenceVariant};
+use crate::harness::measure::{
+    CounterKind, GroupReading, Measurement, PerfGroup, WallTime, group_report,
+};
 use crate::kernels::spec::{Instance, KernelError, Work};
 use crate::results::{
     ChecksumOutcome, ChecksumStatus, CounterReport, PointError, Provenance, ReferenceComparison,

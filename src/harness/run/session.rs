@@ -11,13 +11,13 @@ use thiserror::Error;
 use crate::cache::geometry::CacheLevel;
 use crate::harness::catalogue_link::params_with_bytes;
 use crate::harness::measure::pin::{PinError, PinnedPool};
-use crate::harness::sim::predict::predict;
 use crate::harness::run::runner::{
     MethodOptions, PointKind, PointMeasurement, checksum_ok, measure_point,
 };
+use crate::harness::sim::predict::predict;
 use crate::harness::sim::simulate::detected_levels;
-use crate::harness::suite::{Plan, PlannedPoint};
 use crate::harness::sim::warm::simulate_from;
+use crate::harness::suite::{Plan, PlannedPoint};
 use crate::kernels::simulation_start;
 use crate::kernels::spec::{Family, Instance, KernelError, PrepareOptions};
 use crate::mem::anon_huge_pages_bytes;

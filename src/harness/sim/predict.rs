@@ -10,7 +10,7 @@ use crate::cache::geometry::CacheLevel;
 use crate::cache::model::{closed_form_sets, conflict_onset, distinct_sets, gcd};
 use crate::kernels::access::sim_address;
 use crate::kernels::spec::{KernelSpec, ParamValue, Params, StridePattern};
-use crate::kernels::view_cache::analyse;
+use crate::kernels::views::cache::analyse;
 use crate::kernels::{simulation_note, stride_pattern};
 use crate::results::model::LONG_RUN_ACCESSES;
 use crate::results::{

@@ -265,7 +265,7 @@ fn check_accesses(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::view_walks::simulate_passes;
+    use crate::kernels::views::walks::simulate_passes;
 
     fn request<'a>(
         kernel: &'a str,

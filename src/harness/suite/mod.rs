@@ -49,8 +49,8 @@ use crate::kernels::estimate_accesses;
 use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, Params};
 use crate::results::SweepInfo;
 
-use crate::harness::suite::reach::{ReachSpec, reach_sizes};
 use crate::harness::sim::simulate::detected_levels;
+use crate::harness::suite::reach::{ReachSpec, reach_sizes};
 use crate::harness::suite::sweep::{SweepSpec, expand, preset_levels};
 
 use super::catalogue_link::{find, resolve_params};

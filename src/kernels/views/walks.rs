@@ -19,7 +19,7 @@ use crate::cache::AccessSink;
 use crate::cache::geometry::CacheLevel;
 use crate::cache::sim::{Hierarchy, Policy, SimError};
 use crate::kernels::access::sim_address;
-use crate::kernels::view_cache::{LineCounts, LineGeometry, line_counts};
+use crate::kernels::views::cache::{LineCounts, LineGeometry, line_counts};
 use crate::layout::Layout;
 
 /// Accesses one simulated pass makes at most: a fraction of a second per walk.
@@ -432,7 +432,7 @@ pub fn disagreement(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::view_cache::tests::level;
+    use crate::kernels::views::cache::tests::level;
 
     fn pass(accesses: u64, compulsory: u64, capacity: u64, conflict: u64) -> PassMisses {
         PassMisses {

@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use crate::cache::geometry::CacheLevel;
 use crate::cache::model::gcd;
-use crate::kernels::view_cache::{LineGeometry, line_counts};
-use crate::kernels::view_walks::{
+use crate::kernels::views::cache::{LineGeometry, line_counts};
+use crate::kernels::views::walks::{
     MAX_PASS_ACCESSES, PassMisses, WalkReport, dim_walk, simulate_passes,
 };
 use crate::layout::Layout;
@@ -395,8 +395,8 @@ mod tests {
 
     use super::*;
     use crate::kernels::eval::evaluate;
-    use crate::kernels::view_cache::tests::level;
-    use crate::kernels::view_report::explain;
+    use crate::kernels::views::cache::tests::level;
+    use crate::kernels::views::report::explain;
 
     /// The advice for `text` (f64 elements) on `level`.
     fn advice(text: &str, level: &CacheLevel) -> Option<PaddingAdvice> {

@@ -24,12 +24,12 @@ use crate::kernels::common::{
     text_param,
 };
 use crate::kernels::copy::order::REPLAY_CAVEAT;
+use crate::kernels::families::traverse::MATRIX_PARAMS;
 use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
-use crate::kernels::traverse::MATRIX_PARAMS;
 use crate::kernels::typed::{DTYPE_PARAM, Dtype, Storage, with_real_mem, with_sim_mem};
 
 const PARAMS: [ParamSpec; 6] = [

@@ -6,9 +6,9 @@
 use serde::Serialize;
 
 use crate::cache::geometry::CacheLevel;
-use crate::kernels::view_cache::{LineCounts, ViewCache, ViewCacheError, analyse};
-use crate::kernels::view_padding::{PaddingAdvice, ViewChain, advise};
-use crate::kernels::view_walks::{WalkReport, walks};
+use crate::kernels::views::cache::{LineCounts, ViewCache, ViewCacheError, analyse};
+use crate::kernels::views::padding::{PaddingAdvice, ViewChain, advise};
+use crate::kernels::views::walks::{WalkReport, walks};
 use crate::layout::Layout;
 
 /// One level's explanation of a view.

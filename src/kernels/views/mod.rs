@@ -1,0 +1,9 @@
+//! What a strided view does to one set-associative cache level, as data for `stridelab layout`:
+//! the view's strides and the sets they reach ([`cache`]), the walks simulated and judged
+//! ([`walks`]), padding advice for a walk with conflict misses ([`padding`]) and everything for
+//! one level together ([`report`]). The words are the CLI's (`cli::text::layout_cache`).
+
+pub mod cache;
+pub mod padding;
+pub mod report;
+pub mod walks;
