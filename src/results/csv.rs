@@ -39,19 +39,22 @@ pub const CSV_HEADER: &[&str] = &[
     "precision_warnings",
 ];
 
-/// Renders the document as CSV (header + one row per record).
+/// Renders the document as CSV (header + one row per record), quoted where RFC 4180 needs it
+/// by the `csv` crate.
 pub fn to_csv(doc: &ResultsDocument) -> String {
-    let mut out = CSV_HEADER.join(",");
-    out.push('\n');
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    // Cannot fail: the sink is memory and every row has the header's width (a fixed array).
+    writer.write_record(CSV_HEADER).expect("CSV into memory");
     for record in &doc.records {
-        let row: Vec<String> = record_fields(record).iter().map(|f| escape(f)).collect();
-        out.push_str(&row.join(","));
-        out.push('\n');
+        writer
+            .write_record(record_fields(record))
+            .expect("CSV into memory");
     }
-    out
+    let bytes = writer.into_inner().expect("CSV into memory");
+    String::from_utf8(bytes).expect("CSV of UTF-8 fields")
 }
 
-fn record_fields(r: &PointRecord) -> Vec<String> {
+fn record_fields(r: &PointRecord) -> [String; CSV_HEADER.len()] {
     let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     let params = format_params(&r.params);
     let cpus = r
@@ -70,7 +73,7 @@ fn record_fields(r: &PointRecord) -> Vec<String> {
     let s = t.map(|t| t.ns_per_run);
     let first = r.simulated.as_ref().and_then(|s| s.levels.first());
     let last = r.simulated.as_ref().and_then(|s| s.levels.last());
-    vec![
+    [
         r.index.to_string(),
         r.kernel.clone(),
         serde_json::to_value(r.family)
@@ -118,15 +121,6 @@ fn record_fields(r: &PointRecord) -> Vec<String> {
             })
             .unwrap_or_default(),
     ]
-}
-
-/// Quotes a field when it holds a comma, quote or line break (RFC 4180).
-fn escape(field: &str) -> String {
-    if field.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", field.replace('"', "\"\""))
-    } else {
-        field.to_string()
-    }
 }
 
 #[cfg(test)]

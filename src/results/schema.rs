@@ -520,7 +520,8 @@ impl ResultsDocument {
             }
         }
         let mut doc: Self =
-            serde_json::from_str(text).map_err(|e| field_error(text, origin, &e))?;
+            serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text))
+                .map_err(|e| field_error(origin, e))?;
         crate::results::validate::fill_legacy_cuts(&mut doc);
         for record in &mut doc.records {
             rules.complete(&record.kernel, &mut record.params);
@@ -599,17 +600,25 @@ fn strip_position(message: &str) -> String {
     }
 }
 
-/// Turns a typed deserialisation error into one that names the JSON path of the field.
-fn field_error(text: &str, origin: &Path, error: &serde_json::Error) -> ResultsError {
-    let message = strip_position(&error.to_string());
-    let (line, column) = (error.line(), error.column());
-    let missing = message
+/// Turns a typed deserialisation error into one that names the JSON path of the field
+/// (`records[3].timing.ns_per_run`, tracked by `serde_path_to_error` as serde walks the
+/// document). A missing field is reported at the object that lacks it.
+fn field_error(
+    origin: &Path,
+    error: serde_path_to_error::Error<serde_json::Error>,
+) -> ResultsError {
+    let container = match error.path().to_string() {
+        root if root == "." => String::new(),
+        path => path,
+    };
+    let inner = error.into_inner();
+    let message = strip_position(&inner.to_string());
+    let (line, column) = (inner.line(), inner.column());
+    // serde has no structured kind for a missing field; its message is fixed by serde::de.
+    if let Some(name) = message
         .strip_prefix("missing field `")
-        .and_then(|rest| rest.strip_suffix('`'));
-    // serde reports a missing field at the object's closing brace, where the scanner still
-    // holds the object's last key: name the object itself instead.
-    let container = json_path_at(text, line, column, missing.is_some());
-    if let Some(name) = missing {
+        .and_then(|rest| rest.strip_suffix('`'))
+    {
         let field = if container.is_empty() {
             name.to_string()
         } else {
@@ -633,83 +642,6 @@ fn field_error(text: &str, origin: &Path, error: &serde_json::Error) -> ResultsE
         column,
         message,
     }
-}
-
-/// The JSON path (`records[2].timing.ns_per_run`) of the innermost value open at a 1-based
-/// line/column of `text` — where serde_json stopped. Keys are tracked by a small scanner.
-/// With `object_only`, the innermost object's current key is left out.
-pub(crate) fn json_path_at(text: &str, line: usize, column: usize, object_only: bool) -> String {
-    enum Frame {
-        Object { key: Option<String> },
-        Array { index: usize },
-    }
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut last_string: Option<String> = None;
-    let (mut cur_line, mut cur_col) = (1usize, 0usize);
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\n' {
-            cur_line += 1;
-            cur_col = 0;
-        } else {
-            cur_col += 1;
-        }
-        if cur_line > line || (cur_line == line && cur_col >= column) {
-            break;
-        }
-        match c {
-            '"' => {
-                let mut s = String::new();
-                let mut escaped = false;
-                for d in chars.by_ref() {
-                    cur_col += 1;
-                    if escaped {
-                        escaped = false;
-                        s.push(d);
-                    } else if d == '\\' {
-                        escaped = true;
-                    } else if d == '"' {
-                        break;
-                    } else {
-                        s.push(d);
-                    }
-                }
-                last_string = Some(s);
-            }
-            ':' => {
-                if let Some(Frame::Object { key }) = stack.last_mut() {
-                    *key = last_string.take();
-                }
-            }
-            ',' => match stack.last_mut() {
-                Some(Frame::Array { index }) => *index += 1,
-                Some(Frame::Object { key }) => *key = None,
-                None => {}
-            },
-            '{' => stack.push(Frame::Object { key: None }),
-            '[' => stack.push(Frame::Array { index: 0 }),
-            '}' | ']' => {
-                stack.pop();
-            }
-            _ => {}
-        }
-    }
-    let mut path = String::new();
-    let innermost = stack.len().saturating_sub(1);
-    for (depth, frame) in stack.iter().enumerate() {
-        match frame {
-            Frame::Object { key: Some(_) } if object_only && depth == innermost => {}
-            Frame::Object { key: Some(k) } => {
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(k);
-            }
-            Frame::Object { key: None } => {}
-            Frame::Array { index } => path.push_str(&format!("[{index}]")),
-        }
-    }
-    path
 }
 
 #[cfg(test)]
