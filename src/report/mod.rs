@@ -8,14 +8,14 @@
 #![forbid(unsafe_code)]
 
 pub mod chart;
-pub mod claims;
-pub mod compare;
+pub(crate) mod claims;
+pub(crate) mod compare;
 pub mod data;
 pub mod figures;
-pub mod findings;
+pub(crate) mod findings;
 pub mod infer;
-pub mod outdir;
-pub mod page;
+pub(crate) mod outdir;
+pub(crate) mod page;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -201,7 +201,7 @@ pub struct RenderedReport {
     pub omitted: Vec<String>,
 }
 
-/// Renders a report for `inputs` (one column per machine) into `out` (see [`outdir`] for which
+/// Renders a report for `inputs` (one column per machine) into `out` (see `outdir` for which
 /// directories may be written and what is replaced).
 pub fn render(inputs: &[ReportInput], out: &Path) -> Result<RenderedReport, ReportError> {
     let claim = outdir::claim(out)?;
@@ -381,22 +381,21 @@ pub fn run_labels(inputs: &[ReportInput]) -> Vec<String> {
     labels
 }
 
-/// A UTC time stamp without a date library: `2026-11-22 10:34:23 UTC` (human) or
-/// `20261122T103423Z` (for directory names, sortable).
+/// A UTC time stamp: `2026-11-22 10:34:23 UTC` (human) or `20261122T103423Z` (for directory
+/// names, sortable). A time the calendar cannot hold (a hostile document's) reads as seconds.
 pub fn utc_stamp(unix_s: u64, human: bool) -> String {
-    let days = (unix_s / 86_400) as i64;
-    let secs = unix_s % 86_400;
-    let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let Some(t) = i64::try_from(unix_s)
+        .ok()
+        .and_then(|s| time::OffsetDateTime::from_unix_timestamp(s).ok())
+    else {
+        return if human {
+            format!("{unix_s} s after 1970 UTC")
+        } else {
+            format!("unix{unix_s}")
+        };
+    };
+    let (year, month, day) = (t.year(), u8::from(t.month()), t.day());
+    let (h, m, s) = (t.hour(), t.minute(), t.second());
     if human {
         format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
     } else {
@@ -450,6 +449,11 @@ mod tests {
             (0, "19700101T000000Z", "1970-01-01 00:00:00 UTC"),
             (951_782_400, "20000229T000000Z", "2000-02-29 00:00:00 UTC"),
             (1_795_343_663, "20261122T103423Z", "2026-11-22 10:34:23 UTC"),
+            (
+                u64::MAX,
+                "unix18446744073709551615",
+                "18446744073709551615 s after 1970 UTC",
+            ),
         ];
         for (t, compact, human) in cases {
             assert_eq!(utc_stamp(*t, false), *compact);

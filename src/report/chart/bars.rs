@@ -1,8 +1,8 @@
 //! Horizontal bar panels.
 
 use super::frame::{
-    Chart, Whisker, build_chart, draw_dashed, draw_rect, draw_text, draw_whisker, err, grid_lines,
-    label_fonts, note_style,
+    Chart, DrawError, Whisker, build_chart, draw_dashed, draw_rect, draw_text, draw_whisker,
+    grid_lines, label_fonts, note_style,
 };
 use super::lines::plot_range;
 use super::*;
@@ -10,7 +10,7 @@ use super::*;
 pub(super) fn draw_bars<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     p: &BarPanel,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let n = p.categories.len().max(1);
     let (v0, v1) = plot_range(&bar_extent(p), true, 0.06);
     let longest = p
@@ -63,7 +63,7 @@ fn draw_bar_mesh<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     p: &BarPanel,
     n: usize,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let names = p.categories.clone();
     let y_fmt = |v: &f64| {
         let i = v.round();
@@ -81,7 +81,9 @@ fn draw_bar_mesh<DB: DrawingBackend>(
         .y_label_formatter(&y_fmt)
         .x_label_formatter(&x_fmt)
         .disable_y_mesh();
-    grid_lines(label_fonts(&mut mesh)).draw().map_err(err)
+    grid_lines(label_fonts(&mut mesh))
+        .draw()
+        .map_err(DrawError::from)
 }
 
 /// The bars of category `i` around y = `centre`: side by side in bands, or stacked in one.
@@ -90,7 +92,7 @@ fn draw_category<DB: DrawingBackend>(
     p: &BarPanel,
     i: usize,
     centre: f64,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let groups = if p.stacked { 1 } else { p.series.len().max(1) };
     let band = 0.8 / groups as f64;
     let mut stack = 0.0;
@@ -130,7 +132,7 @@ fn draw_bar_vlines<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     p: &BarPanel,
     n: usize,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let ref_style = ShapeStyle::from(RGBColor(60, 60, 60)).stroke_width(1);
     for v in &p.vlines {
         draw_dashed(chart, (v.at, -0.5), (v.at, n as f64 - 0.5), ref_style)?;

@@ -16,9 +16,23 @@ pub(super) type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64,
 /// A mesh being configured on a [`Chart`].
 pub(super) type Mesh<'a, 'b, DB> = MeshStyle<'a, 'b, RangedCoordf64, RangedCoordf64, DB>;
 
-/// A drawing error as the text a figure error carries.
-pub(super) fn err<E: std::error::Error + Send + Sync>(x: DrawingAreaErrorKind<E>) -> String {
-    x.to_string()
+/// Why plotters could not draw a panel, or resvg rasterise it (their errors are generic over
+/// the backend, so the text is what a figure error keeps).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct DrawError(String);
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for DrawError {
+    fn from(x: DrawingAreaErrorKind<E>) -> Self {
+        Self(x.to_string())
+    }
+}
+
+impl DrawError {
+    /// A raster step's failure (resvg parsing the SVG, encoding the PNG).
+    pub(super) fn raster(message: impl std::fmt::Display) -> Self {
+        Self(message.to_string())
+    }
 }
 
 /// The frame of a panel: its title as caption, a 12 px margin, 46 px under the plot for the
@@ -29,14 +43,14 @@ pub(super) fn build_chart<'a, DB: DrawingBackend>(
     y_label_width: u32,
     x: Range<f64>,
     y: Range<f64>,
-) -> Result<Chart<'a, DB>, String> {
+) -> Result<Chart<'a, DB>, DrawError> {
     ChartBuilder::on(area)
         .caption(title, (FONT, 16))
         .margin(12)
         .x_label_area_size(46)
         .y_label_area_size(y_label_width)
         .build_cartesian_2d(x, y)
-        .map_err(err)
+        .map_err(DrawError::from)
 }
 
 /// The tick label and axis description fonts every panel uses.
@@ -71,15 +85,13 @@ pub(super) fn draw_dashed<DB: DrawingBackend>(
     a: (f64, f64),
     b: (f64, f64),
     style: ShapeStyle,
-) -> Result<(), String> {
-    chart
-        .draw_series(std::iter::once(DashedPathElement::new(
-            vec![a, b],
-            4,
-            4,
-            style,
-        )))
-        .map_err(err)?;
+) -> Result<(), DrawError> {
+    chart.draw_series(std::iter::once(DashedPathElement::new(
+        vec![a, b],
+        4,
+        4,
+        style,
+    )))?;
     Ok(())
 }
 
@@ -89,10 +101,8 @@ pub(super) fn draw_text<DB: DrawingBackend>(
     text: String,
     at: (f64, f64),
     style: TextStyle<'static>,
-) -> Result<(), String> {
-    chart
-        .draw_series(std::iter::once(Text::new(text, at, style)))
-        .map_err(err)?;
+) -> Result<(), DrawError> {
+    chart.draw_series(std::iter::once(Text::new(text, at, style)))?;
     Ok(())
 }
 
@@ -101,10 +111,8 @@ pub(super) fn draw_rect<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     corners: [(f64, f64); 2],
     style: ShapeStyle,
-) -> Result<(), String> {
-    chart
-        .draw_series(std::iter::once(Rectangle::new(corners, style)))
-        .map_err(err)?;
+) -> Result<(), DrawError> {
+    chart.draw_series(std::iter::once(Rectangle::new(corners, style)))?;
     Ok(())
 }
 
@@ -125,7 +133,7 @@ pub(super) fn draw_whisker<DB: DrawingBackend>(
     cap: f64,
     way: Whisker,
     style: ShapeStyle,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let bars = [
         [(at, lo), (at, hi)],
         [(at - cap, lo), (at + cap, lo)],
@@ -135,8 +143,6 @@ pub(super) fn draw_whisker<DB: DrawingBackend>(
         Whisker::Vertical => bar.to_vec(),
         Whisker::Horizontal => bar.iter().map(|&(a, v)| (v, a)).collect(),
     });
-    chart
-        .draw_series(oriented.into_iter().map(|p| PathElement::new(p, style)))
-        .map_err(err)?;
+    chart.draw_series(oriented.into_iter().map(|p| PathElement::new(p, style)))?;
     Ok(())
 }

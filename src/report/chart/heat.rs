@@ -2,7 +2,7 @@
 
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::frame::{Chart, anchored, build_chart, draw_rect, draw_text, err, label_fonts};
+use super::frame::{Chart, DrawError, anchored, build_chart, draw_rect, draw_text, label_fonts};
 use super::*;
 
 /// Light yellow → dark blue: readable with black text in light cells and white in dark ones.
@@ -30,7 +30,7 @@ pub(super) fn draw_heat<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     legend: &DrawingArea<DB, Shift>,
     p: &HeatPanel,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let (nc, nr) = (p.columns.len().max(1), p.rows.len().max(1));
     let scale = HeatScale::of(p);
     let x = -0.5..(nc as f64 - 0.5);
@@ -100,7 +100,7 @@ fn draw_heat_mesh<DB: DrawingBackend>(
     p: &HeatPanel,
     nc: usize,
     nr: usize,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let x_fmt = |v: &f64| category_label(&p.columns, *v);
     let y_fmt = |v: &f64| category_label(&p.rows, *v);
     let mut mesh = chart.configure_mesh();
@@ -111,7 +111,7 @@ fn draw_heat_mesh<DB: DrawingBackend>(
         .y_labels(nr)
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt);
-    label_fonts(&mut mesh).draw().map_err(err)
+    label_fonts(&mut mesh).draw().map_err(DrawError::from)
 }
 
 /// Each cell filled with its colour and labelled with its value (grey and "—" when missing).
@@ -119,7 +119,7 @@ fn draw_cells<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     p: &HeatPanel,
     scale: &HeatScale,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     for (r, row) in p.values.iter().enumerate() {
         for (c, value) in row.iter().enumerate() {
             let (x, y) = (c as f64, r as f64);
@@ -146,7 +146,10 @@ fn draw_cells<DB: DrawingBackend>(
 }
 
 /// The short red marks, in the upper part of their cells.
-fn draw_marks<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, p: &HeatPanel) -> Result<(), String> {
+fn draw_marks<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    p: &HeatPanel,
+) -> Result<(), DrawError> {
     for (c, r, text) in &p.marks {
         let style = TextStyle::from((FONT, 11).into_font().style(FontStyle::Bold))
             .color(&RGBColor(200, 0, 0));
@@ -163,15 +166,13 @@ fn draw_divider<DB: DrawingBackend>(
     label: &str,
     nc: usize,
     cell_width: f64,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let y = row as f64 - 0.5;
     let style = ShapeStyle::from(RGBColor(200, 0, 0)).stroke_width(3);
-    chart
-        .draw_series(std::iter::once(PathElement::new(
-            vec![(-0.5, y), (nc as f64 - 0.5, y)],
-            style,
-        )))
-        .map_err(err)?;
+    chart.draw_series(std::iter::once(PathElement::new(
+        vec![(-0.5, y), (nc as f64 - 0.5, y)],
+        style,
+    )))?;
     let text =
         TextStyle::from((FONT, 14).into_font().style(FontStyle::Bold)).color(&RGBColor(200, 0, 0));
     let text = anchored(text, HPos::Left, VPos::Bottom);
@@ -190,7 +191,7 @@ fn draw_colour_key<DB: DrawingBackend>(
     legend: &DrawingArea<DB, Shift>,
     scale: &HeatScale,
     value_label: &str,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let style = TextStyle::from((FONT, 13).into_font()).color(&BLACK);
     if scale.hi <= scale.lo {
         return Ok(());
@@ -200,17 +201,13 @@ fn draw_colour_key<DB: DrawingBackend>(
         let t = i as f64 / (steps - 1) as f64;
         let (colour, _) = heat_colour(t);
         let x = 80 + i * 6;
-        legend
-            .draw(&Rectangle::new([(x, 4), (x + 6, 18)], colour.filled()))
-            .map_err(err)?;
+        legend.draw(&Rectangle::new([(x, 4), (x + 6, 18)], colour.filled()))?;
     }
-    legend
-        .draw_text(&format_number(scale.lo), &style, (20, 5))
-        .map_err(err)?;
+    legend.draw_text(&format_number(scale.lo), &style, (20, 5))?;
     let hi = format!("{}   {}", format_number(scale.hi), value_label);
     legend
         .draw_text(&hi, &style, (80 + steps * 6 + 8, 5))
-        .map_err(err)
+        .map_err(DrawError::from)
 }
 
 pub(super) fn category_label(names: &[String], v: f64) -> String {

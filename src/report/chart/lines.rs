@@ -6,8 +6,8 @@ use std::ops::Range;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::frame::{
-    Chart, Whisker, anchored, build_chart, draw_dashed, draw_text, draw_whisker, err, grid_lines,
-    label_fonts, note_style,
+    Chart, DrawError, Whisker, anchored, build_chart, draw_dashed, draw_text, draw_whisker,
+    grid_lines, label_fonts, note_style,
 };
 use super::*;
 
@@ -72,7 +72,7 @@ pub(super) type PlotPoint = (f64, f64, Option<(f64, f64)>);
 pub(super) fn draw_lines<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     p: &LinePanel,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let (x_range, y_range) = plotted_ranges(p);
     let mut chart = build_chart(area, &p.title, 64, x_range.clone(), y_range.clone())?;
     draw_line_mesh(&mut chart, p, &x_range, &y_range, area.dim_in_pixel().0)?;
@@ -186,7 +186,7 @@ fn draw_line_mesh<DB: DrawingBackend>(
     x: &Range<f64>,
     y: &Range<f64>,
     width: u32,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let x_fmt = |v: &f64| p.x.tick_label(*v);
     let y_fmt = |v: &f64| p.y.tick_label(*v);
     let (x_labels, y_labels) = label_counts(p, x, y, width);
@@ -204,7 +204,9 @@ fn draw_line_mesh<DB: DrawingBackend>(
     if custom_log_ticks(&p.y) {
         mesh.y_labels(0).disable_y_mesh();
     }
-    grid_lines(label_fonts(&mut mesh)).draw().map_err(err)
+    grid_lines(label_fonts(&mut mesh))
+        .draw()
+        .map_err(DrawError::from)
 }
 
 /// Whether an axis is labelled by [`draw_log_ticks`] rather than by plotters' mesh.
@@ -221,50 +223,37 @@ fn draw_log_ticks<DB: DrawingBackend>(
     p: &LinePanel,
     (x, y): (&Range<f64>, &Range<f64>),
     width: u32,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let screen = area.use_screen_coord();
     let grid = ShapeStyle::from(RGBColor(210, 210, 210)).stroke_width(1);
     let tick = ShapeStyle::from(BLACK).stroke_width(1);
     let style = TextStyle::from((FONT, 12).into_font()).color(&BLACK);
-    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     if custom_log_ticks(&p.x) {
         let room = (width / 75).max(2) as usize;
         for v in log_ticks(p.x.scale, x.start, x.end, room) {
             let at = p.x.to_plot(v);
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(at, y.start), (at, y.end)],
-                    grid,
-                )))
-                .map_err(err)?;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(at, y.start), (at, y.end)],
+                grid,
+            )))?;
             let (bx, by) = chart.backend_coord(&(at, y.start));
-            screen
-                .draw(&PathElement::new(vec![(bx, by), (bx, by + 5)], tick))
-                .map_err(e)?;
+            screen.draw(&PathElement::new(vec![(bx, by), (bx, by + 5)], tick))?;
             let label = p.x.tick_text(v);
             let anchored_style = anchored(style.clone(), HPos::Center, VPos::Top);
-            screen
-                .draw(&Text::new(label, (bx, by + 7), anchored_style))
-                .map_err(e)?;
+            screen.draw(&Text::new(label, (bx, by + 7), anchored_style))?;
         }
     }
     if custom_log_ticks(&p.y) {
         for v in log_ticks(p.y.scale, y.start, y.end, 10) {
             let at = p.y.to_plot(v);
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(x.start, at), (x.end, at)],
-                    grid,
-                )))
-                .map_err(err)?;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x.start, at), (x.end, at)],
+                grid,
+            )))?;
             let (bx, by) = chart.backend_coord(&(x.start, at));
-            screen
-                .draw(&PathElement::new(vec![(bx - 5, by), (bx, by)], tick))
-                .map_err(e)?;
+            screen.draw(&PathElement::new(vec![(bx - 5, by), (bx, by)], tick))?;
             let anchored_style = anchored(style.clone(), HPos::Right, VPos::Center);
-            screen
-                .draw(&Text::new(p.y.tick_text(v), (bx - 7, by), anchored_style))
-                .map_err(e)?;
+            screen.draw(&Text::new(p.y.tick_text(v), (bx - 7, by), anchored_style))?;
         }
     }
     Ok(())
@@ -281,7 +270,7 @@ fn draw_vlines<DB: DrawingBackend>(
     p: &LinePanel,
     x_range: &Range<f64>,
     y_range: &Range<f64>,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let (Range { start: x0, end: x1 }, Range { start: y0, end: y1 }) =
         (x_range.clone(), y_range.clone());
     for (i, v) in p.vlines.iter().enumerate() {
@@ -312,7 +301,7 @@ fn draw_hlines<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     p: &LinePanel,
     x_range: &Range<f64>,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let Range { start: x0, end: x1 } = x_range.clone();
     for h in p.hlines.iter().filter(|h| p.y.accepts(h.at)) {
         let y = p.y.to_plot(h.at);
@@ -350,53 +339,39 @@ fn draw_series_line<DB: DrawingBackend>(
     s: &Series,
     (x_range, y_range): (&Range<f64>, &Range<f64>),
     under: u32,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     let line = ShapeStyle::from(s.colour.rgb()).stroke_width(2 + 2 * under);
     let grow = 2 * under as i32;
     let pts = plot_points(p, s);
     let xy: Vec<(f64, f64)> = pts.iter().map(|&(x, y, _)| (x, y)).collect();
     match s.kind {
         SeriesKind::Data | SeriesKind::Bar => {
-            chart
-                .draw_series(LineSeries::new(xy.clone(), line))
-                .map_err(err)?;
-            chart
-                .draw_series(xy.iter().map(|&c| Circle::new(c, 3 + grow, line.filled())))
-                .map_err(err)?;
+            chart.draw_series(LineSeries::new(xy.clone(), line))?;
+            chart.draw_series(xy.iter().map(|&c| Circle::new(c, 3 + grow, line.filled())))?;
         }
         SeriesKind::Markers => {
-            chart
-                .draw_series(xy.iter().map(|&c| Circle::new(c, 2 + grow, line.filled())))
-                .map_err(err)?;
+            chart.draw_series(xy.iter().map(|&c| Circle::new(c, 2 + grow, line.filled())))?;
         }
         SeriesKind::ModelMarkers => {
             let thin = ShapeStyle::from(s.colour.rgb()).stroke_width(1);
-            chart
-                .draw_series(xy.iter().map(|&c| Circle::new(c, 5 + grow, thin)))
-                .map_err(err)?;
+            chart.draw_series(xy.iter().map(|&c| Circle::new(c, 5 + grow, thin)))?;
         }
         SeriesKind::Rug => {
             let tick = (y_range.end - y_range.start) * 0.035;
             let thin = ShapeStyle::from(s.colour.rgb()).stroke_width(1);
-            chart
-                .draw_series(
-                    xy.iter()
-                        .map(|&(x, y)| PathElement::new(vec![(x, y), (x, y + tick)], thin)),
-                )
-                .map_err(err)?;
+            chart.draw_series(
+                xy.iter()
+                    .map(|&(x, y)| PathElement::new(vec![(x, y), (x, y + tick)], thin)),
+            )?;
         }
         SeriesKind::Model => {
-            chart
-                .draw_series(std::iter::once(DashedPathElement::new(
-                    xy.clone(),
-                    6,
-                    4,
-                    line,
-                )))
-                .map_err(err)?;
-            chart
-                .draw_series(xy.iter().map(|&c| Circle::new(c, 4 + grow, line)))
-                .map_err(err)?;
+            chart.draw_series(std::iter::once(DashedPathElement::new(
+                xy.clone(),
+                6,
+                4,
+                line,
+            )))?;
+            chart.draw_series(xy.iter().map(|&c| Circle::new(c, 4 + grow, line)))?;
         }
     }
     // Error bars: a vertical stroke from the CI's low to high end, with small caps.

@@ -2,6 +2,7 @@
 //! and the legend below each plot.
 
 use super::bars::draw_bars;
+use super::frame::DrawError;
 use super::heat::draw_heat;
 use super::lines::draw_lines;
 use super::*;
@@ -104,37 +105,35 @@ impl Figure {
             figure: self.id.clone(),
             message,
         };
+        let drawing = |e: DrawError| err(e.to_string());
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-            self.draw(&root).map_err(err)?;
+            self.draw(&root).map_err(drawing)?;
             root.present().map_err(|e| err(e.to_string()))?;
         }
         let svg_path = dir.join(format!("{}.svg", self.id));
         std::fs::write(&svg_path, &svg).map_err(|e| err(format!("{}: {e}", svg_path.display())))?;
-        let png = rasterise(&svg).map_err(err)?;
+        let png = rasterise(&svg).map_err(drawing)?;
         let png_path = dir.join(format!("{}.png", self.id));
         std::fs::write(&png_path, png).map_err(|e| err(format!("{}: {e}", png_path.display())))?;
         Ok(())
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
-        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
-        root.fill(&WHITE).map_err(e)?;
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), DrawError> {
+        root.fill(&WHITE)?;
         let (head, body) = root.split_vertically(self.head_height());
         head.draw_text(
             &self.title,
             &TextStyle::from((FONT, 21).into_font().style(FontStyle::Bold)).color(&BLACK),
             (14, 8),
-        )
-        .map_err(e)?;
+        )?;
         for (i, line) in self.provenance_lines().iter().enumerate() {
             head.draw_text(
                 line,
                 &TextStyle::from((FONT, 14).into_font()).color(&RGBColor(80, 80, 80)),
                 (14, 38 + (i as u32 * PROVENANCE_LINE) as i32),
-            )
-            .map_err(e)?;
+            )?;
         }
         let cols = self.columns();
         let rows = self.panels.len().div_ceil(cols).max(1);
@@ -182,8 +181,7 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[(String, Colour, SeriesKind)],
     width: u32,
-) -> Result<(), String> {
-    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+) -> Result<(), DrawError> {
     let entries: Vec<&(String, Colour, SeriesKind)> =
         entries.iter().filter(|(n, _, _)| !n.is_empty()).collect();
     let names: Vec<&str> = entries.iter().map(|(n, _, _)| n.as_str()).collect();
@@ -197,18 +195,15 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
         let shape = ShapeStyle::from(colour.rgb()).stroke_width(2);
         match kind {
             SeriesKind::Data => {
-                area.draw(&PathElement::new(vec![(x, y), (x + 24, y)], shape))
-                    .map_err(e)?;
-                area.draw(&Circle::new((x + 12, y), 3, shape.filled()))
-                    .map_err(e)?;
+                area.draw(&PathElement::new(vec![(x, y), (x + 24, y)], shape))?;
+                area.draw(&Circle::new((x + 12, y), 3, shape.filled()))?;
             }
             SeriesKind::Markers => {
-                area.draw(&Circle::new((x + 12, y), 3, shape.filled()))
-                    .map_err(e)?;
+                area.draw(&Circle::new((x + 12, y), 3, shape.filled()))?;
             }
             SeriesKind::ModelMarkers => {
                 let thin = ShapeStyle::from(colour.rgb()).stroke_width(1);
-                area.draw(&Circle::new((x + 12, y), 5, thin)).map_err(e)?;
+                area.draw(&Circle::new((x + 12, y), 5, thin))?;
             }
             SeriesKind::Rug => {
                 let thin = ShapeStyle::from(colour.rgb()).stroke_width(1);
@@ -216,16 +211,14 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
                     area.draw(&PathElement::new(
                         vec![(x + dx, y + 5), (x + dx, y - 3)],
                         thin,
-                    ))
-                    .map_err(e)?;
+                    ))?;
                 }
             }
             SeriesKind::Bar => {
                 area.draw(&Rectangle::new(
                     [(x + 4, y - 6), (x + 20, y + 6)],
                     colour.rgb().filled(),
-                ))
-                .map_err(e)?;
+                ))?;
             }
             SeriesKind::Model => {
                 area.draw(&DashedPathElement::new(
@@ -233,12 +226,11 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
                     5,
                     3,
                     shape,
-                ))
-                .map_err(e)?;
-                area.draw(&Circle::new((x + 12, y), 3, shape)).map_err(e)?;
+                ))?;
+                area.draw(&Circle::new((x + 12, y), 3, shape))?;
             }
         }
-        area.draw_text(name, &style, (x + 30, y - 7)).map_err(e)?;
+        area.draw_text(name, &style, (x + 30, y - 7))?;
     }
     Ok(())
 }
@@ -258,23 +250,23 @@ fn svg_options() -> &'static resvg::usvg::Options<'static> {
 }
 
 /// PNG bytes of an SVG drawing, at its own pixel size.
-fn rasterise(svg: &str) -> Result<Vec<u8>, String> {
-    let tree = resvg::usvg::Tree::from_str(svg, svg_options()).map_err(|e| e.to_string())?;
+fn rasterise(svg: &str) -> Result<Vec<u8>, DrawError> {
+    let tree = resvg::usvg::Tree::from_str(svg, svg_options()).map_err(DrawError::raster)?;
     let size = tree.size().to_int_size();
     let mut pixmap =
         resvg::tiny_skia::Pixmap::new(size.width(), size.height()).ok_or_else(|| {
-            format!(
+            DrawError::raster(format!(
                 "a {}×{} figure cannot be drawn",
                 size.width(),
                 size.height()
-            )
+            ))
         })?;
     resvg::render(
         &tree,
         resvg::tiny_skia::Transform::default(),
         &mut pixmap.as_mut(),
     );
-    pixmap.encode_png().map_err(|e| e.to_string())
+    pixmap.encode_png().map_err(DrawError::raster)
 }
 
 #[cfg(test)]
