@@ -1,5 +1,7 @@
 //! The `stridelab` binary: parse arguments, run the subcommand, map errors to exit codes.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

@@ -10,6 +10,8 @@
 //!    `expr=arange(12).view(3,4)` is one value and `rows=1,2` is two.
 //! 3. Positional words are single values (never split).
 
+#![forbid(unsafe_code)]
+
 /// One word of kernel parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelWord {

@@ -16,6 +16,8 @@
 //! 5. The kernel's own cross-parameter rules (e.g. `ld ≥ cols`) and buffer sizes are checked,
 //!    and the buffers together must fit in half of physical memory.
 
+#![forbid(unsafe_code)]
+
 use std::sync::LazyLock;
 
 use crate::kernels::families::{

@@ -2,6 +2,8 @@
 //! run (the one inner loop of all summing kernels), the sampled checksum of copies, the seeded
 //! cyclic permutation of pointer chases, and typed access to resolved parameters.
 
+#![forbid(unsafe_code)]
+
 use crate::kernels::access::{Element, MAX_BUFFER_ELEMENTS, Mem};
 use crate::kernels::spec::{KernelError, ParamValue, Params, PrepareOptions};
 use crate::mem::AlignedBuffer;

@@ -2,6 +2,8 @@
 //! steps run on a [`Tensor`], so copies go through the copy engine. Parsing and the step
 //! rules live in `layout::expr`; this file owns the storage and what `stridelab layout` lists.
 
+#![forbid(unsafe_code)]
+
 use std::sync::Arc;
 
 use super::tensor::{Tensor, TensorError};

@@ -4,6 +4,8 @@
 //! This is the contract between `kernels` (which defines access orders) and `harness`
 //! (which times them): kernels never time or print; the harness never knows an access order.
 
+#![forbid(unsafe_code)]
+
 use thiserror::Error;
 
 use crate::cache::AccessSink;

@@ -2,6 +2,8 @@
 //! through the copy engine ([`super::copy::copy_into_contiguous`]). It lives on the kernels
 //! floor because it copies; the layout floor below holds the metadata it is built from.
 
+#![forbid(unsafe_code)]
+
 use std::sync::Arc;
 
 use thiserror::Error;

@@ -1,6 +1,8 @@
 //! Turning a validated strided view into a loop nest: coalescing, choosing the inner kernel,
 //! and the analytic tuning (no plan step the user waits for). Safe code only.
 
+#![forbid(unsafe_code)]
+
 use std::sync::OnceLock;
 
 /// One loop of the copy: `len` steps, moving `src_stride` elements in the source and

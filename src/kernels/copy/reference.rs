@@ -6,6 +6,8 @@
 //! non-temporal stores only for very large sizes (~180 MiB on our VMs), so neither alone is the
 //! machine's copy bandwidth at every size.
 
+#![forbid(unsafe_code)]
+
 use super::simd;
 
 /// Copies `src` into `dst` with `copy_from_slice` (glibc `memcpy`, regular stores).

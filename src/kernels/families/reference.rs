@@ -8,8 +8,6 @@
 //! ascending (one load then one store per element in the simulated stream), then reads back
 //! the sampled checksum cells of dst ([`crate::kernels::common::sampled_sum`]).
 
-#![forbid(unsafe_code)]
-
 use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::common::{

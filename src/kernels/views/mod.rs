@@ -3,7 +3,9 @@
 //! ([`walks`]), padding advice for a walk with conflict misses ([`padding`]) and everything for
 //! one level together ([`report`]). The words are the CLI's (`cli::text::layout_cache`).
 
-pub mod cache;
-pub mod padding;
-pub mod report;
-pub mod walks;
+#![forbid(unsafe_code)]
+
+pub(crate) mod cache;
+pub(crate) mod padding;
+pub(crate) mod report;
+pub(crate) mod walks;
