@@ -43,6 +43,24 @@
 //!   latency curves, and the run that splits one budget between them; it writes the infer
 //!   document.
 //! - [`cli`] — the command-line front end; `main.rs` only maps errors to exit codes.
+//!
+//! ## The public API
+//!
+//! Public is what the binary, the benches and the integration tests use, and nothing else;
+//! every other module is `pub(crate)`, so a change inside one is not an API change:
+//! - [`cli::parse`] and [`cli::dispatch`] — the whole command line (the binary maps their
+//!   result to an exit code);
+//! - [`kernels`]: the catalogue ([`kernels::find`], [`kernels::resolve_params`],
+//!   [`kernels::catalogue()`]), the accessor ([`kernels::access`]), the copy engine
+//!   ([`kernels::copy`]), the strided tensor with values ([`kernels::tensor`], [`kernels::eval`])
+//!   and the families the benches time directly;
+//! - [`cache::geometry`] and [`cache::sim`] — geometries and the simulator;
+//! - [`layout`] and [`layout::expr`] — the view model and its expression language;
+//! - [`harness`] — suites and [`harness::run_suite`], measurement and pinning;
+//! - [`results`] — the results document, read and validated once;
+//! - [`report`] — figures and their data, for the report tests; [`infer`] — the probes and their
+//!   analysis;
+//! - the ground floor: [`units`], [`stats`], [`mem`], [`vocab`].
 
 pub mod cache;
 pub mod cli;

@@ -5,7 +5,7 @@
 //! - [`sim`]: a hierarchy of set-associative levels with cachegrind's semantics, four
 //!   replacement policies and a compulsory/capacity/conflict split, by a fast engine or a
 //!   plain reference one; either is an [`AccessSink`].
-//! - [`model`]: how many sets a stride touches (`S / gcd(s/L, S)`) and when conflicts start.
+//! - `model`: how many sets a stride touches (`S / gcd(s/L, S)`) and when conflicts start.
 #![forbid(unsafe_code)]
 
 /// A consumer of memory accesses: the simulator implements it, kernels feed it.
@@ -62,5 +62,5 @@ impl Walk {
 }
 
 pub mod geometry;
-pub mod model;
+pub(crate) mod model;
 pub mod sim;

@@ -8,16 +8,16 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub mod common;
-pub mod gate;
-pub mod infer;
-pub mod info;
-pub mod layout;
-pub mod report;
-pub mod run;
-pub mod shell;
-pub mod sim;
-pub mod text;
+pub(crate) mod common;
+pub(crate) mod gate;
+pub(crate) mod infer;
+pub(crate) mod info;
+pub(crate) mod layout;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod shell;
+pub(crate) mod sim;
+pub(crate) mod text;
 
 /// stridelab: what strided memory access does to CPU caches.
 #[derive(Debug, Parser)]

@@ -1,22 +1,22 @@
 //! The harness turns kernel instances into records; it never plots and never prints. Its parts:
 //! - [`suite`]: suites as data (the built-in `quick`, `full`, `gate` and TOML files), with the
 //!   working-set reaches and geometry sweeps they expand;
-//! - [`run`]: a validated [`Plan`] run point by point ([`run_suite`]), passes pooled, Ctrl-C;
+//! - `run`: a validated [`Plan`] run point by point ([`run_suite`]), passes pooled, Ctrl-C;
 //! - [`measure`]: timing, perf counters, thread pinning, the references bandwidth is divided
 //!   by, and each point's precision verdict;
-//! - [`sim`]: simulated points and the models' predictions a record carries;
-//! - [`gate`]: the regression gate, against a stored baseline or a base commit built here;
-//! - [`machine`]: the manifest every results file embeds;
+//! - `sim`: simulated points and the models' predictions a record carries;
+//! - `gate`: the regression gate, against a stored baseline or a base commit built here;
+//! - `machine`: the manifest every results file embeds;
 //! - the one link to the kernel catalogue ([`catalogue`] and its lookups).
 
 #![forbid(unsafe_code)]
 
-pub mod catalogue_link;
-pub mod gate;
-pub mod machine;
+pub(crate) mod catalogue_link;
+pub(crate) mod gate;
+pub(crate) mod machine;
 pub mod measure;
-pub mod run;
-pub mod sim;
+pub(crate) mod run;
+pub(crate) mod sim;
 pub mod suite;
 
 pub use catalogue_link::catalogue;

@@ -144,7 +144,7 @@ pub fn contiguous_strides(shape: &[usize]) -> Result<Vec<isize>, LayoutError> {
 }
 
 impl Layout {
-    /// Builds and validates a layout (see [`validate`] for the rules).
+    /// Builds and validates a layout (see `validate` for the rules).
     pub fn new(
         shape: Vec<usize>,
         strides: Vec<isize>,

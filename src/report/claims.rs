@@ -147,11 +147,6 @@ impl Claim {
     }
 }
 
-/// All claims' sentences in one paragraph (logs, alt texts).
-pub fn paragraph(claims: &[Claim]) -> String {
-    claims.iter().map(Claim::text).collect::<Vec<_>>().join(" ")
-}
-
 /// Slowest over fastest of positive finite values (`None` for fewer than two).
 pub fn spread(values: &[f64]) -> Option<f64> {
     let v: Vec<f64> = values

@@ -1,23 +1,23 @@
 //! Results as data, everything a run leaves behind and every reader relies on:
-//! - [`schema`]: the versioned results document (what one `stridelab run` measured);
+//! - `schema`: the versioned results document (what one `stridelab run` measured);
 //! - [`validate`]: the one check of a document read from disk, on load;
-//! - [`model`]: the analytic models' predictions recorded beside each point;
-//! - [`tlb`]: the data TLB as the machine manifest records it;
+//! - `model`: the analytic models' predictions recorded beside each point;
+//! - `tlb`: the data TLB as the machine manifest records it;
 //! - [`infer_doc`]: the `stridelab infer --json` document;
-//! - [`compare`]: two documents in, one gate verdict out;
-//! - [`output`]: the output-path policy and atomic writes;
-//! - [`csv`]: the CSV export.
+//! - `compare`: two documents in, one gate verdict out;
+//! - `output`: the output-path policy and atomic writes;
+//! - `csv`: the CSV export.
 #![forbid(unsafe_code)]
 
-pub mod compare;
-pub mod csv;
+pub(crate) mod compare;
+pub(crate) mod csv;
 pub mod infer_doc;
-pub mod model;
-pub mod output;
-pub mod schema;
+pub(crate) mod model;
+pub(crate) mod output;
+pub(crate) mod schema;
 #[cfg(test)]
 pub(crate) mod test_docs;
-pub mod tlb;
+pub(crate) mod tlb;
 pub mod validate;
 
 pub use model::{LevelModel, ModelPrediction, PatternPrediction, ViewFacts, ViewSets};

@@ -75,7 +75,7 @@ pub struct LevelModel {
     pub gcd: Option<u64>,
     /// `sets / gcd`: the sets an unbounded run cycles through (whole-line strides only).
     pub closed_form_sets: Option<u64>,
-    /// Distinct sets [`LONG_RUN_ACCESSES`] accesses of the pattern touch (enumerated).
+    /// Distinct sets `LONG_RUN_ACCESSES` accesses of the pattern touch (enumerated).
     pub long_run_sets: u64,
     /// The access count at which more than `ways` distinct lines share a set (searched up to
     /// `max(count, lines) + 1` accesses; `None`: none found).

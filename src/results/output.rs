@@ -326,14 +326,6 @@ impl OutputPlan {
         Ok(target)
     }
 
-    /// Checks a directory output (a report directory) against the files recorded so far.
-    pub fn directory(&mut self, role: &'static str, path: &Path) -> Result<(), OutputError> {
-        let id = identity(path);
-        self.check_distinct(role, path, id.as_ref())?;
-        self.outputs.push((role, path.to_path_buf(), id));
-        Ok(())
-    }
-
     fn check_distinct(
         &self,
         role: &'static str,

@@ -1,15 +1,15 @@
 //! Robust statistics of timing samples: median, min, max, MAD, percentiles and a seeded
 //! bootstrap confidence interval of the median (criterion's method, deterministic given the
-//! samples), outlier and drift detectors ([`precision`]), the paired signed-rank test with
-//! Holm's correction ([`signed_rank`]), plus the crate's one seeded generator ([`SplitMix64`]).
+//! samples), outlier and drift detectors (`precision`), the paired signed-rank test with
+//! Holm's correction (`signed_rank`), plus the crate's one seeded generator ([`SplitMix64`]).
 //! Every median in the crate is computed here. Ground floor: it imports nothing from the rest
 //! of the crate.
 
 #![forbid(unsafe_code)]
 
-pub mod precision;
+pub(crate) mod precision;
 mod rng;
-pub mod signed_rank;
+pub(crate) mod signed_rank;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

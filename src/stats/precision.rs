@@ -66,7 +66,7 @@ pub struct Drift {
 }
 
 impl Drift {
-    /// Whether the trend is beyond chance for `n` samples (|ρ|·√(n−1) ≥ [`DRIFT_Z`], the large-n
+    /// Whether the trend is beyond chance for `n` samples (|ρ|·√(n−1) ≥ `DRIFT_Z`, the large-n
     /// normal approximation of ρ's null distribution).
     pub fn significant(&self, n: usize) -> bool {
         self.rank_correlation.abs() * ((n.max(1) - 1) as f64).sqrt() >= DRIFT_Z

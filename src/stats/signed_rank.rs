@@ -38,7 +38,6 @@ pub fn hodges_lehmann(walsh: &[f64]) -> f64 {
 /// The exact null distribution of the signed-rank statistic W⁺ for `n` pairs.
 #[derive(Debug, Clone)]
 pub struct SignedRank {
-    n: usize,
     /// `cdf[w]` = P(W⁺ ≤ w), for w in 0..=n(n+1)/2.
     cdf: Vec<f64>,
 }
@@ -63,15 +62,11 @@ impl SignedRank {
             sum += q;
             cdf.push(sum.min(1.0));
         }
-        Self { n, cdf }
-    }
-
-    /// The number of pairs.
-    pub fn pairs(&self) -> usize {
-        self.n
+        Self { cdf }
     }
 
     /// The smallest one-sided p-value `n` pairs can give (all differences on one side): 2⁻ⁿ.
+    #[cfg(test)]
     pub fn smallest_p(&self) -> f64 {
         self.cdf[0]
     }

@@ -3,10 +3,10 @@
 //! explanation and its cache section ([`layout`], [`layout_cache`]) and the catalogue listing
 //! ([`listing`]).
 
-pub mod layout;
-pub mod layout_cache;
-pub mod listing;
-pub mod progress;
-pub mod run_summary;
-pub mod sim;
-pub mod table;
+pub(crate) mod layout;
+pub(crate) mod layout_cache;
+pub(crate) mod listing;
+pub(crate) mod progress;
+pub(crate) mod run_summary;
+pub(crate) mod sim;
+pub(crate) mod table;

@@ -1,6 +1,6 @@
 //! The performance regression gate against a stored baseline: runs the `gate` suite (or reads
 //! a recorded current run), compares it with a results file (`results::compare`), and records
-//! new baselines. Comparing two builds (`--base`) is `gate_paired`'s; this module holds the
+//! new baselines. Comparing two builds (`--base`) is `paired`'s; this module holds the
 //! errors and the measuring method both share.
 //!
 //! The gate simulates every point on a fixed preset geometry (the baseline's, `design-vm` for a
@@ -18,8 +18,8 @@
 //! A baseline records the injected slowdown of the build that measured it, if any
 //! (`info.gate.injected_slowdown`, see `kernels::slowdown`).
 
-pub mod build;
-pub mod paired;
+pub(crate) mod build;
+pub(crate) mod paired;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! `stridelab gate --base`: the candidate build (this binary, or `--candidate-binary`) and a
-//! base build (`--base REV`, built by `gate_build`, or `--base-binary`) measured in
+//! base build (`--base REV`, built by `build`, or `--base-binary`) measured in
 //! interleaved rounds on this machine, judged by `results::compare::judge_paired`.
 //!
 //! A round measures every point still undecided once with each build, each measurement a

@@ -100,12 +100,6 @@ pub enum EventAvailability {
     Unavailable(String),
 }
 
-impl EventAvailability {
-    pub fn is_available(&self) -> bool {
-        matches!(self, EventAvailability::Available)
-    }
-}
-
 /// One probed event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventProbe {

@@ -7,10 +7,10 @@
 //! Counters observe the calling thread only, so every measuring thread opens its own and the
 //! runner sums them.
 
-pub mod counters;
+pub(crate) mod counters;
 pub mod pin;
-pub mod precision;
-pub mod reference;
+pub(crate) mod precision;
+pub(crate) mod reference;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -78,10 +78,6 @@ impl ReferenceInstance {
             expected,
         })
     }
-
-    pub fn variant(&self) -> ReferenceVariant {
-        self.variant
-    }
 }
 
 impl Instance for ReferenceInstance {

@@ -2,8 +2,8 @@
 //! ([`session`]), one point measured ([`runner`]), several passes pooled into one document
 //! ([`pool`]) and the Ctrl-C stop flag ([`stop`]).
 
-pub mod plan;
-pub mod pool;
-pub mod runner;
-pub mod session;
-pub mod stop;
+pub(crate) mod plan;
+pub(crate) mod pool;
+pub(crate) mod runner;
+pub(crate) mod session;
+pub(crate) mod stop;

@@ -2,7 +2,7 @@
 //! to the cache model ([`simulate`]), where that simulation starts ([`warm`]) and the analytic
 //! models' predictions a record carries ([`predict`]).
 
-pub mod predict;
-pub mod run;
-pub mod simulate;
-pub mod warm;
+pub(crate) mod predict;
+pub(crate) mod run;
+pub(crate) mod simulate;
+pub(crate) mod warm;

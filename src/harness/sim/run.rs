@@ -3,7 +3,7 @@
 //! [`ChosenGeometry`], its warnings carried per level into the [`SimReport`]), one run of the
 //! kernel's address stream through the simulator (after an unrecorded warm-up run if asked),
 //! and the analytic set/GCD model beside the counts. [`SimReport`] is the result; its JSON
-//! field names are a stable contract for scripts, its text form is in `sim_text`.
+//! field names are a stable contract for scripts, its text form is in `cli::text::sim`.
 //!
 //! Also home of [`simulated_level`], the one mapping of a level's counts to the results schema
 //! that both this command and the runner's simulated track use.
@@ -154,6 +154,7 @@ pub fn simulated_level(geometry: &CacheLevel, stats: &LevelStats) -> SimulatedLe
 }
 
 /// Simulates the point `request` names; every bound is checked before anything is allocated.
+#[cfg(test)]
 pub fn simulate_point(request: &SimRequest<'_>) -> Result<SimReport, SimRunError> {
     simulate_point_on(Engine::Fast, request)
 }

@@ -154,6 +154,7 @@ impl AccessSink for CappedSink<'_> {
 const RUN_PIECE: u64 = 1 << 20;
 
 /// The scope record for a capped simulation.
+#[cfg(test)]
 pub fn scope_of(seen: u64, forwarded: u64, threads: usize) -> SimulationScope {
     scope_with(seen, forwarded, threads, None)
 }

@@ -33,8 +33,8 @@
 //!    short enough for a stop request to take effect between runs; a point may declare a
 //!    larger limit of its own, up to [`MAX_POINT_ACCESSES`].
 
-pub mod reach;
-pub mod sweep;
+pub(crate) mod reach;
+pub(crate) mod sweep;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -158,7 +158,7 @@ pub fn row_sum<M: Mem>(m: &mut M, matrix: Matrix) -> f64 {
 /// [`row_sum`] with an injected slowdown: the kernel's own pass, then `extra` elements read
 /// again (whole rows from the first, then part of the next) into the same accumulators, so the
 /// extra work is the kernel's own loop and nothing else (no second fold, no discarded result);
-/// the checksum the instance expects includes them ([`reread_sum`]).
+/// the checksum the instance expects includes them (`reread_sum`).
 #[inline(always)]
 pub fn row_sum_slowed<M: Mem>(m: &mut M, matrix: Matrix, extra: usize) -> f64 {
     let mut acc = [0.0; ACCUMULATORS];

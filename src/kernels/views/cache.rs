@@ -1,7 +1,7 @@
 //! What a strided view does to one set-associative cache level: its strides in bytes and
 //! lines, the sets a walk along each dimension touches (the seed's `S / gcd(s/L, S)`), the
 //! lines the whole view touches and how they spread over the sets, whether they fit the ways.
-//! The walks a verdict is about and the padding advice build on it (`view_report`).
+//! The walks a verdict is about and the padding advice build on it (`report`).
 //!
 //! Address model: storage element k sits at byte `k · itemsize`, the storage starting on a line
 //! boundary, so element k lies in line `⌊k · itemsize / L⌋` and set `line mod S` (an element

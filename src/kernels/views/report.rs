@@ -1,6 +1,6 @@
 //! Everything `stridelab layout` says about a view on one cache level: the set model
-//! (`view_cache`), the walks its verdicts are about with their simulated passes
-//! (`view_walks`), and padding advice for the walks that conflict (`view_padding`). Serialises
+//! (`cache`), the walks its verdicts are about with their simulated passes
+//! (`walks`), and padding advice for the walks that conflict (`padding`). Serialises
 //! to an element of `layout --json`'s `caches` list.
 
 use serde::Serialize;

@@ -2,7 +2,7 @@
 //! C order) from a cold cache and then again, and a walk along each dimension done twice
 //! (what a loop repeating that walk, or walking a neighbouring column through the same lines,
 //! does). Each walk carries the set model's expectation, the simulated passes, the verdict
-//! those counts support (data; `view_cache_text` words it) and any disagreement between model
+//! those counts support (data; `cli::text::layout_cache` words it) and any disagreement between model
 //! and simulator.
 //!
 //! Why a second pass: conflict misses are misses on a line that was already brought in, so a

@@ -1,10 +1,10 @@
 //! The EXPR language of `stridelab layout`: `arange(N)` followed by view ops, e.g.
-//! `arange(12).view(3,4).T[::-1, 1:]`. Parsing lives in [`parse`]; this file binds
+//! `arange(12).view(3,4).T[::-1, 1:]`. Parsing lives in `parse`; this file binds
 //! arguments and runs the steps on any [`ViewSubject`]: the layout-only [`LayoutView`] here
 //! ([`evaluate_layout`]), or a tensor with values on the kernels floor, where copies run.
 
-pub mod parse;
-pub mod replay;
+pub(crate) mod parse;
+pub(crate) mod replay;
 
 use super::error::LayoutError;
 use super::reshape::infer_shape;

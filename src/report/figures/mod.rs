@@ -14,22 +14,22 @@
 mod common;
 mod conflict;
 pub mod fig01_miss_rate_vs_stride;
-pub mod fig02_sets_used;
-pub mod fig03_conflict_heatmap;
-pub mod fig04_stride_sweep;
-pub mod fig05_working_set;
-pub mod fig06_row_vs_column;
-pub mod fig07_transpose;
-pub mod fig08_views;
-pub mod fig09_blocked;
-pub mod fig10_threads;
-pub mod fig11_three_c;
+pub(crate) mod fig02_sets_used;
+pub(crate) mod fig03_conflict_heatmap;
+pub(crate) mod fig04_stride_sweep;
+pub(crate) mod fig05_working_set;
+pub(crate) mod fig06_row_vs_column;
+pub(crate) mod fig07_transpose;
+pub(crate) mod fig08_views;
+pub(crate) mod fig09_blocked;
+pub(crate) mod fig10_threads;
+pub(crate) mod fig11_three_c;
 pub mod fig12_sweep_vs_stride;
 pub mod fig13_sweep_vs_gcd;
-pub mod fig14_matmul;
-pub mod fig15_channels;
-pub mod fig16_jagged;
-pub mod fig17_element_types;
+pub(crate) mod fig14_matmul;
+pub(crate) mod fig15_channels;
+pub(crate) mod fig16_jagged;
+pub(crate) mod fig17_element_types;
 mod labels;
 mod sweep;
 
@@ -96,7 +96,7 @@ pub struct Built {
     pub figure: Figure,
     pub tables: Vec<Table>,
     /// What to look for: sentences derived from the drawn data, or textbook expectations with
-    /// this run's verdict (see [`crate::report::claims`]).
+    /// this run's verdict (see `crate::report::claims`).
     pub look_for: Vec<Claim>,
     /// Parts left out (e.g. "no block-size sweep in this file").
     pub notes: Vec<String>,
