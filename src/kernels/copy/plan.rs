@@ -5,6 +5,8 @@
 
 use std::sync::OnceLock;
 
+use crate::cache::geometry::CacheLevel;
+
 /// One loop of the copy: `len` steps, moving `src_stride` elements in the source and
 /// `dst_stride` elements in the (contiguous) destination per step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -284,60 +286,53 @@ pub enum KernelSet {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Geometry {
     pub l1d_bytes: usize,
-    /// The level-2 cache (the fallback's when sysfs lists none).
+    /// The level-2 cache (the fallback's when the machine lists none).
     pub l2_bytes: usize,
     pub llc_bytes: usize,
 }
 
 impl Geometry {
-    /// Assumed when sysfs is unreadable: a common x86 core (32 KiB L1d, 1 MiB L2, 32 MiB L3).
+    /// Assumed when the machine names no plausible L1d or last level: a common x86 core
+    /// (32 KiB L1d, 1 MiB L2, 32 MiB L3).
     const FALLBACK: Geometry = Geometry {
         l1d_bytes: 32 << 10,
         l2_bytes: 1 << 20,
         llc_bytes: 32 << 20,
     };
 
-    /// Read once from `/sys/devices/system/cpu/cpu0/cache` (a few small files).
+    /// The machine's caches as [`crate::cache::geometry::Geometry::detect`] reads them (sysfs,
+    /// cross-checked by CPUID), once per process: the lab's one geometry, so the engine
+    /// plans for the caches `stridelab info` shows.
     pub(crate) fn get() -> Geometry {
         static GEOMETRY: OnceLock<Geometry> = OnceLock::new();
-        *GEOMETRY.get_or_init(|| Self::from_sysfs().unwrap_or(Self::FALLBACK))
-    }
-
-    fn from_sysfs() -> Option<Geometry> {
-        let mut l1d = None;
-        let mut l2 = None;
-        let mut llc: Option<(u32, usize)> = None;
-        for index in 0..8 {
-            let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{index}");
-            let read = |name: &str| std::fs::read_to_string(format!("{dir}/{name}")).ok();
-            let Some(level) = read("level").and_then(|s| s.trim().parse::<u32>().ok()) else {
-                break;
-            };
-            let kind = read("type").unwrap_or_default();
-            let Some(size) = read("size").and_then(|s| sysfs_size(&s)) else {
-                continue;
-            };
-            if level == 1 && kind.trim() == "Data" {
-                l1d = Some(size);
-            }
-            if level == 2 && kind.trim() != "Instruction" {
-                l2 = Some(size);
-            }
-            if kind.trim() != "Instruction" && llc.is_none_or(|(l, _)| level > l) {
-                llc = Some((level, size));
-            }
-        }
-        Some(Geometry {
-            l1d_bytes: l1d?,
-            l2_bytes: l2.unwrap_or(Self::FALLBACK.l2_bytes),
-            llc_bytes: llc?.1,
+        *GEOMETRY.get_or_init(|| {
+            Self::from_levels(&crate::cache::geometry::Geometry::detect().data_levels())
         })
     }
-}
 
-/// A sysfs cache size (`32K`, `2M`) in bytes, through the crate's one size parser.
-fn sysfs_size(text: &str) -> Option<usize> {
-    usize::try_from(crate::units::parse_size(text).ok()?).ok()
+    /// The sizes to plan for from a geometry's data levels. A level that breaks a
+    /// plausibility rule ([`CacheLevel::plausibility_warnings`], e.g. a hypervisor's 300 MiB
+    /// L3) is left out, so the last-level cache is the largest plausible one: planning for a
+    /// cache that is not there kept 18–60 MiB copies in the in-cache schedule, at a quarter
+    /// of a copy's speed.
+    pub(crate) fn from_levels(levels: &[CacheLevel]) -> Geometry {
+        let plausible: Vec<&CacheLevel> = levels
+            .iter()
+            .filter(|l| l.plausibility_warnings().is_empty())
+            .collect();
+        let bytes = |level: Option<&&CacheLevel>| level.and_then(|l| usize::try_from(l.size).ok());
+        let l1d = bytes(plausible.iter().find(|l| l.level == 1));
+        let llc = bytes(plausible.iter().max_by_key(|l| l.level));
+        match (l1d, llc) {
+            (Some(l1d_bytes), Some(llc_bytes)) => Geometry {
+                l1d_bytes,
+                l2_bytes: bytes(plausible.iter().find(|l| l.level == 2))
+                    .unwrap_or(Self::FALLBACK.l2_bytes),
+                llc_bytes,
+            },
+            _ => Self::FALLBACK,
+        }
+    }
 }
 
 impl Tuning {
@@ -578,16 +573,45 @@ mod tests {
     }
 
     #[test]
-    fn sysfs_sizes_parse() {
-        for (text, expected) in [
-            ("32K", Some(32 << 10)),
-            ("32768K", Some(32 << 20)),
-            ("2M", Some(2 << 20)),
-            ("512", Some(512)),
-            ("x", None),
-            ("4Q", None),
-        ] {
-            assert_eq!(sysfs_size(text), expected, "{text}");
+    fn the_plan_takes_the_plausible_levels_and_the_largest_as_its_llc() {
+        use crate::cache::geometry::CacheKind::{Data, Unified};
+        use crate::cache::geometry::GeometrySource;
+        let level = |name: &str, kind, size: u64, ways| {
+            CacheLevel::new(name, kind, size, ways, 64, GeometrySource::Sysfs)
+                .expect("a valid level")
+        };
+        let l1 = level("L1d", Data, 48 << 10, 12);
+        let l2 = level("L2", Unified, 2 << 20, 16);
+        let cases = [
+            // Intel VM: sysfs's 300 MiB L3 is implausible, so L2 is the last level.
+            (
+                vec![l1.clone(), l2.clone(), level("L3", Unified, 300 << 20, 20)],
+                (48 << 10, 2 << 20, 2 << 20),
+            ),
+            // AMD EPYC: a plausible 32 MiB L3.
+            (
+                vec![
+                    level("L1d", Data, 32 << 10, 8),
+                    level("L2", Unified, 1 << 20, 8),
+                    level("L3", Unified, 32 << 20, 16),
+                ],
+                (32 << 10, 1 << 20, 32 << 20),
+            ),
+            // No L2 listed: the fallback's L2, the L3 as LLC.
+            (
+                vec![l1.clone(), level("L3", Unified, 32 << 20, 16)],
+                (48 << 10, 1 << 20, 32 << 20),
+            ),
+            // Nothing usable: the fallback.
+            (vec![], (32 << 10, 1 << 20, 32 << 20)),
+        ];
+        for (levels, (l1d_bytes, l2_bytes, llc_bytes)) in cases {
+            let expected = Geometry {
+                l1d_bytes,
+                l2_bytes,
+                llc_bytes,
+            };
+            assert_eq!(Geometry::from_levels(&levels), expected, "{levels:?}");
         }
     }
 }
