@@ -5,6 +5,9 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A reader that stops early (`stridelab sim … | head`) ends the process by SIGPIPE, as it
+    // ends `cat`: Rust ignores SIGPIPE by default, and every print would then panic.
+    sigpipe::reset();
     let cli = match stridelab::cli::parse() {
         Ok(cli) => cli,
         Err(code) => return code,

@@ -511,3 +511,32 @@ fn stale_temporaries_of_dead_processes_are_removed_and_others_kept() {
         assert!(k.exists(), "{} removed", k.display());
     }
 }
+
+/// A reader that stops early (`stridelab run --list | head -1`) ends the command quietly, as
+/// it ends `ls` or `cat`: by SIGPIPE, never a "failed printing to stdout" panic (exit 101).
+#[test]
+fn a_closed_stdout_ends_the_command_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    for args in [
+        &["run", "--list"][..],
+        &["layout", "arange(4096).view(64,64).T"],
+    ] {
+        let mut child = common::stridelab_command()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start stridelab");
+        // Closing the read end before the first line is written makes every write fail.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait for stridelab");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            out.status.success() || out.status.signal() == Some(13),
+            "{args:?}: {:?} {stderr}",
+            out.status
+        );
+    }
+}
