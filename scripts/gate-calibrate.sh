@@ -108,7 +108,7 @@ for kind in kinds:
     change = f"{100 * statistics.median(changes):+.1f}%" if changes else "-"
     print(f"| {name} | {len(rs)} | {len(blocked)} | {100 * rate:.0f}% | {len(on_row_sum)} | {len(elsewhere)} | {len(errors)} | {change} | {statistics.median(walls):.0f} s ({max(walls):.0f} s) |")
 print("\nblocked: exit 1 (a false block for A/A); caught on row-sum: the block names the slowed kernel;")
-print("row-sum change: the gate's own estimate of the slowdown (Hodges–Lehmann of the paired ratios).")
+print("row-sum change: the gate's own estimate of the slowdown (median of its runs' estimates; each the statistic's estimate of the paired ratios).")
 PY
 }
 

@@ -25,7 +25,7 @@ use crate::harness::gate::{
     GATE_BASELINE_PASSES, GATE_PASSES, GATE_SAMPLE_MS, GATE_SAMPLES, GateConfig, GateError,
     GateOutputs, evaluate, plan_outputs, save_baseline, write_verdict,
 };
-use crate::results::compare::{CompareOptions, GateVerdict, PairedOptions};
+use crate::results::compare::{CompareOptions, GateVerdict, PairedOptions, PairedStatistic};
 
 /// Exit code of a comparison stopped by Ctrl-C (128 + SIGINT), as `run`'s.
 const EXIT_INTERRUPTED: u8 = 130;
@@ -56,6 +56,10 @@ pub struct BuildArgs {
     /// With --base: rounds every point gets before it is judged.
     #[arg(long, value_name = "N", default_value_t = PAIRED_ROUNDS)]
     pub rounds: usize,
+    /// With --base: the test of each point's paired log-ratios: `sign` (median, robust to a
+    /// wild round) or `signed-rank` (Hodges–Lehmann).
+    #[arg(long, value_parser = PairedStatistic::parse, value_name = "TEST", default_value = "sign")]
+    pub statistic: PairedStatistic,
     /// With --base: the most rounds an inconclusive point gets.
     #[arg(long, value_name = "N", default_value_t = PAIRED_MAX_ROUNDS)]
     pub max_rounds: usize,
@@ -191,6 +195,7 @@ impl GateArgs {
                 floor: b.floor,
                 alpha: b.alpha,
                 sim_tolerance: self.sim_tolerance,
+                statistic: b.statistic,
             },
             rounds: b.rounds,
             max_rounds: b.max_rounds,

@@ -1,7 +1,8 @@
 //! Robust statistics of timing samples: median, min, max, MAD, percentiles and a seeded
 //! bootstrap confidence interval of the median (criterion's method, deterministic given the
-//! samples), outlier and drift detectors (`precision`), the paired signed-rank test with
-//! Holm's correction (`signed_rank`), plus the crate's one seeded generator ([`SplitMix64`]).
+//! samples), outlier and drift detectors (`precision`), the paired sign and signed-rank tests
+//! with Holm's correction (`sign_test`, `signed_rank`), plus the crate's one seeded generator
+//! ([`SplitMix64`]).
 //! Every median in the crate is computed here. Ground floor: it imports nothing from the rest
 //! of the crate.
 
@@ -9,6 +10,7 @@
 
 pub(crate) mod precision;
 mod rng;
+pub(crate) mod sign_test;
 pub(crate) mod signed_rank;
 
 use serde::{Deserialize, Serialize};

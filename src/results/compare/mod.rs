@@ -33,7 +33,7 @@
 //! the CLI exits 2 with the fix named, never a silent pass.
 //!
 //! Two builds measured in the same rounds (`stridelab gate --base`) are judged by `paired`
-//! instead: paired log-ratios, signed-rank intervals, Holm's correction.
+//! instead: paired log-ratios, a sign (or signed-rank) test and interval, Holm's correction.
 //!
 //! Files: `matching` (point keys, the comparability checks, matching points), `simulated` (the
 //! deterministic track), `normalise` and `timing` (the stored-baseline timing track), `paired`
@@ -55,7 +55,9 @@ use crate::results::{ChecksumOutcome, ResultsDocument};
 
 pub use matching::{CompareError, geometry_label, point_key, recorded_preset};
 pub use paired::{PointRounds, judge_paired, same_point};
-pub use verdict::{GateMethod, GateRow, GateVerdict, PairedOptions, Track, Verdict};
+pub use verdict::{
+    GateMethod, GateRow, GateVerdict, PairedOptions, PairedStatistic, Track, Verdict,
+};
 
 use matching::Matched;
 use normalise::{References, RunSpeed, run_speed};

@@ -1,8 +1,10 @@
 //! The paired timing track: a base build and a candidate build measured in the same rounds,
 //! each round giving one ratio per point (candidate time ÷ base time, each the median of one
 //! fresh process's samples). Judged per point on the log-ratios:
-//! 1. the estimate is their Hodges–Lehmann shift, the interval the signed-rank interval
-//!    (`stats::signed_rank`), both turned back into relative changes;
+//! 1. by the options' statistic, the estimate is their median and the interval the sign test's
+//!    (`stats::sign_test`, the default: a wild round is one vote), or the Hodges–Lehmann shift
+//!    and the signed-rank interval (`stats::signed_rank`), both turned back into relative
+//!    changes;
 //! 2. each point's one-sided p-value that the shift exceeds the noise floor, corrected for the
 //!    number of points by Holm's procedure at family-wise level α; the interval is shown at
 //!    the level the point was held to;
@@ -15,9 +17,10 @@
 //! deterministic track, `simulated`).
 
 use super::simulated::deterministic_rows;
-use super::verdict::{GateRow, PairedOptions, Track, Verdict};
+use super::verdict::{GateRow, PairedOptions, PairedStatistic, Track, Verdict};
 use super::{CompareOptions, matching::point_key};
 use crate::results::PointRecord;
+use crate::stats::sign_test::SignTest;
 use crate::stats::signed_rank::{SignedRank, hodges_lehmann, holm, walsh_averages};
 use crate::stats::{median_of_sorted, sorted};
 
@@ -50,10 +53,57 @@ pub const PAIRED_METRIC: &str = "time per run, paired rounds (timed)";
 /// One point's log-ratio statistics before the correction.
 struct Tested {
     point: usize,
-    walsh: Vec<f64>,
-    distribution: SignedRank,
+    /// What the interval is read from: the sorted log-ratios (sign) or Walsh averages.
+    ordered: Vec<f64>,
+    null: Null,
     estimate: f64,
     p: f64,
+}
+
+/// The statistic's exact null distribution for the point's number of rounds.
+enum Null {
+    Sign(SignTest),
+    SignedRank(SignedRank),
+}
+
+impl Tested {
+    fn new(point: usize, logs: &[f64], statistic: PairedStatistic, floor: f64) -> Self {
+        let (ordered, null, estimate) = match statistic {
+            PairedStatistic::Sign => {
+                let ordered = sorted(logs);
+                let estimate = median_of_sorted(&ordered);
+                (ordered, Null::Sign(SignTest::new(logs.len())), estimate)
+            }
+            PairedStatistic::SignedRank => {
+                let walsh = walsh_averages(logs);
+                let estimate = hodges_lehmann(&walsh);
+                (
+                    walsh,
+                    Null::SignedRank(SignedRank::new(logs.len())),
+                    estimate,
+                )
+            }
+        };
+        let p = match &null {
+            Null::Sign(t) => t.p_above(&ordered, floor),
+            Null::SignedRank(d) => d.p_above(&ordered, floor),
+        };
+        Self {
+            point,
+            ordered,
+            null,
+            estimate,
+            p,
+        }
+    }
+
+    /// The interval at one-sided level `a`, on the log scale.
+    fn interval(&self, a: f64) -> (f64, f64) {
+        match &self.null {
+            Null::Sign(t) => t.interval(&self.ordered, a),
+            Null::SignedRank(d) => d.interval(&self.ordered, a),
+        }
+    }
 }
 
 /// Judges every point (see the module doc).
@@ -65,15 +115,7 @@ pub fn judge_paired(points: &[PointRounds], options: &PairedOptions) -> PairedJu
         .filter(|(_, p)| p.failure.is_none() && p.not_comparable.is_none() && !p.times.is_empty())
         .map(|(point, p)| {
             let logs: Vec<f64> = p.times.iter().map(|(b, c)| (c / b).ln()).collect();
-            let walsh = walsh_averages(&logs);
-            let distribution = SignedRank::new(logs.len());
-            Tested {
-                point,
-                estimate: hodges_lehmann(&walsh),
-                p: distribution.p_above(&walsh, floor),
-                walsh,
-                distribution,
-            }
+            Tested::new(point, &logs, options.statistic, floor)
         })
         .collect();
     let p_values: Vec<f64> = tested.iter().map(|t| t.p).collect();
@@ -89,7 +131,7 @@ pub fn judge_paired(points: &[PointRounds], options: &PairedOptions) -> PairedJu
             Verdict::Inconclusive,
             None,
         );
-        let (low, high) = t.distribution.interval(&t.walsh, step.level);
+        let (low, high) = t.interval(step.level);
         let median_of = |pick: fn(&(f64, f64)) -> f64| {
             median_of_sorted(&sorted(&point.times.iter().map(pick).collect::<Vec<_>>()))
         };
@@ -198,7 +240,9 @@ mod tests {
         floor: 0.01,
         alpha: 0.05,
         sim_tolerance: 0.0,
+        statistic: PairedStatistic::Sign,
     };
+    const BOTH: [PairedStatistic; 2] = [PairedStatistic::Sign, PairedStatistic::SignedRank];
 
     /// A point whose candidate takes `factor` × the base's time, with ±`noise` (relative,
     /// uniform) in every process, over `rounds` rounds.
@@ -241,16 +285,44 @@ mod tests {
             // Four rounds cannot reach the level at all, however clear the change.
             (1.30, 0.01, 4, Verdict::Inconclusive),
         ];
-        for (factor, noise, rounds, expected) in cases {
-            let j = judge_paired(&[point(factor, noise, rounds, 3)], &OPTIONS);
+        for (statistic, (factor, noise, rounds, expected)) in BOTH
+            .into_iter()
+            .flat_map(|s| cases.into_iter().map(move |c| (s, c)))
+        {
+            let options = PairedOptions {
+                statistic,
+                ..OPTIONS
+            };
+            let j = judge_paired(&[point(factor, noise, rounds, 3)], &options);
             assert_eq!(
                 timing_verdicts(&j),
                 vec![expected],
-                "×{factor} ±{noise} over {rounds}: {:#?}",
+                "{statistic:?} ×{factor} ±{noise} over {rounds}: {:#?}",
                 j.rows
             );
             assert_eq!(j.inconclusive.is_empty(), expected != Verdict::Inconclusive);
         }
+    }
+
+    #[test]
+    fn wild_rounds_are_one_vote_each_under_the_sign_test() {
+        // 24 rounds 10% slower and 6 wild ones where the candidate's process ran 30% fast
+        // (the base's landed in its slow mode): the signed-rank test gives the six the largest
+        // ranks and cannot decide; the sign test counts 24 of 30 above the floor.
+        let mut p = point(1.10, 0.005, 24, 8);
+        p.times.extend((0..6).map(|i| (100.0, 70.0 + f64::from(i))));
+        let verdict = |statistic| {
+            let options = PairedOptions {
+                statistic,
+                ..OPTIONS
+            };
+            timing_verdicts(&judge_paired(std::slice::from_ref(&p), &options))
+        };
+        assert_eq!(verdict(PairedStatistic::Sign), vec![Verdict::Regression]);
+        assert_eq!(
+            verdict(PairedStatistic::SignedRank),
+            vec![Verdict::Inconclusive]
+        );
     }
 
     #[test]

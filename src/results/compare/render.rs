@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::verdict::{GateMethod, GateRow, GateVerdict, Track, Verdict};
+use super::verdict::{GateMethod, GateRow, GateVerdict, PairedStatistic, Track, Verdict};
 
 impl Verdict {
     fn label(self) -> &'static str {
@@ -199,12 +199,20 @@ impl GateVerdict {
                 format!(
                     "Base {base}; candidate {candidate}. {simulated} Timing track: {rounds} \
                      rounds in {measured_s:.0} s, each one fresh process per build and point, \
-                     in a balanced order shuffled with seed {seed}; per point the \
-                     Hodges–Lehmann estimate of the paired ratios candidate ÷ base and their \
-                     signed-rank interval, Holm-corrected over the timed points at family-wise \
-                     level {} (the interval's confidence per point in brackets); a regression \
+                     in a balanced order shuffled with seed {seed}; per point the {} of the \
+                     paired ratios candidate ÷ base and their {} interval, Holm-corrected over \
+                     the timed points at family-wise level {} (the interval's confidence per \
+                     point in brackets); a regression \
                      when the interval lies above the {} noise floor and the estimate above the \
                      {} threshold, unchanged when the interval ends below the threshold.{stopped}\n\n",
+                    match options.statistic {
+                        PairedStatistic::Sign => "median",
+                        PairedStatistic::SignedRank => "Hodges–Lehmann estimate",
+                    },
+                    match options.statistic {
+                        PairedStatistic::Sign => "sign-test",
+                        PairedStatistic::SignedRank => "signed-rank",
+                    },
                     options.alpha,
                     percent(options.floor),
                     percent(options.threshold),

@@ -18,6 +18,43 @@ pub struct PairedOptions {
     pub alpha: f64,
     /// Relative change of a simulated miss count still accepted (0 = exact).
     pub sim_tolerance: f64,
+    /// The test of each point's log-ratios; verdicts written before the choice existed used
+    /// the signed-rank test.
+    #[serde(default = "PairedStatistic::signed_rank")]
+    pub statistic: PairedStatistic,
+}
+
+/// The paired test: both are distribution-free and exact for any number of rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairedStatistic {
+    /// Sign test, median estimate, order-statistic interval: a wild round is one vote.
+    Sign,
+    /// Wilcoxon signed-rank test, Hodges–Lehmann estimate and interval: more power on clean
+    /// rounds, but a wild round gets the largest rank.
+    SignedRank,
+}
+
+impl PairedStatistic {
+    fn signed_rank() -> Self {
+        Self::SignedRank
+    }
+
+    /// The name `--statistic` takes and the verdict prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sign => "sign",
+            Self::SignedRank => "signed-rank",
+        }
+    }
+
+    /// Reads a name `name` gives.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        [Self::Sign, Self::SignedRank]
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| format!("unknown statistic `{name}`: sign or signed-rank"))
+    }
 }
 
 /// Which track a row belongs to.
@@ -78,10 +115,11 @@ pub struct GateRow {
     /// The baseline's (base build's) value; for paired timing the median time per run, ns.
     pub baseline: Option<f64>,
     pub current: Option<f64>,
-    /// Relative change, current / baseline − 1 (paired timing: the Hodges–Lehmann estimate).
+    /// Relative change, current / baseline − 1 (paired timing: the median or Hodges–Lehmann
+    /// estimate, by the statistic).
     pub change: Option<f64>,
-    /// Interval of the change (timing only): bootstrap CI (stored baseline) or signed-rank
-    /// interval at [`GateRow::level`] per tail (paired builds).
+    /// Interval of the change (timing only): bootstrap CI (stored baseline) or the paired
+    /// statistic's interval at [`GateRow::level`] per tail (paired builds).
     pub ci: Option<(f64, f64)>,
     /// Stored baseline only: the change of the point's own median time, not divided by any
     /// reference, and its bootstrap CI; a timing verdict needs both beyond the threshold.
