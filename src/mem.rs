@@ -116,10 +116,20 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 
 /// Bytes of anonymous memory the process has on transparent huge pages (`AnonHugePages` in
 /// /proc/self/smaps_rollup): whether `--huge-pages` was granted. Process-wide, not per buffer.
-pub fn anon_huge_pages_bytes() -> Result<u64, String> {
-    let text = std::fs::read_to_string("/proc/self/smaps_rollup")
-        .map_err(|e| format!("cannot read /proc/self/smaps_rollup: {e}"))?;
-    parse_anon_huge_pages(&text).ok_or_else(|| "no AnonHugePages line in smaps_rollup".into())
+pub fn anon_huge_pages_bytes() -> Result<u64, HugePagesUnknown> {
+    let text = std::fs::read_to_string(SMAPS_ROLLUP).map_err(HugePagesUnknown::Unreadable)?;
+    parse_anon_huge_pages(&text).ok_or(HugePagesUnknown::NoLine)
+}
+
+const SMAPS_ROLLUP: &str = "/proc/self/smaps_rollup";
+
+/// Why [`anon_huge_pages_bytes`] cannot tell.
+#[derive(Debug, Error)]
+pub enum HugePagesUnknown {
+    #[error("cannot read {SMAPS_ROLLUP}: {0}")]
+    Unreadable(std::io::Error),
+    #[error("no AnonHugePages line in {SMAPS_ROLLUP}")]
+    NoLine,
 }
 
 /// The `AnonHugePages:  N kB` figure of an smaps(-rollup) text, in bytes.

@@ -36,7 +36,7 @@ use std::collections::BTreeSet;
 
 use serde::Deserialize;
 
-use crate::cache::geometry::{CacheKind, CacheLevel, GeometrySource, PRESET_NAMES};
+use crate::cache::geometry::{CacheKind, CacheLevel, GeometryError, GeometrySource, PRESET_NAMES};
 use crate::results::model::check_model;
 use crate::results::{
     PointRecord, Precision, PrecisionWarning, ResultsDocument, SimulatedLevel, SimulatedMisses,
@@ -508,7 +508,7 @@ fn level_kind(name: &str) -> CacheKind {
 }
 
 /// A simulated level's geometry, rebuilt through [`CacheLevel::recorded`].
-pub fn simulated_geometry(level: &SimulatedLevel) -> Result<CacheLevel, String> {
+pub fn simulated_geometry(level: &SimulatedLevel) -> Result<CacheLevel, GeometryError> {
     CacheLevel::recorded(
         &level.name,
         level_kind(&level.name),
@@ -518,11 +518,10 @@ pub fn simulated_geometry(level: &SimulatedLevel) -> Result<CacheLevel, String> 
         Some(level.sets),
         GeometrySource::Override,
     )
-    .map_err(|e| e.to_string())
 }
 
 fn check_level(l: &SimulatedLevel, at: &str) -> Checked {
-    simulated_geometry(l).map_err(|e| invalid(at, e))?;
+    simulated_geometry(l).map_err(|e| invalid(at, e.to_string()))?;
     let accesses = l
         .loads
         .checked_add(l.stores)

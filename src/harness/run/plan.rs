@@ -13,7 +13,7 @@ use thiserror::Error;
 
 use crate::cache::geometry::{ChosenGeometry, GeometryChoice, GeometryError, warning_lines};
 use crate::harness::machine::MachineInfo;
-use crate::harness::suite::{PlanLimits, Suite, SuiteError, parse_thread_list};
+use crate::harness::suite::{PlanLimits, Suite, SuiteError, ThreadListError, parse_thread_list};
 use crate::harness::{MethodOptions, Plan, RunOptions};
 use crate::results::csv::to_csv;
 use crate::results::output::{FileTarget, OutputError, OutputPlan, STDOUT};
@@ -31,7 +31,7 @@ pub enum RunPlanError {
     #[error("--kernel needs a kernel name")]
     NoKernelName,
     #[error("--threads: {0}")]
-    Threads(String),
+    Threads(#[from] ThreadListError),
     #[error("--target-ci must be above 0%")]
     TargetCi,
     #[error("--sampling-budget {0}: must lie in 0..=3600 seconds")]

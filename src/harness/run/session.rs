@@ -238,7 +238,7 @@ fn measure_one(
             Err(note) => HugePageStatus {
                 requested: true,
                 anon_huge_bytes: None,
-                note: Some(note),
+                note: Some(note.to_string()),
             },
         });
     let mut error = measured.error;

@@ -278,8 +278,19 @@ fn cartesian(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
     combos
 }
 
+/// Why a thread-count list cannot be used.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ThreadListError {
+    #[error("thread count `{0}` is neither a number nor `all`")]
+    NotACount(String),
+    #[error("thread count {count} is outside 1..={cpus} (the CPUs available to this process)")]
+    OutOfRange { count: i64, cpus: usize },
+    #[error("the thread list is empty")]
+    Empty,
+}
+
 /// Parses a thread-count list (`1,2` or `all`) as the CLI's `--threads` takes it.
-pub fn parse_thread_list(text: &str) -> Result<Vec<ThreadCount>, String> {
+pub fn parse_thread_list(text: &str) -> Result<Vec<ThreadCount>, ThreadListError> {
     text.split(',')
         .map(|t| t.trim())
         .map(|t| {
@@ -288,32 +299,28 @@ pub fn parse_thread_list(text: &str) -> Result<Vec<ThreadCount>, String> {
             } else {
                 t.parse::<i64>()
                     .map(ThreadCount::Count)
-                    .map_err(|_| format!("thread count `{t}` is neither a number nor `all`"))
+                    .map_err(|_| ThreadListError::NotACount(t.to_string()))
             }
         })
         .collect()
 }
 
 /// Resolves thread counts against the CPUs available (rule 3).
-pub fn resolve_threads(counts: &[ThreadCount], cpus: usize) -> Result<Vec<usize>, String> {
+pub fn resolve_threads(counts: &[ThreadCount], cpus: usize) -> Result<Vec<usize>, ThreadListError> {
     let mut out = Vec::new();
     for count in counts {
         match count {
             ThreadCount::Count(n) if *n >= 1 && (*n as usize) <= cpus => out.push(*n as usize),
             ThreadCount::Count(n) => {
-                return Err(format!(
-                    "thread count {n} is outside 1..={cpus} (the CPUs available to this process)"
-                ));
+                return Err(ThreadListError::OutOfRange { count: *n, cpus });
             }
             ThreadCount::Word(w) if w == "all" => out.extend(1..=cpus),
-            ThreadCount::Word(w) => {
-                return Err(format!("thread count `{w}` is neither a number nor `all`"));
-            }
+            ThreadCount::Word(w) => return Err(ThreadListError::NotACount(w.clone())),
         }
     }
     out.dedup();
     if out.is_empty() {
-        return Err("the thread list is empty".into());
+        return Err(ThreadListError::Empty);
     }
     Ok(out)
 }
@@ -441,7 +448,7 @@ impl Suite {
                 line,
                 message,
             };
-            let threads = resolve_threads(thread_spec, cpus).map_err(invalid)?;
+            let threads = resolve_threads(thread_spec, cpus).map_err(|e| invalid(e.to_string()))?;
             let mut axes: Vec<(String, Vec<String>)> = point
                 .params
                 .iter()
@@ -558,8 +565,9 @@ fn sweep_cases(point: &SuitePoint, levels: &[CacheLevel]) -> Result<Option<Sweep
     if !point.cases.is_empty() {
         return Err("a point has either `cases` or a `sweep`, not both".into());
     }
-    let preset = preset_levels(spec)?;
-    let cases = expand(spec, preset.as_deref().unwrap_or(levels))?
+    let preset = preset_levels(spec).map_err(|e| e.to_string())?;
+    let cases = expand(spec, preset.as_deref().unwrap_or(levels))
+        .map_err(|e| e.to_string())?
         .into_iter()
         .map(|p| {
             let words = vec![
@@ -589,7 +597,7 @@ fn reach_axis(
             spec.param
         ));
     }
-    let sizes = reach_sizes(spec, levels)?;
+    let sizes = reach_sizes(spec, levels).map_err(|e| e.to_string())?;
     Ok(Some((
         spec.param.clone(),
         sizes.iter().map(u64::to_string).collect(),

@@ -17,6 +17,7 @@
 //! geometry that asks for more is refused with both numbers, before anything is allocated.
 
 use serde::Deserialize;
+use thiserror::Error;
 
 use crate::cache::geometry::{CacheLevel, MAX_PLAUSIBLE_INSTANCE};
 use crate::units::{format_size_exact, parse_size};
@@ -39,40 +40,60 @@ pub struct ReachSpec {
     pub llc: u64,
 }
 
+/// Why a `reach` table cannot be expanded.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ReachError {
+    #[error("reach `from`: {0}")]
+    From(String),
+    #[error("reach `from` must be at least 1 byte")]
+    ZeroFrom,
+    #[error("reach `llc` = {0} is outside 2..=64 (the curve must pass the last-level cache)")]
+    Llc(u64),
+    #[error(
+        "reach needs the run's data-cache levels to size the working set by, and there are none"
+    )]
+    NoLevels,
+    #[error(
+        "reach from {} to {llc} × the {} LLC ({}) takes more than {MAX_REACH_SIZES} doublings \
+         or more than {}",
+        format_size_exact(*from),
+        format_size_exact(*largest),
+        format_size_exact((*target).min(u64::MAX / 2)),
+        format_size_exact(MAX_REACH_BYTES)
+    )]
+    TooFar {
+        from: u64,
+        llc: u64,
+        largest: u64,
+        target: u64,
+    },
+}
+
 /// The sizes of `spec` on `levels` (the run's data levels), in bytes, ascending.
-pub fn reach_sizes(spec: &ReachSpec, levels: &[CacheLevel]) -> Result<Vec<u64>, String> {
-    let from = parse_size(&spec.from).map_err(|e| format!("reach `from`: {e}"))?;
+pub fn reach_sizes(spec: &ReachSpec, levels: &[CacheLevel]) -> Result<Vec<u64>, ReachError> {
+    let from = parse_size(&spec.from).map_err(|e| ReachError::From(e.to_string()))?;
     if from == 0 {
-        return Err("reach `from` must be at least 1 byte".into());
+        return Err(ReachError::ZeroFrom);
     }
     if !(2..=64).contains(&spec.llc) {
-        return Err(format!(
-            "reach `llc` = {} is outside 2..=64 (the curve must pass the last-level cache)",
-            spec.llc
-        ));
+        return Err(ReachError::Llc(spec.llc));
     }
     let largest = levels
         .iter()
         .map(|l| l.size.min(MAX_PLAUSIBLE_INSTANCE))
         .max()
-        .ok_or_else(|| {
-            "reach needs the run's data-cache levels to size the working set by, and there are none"
-                .to_string()
-        })?;
+        .ok_or(ReachError::NoLevels)?;
     let target = largest.saturating_mul(spec.llc);
     let mut sizes = vec![from];
     while *sizes.last().unwrap_or(&from) < target {
         let next = sizes.last().unwrap_or(&from).saturating_mul(2);
         if sizes.len() >= MAX_REACH_SIZES || next > MAX_REACH_BYTES {
-            return Err(format!(
-                "reach from {} to {} × the {} LLC ({}) takes more than {MAX_REACH_SIZES} \
-                 doublings or more than {}",
-                format_size_exact(from),
-                spec.llc,
-                format_size_exact(largest),
-                format_size_exact(target.min(u64::MAX / 2)),
-                format_size_exact(MAX_REACH_BYTES)
-            ));
+            return Err(ReachError::TooFar {
+                from,
+                llc: spec.llc,
+                largest,
+                target,
+            });
         }
         sizes.push(next);
     }
@@ -135,17 +156,13 @@ mod tests {
             (spec("16K", 1), "outside 2..=64"),
             (spec("16Q", 2), "from"),
         ] {
-            let err = reach_sizes(&s, &l3).unwrap_err();
+            let err = reach_sizes(&s, &l3).unwrap_err().to_string();
             assert!(err.contains(needle), "{err}");
         }
-        assert!(
-            reach_sizes(&spec("16K", 2), &[])
-                .unwrap_err()
-                .contains("none")
-        );
+        assert_eq!(reach_sizes(&spec("16K", 2), &[]), Err(ReachError::NoLevels));
         // 64 × a 128 MiB LLC is 8 GiB, past the 4 GiB the chase allows.
         let big = [level("L3", 128 << 20, 16)];
-        let err = reach_sizes(&spec("16K", 64), &big).unwrap_err();
+        let err = reach_sizes(&spec("16K", 64), &big).unwrap_err().to_string();
         assert!(
             err.contains("more than") && err.contains("128 MiB"),
             "{err}"

@@ -27,8 +27,9 @@
 //!   clock says nothing about another machine's cache.
 
 use serde::Deserialize;
+use thiserror::Error;
 
-use crate::cache::geometry::{CacheLevel, Geometry};
+use crate::cache::geometry::{CacheLevel, Geometry, GeometryError};
 use crate::results::SweepInfo;
 
 /// Bytes per element of the strided parameter (the conflict kernel's stride is in f64s).
@@ -62,20 +63,38 @@ pub struct SweepSpec {
     pub preset: Option<String>,
 }
 
+/// Why a `sweep` table cannot be expanded.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum SweepError {
+    #[error(
+        "a sweep on the `{0}` preset is simulated only: set `timed = 0` (this machine's clock \
+         says nothing about another machine's cache)"
+    )]
+    TimedOnPreset(String),
+    #[error(transparent)]
+    Preset(#[from] GeometryError),
+    #[error("sweep limit must be at least 1")]
+    ZeroLimit,
+    #[error("sweep tail {0} is more than 64 strides")]
+    Tail(usize),
+    #[error("sweep level `{level}` is not a data-cache level of this geometry ({names})")]
+    NoSuchLevel { level: String, names: String },
+    #[error("sweep ways must list multiples of the ways in 1..=64")]
+    Ways,
+    #[error("the {level}'s line ({line} B) is not a whole number of elements")]
+    Line { level: String, line: u64 },
+}
+
 /// The data levels a sweep's points are simulated on: the preset's when it names one, else
 /// `None` (the run's own levels).
-pub fn preset_levels(spec: &SweepSpec) -> Result<Option<Vec<CacheLevel>>, String> {
+pub fn preset_levels(spec: &SweepSpec) -> Result<Option<Vec<CacheLevel>>, SweepError> {
     let Some(name) = &spec.preset else {
         return Ok(None);
     };
     if spec.timed != 0 {
-        return Err(format!(
-            "a sweep on the `{name}` preset is simulated only: set `timed = 0` (this machine's \
-             clock says nothing about another machine's cache)"
-        ));
+        return Err(SweepError::TimedOnPreset(name.clone()));
     }
-    let geometry = Geometry::preset(name).map_err(|e| e.to_string())?;
-    Ok(Some(geometry.data_levels()))
+    Ok(Some(Geometry::preset(name)?.data_levels()))
 }
 
 /// One expanded sweep point: parameter words and its tag for the record.
@@ -88,7 +107,7 @@ pub struct SweepPoint {
 
 /// Strides in lines of the sweep of `level`: the dense part (thinned to `limit`), then the
 /// tail. Errors name what is wrong with the spec.
-pub fn stride_lines(spec: &SweepSpec, level: &CacheLevel) -> Result<Vec<u64>, String> {
+pub fn stride_lines(spec: &SweepSpec, level: &CacheLevel) -> Result<Vec<u64>, SweepError> {
     let sets = u64::from(level.sets);
     let dense_len = sets.saturating_mul(2);
     let limit = spec
@@ -96,10 +115,10 @@ pub fn stride_lines(spec: &SweepSpec, level: &CacheLevel) -> Result<Vec<u64>, St
         .unwrap_or(MAX_SWEEP_STRIDES)
         .min(MAX_SWEEP_STRIDES);
     if limit == 0 {
-        return Err("sweep limit must be at least 1".into());
+        return Err(SweepError::ZeroLimit);
     }
     if spec.tail > 64 {
-        return Err(format!("sweep tail {} is more than 64 strides", spec.tail));
+        return Err(SweepError::Tail(spec.tail));
     }
     let mut lines: Vec<u64> = if dense_len <= limit as u64 {
         (1..=dense_len).collect()
@@ -142,27 +161,27 @@ fn thinned(n: u64, limit: usize) -> Vec<u64> {
 
 /// Every point of the sweep on `levels` (the preset's, for a sweep that names one: see
 /// [`preset_levels`]), strides outermost, in slot-count order.
-pub fn expand(spec: &SweepSpec, levels: &[CacheLevel]) -> Result<Vec<SweepPoint>, String> {
+pub fn expand(spec: &SweepSpec, levels: &[CacheLevel]) -> Result<Vec<SweepPoint>, SweepError> {
     let level = levels
         .iter()
         .find(|l| l.name == spec.level)
-        .ok_or_else(|| {
-            let names: Vec<&str> = levels.iter().map(|l| l.name.as_str()).collect();
-            format!(
-                "sweep level `{}` is not a data-cache level of this geometry ({})",
-                spec.level,
-                names.join(", ")
-            )
+        .ok_or_else(|| SweepError::NoSuchLevel {
+            level: spec.level.clone(),
+            names: levels
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
         })?;
     if spec.ways.is_empty() || spec.ways.iter().any(|&w| w == 0 || w > 64) {
-        return Err("sweep ways must list multiples of the ways in 1..=64".into());
+        return Err(SweepError::Ways);
     }
     let line = u64::from(level.line);
     if line % ELEMENT_BYTES != 0 {
-        return Err(format!(
-            "the {}'s line ({line} B) is not a whole number of elements",
-            level.name
-        ));
+        return Err(SweepError::Line {
+            level: level.name.clone(),
+            line,
+        });
     }
     let mut points = Vec::new();
     for (i, lines) in stride_lines(spec, level)?.into_iter().enumerate() {
@@ -253,7 +272,9 @@ mod tests {
                 .any(|p| p.info.timed && p.stride_elements == 512)
         );
         assert!(timed >= 64);
-        let err = expand(&spec("L9", None, 0, 0), &[l]).unwrap_err();
+        let err = expand(&spec("L9", None, 0, 0), &[l])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("L9") && err.contains("L1d"), "{err}");
     }
 }
