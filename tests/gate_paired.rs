@@ -90,6 +90,11 @@ fn a_slowed_candidate_fails_against_its_base_and_the_same_build_passes_against_i
     assert!(row["rounds"].as_u64().unwrap() >= 8, "{row:#}");
     // Real extra loads: the candidate's simulation sees them, its misses stay the same.
     assert_eq!(verdict["deterministic_regressions"], 0, "{verdict:#}");
+    // The default test, named in the verdict.
+    assert_eq!(
+        verdict["method"]["options"]["statistic"], "sign",
+        "{verdict:#}"
+    );
     let candidate = verdict["method"]["candidate"].as_str().unwrap();
     assert!(
         candidate.contains("injected slowdown row-sum +40% (from the environment)"),
@@ -245,6 +250,10 @@ fn unusable_base_binaries_and_flags_exit_2() {
             "cannot be used with",
         ),
         (&["--base-binary", bin(), "--rounds", "0"], "--rounds"),
+        (
+            &["--base-binary", bin(), "--statistic", "mean"],
+            "unknown statistic `mean`",
+        ),
     ];
     for (args, expected) in cases {
         let out = Command::new(bin())

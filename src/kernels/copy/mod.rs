@@ -16,7 +16,8 @@
 //!    the source-fast and destination-fast dims (plus a batch dim when the source rows
 //!    continue across one, as in 4-D first/last-dim swaps: such a batch is read a few rows at
 //!    a time along all its panels, as long prefetched streams).
-//! 3. [`Tuning`] is derived analytically from the cache sizes in sysfs (no plan step):
+//! 3. [`Tuning`] is derived analytically from the lab's one cache geometry
+//!    (`cache::geometry`, implausible levels left out; no plan step):
 //!    destinations larger than an eighth of the last-level cache are written with
 //!    non-temporal stores; run copies then read the source in address order.
 //! 4. 8-byte plain-data elements (`f64`, `u64`, `i64`) go through the SIMD micro-kernels in
