@@ -14,6 +14,8 @@
 
 #![forbid(unsafe_code)]
 
+use super::signed_rank::{count_interval, count_p_above};
+
 /// The exact null distribution of the sign statistic for `n` pairs.
 #[derive(Debug, Clone)]
 pub struct SignTest {
@@ -47,26 +49,13 @@ impl SignTest {
     /// The one-sided p-value that the median exceeds `delta`: P(X ≥ k) for the k of the
     /// `sorted` differences above `delta` (one equal to it counts half, rounded down).
     pub fn p_above(&self, sorted: &[f64], delta: f64) -> f64 {
-        debug_assert_eq!(sorted.len(), self.cdf.len() - 1);
-        let above = sorted.iter().filter(|&&x| x > delta).count();
-        let equal = sorted.iter().filter(|&&x| x == delta).count();
-        let observed = above + equal / 2;
-        if observed == 0 {
-            return 1.0;
-        }
-        // P(X ≥ k) = P(X ≤ n − k) by symmetry.
-        self.cdf[sorted.len() - observed]
+        count_p_above(&self.cdf, sorted, delta)
     }
 
     /// The interval of the median at one-sided level `a` (see the module doc); unbounded when
     /// `n` pairs cannot reach `a` (2⁻ⁿ > a).
     pub fn interval(&self, sorted: &[f64], a: f64) -> (f64, f64) {
-        debug_assert_eq!(sorted.len(), self.cdf.len() - 1);
-        let k = self.cdf.iter().take_while(|&&c| c <= a).count();
-        if k == 0 || sorted.is_empty() {
-            return (f64::NEG_INFINITY, f64::INFINITY);
-        }
-        (sorted[k - 1], sorted[sorted.len() - k])
+        count_interval(&self.cdf, sorted, a)
     }
 }
 

@@ -74,28 +74,39 @@ impl SignedRank {
     /// The one-sided p-value that the shift exceeds `delta`: P(W⁺ ≥ w) for the observed
     /// count w of Walsh averages above `delta` (one equal to it counts half, rounded down).
     pub fn p_above(&self, walsh: &[f64], delta: f64) -> f64 {
-        debug_assert_eq!(walsh.len(), self.cdf.len() - 1);
-        let above = walsh.iter().filter(|&&w| w > delta).count();
-        let equal = walsh.iter().filter(|&&w| w == delta).count();
-        let observed = above + equal / 2;
-        if observed == 0 {
-            return 1.0;
-        }
-        // P(W⁺ ≥ w) = P(W⁺ ≤ N − w) by the symmetry of W⁺ about N/2.
-        self.cdf[walsh.len() - observed]
+        count_p_above(&self.cdf, walsh, delta)
     }
 
     /// The interval of the shift whose each tail has probability at most `a` (confidence at
     /// least 1 − 2a): infinite ends when `n` pairs cannot reach that level.
     pub fn interval(&self, walsh: &[f64], a: f64) -> (f64, f64) {
-        debug_assert_eq!(walsh.len(), self.cdf.len() - 1);
-        // k = the largest count with P(W⁺ ≤ k − 1) ≤ a (0 when even P(W⁺ = 0) exceeds a).
-        let k = self.cdf.iter().take_while(|&&c| c <= a).count();
-        if k == 0 || walsh.is_empty() {
-            return (f64::NEG_INFINITY, f64::INFINITY);
-        }
-        (walsh[k - 1], walsh[walsh.len() - k])
+        count_interval(&self.cdf, walsh, a)
     }
+}
+
+/// The p-value of a statistic that counts the `sorted` values above `delta` (one equal to it
+/// counts half, rounded down) and whose null distribution `cdf` (P(X ≤ k), k in 0..=len) is
+/// symmetric: P(X ≥ k) = P(X ≤ len − k). Shared by the signed-rank and sign tests.
+pub(super) fn count_p_above(cdf: &[f64], sorted: &[f64], delta: f64) -> f64 {
+    debug_assert_eq!(sorted.len(), cdf.len() - 1);
+    let above = sorted.iter().filter(|&&w| w > delta).count();
+    let equal = sorted.iter().filter(|&&w| w == delta).count();
+    let observed = above + equal / 2;
+    if observed == 0 {
+        return 1.0;
+    }
+    cdf[sorted.len() - observed]
+}
+
+/// That test inverted: [x₍ₖ₎, x₍ₗₑₙ₋ₖ₊₁₎] of the `sorted` values with k the largest count whose
+/// lower tail P(X ≤ k − 1) is at most `a`; infinite ends when no count reaches `a`.
+pub(super) fn count_interval(cdf: &[f64], sorted: &[f64], a: f64) -> (f64, f64) {
+    debug_assert_eq!(sorted.len(), cdf.len() - 1);
+    let k = cdf.iter().take_while(|&&c| c <= a).count();
+    if k == 0 || sorted.is_empty() {
+        return (f64::NEG_INFINITY, f64::INFINITY);
+    }
+    (sorted[k - 1], sorted[sorted.len() - k])
 }
 
 /// One test's place in Holm's step-down procedure.
