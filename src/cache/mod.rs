@@ -5,6 +5,7 @@
 //! - [`sim`]: a hierarchy of set-associative levels with cachegrind's semantics, four
 //!   replacement policies and a compulsory/capacity/conflict split, by a fast engine or a
 //!   plain reference one; either is an [`AccessSink`].
+//! - [`cpu`]: the CPU's model name, which names the machine beside its geometry.
 //! - `model`: how many sets a stride touches (`S / gcd(s/L, S)`) and when conflicts start.
 #![forbid(unsafe_code)]
 
@@ -61,6 +62,7 @@ impl Walk {
     }
 }
 
+pub mod cpu;
 pub mod geometry;
 pub(crate) mod model;
 pub mod sim;

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cache::cpu::cpu_model;
 use crate::cache::geometry::{CacheLevel, ChosenGeometry, Geometry};
 use crate::harness::measure::counters::{EventProbe, probe_events};
 use crate::results::tlb::DtlbLevel;
@@ -216,29 +217,6 @@ fn rustc_on_path() -> Option<String> {
         .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
-}
-
-fn cpu_model() -> Option<String> {
-    let cpuinfo = fs::read_to_string("/proc/cpuinfo").ok();
-    let from_proc = cpuinfo.as_deref().and_then(|text| {
-        text.lines()
-            .find(|l| l.starts_with("model name") || l.starts_with("Model"))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string())
-    });
-    from_proc.or_else(cpuid_brand)
-}
-
-#[cfg(target_arch = "x86_64")]
-fn cpuid_brand() -> Option<String> {
-    raw_cpuid::CpuId::new()
-        .get_processor_brand_string()
-        .map(|b| b.as_str().trim().to_string())
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn cpuid_brand() -> Option<String> {
-    None
 }
 
 fn page_size() -> u64 {
