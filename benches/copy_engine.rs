@@ -14,13 +14,17 @@
 //! prefetch-bytes tunings of the permutation (`512x16x0` also sets the tiles' prefetch distance,
 //! 0 = the whole next tile; `64x64x0x0` also turns non-temporal stores off, which stages the
 //! tiles through an L1 buffer as the engine does below the streaming threshold).
+//! The planner measures each case's schedule during its warm-up (in memory, no wisdom file);
+//! `COPY_ENGINE_PLANNER=off` times the analytic schedules instead, for before/after runs of
+//! one build. The last column names the schedule and what planning it took.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use stridelab::kernels::copy::reference::{nt_copy, plain_copy};
 use stridelab::kernels::copy::{
-    Tuning, copy_into_contiguous, copy_into_contiguous_par, copy_into_contiguous_tuned,
+    PlanSource, Tuning, WisdomChoice, configure_planner, copy_into_contiguous,
+    copy_into_contiguous_par, copy_into_contiguous_tuned, take_plan_events,
 };
 use stridelab::mem::AlignedBuffer;
 
@@ -95,6 +99,8 @@ struct Measured {
     best_gbs: f64,
     plain_wins: usize,
     reps: usize,
+    /// The schedule the engine used (`not planned`: the analytic or a fixed one).
+    plan: String,
 }
 
 /// Times `engine` interleaved with plain and non-temporal copies of the same buffers.
@@ -118,8 +124,10 @@ fn measure(
             });
         }
     };
-    // Warm up: page tables, caches, frequency.
+    // Warm up: page tables, caches, frequency; the planner picks its schedule here.
+    drop(take_plan_events());
     engine(src, dst);
+    let plan = plans_used();
     split_copy(plain_copy, src, dst);
     split_copy(nt_copy, src, dst);
     let (mut plains, mut engines, mut nts) = (vec![], vec![], vec![]);
@@ -155,6 +163,7 @@ fn measure(
         best_gbs: bytes / median(reference.clone()) / 1e9,
         plain_wins,
         reps,
+        plan,
     }
 }
 
@@ -276,9 +285,29 @@ fn numbers_lists(var: &str) -> Option<Vec<Vec<usize>>> {
 
 fn row(label: &str, m: &Measured) -> String {
     format!(
-        "| {label} | {:.2} | {:.2} | {:.1} | {:.1} | {}/{} |",
-        m.ratio, m.ratio_to_median_winner, m.engine_gbs, m.best_gbs, m.plain_wins, m.reps
+        "| {label} | {:.2} | {:.2} | {:.1} | {:.1} | {}/{} | {} |",
+        m.ratio, m.ratio_to_median_winner, m.engine_gbs, m.best_gbs, m.plain_wins, m.reps, m.plan
     )
+}
+
+/// The schedules the engine's copies took since the last call, in words.
+fn plans_used() -> String {
+    let events = take_plan_events();
+    if events.is_empty() {
+        return "not planned".into();
+    }
+    let words: Vec<String> = events
+        .iter()
+        .map(|e| match e.source {
+            PlanSource::Measured => format!(
+                "{} (planned in {:.0} ms)",
+                e.schedule.name,
+                e.planning_s * 1e3
+            ),
+            PlanSource::Wisdom => format!("{} (wisdom)", e.schedule.name),
+        })
+        .collect();
+    words.join("; ")
 }
 
 fn main() {
@@ -315,15 +344,21 @@ fn main() {
             .collect(),
     };
     let pool = pinned_pool(2);
+    let planner_off = std::env::var("COPY_ENGINE_PLANNER").is_ok_and(|v| v == "off");
+    configure_planner(if planner_off {
+        WisdomChoice::Off
+    } else {
+        WisdomChoice::Memory
+    });
 
     println!("Copy engine vs the best of a plain and a non-temporal copy of the same bytes");
     println!("(timed; medians over interleaved repetitions; `best copy` = each repetition's");
     println!("faster copy; GB/s counts bytes read + written; `plain wins` = repetitions where the");
     println!("plain copy beat the non-temporal one).\n");
     println!(
-        "| copy (f64) | threads | ratio to best copy | ratio to the copy with the lower median | engine GB/s | that copy's GB/s | plain wins |"
+        "| copy (f64) | threads | ratio to best copy | ratio to the copy with the lower median | engine GB/s | that copy's GB/s | plain wins | schedule |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     // Ratios of the N×N transposes, for the summary table: (1 thread, 2 threads).
     let mut summary: Vec<(usize, f64, Option<f64>)> = Vec::new();
     for case in &cases {

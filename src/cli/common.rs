@@ -1,6 +1,6 @@
 //! Pieces the subcommands share, kept here so no subcommand file imports another: the Ctrl-C
 //! stop flag, the count and percentage parsers, the geometry options (`--cache`, `--preset`)
-//! of every subcommand that simulates, `--list [KERNEL]`, and the value parsers that give
+//! of every subcommand that simulates, the copy planner's `--wisdom`, `--list [KERNEL]`, and the value parsers that give
 //! shell completions their words (kernel and preset names).
 
 use std::ffi::OsStr;
@@ -15,6 +15,7 @@ use crate::cache::geometry::{
     CacheLevel, ChosenGeometry, Geometry, GeometryChoice, PRESET_NAMES, parse_cache_override,
 };
 use crate::cli::text::listing::{kernel_detail, kernel_list};
+use crate::kernels::copy::{WisdomChoice, configure_planner, default_wisdom_path};
 
 /// `--cache` / `--preset`: the geometry `sim`, `run`, the main job, `info` and `layout`
 /// simulate, defined once so every subcommand reads the flags the same way.
@@ -35,6 +36,38 @@ pub struct CacheArgs {
     /// /sys/devices/system/cpu/cpu0/cache (no CPUID cross-check then: it is not this CPU).
     #[arg(long, value_name = "DIR", hide = true)]
     pub sysfs_root: Option<PathBuf>,
+}
+
+/// `--wisdom`: where the copy planner keeps the schedules it measured, for every subcommand
+/// that runs or replays copies.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WisdomArgs {
+    /// The copy planner's wisdom file (the schedules it timed on this machine), or `off` for
+    /// the analytic schedules with no planning. Default: $STRIDELAB_WISDOM, else
+    /// $XDG_CACHE_HOME/stridelab/wisdom.json (~/.cache/stridelab/wisdom.json).
+    #[arg(long, value_name = "FILE|off")]
+    pub wisdom: Option<PathBuf>,
+}
+
+impl WisdomArgs {
+    /// The flag, else `STRIDELAB_WISDOM`, else the user's cache directory (in memory only
+    /// when there is none).
+    pub fn choice(&self) -> WisdomChoice {
+        let from_env = std::env::var_os("STRIDELAB_WISDOM").filter(|v| !v.is_empty());
+        match self.wisdom.clone().or(from_env.map(PathBuf::from)) {
+            Some(path) if path.as_os_str() == "off" => WisdomChoice::Off,
+            Some(path) => WisdomChoice::File(path),
+            None => default_wisdom_path().map_or(WisdomChoice::Memory, WisdomChoice::File),
+        }
+    }
+
+    /// Turns the planner on as chosen; a wisdom file that cannot be used is a warning (its
+    /// plans are then kept in memory and the file is left alone).
+    pub fn configure(&self) {
+        if let Some(problem) = configure_planner(self.choice()) {
+            eprintln!("warning: wisdom ignored, plans kept in memory only: {problem}");
+        }
+    }
 }
 
 fn parse_cache_arg(text: &str) -> Result<CacheLevel, String> {

@@ -18,6 +18,7 @@ pub(crate) mod run;
 pub(crate) mod shell;
 pub(crate) mod sim;
 pub(crate) mod text;
+pub(crate) mod wisdom;
 
 /// stridelab: what strided memory access does to CPU caches.
 #[derive(Debug, Parser)]
@@ -35,6 +36,8 @@ pub struct Cli {
     /// The main job's simulated geometry (only without a subcommand).
     #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
     pub cache: common::CacheArgs,
+    #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
+    pub wisdom: common::WisdomArgs,
 }
 
 /// What bare `stridelab` does, in `--help`.
@@ -59,6 +62,9 @@ pub enum Command {
     Info(info::InfoArgs),
     /// Infer the cache geometry (line, L1d size/ways/sets, L2, LLC, L1 DTLB reach) from timing alone.
     Infer(infer::InferArgs),
+    /// Plan the copy engine's schedules for a suite's copies now, into the wisdom file that
+    /// `run` and the main job read (default ~/.cache/stridelab/wisdom.json).
+    Wisdom(wisdom::WisdomCmdArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(shell::CompletionsArgs),
     /// Print the man page (roff) of stridelab or of one subcommand to stdout:
@@ -104,9 +110,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Sim(args)) => sim::run(args),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
+        Some(Command::Wisdom(args)) => wisdom::run(args),
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man(args)) => shell::man(args),
         // The main job: measure the quick suite and write reports/latest/.
-        None => report::main_job(&cli.cache),
+        None => report::main_job(&cli.cache, &cli.wisdom),
     }
 }

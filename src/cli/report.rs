@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::common::CacheArgs;
+use crate::cli::common::{CacheArgs, WisdomArgs};
 use crate::harness::run::plan::{geometry_and_manifest, geometry_lines};
 use crate::harness::suite::PlanLimits;
 use crate::harness::{Progress, RunOptions, Suite, run_suite};
@@ -101,7 +101,7 @@ fn fresh_dir(root: &Path, stamp: &str) -> PathBuf {
 /// Seconds the main job gives `stridelab infer`'s probes.
 const MAIN_JOB_INFER_BUDGET_S: f64 = 30.0;
 
-pub fn main_job(cache: &CacheArgs) -> anyhow::Result<ExitCode> {
+pub fn main_job(cache: &CacheArgs, wisdom: &WisdomArgs) -> anyhow::Result<ExitCode> {
     eprintln!(
         "stridelab: running the main job (the quick suite, then the report in \
          {REPORTS_DIR}/latest/); `stridelab --help` lists the subcommands"
@@ -121,6 +121,7 @@ pub fn main_job(cache: &CacheArgs) -> anyhow::Result<ExitCode> {
         cache_levels: geometry.levels.clone(),
         ..RunOptions::default()
     };
+    wisdom.configure();
     let stop = super::common::stop_flag()?;
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::with_draw_target(

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::cli::common::{CacheArgs, ListArgs, kernel_name_parser};
+use crate::cli::common::{CacheArgs, ListArgs, WisdomArgs, kernel_name_parser};
 use crate::cli::text::progress::RunProgress;
 use crate::cli::text::run_summary::{problems, run_summary};
 use crate::harness::run::plan::{
@@ -60,6 +60,8 @@ pub struct RunArgs {
     /// The geometry the points' misses are simulated on (recorded in the results' manifest).
     #[command(flatten)]
     pub cache: CacheArgs,
+    #[command(flatten)]
+    pub wisdom: WisdomArgs,
     /// Keep sampling a point until the 95% CI of its median is at most this wide, relative to
     /// the median (within the sampling budget).
     #[arg(long, value_name = "PCT", default_value = "2%", value_parser = super::common::parse_fraction)]
@@ -107,6 +109,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     for line in &geometry {
         eprintln!("{line}");
     }
+    args.wisdom.configure();
     let stop = super::common::stop_flag()?;
     let mut progress = RunProgress::new(prepared.plan.points.len(), args.quiet);
     let doc = run_suite(&prepared.plan, &prepared.options, &stop, &mut |event| {

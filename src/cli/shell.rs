@@ -29,6 +29,7 @@ const PAGES: &[&str] = &[
     "sim",
     "info",
     "infer",
+    "wisdom",
     "completions",
     "man",
 ];

@@ -20,7 +20,7 @@
 use std::process::ExitCode;
 
 use crate::cache::sim::{Engine, Policy};
-use crate::cli::common::{CacheArgs, ListArgs, kernel_name_parser};
+use crate::cli::common::{CacheArgs, ListArgs, WisdomArgs, kernel_name_parser};
 use crate::cli::text::sim::sim_text;
 use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
 
@@ -59,6 +59,10 @@ pub struct SimArgs {
     pub list: ListArgs,
     #[command(flatten)]
     pub cache: CacheArgs,
+    // Copy-engine kernels replay the schedule the wisdom holds for their copy (what `run`
+    // times), else the analytic one.
+    #[command(flatten)]
+    pub wisdom: WisdomArgs,
     /// Replacement policy of every level.
     #[arg(long, value_enum, default_value = "lru")]
     pub policy: PolicyArg,
@@ -97,6 +101,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("sim needs a kernel name (`stridelab sim --list` lists them)");
     };
     let geometry = args.cache.choose()?;
+    args.wisdom.configure();
     let policy = match args.policy {
         PolicyArg::Lru => Policy::Lru,
         PolicyArg::Plru => Policy::TreePlru,

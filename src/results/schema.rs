@@ -23,8 +23,9 @@ use thiserror::Error;
 use crate::results::model::ModelPrediction;
 use crate::vocab::{Family, ParamRules, Params, Work};
 
-/// The schema version this build writes. Version 2 added each record's `model` predictions.
-pub const SCHEMA_VERSION: u32 = 2;
+/// The schema version this build writes. Version 2 added each record's `model` predictions,
+/// version 3 its `copy_plans`.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The oldest schema version this build reads (its records simply have no `model`).
 pub const OLDEST_READABLE_SCHEMA: u32 = 1;
@@ -153,6 +154,36 @@ pub struct PointRecord {
     /// The geometry sweep this point belongs to (absent: a point of the suite's grid).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepInfo>,
+    /// The copy engine's schedules this point's copies used, and what planning them cost
+    /// (schema 3; empty when the point copies nothing large or the planner was off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copy_plans: Vec<CopyPlanRecord>,
+}
+
+/// One copy class's schedule in a point: measured during the point, or from wisdom.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CopyPlanRecord {
+    /// The copy, in words (`transpose 2048×2048, lds 2048, ldd 2048, …`).
+    pub class: String,
+    /// The winning candidate (`in-cache`, `stream-tiles`, `stream-walk`, …).
+    pub schedule: String,
+    /// `measured` (planned during this point) or `wisdom` (planned before: free).
+    pub source: String,
+    /// Wall time of the planning, in seconds (0 for a plan from wisdom).
+    pub planning_s: f64,
+    /// Each candidate's median trial time in nanoseconds, on trials of `trial_bytes`.
+    pub trial_bytes: u64,
+    pub trials: Vec<CopyPlanTrial>,
+}
+
+/// One candidate schedule's timing while planning.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CopyPlanTrial {
+    pub schedule: String,
+    pub median_ns: u64,
+    pub runs: usize,
 }
 
 /// A point of a geometry sweep: the level its strides were derived from, and whether it was
@@ -772,6 +803,7 @@ pub(crate) mod tests {
                 error: None,
                 model: None,
                 sweep: None,
+                copy_plans: Vec::new(),
             }],
         }
     }

@@ -67,6 +67,7 @@ pub fn run_guarded(dir: &Path, args: &[&str], limit: Duration) -> Outcome {
         .arg(bin)
         .args(args)
         .current_dir(dir)
+        .env(super::WISDOM_OFF.0, super::WISDOM_OFF.1)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -11,10 +11,16 @@ use std::process::{Command, Output};
 /// instead of skipping it, so CI cannot pass without the comparisons it claims to run.
 pub const REQUIRE_TOOLS: &str = "STRIDELAB_REQUIRE_TOOLS";
 
-/// A command for the binary under test.
+/// A command for the binary under test, with the copy planner off (see [`WISDOM_OFF`]).
 pub fn stridelab_command() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_stridelab"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stridelab"));
+    command.env(WISDOM_OFF.0, WISDOM_OFF.1);
+    command
 }
+
+/// The copy planner off: tests get the analytic schedules, reproducible on every machine, and
+/// never write the user's wisdom file; the planner's own tests name a file of their own.
+pub const WISDOM_OFF: (&str, &str) = ("STRIDELAB_WISDOM", "off");
 
 /// Runs the binary under test with `args` and returns what it printed and its status.
 pub fn stridelab(args: &[&str]) -> Output {

@@ -10,6 +10,7 @@ mod architecture;
 mod cachegrind_sim;
 mod copy_engine;
 mod copy_engine_cachegrind;
+mod copy_planner_cli;
 mod edges_bounds;
 mod edges_documents;
 mod edges_outputs;

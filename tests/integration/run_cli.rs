@@ -1,9 +1,9 @@
 //! `stridelab run` end to end: the real binary on this (PMU-less) machine.
 
 use crate::common;
-use common::stridelab;
+use common::{stridelab, stridelab_command};
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -149,7 +149,7 @@ fn ctrl_c_keeps_the_finished_points_in_a_valid_file() {
     )
     .unwrap();
     let out_path = dir.path().join("r.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stridelab"))
+    let mut child = stridelab_command()
         .args([
             "run",
             "--suite",

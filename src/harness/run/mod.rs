@@ -1,9 +1,11 @@
 //! Running a plan: what `stridelab run` prepares ([`plan`]), the session over its points
 //! ([`session`]), one point measured ([`runner`]), several passes pooled into one document
-//! ([`pool`]) and the Ctrl-C stop flag ([`stop`]).
+//! ([`pool`]), the copy planner's wisdom prefilled from a suite ([`prefill`]) and the Ctrl-C
+//! stop flag ([`stop`]).
 
 pub(crate) mod plan;
 pub(crate) mod pool;
+pub(crate) mod prefill;
 pub(crate) mod runner;
 pub(crate) mod session;
 pub(crate) mod stop;

@@ -18,9 +18,11 @@ use crate::harness::sim::predict::predict;
 use crate::harness::sim::simulate::detected_levels;
 use crate::harness::sim::warm::simulate_from;
 use crate::harness::suite::{Plan, PlannedPoint};
+use crate::kernels::copy::{PlanEvent, PlanSource, take_plan_events};
 use crate::kernels::simulation_start;
 use crate::kernels::spec::{Family, Instance, KernelError, PrepareOptions};
 use crate::mem::anon_huge_pages_bytes;
+use crate::results::schema::{CopyPlanRecord, CopyPlanTrial};
 use crate::results::{
     ChecksumOutcome, ChecksumStatus, HugePageStatus, MachineManifest, MethodSettings, PointError,
     PointRecord, ResultsDocument, RunStatus, SCHEMA_VERSION, SuiteSummary, ToolInfo,
@@ -205,6 +207,8 @@ fn measure_one(
     stop: &AtomicBool,
 ) -> Option<PointRecord> {
     let spec = point.spec;
+    // Plans reported from here on are this point's.
+    drop(take_plan_events());
     let prepare_options = PrepareOptions {
         huge_pages: options.method.huge_pages,
         ..PrepareOptions::default()
@@ -284,7 +288,32 @@ fn measure_one(
         error,
         model: Some(predict(spec, &point.params, levels)),
         sweep: point.sweep.clone(),
+        copy_plans: take_plan_events().into_iter().map(plan_record).collect(),
     })
+}
+
+/// A copy plan as the results document records it.
+fn plan_record(event: PlanEvent) -> CopyPlanRecord {
+    CopyPlanRecord {
+        class: event.class,
+        schedule: event.schedule.name,
+        source: match event.source {
+            PlanSource::Measured => "measured",
+            PlanSource::Wisdom => "wisdom",
+        }
+        .into(),
+        planning_s: event.planning_s,
+        trial_bytes: event.trial_bytes as u64,
+        trials: event
+            .trials
+            .into_iter()
+            .map(|t| CopyPlanTrial {
+                schedule: t.schedule,
+                median_ns: t.median_ns,
+                runs: t.runs,
+            })
+            .collect(),
+    }
 }
 
 /// A simulated-only point: one instance, one run with its checksum verified (so the stream

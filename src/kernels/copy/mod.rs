@@ -36,8 +36,10 @@
 
 pub mod order;
 mod plan;
+mod planner;
 pub mod reference;
 mod simd;
+mod wisdom;
 
 use std::any::TypeId;
 use std::ops::Range;
@@ -47,7 +49,10 @@ use thiserror::Error;
 use plan::{BATCH_CHUNK, Cursor, Inner, PanelItem, Plan};
 #[doc(hidden)]
 pub use plan::{KernelSet, Tuning};
+pub use planner::{PlanEvent, PlanSource, WisdomChoice, configure_planner, take_plan_events};
+use planner::{TrialBand, TrialRunner};
 use simd::Isa;
+pub use wisdom::{Schedule, Trial, WisdomError, default_wisdom_path};
 
 /// Why a copy was refused. The engine checks bounds once, before touching memory.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -79,8 +84,9 @@ pub fn copy_into_contiguous<T: Copy + 'static>(
     if needed == 0 {
         return Ok(());
     }
-    let tuning = Tuning::for_copy(needed.saturating_mul(size_of::<T>()));
-    copy_planned(src, &Plan::new(shape, strides), offset, dst, tuning, None);
+    let plan = Plan::new(shape, strides);
+    let tuning = planned_tuning(src, &plan, offset, dst, None);
+    copy_planned(src, &plan, offset, dst, tuning, None);
     Ok(())
 }
 
@@ -100,19 +106,54 @@ pub fn copy_into_contiguous_par<T: Copy + Send + Sync + 'static>(
     if needed == 0 {
         return Ok(());
     }
-    let tuning = Tuning::for_parallel_copy(
-        needed.saturating_mul(size_of::<T>()),
-        pool.current_num_threads(),
-    );
-    copy_planned(
-        src,
-        &Plan::new(shape, strides),
-        offset,
-        dst,
-        tuning,
-        Some(pool),
-    );
+    let plan = Plan::new(shape, strides);
+    let tuning = planned_tuning(src, &plan, offset, dst, Some(pool));
+    copy_planned(src, &plan, offset, dst, tuning, Some(pool));
     Ok(())
+}
+
+/// The tuning of a validated, non-empty copy: the planner's for 8-byte elements (measured on
+/// these buffers the first time a class is seen, when planning is on), else the analytic one.
+fn planned_tuning<T: Copy + 'static>(
+    src: &[T],
+    plan: &Plan,
+    offset: usize,
+    dst: &mut [T],
+    pool: Option<&rayon::ThreadPool>,
+) -> Tuning {
+    let threads = pool.map_or(1, |p| p.current_num_threads());
+    let bytes = dst.len().saturating_mul(size_of::<T>());
+    if !is_plain_eight_byte::<T>() {
+        return Tuning::for_parallel_copy(bytes, threads);
+    }
+    let mut runner = EngineTrials { src, dst, pool };
+    planner::tuning_for(plan, offset, threads, bytes, &mut runner)
+}
+
+/// Runs the planner's trials: bands of the real copy, on its own buffers and pool.
+struct EngineTrials<'a, T> {
+    src: &'a [T],
+    dst: &'a mut [T],
+    pool: Option<&'a rayon::ThreadPool>,
+}
+
+impl<T: Copy + 'static> TrialRunner for EngineTrials<'_, T> {
+    fn run(&mut self, band: &TrialBand, tuning: Tuning) {
+        // A band is a part of the validated copy; checked again because the raw loops trust it.
+        if planner::band_fits(band, self.src.len(), self.dst.len()) {
+            let dst = &mut self.dst[band.dst_offset..];
+            copy_planned(
+                self.src,
+                &band.plan,
+                band.src_offset,
+                dst,
+                tuning,
+                self.pool,
+            );
+        } else {
+            debug_assert!(false, "a trial band outside its copy: {band:?}");
+        }
+    }
 }
 
 /// [`copy_into_contiguous`] with explicit tuning knobs (for benchmarks that sweep them).

@@ -42,7 +42,8 @@ pub trait OrderSink {
 }
 
 /// Replays the accesses [`super::copy_into_contiguous`] makes for an 8-byte element type on
-/// this CPU (the same tuning and instruction set), in order, into `sink`, for a destination
+/// this CPU (the same tuning — the planner's when this process planned or loaded the copy's
+/// class, else the analytic one — and instruction set), in order, into `sink`, for a destination
 /// that starts at element `dst_start` of a line-aligned buffer (destination indices are
 /// reported from the buffer's start). Checks the view as the engine does.
 pub fn engine_order(
@@ -61,9 +62,11 @@ pub fn engine_order(
     if needed == 0 {
         return Ok(());
     }
-    let tuning = Tuning::for_copy(needed.saturating_mul(size_of::<f64>()));
+    let plan = Plan::new(shape, strides);
+    let bytes = needed.saturating_mul(size_of::<f64>());
+    let tuning = super::planner::known_tuning(&plan, offset, 1, bytes);
     replay(
-        &Plan::new(shape, strides),
+        &plan,
         (offset, dst_start),
         tuning,
         Isa::detect().limited_to(tuning.kernels),

@@ -5,11 +5,14 @@
 
 use std::sync::OnceLock;
 
+use serde::{Deserialize, Serialize};
+
 use crate::cache::geometry::CacheLevel;
 
 /// One loop of the copy: `len` steps, moving `src_stride` elements in the source and
 /// `dst_stride` elements in the (contiguous) destination per step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Dim {
     pub len: usize,
     pub src_stride: isize,
@@ -17,7 +20,8 @@ pub(crate) struct Dim {
 }
 
 /// What the innermost loops do for one combination of the outer indices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub(crate) enum Inner {
     /// `dst[i] = src[i·src_stride]` for `i < len` (a `memcpy` when `src_stride == 1`).
     Run { len: usize, src_stride: isize },
@@ -37,7 +41,8 @@ pub(crate) enum Inner {
 /// transpose's column count), e.g. the merged middle dims of a (64,64,64,64) permutation
 /// (3,1,2,0). Sweeping it inside each row step turns 512-byte row pieces into long source
 /// streams. It has length 1 when there is no such loop.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Plan {
     pub outer: Vec<Dim>,
     pub batch: Dim,
