@@ -19,7 +19,7 @@ use crate::cli::common::CacheArgs;
 use crate::cli::text::layout::{error_json, error_text, explain, json_line, view_json};
 use crate::cli::text::layout_cache::cache_text;
 use crate::kernels::eval as expr;
-use crate::kernels::views::cache::{Dtype, ViewCacheError};
+use crate::kernels::views::cache::{Dtype, UnknownDtype, ViewCacheError};
 use crate::kernels::views::padding::ViewChain;
 use crate::kernels::views::report::{LevelReport, explain as explain_cache};
 use crate::layout::describe::error_kinds_help;
@@ -62,7 +62,7 @@ fn after_help() -> String {
 pub const USAGE: &str = "usage";
 
 fn parse_dtype(text: &str) -> Result<Dtype, String> {
-    text.parse()
+    text.parse().map_err(|e: UnknownDtype| e.to_string())
 }
 
 pub fn run(args: LayoutArgs) -> anyhow::Result<ExitCode> {

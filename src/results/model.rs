@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cache::geometry::{CacheKind, CacheLevel, GeometrySource};
+use crate::cache::geometry::{CacheKind, CacheLevel, GeometryError, GeometrySource};
 use crate::results::Provenance;
 
 /// The first results schema whose records carry model predictions.
@@ -129,7 +129,7 @@ pub struct ViewSets {
 impl LevelModel {
     /// The level's geometry, rebuilt through [`CacheLevel::recorded`] (the rules live
     /// geometry obeys).
-    pub fn geometry(&self) -> Result<CacheLevel, String> {
+    pub fn geometry(&self) -> Result<CacheLevel, GeometryError> {
         let kind = if self.name.starts_with("L1") {
             CacheKind::Data
         } else {
@@ -144,7 +144,6 @@ impl LevelModel {
             Some(self.sets),
             GeometrySource::Override,
         )
-        .map_err(|e| e.to_string())
     }
 }
 
@@ -226,7 +225,7 @@ fn check_pattern(p: &PatternPrediction, at: &str) -> Result<(), ModelInvalid> {
 }
 
 fn check_level(l: &LevelModel, p: &PatternPrediction, at: &str) -> Result<(), ModelInvalid> {
-    l.geometry().map_err(|e| (at.to_string(), e))?;
+    l.geometry().map_err(|e| (at.to_string(), e.to_string()))?;
     let whole = p.stride_bytes.unsigned_abs().is_multiple_of(l.line);
     let within = |v: Option<u64>| v.is_none_or(|v| (1..=l.sets).contains(&v));
     let rules: [(&str, bool, &str); 7] = [

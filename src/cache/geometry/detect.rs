@@ -1,11 +1,15 @@
 //! Detecting this machine's caches: the sysfs tree under `/sys/devices/system/cpu/cpu0/cache`
 //! (or a fake root in tests) and, on x86-64, CPUID's deterministic cache parameters as a
-//! cross-check (or the source when sysfs is missing). Disagreements become notes.
+//! cross-check (or the source when sysfs is missing). Disagreements become notes, and so does
+//! a sysfs level that cannot be read (`SysfsLevelError`): detection never fails.
 
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{CacheKind, CacheLevel, Geometry, GeometrySource};
+use thiserror::Error;
+
+use super::{CacheKind, CacheLevel, Geometry, GeometryError, GeometrySource};
 use crate::units::parse_size;
 
 impl Geometry {
@@ -56,23 +60,47 @@ impl Geometry {
     }
 }
 
-fn read_sysfs_level(dir: &Path) -> Result<CacheLevel, String> {
-    let read = |file: &str| -> Result<String, String> {
+/// Why one `index*/` directory does not describe a cache level. It becomes a note
+/// (`sysfs: DIR: …`), so one odd directory never hides the other levels.
+#[derive(Debug, Error)]
+enum SysfsLevelError {
+    // Causes are part of the message (fields not named `source`) so error chains do not repeat them.
+    #[error("{file}: {error}")]
+    Read {
+        file: &'static str,
+        error: io::Error,
+    },
+    #[error("{file}: `{text}` is not a number")]
+    NotANumber { file: &'static str, text: String },
+    #[error("type: unknown cache type `{0}`")]
+    UnknownType(String),
+    #[error("size: `{0}` is not a size")]
+    NotASize(String),
+    #[error(transparent)]
+    Geometry(#[from] GeometryError),
+    #[error("level {0} out of range")]
+    LevelOutOfRange(u64),
+}
+
+/// One level from its sysfs directory; the optional files (`number_of_sets`,
+/// `shared_cpu_list`) only add warnings and notes, the others must read and parse.
+fn read_sysfs_level(dir: &Path) -> Result<CacheLevel, SysfsLevelError> {
+    let read = |file: &'static str| -> Result<String, SysfsLevelError> {
         fs::read_to_string(dir.join(file))
             .map(|s| s.trim().to_string())
-            .map_err(|err| format!("{file}: {err}"))
+            .map_err(|error| SysfsLevelError::Read { file, error })
     };
-    let number = |file: &str| -> Result<u64, String> {
+    let number = |file: &'static str| -> Result<u64, SysfsLevelError> {
         let text = read(file)?;
         text.parse::<u64>()
-            .map_err(|_| format!("{file}: `{text}` is not a number"))
+            .map_err(|_| SysfsLevelError::NotANumber { file, text })
     };
     let level = number("level")?;
     let kind = match read("type")?.as_str() {
         "Data" => CacheKind::Data,
         "Instruction" => CacheKind::Instruction,
         "Unified" => CacheKind::Unified,
-        other => return Err(format!("type: unknown cache type `{other}`")),
+        other => return Err(SysfsLevelError::UnknownType(other.to_string())),
     };
     let name = match (level, kind) {
         (1, CacheKind::Data) => "L1d".to_string(),
@@ -81,15 +109,12 @@ fn read_sysfs_level(dir: &Path) -> Result<CacheLevel, String> {
         (n, _) => format!("L{n}"),
     };
     let size_text = read("size")?;
-    let size = parse_size(&size_text)
-        .ok()
-        .ok_or(format!("size: `{size_text}` is not a size"))?;
+    let size = parse_size(&size_text).map_err(|_| SysfsLevelError::NotASize(size_text))?;
     let ways = number("ways_of_associativity")?;
     let line = number("coherency_line_size")?;
     // "L1" (unified L1) is not a name `level_number` rejects; kind is kept as read.
-    let mut cache = CacheLevel::new(&name, kind, size, ways, line, GeometrySource::Sysfs)
-        .map_err(|err| err.to_string())?;
-    cache.level = u8::try_from(level).map_err(|_| format!("level {level} out of range"))?;
+    let mut cache = CacheLevel::new(&name, kind, size, ways, line, GeometrySource::Sysfs)?;
+    cache.level = u8::try_from(level).map_err(|_| SysfsLevelError::LevelOutOfRange(level))?;
     let mut warnings = Vec::new();
     if let Ok(reported_sets) = number("number_of_sets")
         && reported_sets != u64::from(cache.sets)
@@ -206,4 +231,65 @@ pub(super) fn compare_levels(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sysfs level with `broken` (file, text) in place of a good file, or without the file
+    /// when the text is `None`: the notes `from_sysfs` gives, and the level's directory.
+    fn notes_with(broken: (&str, Option<&str>)) -> (Vec<String>, PathBuf) {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("index0");
+        fs::create_dir(&dir).unwrap();
+        let good = [
+            ("level", "1"),
+            ("type", "Data"),
+            ("size", "32K"),
+            ("ways_of_associativity", "8"),
+            ("coherency_line_size", "64"),
+        ];
+        for (file, text) in good {
+            let text = if file == broken.0 {
+                broken.1
+            } else {
+                Some(text)
+            };
+            if let Some(text) = text {
+                fs::write(dir.join(file), format!("{text}\n")).unwrap();
+            }
+        }
+        (Geometry::from_sysfs(root.path()).notes, dir)
+    }
+
+    /// Each way a level's files can be wrong is one note naming the file, worded as it always was.
+    #[test]
+    fn a_broken_level_is_a_note_naming_its_file() {
+        let missing = io::Error::from_raw_os_error(libc::ENOENT);
+        let cases = [
+            (
+                ("type", Some("Weird")),
+                "type: unknown cache type `Weird`".to_string(),
+            ),
+            (
+                ("size", Some("lots")),
+                "size: `lots` is not a size".to_string(),
+            ),
+            (
+                ("ways_of_associativity", Some("x")),
+                "ways_of_associativity: `x` is not a number".to_string(),
+            ),
+            (("level", None), format!("level: {missing}")),
+            (
+                ("coherency_line_size", Some("48")),
+                "L1d: line size 48 B is not a power of two of at least 2 B".to_string(),
+            ),
+        ];
+        for (broken, reason) in cases {
+            let (notes, dir) = notes_with(broken);
+            assert_eq!(notes, [format!("sysfs: {}: {reason}", dir.display())]);
+        }
+        assert!(notes_with(("none", None)).0.is_empty());
+    }
 }

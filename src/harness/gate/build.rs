@@ -18,10 +18,12 @@
 //! (`kernels::slowdown`) is removed from the build's environment: a base is never slowed.
 
 use std::ffi::OsStr;
-use std::io::Write as _;
+use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+use thiserror::Error;
 
 use crate::harness::gate::GateError;
 use crate::kernels::slowdown::SLOWDOWN_VAR;
@@ -108,23 +110,37 @@ pub fn build_base(rev: &str, quiet: bool) -> Result<BaseBuild, GateError> {
     })
 }
 
-/// Runs `git` in `dir`; its stdout (trimmed) or its stderr as the error.
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+/// Why a `git` command gave no answer.
+#[derive(Debug, Error)]
+pub enum GitError {
+    // Causes are part of the message (fields not named `source`) so error chains do not repeat them.
+    /// `git` did not start (not installed, or the directory is gone).
+    #[error("cannot run git: {0}")]
+    Spawn(io::Error),
+    /// `git` ran and failed; its own words (stderr, trimmed) say why.
+    #[error("{stderr}")]
+    Failed { stderr: String },
+}
+
+/// Runs `git` in `dir`; its stdout (trimmed), or why not.
+fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
     let out = Command::new("git")
         .current_dir(dir)
         .args(args)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
+        .map_err(GitError::Spawn)?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        Err(GitError::Failed {
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
     }
 }
 
 fn repository_root() -> Result<PathBuf, GateError> {
-    let here = std::env::current_dir().map_err(|e| GateError::NotARepository(e.to_string()))?;
+    let here = std::env::current_dir().map_err(GateError::NoCurrentDir)?;
     git(&here, &["rev-parse", "--show-toplevel"])
         .map(PathBuf::from)
         .map_err(GateError::NotARepository)
@@ -285,6 +301,26 @@ fn copy_keeping_time(from: &Path, to: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Why `git` gave no answer reads as before: git's own stderr, or why it did not start;
+    /// `--base` puts it inside its advice.
+    #[test]
+    fn git_errors_keep_their_words() {
+        let gone = Path::new("/nonexistent/stridelab-repository");
+        let Err(spawn @ GitError::Spawn(_)) = git(gone, &["status"]) else {
+            panic!("git ran in a directory that does not exist");
+        };
+        let cause = io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(spawn.to_string(), format!("cannot run git: {cause}"));
+        let failed = GitError::Failed {
+            stderr: "fatal: not a git repository".into(),
+        };
+        assert_eq!(
+            GateError::NotARepository(failed).to_string(),
+            "--base needs the git repository of stridelab in the current directory (fatal: not \
+             a git repository); give a prebuilt base with --base-binary instead"
+        );
+    }
 
     #[test]
     fn seeding_copies_dependencies_with_their_times_and_leaves_the_lab_out() {

@@ -27,6 +27,8 @@ use std::time::Duration;
 use thiserror::Error;
 
 use crate::cache::geometry::{Geometry, GeometryError, PRESET_NAMES};
+use crate::harness::gate::build::GitError;
+use crate::harness::gate::paired::ChildRunError;
 use crate::harness::machine::MachineInfo;
 use crate::harness::run::pool::{PoolError, pool_passes};
 use crate::harness::run::session::HarnessError;
@@ -106,10 +108,15 @@ pub enum GateError {
         "--base {0}: a revision must not be empty or start with `-`; name a commit, branch or tag"
     )]
     BadRevision(String),
+    // The cause is part of the message (not a `source`) so error chains do not repeat it.
     #[error(
         "--base needs the git repository of stridelab in the current directory ({0}); give a prebuilt base with --base-binary instead"
     )]
-    NotARepository(String),
+    NotARepository(GitError),
+    #[error(
+        "--base needs the git repository of stridelab in the current directory ({0}); give a prebuilt base with --base-binary instead"
+    )]
+    NoCurrentDir(std::io::Error),
     #[error(
         "--base {rev}: no such commit in {}{}",
         root.display(),
@@ -136,8 +143,13 @@ pub enum GateError {
         path: PathBuf,
         message: String,
     },
-    #[error("the base build failed to measure `{point}`: {message}")]
-    BaseFailed { point: String, message: String },
+    // The cause is part of the message (not a `source`) so error chains do not repeat it.
+    #[error("the base build failed to measure `{point}`: {error}")]
+    BaseFailed { point: String, error: ChildRunError },
+    #[error(
+        "the base build failed to measure `{point}`: its simulated misses differ between rounds"
+    )]
+    BaseDrift { point: String },
     #[error(
         "suite point `{0}` is a geometry sweep, which another build cannot be handed point by point; compare builds on a suite of plain points"
     )]

@@ -21,10 +21,13 @@
 //! they are decided, `--max-rounds` is reached or the next round would overrun
 //! `--time-budget`.
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+use thiserror::Error;
 
 use crate::harness::gate::GateError;
 use crate::harness::gate::build::build_base;
@@ -36,7 +39,7 @@ use crate::results::compare::{
     GATE_MANIFEST_KEY, GateMethod, GateRow, GateVerdict, PairedOptions, PointRounds, check_judged,
     geometry_label, judge_paired, same_point,
 };
-use crate::results::{ChecksumOutcome, PointRecord, ResultsDocument};
+use crate::results::{ChecksumOutcome, PointError, PointRecord, ResultsDocument, ResultsError};
 use crate::stats::SplitMix64;
 
 /// Relative slowdown the estimate must exceed to be a regression (calibration: docs/gate.md).
@@ -411,9 +414,9 @@ fn measure_pair(
     for base_now in [base_first, !base_first] {
         if base_now {
             let (record, info) =
-                measure(base, &s.file, config).map_err(|message| GateError::BaseFailed {
+                measure(base, &s.file, config).map_err(|error| GateError::BaseFailed {
                     point: s.key.clone(),
-                    message,
+                    error,
                 })?;
             observed.base.get_or_insert(info);
             base_record = Some(record);
@@ -423,8 +426,8 @@ fn measure_pair(
                     observed.candidate.get_or_insert(info);
                     candidate_record = Some(record);
                 }
-                Err(message) => {
-                    s.failure = Some(message);
+                Err(error) => {
+                    s.failure = Some(error.to_string());
                     return Ok(());
                 }
             }
@@ -460,9 +463,8 @@ fn record_pair(s: &mut Series, b: PointRecord, c: PointRecord) -> Result<(), Gat
     match (&s.base, &s.candidate) {
         (Some(first_b), Some(first_c)) => {
             if first_b.simulated != b.simulated {
-                return Err(GateError::BaseFailed {
+                return Err(GateError::BaseDrift {
                     point: s.key.clone(),
-                    message: "its simulated misses differ between rounds".into(),
                 });
             }
             if first_c.simulated != c.simulated {
@@ -472,8 +474,8 @@ fn record_pair(s: &mut Series, b: PointRecord, c: PointRecord) -> Result<(), Gat
             }
         }
         _ => {
-            if let Err(why) = same_point(&b, &c) {
-                s.not_comparable = Some(why);
+            if let Err(mismatch) = same_point(&b, &c) {
+                s.not_comparable = Some(mismatch.to_string());
             }
             s.base = Some(b);
             s.candidate = Some(c);
@@ -483,13 +485,38 @@ fn record_pair(s: &mut Series, b: PointRecord, c: PointRecord) -> Result<(), Gat
     Ok(())
 }
 
+/// Why one build's process gave no usable record of a point: the base's ends the gate, the
+/// candidate's fails the point (its text becomes the verdict's note).
+#[derive(Debug, Error)]
+pub enum ChildRunError {
+    // Causes are part of the message (fields not named `source`) so error chains do not repeat them.
+    #[error("cannot run `{}`: {error}", binary.display())]
+    Spawn { binary: PathBuf, error: io::Error },
+    /// `tail` is the process's last stderr lines (at most five).
+    #[error("the {role} process exited with {code:?}: {}", tail.join(" / "))]
+    Exited {
+        role: &'static str,
+        code: Option<i32>,
+        tail: Vec<String>,
+    },
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    #[error("{0} records for one point")]
+    RecordCount(usize),
+    /// The record's own error (stage and message).
+    #[error("{}: {}", .0.stage, .0.message)]
+    PointFailed(PointError),
+    #[error("checksum {0:?}")]
+    Checksum(ChecksumOutcome),
+}
+
 /// Runs one build on one point file: its one record and how it measured (`info.gate`), or
 /// why not.
 fn measure(
     build: &Build,
     file: &Path,
     config: &PairedConfig,
-) -> Result<(PointRecord, serde_json::Value), String> {
+) -> Result<(PointRecord, serde_json::Value), ChildRunError> {
     let mut command = Command::new(&build.binary);
     command
         .arg("gate")
@@ -502,32 +529,31 @@ fn measure(
     if build.clear_slowdown {
         command.env_remove(SLOWDOWN_VAR);
     }
-    let out = command
-        .output()
-        .map_err(|e| format!("cannot run `{}`: {e}", build.binary.display()))?;
+    let out = command.output().map_err(|error| ChildRunError::Spawn {
+        binary: build.binary.clone(),
+        error,
+    })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let last: Vec<&str> = stderr.lines().rev().take(5).collect();
-        let last: Vec<&str> = last.into_iter().rev().collect();
-        return Err(format!(
-            "the {} process exited with {:?}: {}",
-            build.role,
-            out.status.code(),
-            last.join(" / ")
-        ));
+        let mut tail: Vec<String> = stderr.lines().rev().take(5).map(String::from).collect();
+        tail.reverse();
+        return Err(ChildRunError::Exited {
+            role: build.role,
+            code: out.status.code(),
+            tail,
+        });
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let origin = PathBuf::from(format!("(the {} build's results)", build.role));
-    let doc =
-        ResultsDocument::from_json(&text, &origin, &CATALOGUE_RULES).map_err(|e| e.to_string())?;
+    let doc = ResultsDocument::from_json(&text, &origin, &CATALOGUE_RULES)?;
     let info = doc.info.get(GATE_MANIFEST_KEY).cloned().unwrap_or_default();
     let [record] = <[PointRecord; 1]>::try_from(doc.records)
-        .map_err(|records| format!("{} records for one point", records.len()))?;
-    if record.checksum.status != ChecksumOutcome::Ok || record.error.is_some() {
-        return Err(match &record.error {
-            Some(e) => format!("{}: {}", e.stage, e.message),
-            None => format!("checksum {:?}", record.checksum.status),
-        });
+        .map_err(|records| ChildRunError::RecordCount(records.len()))?;
+    if let Some(error) = &record.error {
+        return Err(ChildRunError::PointFailed(error.clone()));
+    }
+    if record.checksum.status != ChecksumOutcome::Ok {
+        return Err(ChildRunError::Checksum(record.checksum.status));
     }
     Ok((record, info))
 }
@@ -614,6 +640,47 @@ fn verdict(
 mod tests {
     use super::*;
     use crate::harness::suite::Suite;
+
+    /// A child's failure reads as it did when it was a string: the base's ends the gate with
+    /// it, the candidate's is the verdict's note.
+    #[test]
+    fn child_failures_keep_their_words() {
+        let exited = ChildRunError::Exited {
+            role: "candidate",
+            code: Some(2),
+            tail: vec!["error: one".into(), "error: two".into()],
+        };
+        assert_eq!(
+            exited.to_string(),
+            "the candidate process exited with Some(2): error: one / error: two"
+        );
+        let failed = ChildRunError::PointFailed(PointError {
+            stage: "prepare".into(),
+            message: "too big".into(),
+        });
+        assert_eq!(failed.to_string(), "prepare: too big");
+        assert_eq!(
+            ChildRunError::Checksum(ChecksumOutcome::Mismatch).to_string(),
+            "checksum Mismatch"
+        );
+        assert_eq!(
+            ChildRunError::RecordCount(2).to_string(),
+            "2 records for one point"
+        );
+        let base = GateError::BaseFailed {
+            point: "p".into(),
+            error: ChildRunError::RecordCount(0),
+        };
+        assert_eq!(
+            base.to_string(),
+            "the base build failed to measure `p`: 0 records for one point"
+        );
+        let drift = GateError::BaseDrift { point: "p".into() };
+        assert_eq!(
+            drift.to_string(),
+            "the base build failed to measure `p`: its simulated misses differ between rounds"
+        );
+    }
 
     #[test]
     fn each_build_goes_first_once_in_every_pair_of_rounds_and_the_pairs_vary() {

@@ -8,10 +8,12 @@
 //! recorded so a report can say the number is an estimate.
 
 use std::io;
+use std::sync::Arc;
 
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Event, Hardware, Software};
 use perf_event::{Builder, Counter};
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 /// The events the lab knows how to count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -85,11 +87,23 @@ impl CounterEvent {
     }
 
     /// Opens a disabled counter for this thread (user space only).
-    fn open(self) -> Result<Counter, String> {
-        self.builder()
-            .build()
-            .map_err(|err| describe_open_error(self, &err))
+    fn open(self) -> Result<Counter, EventOpenError> {
+        self.builder().build().map_err(|error| EventOpenError {
+            event: self,
+            error: Arc::new(error),
+        })
     }
+}
+
+/// Why an event did not open. Shown as what the errno means for counting here (no PMU,
+/// `perf_event_paranoid`), since the bare errno names no fix. Cloneable (the OS error is
+/// shared) so every reading of a group that cannot count can carry the reasons.
+#[derive(Debug, Clone, Error)]
+#[error("{}", describe_open_error(*event, error))]
+pub struct EventOpenError {
+    pub event: CounterEvent,
+    // Part of the message (not a `source`) so error chains do not repeat it.
+    error: Arc<io::Error>,
 }
 
 /// Whether an event can be opened here, and if not, why.
@@ -119,7 +133,7 @@ pub fn probe_events() -> Vec<EventProbe> {
             hardware: event.is_hardware(),
             availability: match event.open() {
                 Ok(_) => EventAvailability::Available,
-                Err(reason) => EventAvailability::Unavailable(reason),
+                Err(reason) => EventAvailability::Unavailable(reason.to_string()),
             },
         })
         .collect()
@@ -163,13 +177,13 @@ pub struct CounterReading {
 
 /// A set of counters for the calling thread, started and stopped around a timed region.
 ///
-/// Events that fail to open are kept in [`CounterGroup::unavailable`] with their reason; the
+/// Events that fail to open are kept in [`CounterGroup::unavailable`] with their error; the
 /// rest are counted. Each event is its own perf counter (not a kernel group), so one missing
 /// event never takes the others down; multiplexing is visible per counter through
 /// `time_running < time_enabled`.
 pub struct CounterGroup {
     counters: Vec<(CounterEvent, Counter)>,
-    unavailable: Vec<(CounterEvent, String)>,
+    unavailable: Vec<EventOpenError>,
 }
 
 impl std::fmt::Debug for CounterGroup {
@@ -192,7 +206,7 @@ impl CounterGroup {
         for &event in events {
             match event.open() {
                 Ok(counter) => counters.push((event, counter)),
-                Err(reason) => unavailable.push((event, reason)),
+                Err(error) => unavailable.push(error),
             }
         }
         Self {
@@ -206,8 +220,8 @@ impl CounterGroup {
         self.counters.iter().map(|(e, _)| *e).collect()
     }
 
-    /// The events that could not be opened, with the reason.
-    pub fn unavailable(&self) -> &[(CounterEvent, String)] {
+    /// The events that could not be opened, each with why.
+    pub fn unavailable(&self) -> &[EventOpenError] {
         &self.unavailable
     }
 
@@ -329,5 +343,10 @@ mod tests {
             describe_open_error(CounterEvent::Cycles, &err),
             "ENOENT: no hardware PMU"
         );
+        let open_error = EventOpenError {
+            event: CounterEvent::Cycles,
+            error: Arc::new(err),
+        };
+        assert_eq!(open_error.to_string(), "ENOENT: no hardware PMU");
     }
 }

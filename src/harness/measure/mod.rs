@@ -2,7 +2,8 @@
 //! `Measurement` shape): wall time always; perf counter groups — hardware (cycles, instructions,
 //! L1D read misses, LLC misses) when the PMU lets them open, software (task-clock, page faults,
 //! context switches) always — each scaled by time_enabled / time_running when multiplexed, with
-//! the scaling recorded.
+//! the scaling recorded. A group that gives no reading says why ([`CounterError`]), and the
+//! record keeps that reason in place of the counts.
 //!
 //! Counters observe the calling thread only, so every measuring thread opens its own and the
 //! runner sums them.
@@ -13,9 +14,12 @@ pub(crate) mod precision;
 pub(crate) mod reference;
 
 use std::collections::BTreeMap;
+use std::io;
 use std::time::{Duration, Instant};
 
-use crate::harness::measure::counters::{CounterEvent, CounterGroup};
+use thiserror::Error;
+
+use crate::harness::measure::counters::{CounterEvent, CounterGroup, EventOpenError};
 
 use crate::results::{CounterGroupReport, CounterValue, Provenance};
 
@@ -94,7 +98,26 @@ impl CounterDelta {
 }
 
 /// Counters of one group over a region: name → delta, or why there are none.
-pub type GroupReading = Result<BTreeMap<&'static str, CounterDelta>, String>;
+pub type GroupReading = Result<BTreeMap<&'static str, CounterDelta>, CounterError>;
+
+/// Why a counter group gave no reading. The point's counter report records the text as its
+/// `reason` and the point is measured anyway: counters are extra evidence, not the result.
+#[derive(Debug, Error)]
+pub enum CounterError {
+    // Causes are part of the message (fields not named `source`) so error chains do not repeat them.
+    /// No event of the group opened: each one's reason, events that failed alike named once.
+    #[error("{}", missing_text(.0))]
+    Unavailable(Vec<EventOpenError>),
+    /// The group has no events at all.
+    #[error("no events")]
+    NoEvents,
+    #[error("starting counters: {0}")]
+    Start(io::Error),
+    #[error("stopping counters: {0}")]
+    Stop(io::Error),
+    #[error("reading counters: {0}")]
+    Read(io::Error),
+}
 
 /// The calling thread's counters of one group (`harness::measure::counters`), as a [`Measurement`].
 /// Events that do not open are left out; if none opens, every reading is the reason.
@@ -131,21 +154,26 @@ impl PerfGroup {
 
     /// Why events are missing (`cycles, instructions: ENOENT: no hardware PMU`), if any are.
     fn missing_reason(&self) -> Option<String> {
-        let missing: Vec<(&str, &str)> = self
-            .group
-            .unavailable()
-            .iter()
-            .map(|(event, reason)| (event.name(), reason.as_str()))
-            .collect();
-        (!missing.is_empty()).then(|| reasons_by_cause(&missing))
+        let missing = self.group.unavailable();
+        (!missing.is_empty()).then(|| missing_text(missing))
     }
+}
+
+/// [`reasons_by_cause`] of events that did not open.
+fn missing_text(missing: &[EventOpenError]) -> String {
+    let reasons: Vec<(&str, String)> = missing
+        .iter()
+        .map(|e| (e.event.name(), e.to_string()))
+        .collect();
+    reasons_by_cause(&reasons)
 }
 
 /// `event: reason` pairs with the events that failed alike named once per reason, in the order
 /// first seen: without a PMU every hardware event fails the same way, and one line says so.
-fn reasons_by_cause(missing: &[(&str, &str)]) -> String {
+fn reasons_by_cause(missing: &[(&str, impl AsRef<str>)]) -> String {
     let mut causes: Vec<(&str, Vec<&str>)> = Vec::new();
-    for &(event, reason) in missing {
+    for (event, reason) in missing {
+        let (event, reason) = (*event, reason.as_ref());
         match causes.iter_mut().find(|(r, _)| *r == reason) {
             Some((_, events)) => events.push(event),
             None => causes.push((reason, vec![event])),
@@ -160,27 +188,25 @@ fn reasons_by_cause(missing: &[(&str, &str)]) -> String {
 
 impl Measurement for PerfGroup {
     /// Whether the counters started.
-    type Intermediate = Result<(), String>;
+    type Intermediate = Result<(), CounterError>;
     type Value = GroupReading;
 
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), CounterError> {
         if !self.is_available() {
-            return Err(self.missing_reason().unwrap_or_else(|| "no events".into()));
+            let missing = self.group.unavailable();
+            return Err(if missing.is_empty() {
+                CounterError::NoEvents
+            } else {
+                CounterError::Unavailable(missing.to_vec())
+            });
         }
-        self.group
-            .start()
-            .map_err(|e| format!("starting counters: {e}"))
+        self.group.start().map_err(CounterError::Start)
     }
 
-    fn end(&mut self, started: Result<(), String>) -> GroupReading {
+    fn end(&mut self, started: Result<(), CounterError>) -> GroupReading {
         started?;
-        self.group
-            .stop()
-            .map_err(|e| format!("stopping counters: {e}"))?;
-        let readings = self
-            .group
-            .read()
-            .map_err(|e| format!("reading counters: {e}"))?;
+        self.group.stop().map_err(CounterError::Stop)?;
+        let readings = self.group.read().map_err(CounterError::Read)?;
         Ok(readings
             .into_iter()
             .map(|r| {
@@ -220,7 +246,7 @@ pub fn group_report(readings: &[GroupReading], runs: u64, threads: usize) -> Cou
                 return CounterGroupReport {
                     source: Provenance::Measured,
                     available: false,
-                    reason: Some(reason.clone()),
+                    reason: Some(reason.to_string()),
                     values: BTreeMap::new(),
                 };
             }
@@ -313,10 +339,36 @@ mod tests {
         }
     }
 
+    /// A group's failure reads as it did when it was a string (the report's `reason`).
+    #[test]
+    fn counter_errors_keep_their_words() {
+        let denied = || io::Error::from_raw_os_error(libc::EACCES);
+        assert_eq!(
+            CounterError::Start(denied()).to_string(),
+            format!("starting counters: {}", denied())
+        );
+        assert_eq!(
+            CounterError::Read(denied()).to_string(),
+            format!("reading counters: {}", denied())
+        );
+        let group = CounterGroup::open(&CounterEvent::HARDWARE);
+        let missing = group.unavailable();
+        if !missing.is_empty() {
+            let pairs: Vec<(&str, String)> = missing
+                .iter()
+                .map(|e| (e.event.name(), e.to_string()))
+                .collect();
+            assert_eq!(
+                CounterError::Unavailable(missing.to_vec()).to_string(),
+                reasons_by_cause(&pairs)
+            );
+        }
+    }
+
     #[test]
     fn an_unavailable_group_reports_its_reason() {
-        let report = group_report(&[Err("cycles: ENOENT".into())], 1, 1);
+        let report = group_report(&[Err(CounterError::NoEvents)], 1, 1);
         assert!(!report.available);
-        assert_eq!(report.reason.as_deref(), Some("cycles: ENOENT"));
+        assert_eq!(report.reason.as_deref(), Some("no events"));
     }
 }

@@ -13,7 +13,7 @@ use thiserror::Error;
 
 use crate::harness::run::runner::timing_of;
 use crate::results::{PointRecord, ResultsDocument, RunStatus};
-use crate::stats::{BootstrapSettings, median};
+use crate::stats::{BootstrapSettings, StatsError, median};
 
 /// Why passes could not be pooled.
 #[derive(Debug, Error, PartialEq)]
@@ -26,8 +26,22 @@ pub enum PoolError {
         index: usize,
         what: String,
     },
-    #[error("point {index}: {message}")]
-    Statistics { index: usize, message: String },
+    // The cause is part of the message (not a `source`) so error chains do not repeat it.
+    #[error("point {index}: {error}")]
+    Statistics {
+        index: usize,
+        error: PooledStatsError,
+    },
+}
+
+/// Why one point's pooled samples give no statistics; the pool refuses rather than record a
+/// point whose numbers no longer follow from its samples.
+#[derive(Debug, Error, PartialEq)]
+pub enum PooledStatsError {
+    #[error(transparent)]
+    Samples(#[from] StatsError),
+    #[error("reference samples are not finite")]
+    ReferenceNotFinite,
 }
 
 /// One document from `passes` runs of the same suite. A point that failed (or was interrupted)
@@ -85,7 +99,7 @@ pub fn pool_passes(
             continue;
         }
         pool_point(record, &others, bootstrap)
-            .map_err(|message| PoolError::Statistics { index, message })?;
+            .map_err(|error| PoolError::Statistics { index, error })?;
     }
     Ok(pooled)
 }
@@ -100,7 +114,7 @@ fn pool_point(
     record: &mut PointRecord,
     others: &[&PointRecord],
     bootstrap: BootstrapSettings,
-) -> Result<(), String> {
+) -> Result<(), PooledStatsError> {
     let Some(timing) = record.timing.as_ref() else {
         return Ok(());
     };
@@ -153,7 +167,7 @@ fn pool_point(
                 median(&reference.samples_ns_per_run),
                 median(&reference_samples),
             ) else {
-                return Err("reference samples are not finite".into());
+                return Err(PooledStatsError::ReferenceNotFinite);
             };
             // ratio = (kernel bytes ÷ kernel ns) ÷ (reference bytes ÷ reference ns); the bytes
             // are the same in every pass, so only the two medians change.

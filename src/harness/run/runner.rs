@@ -29,7 +29,7 @@ use crate::results::{
     ChecksumOutcome, ChecksumStatus, CounterReport, PointError, Provenance, ReferenceComparison,
     Timing,
 };
-use crate::stats::{BootstrapSettings, summarize};
+use crate::stats::{BootstrapSettings, StatsError, summarize};
 
 /// How every point is measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -570,9 +570,7 @@ fn assemble(
         runs_per_sample,
     ) {
         Ok(t) => t,
-        Err(message) => {
-            return unfinished(work, checksum, "statistics", message, instance, false);
-        }
+        Err(e) => return unfinished(work, checksum, "statistics", e.to_string(), instance, false),
     };
     let reference = reference_of(&samples[1..], work_value, threads, method, &timing);
     let counters = method.counters.then(|| {
@@ -615,8 +613,8 @@ pub(crate) fn timing_of(
     method: &MethodOptions,
     warmup_runs: u64,
     runs_per_sample: u64,
-) -> Result<Timing, String> {
-    let summary = summarize(samples, method.bootstrap).map_err(|e| e.to_string())?;
+) -> Result<Timing, StatsError> {
+    let summary = summarize(samples, method.bootstrap)?;
     let bytes = if report_bandwidth {
         (work.bytes_read + work.bytes_written) * threads as u64
     } else {

@@ -258,10 +258,10 @@ fn measure_one(
                 point.threads,
             ) {
                 Ok(s) => Some(s),
-                Err(message) => {
+                Err(sim_error) => {
                     error.get_or_insert(PointError {
                         stage: "simulate".into(),
-                        message,
+                        message: sim_error.to_string(),
                     });
                     None
                 }

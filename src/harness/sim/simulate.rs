@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use crate::cache::geometry::{CacheLevel, Geometry};
-use crate::cache::sim::{Hierarchy, Policy};
+use crate::cache::sim::{Hierarchy, Policy, SimError};
 use crate::cache::{AccessSink, Walk};
 use crate::harness::sim::run::simulated_levels;
 use crate::kernels::spec::Instance;
@@ -208,8 +208,8 @@ pub fn simulate_instance(
     cap: u64,
     budget: Duration,
     threads: usize,
-) -> Result<SimulatedMisses, String> {
-    let mut hierarchy = Hierarchy::new(levels, Policy::Lru, true).map_err(|e| e.to_string())?;
+) -> Result<SimulatedMisses, SimError> {
+    let mut hierarchy = Hierarchy::new(levels, Policy::Lru, true)?;
     let (seen, forwarded, timed_out) = {
         let mut capped = CappedSink::new(&mut hierarchy, cap).with_time_budget(budget);
         instance.simulate(&mut capped);

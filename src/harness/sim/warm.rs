@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use crate::cache::geometry::CacheLevel;
-use crate::cache::sim::{Hierarchy, Policy};
+use crate::cache::sim::{Hierarchy, Policy, SimError};
 use crate::harness::sim::run::simulated_levels;
 use crate::harness::sim::simulate::{CappedSink, scope_with, simulate_instance};
 use crate::kernels::spec::{Instance, SimStart};
@@ -24,7 +24,7 @@ pub fn simulate_from(
     cap: u64,
     budget: Duration,
     threads: usize,
-) -> Result<SimulatedMisses, String> {
+) -> Result<SimulatedMisses, SimError> {
     match start {
         SimStart::Cold => simulate_instance(instance, levels, cap, budget, threads),
         SimStart::Warm => simulate_warm(instance, levels, cap, budget, threads),
@@ -37,8 +37,8 @@ fn simulate_warm(
     cap: u64,
     budget: Duration,
     threads: usize,
-) -> Result<SimulatedMisses, String> {
-    let mut hierarchy = Hierarchy::new(levels, Policy::Lru, true).map_err(|e| e.to_string())?;
+) -> Result<SimulatedMisses, SimError> {
+    let mut hierarchy = Hierarchy::new(levels, Policy::Lru, true)?;
     let warm_cut = {
         let mut capped = CappedSink::new(&mut hierarchy, cap).with_time_budget(budget);
         instance.simulate_warm_up(&mut capped);

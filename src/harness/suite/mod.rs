@@ -213,13 +213,17 @@ pub struct SuitePoint {
 /// The largest per-run access limit a suite point may declare (2^31: minutes, not hours).
 pub const MAX_POINT_ACCESSES: u64 = 1 << 31;
 
+/// A point's `max_accesses` above [`MAX_POINT_ACCESSES`]: refused, so a suite file cannot plan
+/// unbounded work.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("max_accesses = {0} is above the largest a point may declare ({MAX_POINT_ACCESSES})")]
+pub struct MaxAccessesTooLarge(pub u64);
+
 /// A point's per-run access limit: its own `max_accesses` when it declares one (never below
 /// the run's), else the run's.
-fn point_access_limit(point: &SuitePoint, limits: &PlanLimits) -> Result<u64, String> {
+fn point_access_limit(point: &SuitePoint, limits: &PlanLimits) -> Result<u64, MaxAccessesTooLarge> {
     match point.max_accesses {
-        Some(own) if own > MAX_POINT_ACCESSES => Err(format!(
-            "max_accesses = {own} is above the largest a point may declare ({MAX_POINT_ACCESSES})"
-        )),
+        Some(own) if own > MAX_POINT_ACCESSES => Err(MaxAccessesTooLarge(own)),
         Some(own) => Ok(own.max(limits.max_accesses_per_run)),
         None => Ok(limits.max_accesses_per_run),
     }
@@ -456,7 +460,8 @@ impl Suite {
                 .collect();
             axes.extend(reach_axis(point, levels).map_err(invalid)?);
             let swept = sweep_cases(point, levels).map_err(invalid)?;
-            let run_limit = point_access_limit(point, &limits).map_err(invalid)?;
+            let run_limit =
+                point_access_limit(point, &limits).map_err(|e| invalid(e.to_string()))?;
             let simulated_levels = swept.as_ref().and_then(|s| s.levels.clone());
             let cases: Vec<Vec<(String, String)>> = if let Some(swept) = &swept {
                 swept.cases.iter().map(|(case, _)| case.clone()).collect()

@@ -83,9 +83,14 @@ impl Dtype {
     }
 }
 
+/// A dtype name (`--dtype`) that names no element type; the message lists the names that do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown dtype `{0}`; known: {names}", names = Dtype::NAMES)]
+pub struct UnknownDtype(pub String);
+
 impl FromStr for Dtype {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, String> {
+    type Err = UnknownDtype;
+    fn from_str(text: &str) -> Result<Self, UnknownDtype> {
         Ok(match text.trim().to_ascii_lowercase().as_str() {
             "f64" | "float64" | "double" => Dtype::F64,
             "f32" | "float32" | "float" => Dtype::F32,
@@ -96,7 +101,7 @@ impl FromStr for Dtype {
             "i16" | "int16" => Dtype::I16,
             "i8" | "int8" => Dtype::I8,
             "u8" | "uint8" => Dtype::U8,
-            _ => return Err(format!("unknown dtype `{text}`; known: {}", Dtype::NAMES)),
+            _ => return Err(UnknownDtype(text.to_string())),
         })
     }
 }

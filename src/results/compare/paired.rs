@@ -16,6 +16,8 @@
 //! The simulated misses of the two builds' first records are compared exactly (the
 //! deterministic track, `simulated`).
 
+use thiserror::Error;
+
 use super::simulated::deterministic_rows;
 use super::verdict::{GateRow, PairedOptions, PairedStatistic, Track, Verdict};
 use super::{CompareOptions, matching::point_key};
@@ -213,15 +215,23 @@ fn verdict_of(
     }
 }
 
+/// Two builds' records of one gate point that name different points (each build resolves the
+/// point with its own catalogue, so a changed default shows here); the keys are
+/// `matching::point_key`s.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("the builds measured different points: base `{base}`, candidate `{candidate}`")]
+pub struct PointMismatch {
+    pub base: String,
+    pub candidate: String,
+}
+
 /// Checks that two records of one point are the same point (kernel, threads, parameters).
-pub fn same_point(base: &PointRecord, candidate: &PointRecord) -> Result<(), String> {
-    let (b, c) = (point_key(base), point_key(candidate));
-    if b == c {
+pub fn same_point(base: &PointRecord, candidate: &PointRecord) -> Result<(), PointMismatch> {
+    let (base, candidate) = (point_key(base), point_key(candidate));
+    if base == candidate {
         Ok(())
     } else {
-        Err(format!(
-            "the builds measured different points: base `{b}`, candidate `{c}`"
-        ))
+        Err(PointMismatch { base, candidate })
     }
 }
 
@@ -243,6 +253,23 @@ mod tests {
         statistic: PairedStatistic::Sign,
     };
     const BOTH: [PairedStatistic; 2] = [PairedStatistic::Sign, PairedStatistic::SignedRank];
+
+    /// Records of different points are refused with both keys, in the words of the note.
+    #[test]
+    fn different_points_are_named_by_both_keys() {
+        let doc = document(&[100.0], &[50.0], 7);
+        let (kernel, read) = (&doc.records[0], &doc.records[1]);
+        assert_eq!(same_point(kernel, kernel), Ok(()));
+        let mismatch = same_point(kernel, read).unwrap_err();
+        assert_eq!(
+            mismatch.to_string(),
+            format!(
+                "the builds measured different points: base `{}`, candidate `{}`",
+                point_key(kernel),
+                point_key(read)
+            )
+        );
+    }
 
     /// A point whose candidate takes `factor` × the base's time, with ±`noise` (relative,
     /// uniform) in every process, over `rounds` rounds.

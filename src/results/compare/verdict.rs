@@ -3,6 +3,7 @@
 //! [`Verdict`].
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 use super::matching::{params_label, point_key};
 use crate::results::PointRecord;
@@ -49,13 +50,18 @@ impl PairedStatistic {
     }
 
     /// Reads a name `name` gives.
-    pub fn parse(name: &str) -> Result<Self, String> {
+    pub fn parse(name: &str) -> Result<Self, UnknownStatistic> {
         [Self::Sign, Self::SignedRank]
             .into_iter()
             .find(|s| s.name() == name)
-            .ok_or_else(|| format!("unknown statistic `{name}`: sign or signed-rank"))
+            .ok_or_else(|| UnknownStatistic(name.to_string()))
     }
 }
+
+/// A `--statistic` that names neither test; clap prints the message after the option.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("unknown statistic `{0}`: sign or signed-rank")]
+pub struct UnknownStatistic(pub String);
 
 /// Which track a row belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
