@@ -64,7 +64,7 @@ pub enum WisdomError {
     BadPlan {
         path: PathBuf,
         index: usize,
-        problem: String,
+        problem: BadPlan,
     },
     #[error("cannot write {path}: {source}")]
     Write {
@@ -72,6 +72,29 @@ pub enum WisdomError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What is wrong with one plan of a wisdom file.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum BadPlan {
+    #[error("{name} {value} is not a multiple of 8 in 8..={max}")]
+    Knob {
+        name: &'static str,
+        value: usize,
+        max: usize,
+    },
+    #[error("prefetch_steps {0} exceeds 64")]
+    PrefetchSteps(usize),
+    #[error("{name} {bytes} exceeds 1 MiB")]
+    PrefetchBytes { name: &'static str, bytes: usize },
+    #[error("a schedule name must have 1 to 64 bytes")]
+    Name,
+    #[error("planning_s is not a non-negative number")]
+    PlanningTime,
+    #[error("the class has no threads or a line offset ≥ 8")]
+    Class,
+    #[error("more than {MAX_PLANS} plans")]
+    TooMany,
 }
 
 /// The machine a file's timings belong to.
@@ -161,12 +184,10 @@ impl Schedule {
 
     /// The ranges the candidates stay in, so a file cannot ask for a huge stage or a loop
     /// that never advances.
-    fn check(&self) -> Result<(), String> {
-        let multiple_of_8 = |name: &str, value: usize, max: usize| {
+    fn check(&self) -> Result<(), BadPlan> {
+        let multiple_of_8 = |name: &'static str, value: usize, max: usize| {
             if value == 0 || !value.is_multiple_of(8) || value > max {
-                Err(format!(
-                    "{name} {value} is not a multiple of 8 in 8..={max}"
-                ))
+                Err(BadPlan::Knob { name, value, max })
             } else {
                 Ok(())
             }
@@ -175,18 +196,18 @@ impl Schedule {
         multiple_of_8("tile_rows", self.tile_rows, 256)?;
         multiple_of_8("batch_rows", self.batch_rows, 256)?;
         if self.prefetch_steps > 64 {
-            return Err(format!("prefetch_steps {} exceeds 64", self.prefetch_steps));
+            return Err(BadPlan::PrefetchSteps(self.prefetch_steps));
         }
         for (name, bytes) in [
             ("tile_prefetch_bytes", self.tile_prefetch_bytes),
             ("batch_prefetch_bytes", self.batch_prefetch_bytes),
         ] {
             if bytes > 1 << 20 {
-                return Err(format!("{name} {bytes} exceeds 1 MiB"));
+                return Err(BadPlan::PrefetchBytes { name, bytes });
             }
         }
         if self.name.is_empty() || self.name.len() > 64 {
-            return Err("a schedule name must have 1 to 64 bytes".into());
+            return Err(BadPlan::Name);
         }
         Ok(())
     }
@@ -332,7 +353,7 @@ fn parse(path: &Path, text: &str, machine: &MachineKey) -> Result<WisdomFile, Wi
         problem,
     };
     if file.plans.len() > MAX_PLANS {
-        return Err(bad(MAX_PLANS, format!("more than {MAX_PLANS} plans")));
+        return Err(bad(MAX_PLANS, BadPlan::TooMany));
     }
     for (index, verdict) in file.plans.iter().enumerate() {
         verdict
@@ -340,13 +361,10 @@ fn parse(path: &Path, text: &str, machine: &MachineKey) -> Result<WisdomFile, Wi
             .check()
             .map_err(|problem| bad(index, problem))?;
         if !(verdict.planning_s.is_finite() && verdict.planning_s >= 0.0) {
-            return Err(bad(index, "planning_s is not a non-negative number".into()));
+            return Err(bad(index, BadPlan::PlanningTime));
         }
         if verdict.class.threads == 0 || verdict.class.src_line_offset >= 8 {
-            return Err(bad(
-                index,
-                "the class has no threads or a line offset ≥ 8".into(),
-            ));
+            return Err(bad(index, BadPlan::Class));
         }
     }
     Ok(file)
