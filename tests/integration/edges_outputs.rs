@@ -197,7 +197,7 @@ fn run_out_writes_the_results_and_export_csv_the_csv_and_nothing_else() {
     );
     let json = fs::read_to_string(dir.path().join("q.json")).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(doc["schema"], 2);
+    assert_eq!(doc["schema"], stridelab::results::SCHEMA_VERSION);
     let csv = fs::read_to_string(dir.path().join("q.csv")).unwrap();
     assert!(csv.starts_with("index,kernel,"));
     assert_eq!(names(dir.path()), ["only.json", "q.csv", "q.json"]);

@@ -310,7 +310,8 @@ fn missing_baseline_schema_mismatch_and_changed_suite_exit_2_naming_the_fix() {
     assert!(stderr(&out).contains("--save-baseline"));
 
     let mut future = recorded();
-    future["schema"] = 3.into();
+    let next = stridelab::results::SCHEMA_VERSION + 1;
+    future["schema"] = next.into();
     let future = write(dir.path(), "future.json", &future);
     let out = gate(&[
         "--baseline",
@@ -319,7 +320,11 @@ fn missing_baseline_schema_mismatch_and_changed_suite_exit_2_naming_the_fix() {
         fixture().to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("schema 3"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("schema {next}")),
+        "{}",
+        stderr(&out)
+    );
 
     let mut fewer = recorded();
     fewer["records"].as_array_mut().unwrap().remove(0);

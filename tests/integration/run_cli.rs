@@ -22,7 +22,7 @@ fn a_kernel_grid_runs_without_a_pmu_and_says_where_numbers_came_from() {
         "run", "--kernel", "col-sum", "rows=64", "cols=64", "ld=64,65", "--json", "--quiet",
     ]);
     let doc = json_of(&out);
-    assert_eq!(doc["schema"], 2);
+    assert_eq!(doc["schema"], stridelab::results::SCHEMA_VERSION);
     assert_eq!(doc["status"], "complete");
     let records = doc["records"].as_array().unwrap();
     assert_eq!(records.len(), 2);
