@@ -17,6 +17,10 @@
 //! The planner measures each case's schedule during its warm-up (in memory, no wisdom file);
 //! `COPY_ENGINE_PLANNER=off` times the analytic schedules instead, for before/after runs of
 //! one build. The last column names the schedule and what planning it took.
+//! Experiments: `COPY_ENGINE_ASSUME_LLC=1,2,8,300` adds the analytic schedule each assumed LLC
+//! size (MiB) would pick; `COPY_ENGINE_DST_OFFSET=0,64,4096` adds the analytic schedule with
+//! the destination that many bytes past a 4 KiB boundary (4K aliasing between loads and
+//! stores); both on 1 thread.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -283,6 +287,40 @@ fn numbers_lists(var: &str) -> Option<Vec<Vec<usize>>> {
     )
 }
 
+/// The rows `COPY_ENGINE_ASSUME_LLC` and `COPY_ENGINE_DST_OFFSET` ask for (1 thread).
+fn experiments(case: &Case, src: &[f64], dst: &mut [f64], reps: usize) {
+    let bytes = case.elements() * 8;
+    for llc_mib in numbers_lists("COPY_ENGINE_ASSUME_LLC").unwrap_or_default() {
+        let Some(&llc_mib) = llc_mib.first() else {
+            continue;
+        };
+        let tuning = Tuning::assuming_llc(bytes, 1, llc_mib << 20);
+        let m = measure(src, dst, reps, None, |s, d| {
+            copy_into_contiguous_tuned(s, &case.shape, &case.strides, 0, d, tuning, None)
+                .expect("valid view")
+        });
+        let label = format!("{} assuming LLC {llc_mib} MiB", case.name);
+        println!("{}", row(&format!("{label} | 1"), &m));
+    }
+    let offsets = numbers_lists("COPY_ENGINE_DST_OFFSET").unwrap_or_default();
+    if offsets.is_empty() {
+        return;
+    }
+    let count = case.elements();
+    let mut shifted = AlignedBuffer::zeroed(count + 4096 / 8, false).expect("offset buffer");
+    let tuning = Tuning::for_copy(bytes);
+    for offset in offsets.into_iter().filter_map(|o| o.first().copied()) {
+        let at = (offset / 8).min(4096 / 8);
+        let out = &mut shifted[at..at + count];
+        let m = measure(src, dst, reps, None, |s, _| {
+            copy_into_contiguous_tuned(s, &case.shape, &case.strides, 0, out, tuning, None)
+                .expect("valid view")
+        });
+        let label = format!("{} destination +{} B", case.name, at * 8);
+        println!("{}", row(&format!("{label} | 1"), &m));
+    }
+}
+
 fn row(label: &str, m: &Measured) -> String {
     format!(
         "| {label} | {:.2} | {:.2} | {:.1} | {:.1} | {}/{} | {} |",
@@ -405,6 +443,7 @@ fn main() {
                 }
             }
         }
+        experiments(case, &src, &mut dst, reps);
     }
 
     println!("\nN×N f64 transpose, fraction of the same-run best copy (timed, medians):\n");

@@ -17,9 +17,12 @@
 //!    continue across one, as in 4-D first/last-dim swaps: such a batch is read a few rows at
 //!    a time along all its panels, as long prefetched streams).
 //! 3. [`Tuning`] is derived analytically from the lab's one cache geometry
-//!    (`cache::geometry`, implausible levels left out; no plan step):
-//!    destinations larger than an eighth of the last-level cache are written with
-//!    non-temporal stores; run copies then read the source in address order.
+//!    (`cache::geometry`, implausible levels left out): destinations larger than an eighth of
+//!    the last-level cache are written with non-temporal stores; run copies then read the
+//!    source in address order. When the application turns the planner on
+//!    ([`configure_planner`]), the first copy of each class of 1 MiB or more times the
+//!    candidate schedules on its own buffers and keeps the fastest (`planner`), in a wisdom
+//!    file (`wisdom`) later processes read.
 //! 4. 8-byte plain-data elements (`f64`, `u64`, `i64`) go through the SIMD micro-kernels in
 //!    `simd`: an in-register 8×8 transpose (AVX-512, AVX2 as four 4×4, or scalar), either
 //!    streamed straight to the destination in whole lines — each block's columns joined with

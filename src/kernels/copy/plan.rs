@@ -1,5 +1,6 @@
 //! Turning a validated strided view into a loop nest: coalescing, choosing the inner kernel,
-//! and the analytic tuning (no plan step the user waits for). Safe code only.
+//! and the analytic tuning, which the measuring planner (`planner.rs`) starts from. Safe code
+//! only.
 
 #![forbid(unsafe_code)]
 
@@ -365,7 +366,8 @@ impl Tuning {
     ///   once along the whole batch and prefetch each row stream 1 KiB ahead, since long
     ///   prefetched streams suit the prefetchers (`docs/copy-engine.md#batched-transposes`).
     ///
-    /// The tuning is derived from sizes, never measured at run time.
+    /// Derived from sizes alone; when the application turns the planner on, the measured
+    /// schedule replaces it (`planner.rs`).
     pub fn for_copy(dst_bytes: usize) -> Tuning {
         Self::for_geometry(dst_bytes, 1, Geometry::get())
     }
@@ -373,6 +375,17 @@ impl Tuning {
     /// [`Tuning::for_copy`] for a copy split over `threads` threads.
     pub fn for_parallel_copy(dst_bytes: usize, threads: usize) -> Tuning {
         Self::for_geometry(dst_bytes, threads, Geometry::get())
+    }
+
+    /// [`Tuning::for_parallel_copy`] as if the last-level cache held `llc_bytes`: the
+    /// planner's candidate families, and the experiment that times the schedule each assumed
+    /// LLC size would pick.
+    pub fn assuming_llc(dst_bytes: usize, threads: usize, llc_bytes: usize) -> Tuning {
+        let geometry = Geometry {
+            llc_bytes,
+            ..Geometry::get()
+        };
+        Self::for_geometry(dst_bytes, threads, geometry)
     }
 
     /// [`Tuning::for_parallel_copy`] on a given cache geometry.

@@ -16,7 +16,8 @@
 //! - How long: one untimed pass over the bands (so no candidate pays for the destination's
 //!   first touch), then candidates interleaved in rotated order, at least [`MIN_ROUNDS`]
 //!   rounds, and more while the whole planning stays within its budget (50 ms, or 10% of one
-//!   whole copy when that is longer); the winner has the lowest median.
+//!   whole copy when that is longer); the winner has the lowest median, unless the analytic
+//!   schedule is within [`MARGIN`] of it (then the analytic one stays).
 //!
 //! Nothing is planned unless the application asks ([`configure_planner`]): a library call
 //! with no configuration takes the analytic tuning, so its results and its speed do not depend
@@ -43,6 +44,10 @@ const MIN_ROUNDS: usize = 3;
 const MAX_ROUNDS: usize = 15;
 /// The planning budget (the larger of this and a tenth of one whole copy).
 const BUDGET: Duration = Duration::from_millis(50);
+/// A challenger replaces the analytic schedule only when its median is this much faster:
+/// between near-equal candidates the fastest median of a few noisy trials is chance, and a
+/// chance winner cost up to 5% at some sizes in the same-run sweep (docs/copy-engine.md).
+const MARGIN: f64 = 0.03;
 
 /// Where the planner keeps what it learns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,7 +198,12 @@ pub(crate) fn tuning_for(
         return analytic;
     };
     let candidates = candidates(plan, bytes, threads, Geometry::get());
-    let (winner, trials) = measure(&candidates, &bands, (bytes, started), runner);
+    let (fastest, trials) = measure(&candidates, &bands, (bytes, started), runner);
+    let winner = candidates
+        .iter()
+        .position(|(_, t)| *t == analytic)
+        .filter(|&a| trials[fastest].median_ns as f64 > (1.0 - MARGIN) * trials[a].median_ns as f64)
+        .unwrap_or(fastest);
     let verdict = Verdict {
         class: class.clone(),
         schedule: Schedule::new(candidates[winner].0, candidates[winner].1),
@@ -273,14 +283,11 @@ pub(crate) fn candidates(
     geometry: Geometry,
 ) -> Vec<(&'static str, Tuning)> {
     let assuming_llc = |llc_bytes: usize| {
-        Tuning::for_geometry(
-            bytes,
-            threads,
-            Geometry {
-                llc_bytes,
-                ..geometry
-            },
-        )
+        let assumed = Geometry {
+            llc_bytes,
+            ..geometry
+        };
+        Tuning::for_geometry(bytes, threads, assumed)
     };
     let in_cache = assuming_llc(usize::MAX);
     let tiles = assuming_llc(bytes);
