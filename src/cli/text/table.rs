@@ -1,5 +1,6 @@
-//! Fixed-width text tables and wrapped paragraphs for the terminal: each column as wide as its
-//! widest cell (header included), two spaces apart, numbers right-aligned, no trailing blanks.
+//! Fixed-width text tables (laid out by comfy-table) and wrapped paragraphs for the terminal:
+//! each column as wide as its widest cell (header included), two spaces apart, numbers
+//! right-aligned, no trailing blanks.
 //! Width is counted in characters: every symbol the tables print (µ, ×, ±, ≥, —) takes one
 //! column.
 
@@ -61,23 +62,30 @@ impl TextTable {
         width(indent) + widths.iter().sum::<usize>() + GAP.len() * widths.len().saturating_sub(1)
     }
 
-    /// The header and the rows, each line starting with `indent`.
+    /// The header and the rows, each line starting with `indent` (laid out by comfy-table:
+    /// no borders, [`GAP`] between columns, trailing blanks trimmed).
     pub(crate) fn render(&self, indent: &str) -> String {
-        let widths = self.column_widths();
-        let mut out = String::new();
-        for row in std::iter::once(&self.headers).chain(&self.rows) {
-            let mut line = indent.to_string();
-            for (c, cell) in row.iter().enumerate() {
-                if c > 0 {
-                    line.push_str(GAP);
-                }
-                let pad = " ".repeat(widths[c] - width(cell));
-                match self.aligns[c] {
-                    Align::Left => line.extend([cell.as_str(), &pad]),
-                    Align::Right => line.extend([pad.as_str(), cell]),
-                }
+        use comfy_table::{CellAlignment, Table, presets::NOTHING};
+        let mut table = Table::new();
+        table.load_preset(NOTHING);
+        // The header as a plain first row: a comfy-table header adds a separator line.
+        table.add_row(self.headers.clone());
+        for row in &self.rows {
+            table.add_row(row.clone());
+        }
+        let last = self.aligns.len().saturating_sub(1);
+        for (c, align) in self.aligns.iter().enumerate() {
+            if let Some(column) = table.column_mut(c) {
+                column.set_padding((0, if c < last { GAP.len() as u16 } else { 0 }));
+                column.set_cell_alignment(match align {
+                    Align::Left => CellAlignment::Left,
+                    Align::Right => CellAlignment::Right,
+                });
             }
-            out.push_str(line.trim_end());
+        }
+        let mut out = String::new();
+        for line in table.lines() {
+            out.push_str(format!("{indent}{line}").trim_end());
             out.push('\n');
         }
         out
