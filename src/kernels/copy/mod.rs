@@ -52,8 +52,8 @@ use thiserror::Error;
 use plan::{BATCH_CHUNK, Cursor, Inner, PanelItem, Plan};
 #[doc(hidden)]
 pub use plan::{KernelSet, Tuning};
+use planner::planned_tuning;
 pub use planner::{PlanEvent, PlanSource, WisdomChoice, configure_planner, take_plan_events};
-use planner::{TrialBand, TrialRunner};
 use simd::Isa;
 pub use wisdom::{Schedule, Trial, WisdomError, default_wisdom_path};
 
@@ -113,50 +113,6 @@ pub fn copy_into_contiguous_par<T: Copy + Send + Sync + 'static>(
     let tuning = planned_tuning(src, &plan, offset, dst, Some(pool));
     copy_planned(src, &plan, offset, dst, tuning, Some(pool));
     Ok(())
-}
-
-/// The tuning of a validated, non-empty copy: the planner's for 8-byte elements (measured on
-/// these buffers the first time a class is seen, when planning is on), else the analytic one.
-fn planned_tuning<T: Copy + 'static>(
-    src: &[T],
-    plan: &Plan,
-    offset: usize,
-    dst: &mut [T],
-    pool: Option<&rayon::ThreadPool>,
-) -> Tuning {
-    let threads = pool.map_or(1, |p| p.current_num_threads());
-    let bytes = dst.len().saturating_mul(size_of::<T>());
-    if !is_plain_eight_byte::<T>() {
-        return Tuning::for_parallel_copy(bytes, threads);
-    }
-    let mut runner = EngineTrials { src, dst, pool };
-    planner::tuning_for(plan, offset, threads, bytes, &mut runner)
-}
-
-/// Runs the planner's trials: bands of the real copy, on its own buffers and pool.
-struct EngineTrials<'a, T> {
-    src: &'a [T],
-    dst: &'a mut [T],
-    pool: Option<&'a rayon::ThreadPool>,
-}
-
-impl<T: Copy + 'static> TrialRunner for EngineTrials<'_, T> {
-    fn run(&mut self, band: &TrialBand, tuning: Tuning) {
-        // A band is a part of the validated copy; checked again because the raw loops trust it.
-        if planner::band_fits(band, self.src.len(), self.dst.len()) {
-            let dst = &mut self.dst[band.dst_offset..];
-            copy_planned(
-                self.src,
-                &band.plan,
-                band.src_offset,
-                dst,
-                tuning,
-                self.pool,
-            );
-        } else {
-            debug_assert!(false, "a trial band outside its copy: {band:?}");
-        }
-    }
 }
 
 /// [`copy_into_contiguous`] with explicit tuning knobs (for benchmarks that sweep them).
@@ -817,78 +773,4 @@ fn copy_items_generic<T: Copy>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bounds_violations_are_errors() {
-        let src = [0.0f64; 10];
-        let mut dst = [0.0f64; 4];
-        type Case<'a> = (&'a [usize], &'a [isize], usize, usize, CopyError);
-        let cases: [Case; 5] = [
-            (
-                &[2, 2],
-                &[1],
-                0,
-                4,
-                CopyError::RankMismatch {
-                    shape: 2,
-                    strides: 1,
-                },
-            ),
-            (
-                &[2, 2],
-                &[5, 1],
-                4,
-                4,
-                CopyError::OutOfBounds { index: 10, len: 10 },
-            ),
-            (
-                &[2, 2],
-                &[-5, 1],
-                4,
-                4,
-                CopyError::OutOfBounds { index: -1, len: 10 },
-            ),
-            (
-                &[3],
-                &[1],
-                0,
-                4,
-                CopyError::DestinationSize { dst: 4, needed: 3 },
-            ),
-            (&[usize::MAX, 3], &[0, 0], 0, 4, CopyError::Overflow),
-        ];
-        for (shape, strides, offset, dst_len, expected) in cases {
-            let got = copy_into_contiguous(&src, shape, strides, offset, &mut dst[..dst_len]);
-            assert_eq!(got, Err(expected), "{shape:?} {strides:?} +{offset}");
-        }
-    }
-
-    #[test]
-    fn empty_views_need_no_valid_storage() {
-        let mut dst: [f64; 0] = [];
-        assert_eq!(
-            copy_into_contiguous(&[], &[0, 5], &[99, 99], 1000, &mut dst),
-            Ok(())
-        );
-    }
-
-    #[test]
-    fn a_transpose_matches_the_definition() {
-        for (rows, cols) in [(8, 8), (16, 24), (13, 17), (64, 9), (100, 70)] {
-            let src: Vec<f64> = (0..rows * cols).map(|i| i as f64).collect();
-            let mut dst = vec![0.0; rows * cols];
-            copy_into_contiguous(&src, &[cols, rows], &[1, cols as isize], 0, &mut dst).unwrap();
-            for r in 0..rows {
-                for c in 0..cols {
-                    assert_eq!(
-                        dst[c * rows + r],
-                        src[r * cols + c],
-                        "{rows}x{cols} at {r},{c}"
-                    );
-                }
-            }
-        }
-    }
-}
+mod tests;

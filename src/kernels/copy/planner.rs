@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use super::plan::{Geometry, Inner, Plan, Tuning};
 use super::wisdom::{CopyClass, MachineKey, Schedule, Trial, Verdict, Wisdom, WisdomError};
+use super::{copy_planned, is_plain_eight_byte};
 
 /// Copies up to this many destination bytes are timed whole; larger ones on bands this big.
 const TRIAL_BYTES: usize = 4 << 20;
@@ -222,6 +223,50 @@ pub(crate) fn tuning_for(
         eprintln!("warning: the copy planner's wisdom is kept in memory only: {err}");
     }
     tuning
+}
+
+/// The tuning of a validated, non-empty copy: the planner's for 8-byte elements (measured on
+/// these buffers the first time a class is seen, when planning is on), else the analytic one.
+pub(super) fn planned_tuning<T: Copy + 'static>(
+    src: &[T],
+    plan: &Plan,
+    offset: usize,
+    dst: &mut [T],
+    pool: Option<&rayon::ThreadPool>,
+) -> Tuning {
+    let threads = pool.map_or(1, |p| p.current_num_threads());
+    let bytes = dst.len().saturating_mul(size_of::<T>());
+    if !is_plain_eight_byte::<T>() {
+        return Tuning::for_parallel_copy(bytes, threads);
+    }
+    let mut runner = EngineTrials { src, dst, pool };
+    tuning_for(plan, offset, threads, bytes, &mut runner)
+}
+
+/// Runs the planner's trials: bands of the real copy, on its own buffers and pool.
+struct EngineTrials<'a, T> {
+    src: &'a [T],
+    dst: &'a mut [T],
+    pool: Option<&'a rayon::ThreadPool>,
+}
+
+impl<T: Copy + 'static> TrialRunner for EngineTrials<'_, T> {
+    fn run(&mut self, band: &TrialBand, tuning: Tuning) {
+        // A band is a part of the validated copy; checked again because the raw loops trust it.
+        if band_fits(band, self.src.len(), self.dst.len()) {
+            let dst = &mut self.dst[band.dst_offset..];
+            copy_planned(
+                self.src,
+                &band.plan,
+                band.src_offset,
+                dst,
+                tuning,
+                self.pool,
+            );
+        } else {
+            debug_assert!(false, "a trial band outside its copy: {band:?}");
+        }
+    }
 }
 
 fn event(verdict: &Verdict, source: PlanSource) -> PlanEvent {
