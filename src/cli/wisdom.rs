@@ -13,7 +13,7 @@ use crate::harness::Suite;
 use crate::harness::run::plan::geometry_and_manifest;
 use crate::harness::run::prefill::prefill_plans;
 use crate::harness::suite::PlanLimits;
-use crate::kernels::copy::{PlanSource, WisdomChoice};
+use crate::kernels::copy::{PlanSource, WisdomChoice, configure_planner};
 
 #[derive(Debug, Args)]
 pub struct WisdomCmdArgs {
@@ -37,7 +37,12 @@ pub fn run(args: WisdomCmdArgs) -> anyhow::Result<ExitCode> {
     let suite = Suite::load(suite_name)?;
     let (geometry, _) = geometry_and_manifest(&CacheArgs::default().choice())?;
     let plan = suite.plan_on(None, PlanLimits::default(), &geometry.levels)?;
-    args.wisdom.configure();
+    // A file that cannot be read is left alone, so nothing could be prefilled into it.
+    if let Some(problem) = configure_planner(WisdomChoice::File(path.clone())) {
+        anyhow::bail!(
+            "cannot prefill: {problem}; move it aside or name another file with --wisdom"
+        );
+    }
     let stop = super::common::stop_flag()?;
     let (mut planned, mut known) = (0, 0);
     let points = prefill_plans(&plan, &stop, |point| {

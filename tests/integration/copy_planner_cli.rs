@@ -95,3 +95,22 @@ fn corrupt_and_foreign_wisdom_files_are_ignored_and_left_alone() {
         assert_eq!(copy_plans(&out)[0]["source"], "measured", "{name}");
     }
 }
+
+#[test]
+fn prefilling_into_an_unreadable_wisdom_file_is_refused_and_leaves_it_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let wisdom = dir.path().join("wisdom.json");
+    fs::write(&wisdom, "{not json").unwrap();
+    let out = stridelab_command()
+        .args(["wisdom", "--wisdom"])
+        .arg(&wisdom)
+        .output()
+        .expect("run stridelab");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot prefill") && stderr.contains("is not a wisdom file"),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(&wisdom).unwrap(), "{not json");
+}
