@@ -1,7 +1,7 @@
 //! Pieces the subcommands share, kept here so no subcommand file imports another: the Ctrl-C
 //! stop flag, the count and percentage parsers, the geometry options (`--cache`, `--preset`)
-//! of every subcommand that simulates, the copy planner's `--wisdom`, `--list [KERNEL]`, and the value parsers that give
-//! shell completions their words (kernel and preset names).
+//! of every subcommand that simulates, the copy planner's `--wisdom`, `--list [KERNEL]`, and
+//! the value parsers that give shell completions their words (kernel and preset names).
 
 use std::ffi::OsStr;
 use std::path::PathBuf;

@@ -250,9 +250,11 @@ impl Cursor {
 }
 
 /// Knobs of the engine, derived analytically from the cache geometry by [`Tuning::for_copy`].
-/// Public (hidden) so benchmarks can sweep them; results never depend on them.
+/// Public (hidden) so benchmarks can sweep them; results never depend on them. Serialised as
+/// a wisdom file's schedule, without `kernels` (a stored plan always takes the best set).
 #[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Tuning {
     /// Transpose panel width in columns: the number of destination rows written side by side.
     pub panel: usize,
@@ -276,15 +278,17 @@ pub struct Tuning {
     /// (0 = not at all).
     pub batch_prefetch_bytes: usize,
     /// The best instruction set the micro-kernels may use (tests force the lesser ones).
+    #[serde(skip)]
     pub kernels: KernelSet,
 }
 
 /// An upper bound on the micro-kernels' instruction set; the CPU's support still applies.
 #[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum KernelSet {
     Portable,
     Avx2,
+    #[default]
     Best,
 }
 

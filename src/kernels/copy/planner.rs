@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::plan::{Geometry, Inner, Plan, Tuning};
+use super::plan::{Dim, Geometry, Inner, Plan, Tuning};
 use super::wisdom::{CopyClass, MachineKey, Schedule, Trial, Verdict, Wisdom, WisdomError};
 use super::{copy_planned, is_plain_eight_byte};
 
@@ -152,7 +152,7 @@ pub(crate) fn known_tuning(plan: &Plan, offset: usize, threads: usize, bytes: us
     state
         .as_ref()
         .and_then(|s| s.wisdom.plans.get(&class))
-        .map_or(analytic, |v| v.schedule.tuning())
+        .map_or(analytic, |v| v.schedule.tuning)
 }
 
 /// Times one candidate on one trial band; the engine's copy of the band behind it.
@@ -188,7 +188,7 @@ pub(crate) fn tuning_for(
     };
     let class = class_of(plan, offset, threads);
     if let Some(verdict) = state.wisdom.plans.get(&class) {
-        let tuning = verdict.schedule.tuning();
+        let tuning = verdict.schedule.tuning;
         if state.reported.insert(class.clone()) {
             state.events.push(event(verdict, PlanSource::Wisdom));
         }
@@ -212,7 +212,7 @@ pub(crate) fn tuning_for(
         trial_bytes: bands.trial_bytes,
         trials,
     };
-    let tuning = verdict.schedule.tuning();
+    let tuning = verdict.schedule.tuning;
     state.events.push(event(&verdict, PlanSource::Measured));
     state.reported.insert(class.clone());
     state.wisdom.plans.insert(class, verdict);
@@ -402,57 +402,64 @@ pub(crate) fn trial_bands(plan: &Plan, offset: usize, bytes: usize) -> Option<Ba
             trial_bytes: bytes,
         });
     }
-    // Each cuttable loop: (length, the smallest step to cut it in, a band of `k` at `start`).
-    type Cut<'a> = (usize, usize, Box<dyn Fn(usize, usize) -> TrialBand + 'a>);
-    let mut cuts: Vec<Cut> = Vec::new();
-    for (i, dim) in plan.outer.iter().enumerate() {
-        let cut = move |k: usize, start: usize| {
-            let mut band = plan.clone();
-            band.outer[i].len = k;
-            TrialBand {
-                plan: band,
-                src_offset: shifted(offset, start, dim.src_stride),
-                dst_offset: shifted(0, start, dim.dst_stride),
-            }
-        };
-        cuts.push((dim.len, 1, Box::new(cut)));
-    }
+    // The loops a band may cut, as (which, the loop, the smallest step to cut it in): a
+    // transpose's rows step `lds` in the source and 1 in the destination.
+    let mut cuts: Vec<(Cut, Dim, usize)> = plan
+        .outer
+        .iter()
+        .enumerate()
+        .map(|(i, &dim)| (Cut::Outer(i), dim, 1))
+        .collect();
     if let Inner::Transpose { rows, lds, .. } = plan.inner {
-        let cut = move |k: usize, start: usize| {
-            let mut band = plan.clone();
-            if let Inner::Transpose { rows, .. } = &mut band.inner {
-                *rows = k;
-            }
-            TrialBand {
-                plan: band,
-                src_offset: shifted(offset, start, lds),
-                dst_offset: start,
-            }
+        let dim = Dim {
+            len: rows,
+            src_stride: lds,
+            dst_stride: 1,
         };
-        cuts.push((rows, 64, Box::new(cut)));
+        cuts.push((Cut::Rows, dim, 64));
     }
     if plan.batch.len > 1 {
-        let batch = plan.batch;
-        let cut = move |k: usize, start: usize| {
-            let mut band = plan.clone();
-            band.batch.len = k;
-            TrialBand {
-                plan: band,
-                src_offset: shifted(offset, start, batch.src_stride),
-                dst_offset: shifted(0, start, batch.dst_stride),
-            }
-        };
-        cuts.push((batch.len, 1, Box::new(cut)));
+        cuts.push((Cut::Batch, plan.batch, 1));
     }
-    cuts.into_iter().find_map(|(len, step, cut)| {
-        let per_index = bytes / len;
+    cuts.into_iter().find_map(|(which, dim, step)| {
+        let per_index = bytes / dim.len;
         let k = TRIAL_BYTES.div_ceil(per_index.max(1)).div_ceil(step) * step;
-        let positions = (len / k.max(1)).min(POSITIONS);
-        (k < len && positions >= 1).then(|| Bands {
-            bands: (0..positions).map(|p| cut(k, p * k)).collect(),
+        let positions = (dim.len / k.max(1)).min(POSITIONS);
+        let band = |start: usize| TrialBand {
+            plan: which.shortened(plan, k),
+            src_offset: shifted(offset, start, dim.src_stride),
+            dst_offset: shifted(0, start, dim.dst_stride),
+        };
+        (k < dim.len && positions >= 1).then(|| Bands {
+            bands: (0..positions).map(|p| band(p * k)).collect(),
             trial_bytes: k * per_index,
         })
     })
+}
+
+/// A loop of a plan that a trial band cuts short.
+#[derive(Debug, Clone, Copy)]
+enum Cut {
+    Outer(usize),
+    Rows,
+    Batch,
+}
+
+impl Cut {
+    /// `plan` with this loop cut to `len` steps.
+    fn shortened(self, plan: &Plan, len: usize) -> Plan {
+        let mut band = plan.clone();
+        match self {
+            Cut::Outer(i) => band.outer[i].len = len,
+            Cut::Rows => {
+                if let Inner::Transpose { rows, .. } = &mut band.inner {
+                    *rows = len;
+                }
+            }
+            Cut::Batch => band.batch.len = len,
+        }
+        band
+    }
 }
 
 /// Whether every element a band reads lies in `0..src_len` and every one it writes in
@@ -594,9 +601,12 @@ mod tests {
             let src: Vec<f64> = (0..len).map(|i| i as f64 + 0.5).collect();
             let expected = naive_copy(&src, &shape, &strides, offset);
             let plan = Plan::new(&shape, &strides);
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+            let pool = POOL.get_or_init(|| {
+                rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap()
+            });
             for bytes in [1 << 20, 64 << 20, 1 << 32] {
-                for (threads, pool) in [(1, None), (2, Some(&pool))] {
+                for (threads, pool) in [(1, None), (2, Some(pool))] {
                     for (name, tuning) in candidates(&plan, bytes, threads, Geometry::get()) {
                         let mut dst = vec![-1.0; expected.len()];
                         super::super::copy_into_contiguous_tuned(

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::plan::{Geometry, KernelSet, Plan, Tuning};
+use super::plan::{Geometry, Plan, Tuning};
 
 /// The `format` field of every wisdom file.
 const FORMAT: &str = "stridelab-wisdom";
@@ -143,48 +143,21 @@ pub(crate) struct CopyClass {
 pub struct Schedule {
     /// Which candidate family it came from (`in-cache`, `stream-tiles`, `stream-walk`, …).
     pub name: String,
-    pub panel: usize,
-    pub tile_rows: usize,
-    pub stream: bool,
-    pub staged: bool,
-    pub prefetch_steps: usize,
-    pub tile_prefetch_bytes: usize,
-    pub batch_rows: usize,
-    pub batch_prefetch_bytes: usize,
+    pub tuning: Tuning,
 }
 
 impl Schedule {
     pub(crate) fn new(name: &str, tuning: Tuning) -> Schedule {
         Schedule {
             name: name.to_string(),
-            panel: tuning.panel,
-            tile_rows: tuning.tile_rows,
-            stream: tuning.stream,
-            staged: tuning.staged,
-            prefetch_steps: tuning.prefetch_steps,
-            tile_prefetch_bytes: tuning.tile_prefetch_bytes,
-            batch_rows: tuning.batch_rows,
-            batch_prefetch_bytes: tuning.batch_prefetch_bytes,
-        }
-    }
-
-    pub(crate) fn tuning(&self) -> Tuning {
-        Tuning {
-            panel: self.panel,
-            tile_rows: self.tile_rows,
-            stream: self.stream,
-            staged: self.staged,
-            prefetch_steps: self.prefetch_steps,
-            tile_prefetch_bytes: self.tile_prefetch_bytes,
-            batch_rows: self.batch_rows,
-            batch_prefetch_bytes: self.batch_prefetch_bytes,
-            kernels: KernelSet::Best,
+            tuning,
         }
     }
 
     /// The ranges the candidates stay in, so a file cannot ask for a huge stage or a loop
     /// that never advances.
     fn check(&self) -> Result<(), BadPlan> {
+        let t = &self.tuning;
         let multiple_of_8 = |name: &'static str, value: usize, max: usize| {
             if value == 0 || !value.is_multiple_of(8) || value > max {
                 Err(BadPlan::Knob { name, value, max })
@@ -192,15 +165,15 @@ impl Schedule {
                 Ok(())
             }
         };
-        multiple_of_8("panel", self.panel, 4096)?;
-        multiple_of_8("tile_rows", self.tile_rows, 256)?;
-        multiple_of_8("batch_rows", self.batch_rows, 256)?;
-        if self.prefetch_steps > 64 {
-            return Err(BadPlan::PrefetchSteps(self.prefetch_steps));
+        multiple_of_8("panel", t.panel, 4096)?;
+        multiple_of_8("tile_rows", t.tile_rows, 256)?;
+        multiple_of_8("batch_rows", t.batch_rows, 256)?;
+        if t.prefetch_steps > 64 {
+            return Err(BadPlan::PrefetchSteps(t.prefetch_steps));
         }
         for (name, bytes) in [
-            ("tile_prefetch_bytes", self.tile_prefetch_bytes),
-            ("batch_prefetch_bytes", self.batch_prefetch_bytes),
+            ("tile_prefetch_bytes", t.tile_prefetch_bytes),
+            ("batch_prefetch_bytes", t.batch_prefetch_bytes),
         ] {
             if bytes > 1 << 20 {
                 return Err(BadPlan::PrefetchBytes { name, bytes });
@@ -307,15 +280,14 @@ impl Wisdom {
             source,
         };
         let mut plans: Vec<Verdict> = self.plans.values().cloned().collect();
-        plans.sort_by_key(|v| serde_json::to_string(&v.class).unwrap_or_default());
+        plans.sort_by_cached_key(|v| serde_json::to_string(&v.class).unwrap_or_default());
         let file = WisdomFile {
             format: FORMAT.into(),
             version: VERSION,
             machine: self.machine.clone(),
             plans,
         };
-        let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::from);
-        let text = text.map_err(write)?;
+        let text = serde_json::to_string_pretty(&file).map_err(|e| write(e.into()))?;
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         let dir = dir.unwrap_or(Path::new("."));
         fs::create_dir_all(dir).map_err(write)?;
@@ -400,13 +372,13 @@ mod tests {
                 src_line_offset: 0,
                 threads: 1,
             },
-            schedule: Schedule {
-                panel,
-                ..Schedule::new(
-                    "stream-tiles",
-                    Tuning::for_geometry(1 << 30, 1, Geometry::get()),
-                )
-            },
+            schedule: Schedule::new(
+                "stream-tiles",
+                Tuning {
+                    panel,
+                    ..Tuning::for_geometry(1 << 30, 1, Geometry::get())
+                },
+            ),
             planning_s: 0.01,
             trial_bytes: 1 << 20,
             trials: vec![],
