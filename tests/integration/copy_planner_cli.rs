@@ -50,11 +50,14 @@ fn a_class_is_planned_once_then_taken_from_the_wisdom_file() {
     assert!(plans[0]["planning_s"].as_f64().unwrap() > 0.0);
     let trials = plans[0]["trials"].as_array().unwrap();
     assert!(trials.len() >= 2, "{trials:?}");
-    let fastest = trials
+    // The chosen schedule is the fastest, or the analytic one kept within 3% of the fastest.
+    let median = |t: &Value| t["median_ns"].as_u64().unwrap() as f64;
+    let fastest = trials.iter().map(median).fold(f64::INFINITY, f64::min);
+    let chosen = trials
         .iter()
-        .min_by_key(|t| t["median_ns"].as_u64().unwrap())
-        .unwrap();
-    assert_eq!(plans[0]["schedule"], fastest["schedule"]);
+        .find(|t| t["schedule"] == plans[0]["schedule"])
+        .expect("the chosen schedule is one of the trials");
+    assert!(median(chosen) <= fastest / 0.97, "{plans:?}");
     let saved: Value = serde_json::from_str(&fs::read_to_string(&wisdom).unwrap()).unwrap();
     assert_eq!(saved["plans"].as_array().unwrap().len(), 1);
 
