@@ -163,7 +163,9 @@ fn resolve_commit(root: &Path, rev: &str) -> Result<String, GateError> {
     }
 }
 
-/// `git archive COMMIT | tar -x -C dest`.
+/// `git archive COMMIT | tar -x -m -C dest`: the files get the time of unpacking, not the
+/// commit's, because cargo judges the shared target directory by modification times — a base
+/// whose files were older than the previous base's build would get that build's binary.
 fn unpack(root: &Path, commit: &str, dest: &Path) -> Result<(), GateError> {
     let failed = |message: String| GateError::BaseSource {
         commit: commit.to_string(),
@@ -178,8 +180,7 @@ fn unpack(root: &Path, commit: &str, dest: &Path) -> Result<(), GateError> {
         .map_err(|e| failed(format!("cannot run git archive: {e}")))?;
     let stdout = archive.stdout.take().expect("piped");
     let tar = Command::new("tar")
-        .arg("-x")
-        .arg("-C")
+        .args(["-x", "-m", "-C"])
         .arg(dest)
         .stdin(stdout)
         .stderr(Stdio::piped())
@@ -320,6 +321,32 @@ mod tests {
             "--base needs the git repository of stridelab in the current directory (fatal: not \
              a git repository); give a prebuilt base with --base-binary instead"
         );
+    }
+
+    /// An unpacked base is newer than any earlier build: with the commit's times, cargo took a
+    /// base whose commit predates the last base build for built already, and gave its binary.
+    #[test]
+    fn unpacked_sources_carry_the_time_of_unpacking_not_the_commits() {
+        let root = repository_root().expect("the tests run inside the lab's git repository");
+        let first = git(&root, &["rev-list", "--max-parents=0", "HEAD"]).unwrap();
+        let first = first.lines().next().unwrap().to_string();
+        let committed: u64 = git(&root, &["show", "-s", "--format=%ct", &first])
+            .unwrap()
+            .parse()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let before = std::time::SystemTime::now() - std::time::Duration::from_secs(2);
+        unpack(&root, &first, dir.path()).unwrap();
+        let before_secs = before
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        assert!(
+            committed < before_secs,
+            "the first commit is older than this test"
+        );
+        let manifest = std::fs::metadata(dir.path().join("Cargo.toml")).unwrap();
+        assert!(manifest.modified().unwrap() >= before);
     }
 
     #[test]
