@@ -83,14 +83,7 @@ pub fn copy_into_contiguous<T: Copy + 'static>(
     offset: usize,
     dst: &mut [T],
 ) -> Result<(), CopyError> {
-    let needed = validate(src.len(), shape, strides, offset, dst.len())?;
-    if needed == 0 {
-        return Ok(());
-    }
-    let plan = Plan::new(shape, strides);
-    let tuning = planned_tuning(src, &plan, offset, dst, None);
-    copy_planned(src, &plan, offset, dst, tuning, None);
-    Ok(())
+    copy_with_planned_tuning(src, shape, strides, offset, dst, None)
 }
 
 /// [`copy_into_contiguous`] on the threads of `pool`, which the caller builds (and pins, if it
@@ -105,13 +98,26 @@ pub fn copy_into_contiguous_par<T: Copy + Send + Sync + 'static>(
     dst: &mut [T],
     pool: &rayon::ThreadPool,
 ) -> Result<(), CopyError> {
+    copy_with_planned_tuning(src, shape, strides, offset, dst, Some(pool))
+}
+
+/// The body of [`copy_into_contiguous`] (no pool) and [`copy_into_contiguous_par`]: validate,
+/// plan the loop nest, take the planner's (or the analytic) tuning, copy.
+fn copy_with_planned_tuning<T: Copy + 'static>(
+    src: &[T],
+    shape: &[usize],
+    strides: &[isize],
+    offset: usize,
+    dst: &mut [T],
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<(), CopyError> {
     let needed = validate(src.len(), shape, strides, offset, dst.len())?;
     if needed == 0 {
         return Ok(());
     }
     let plan = Plan::new(shape, strides);
-    let tuning = planned_tuning(src, &plan, offset, dst, Some(pool));
-    copy_planned(src, &plan, offset, dst, tuning, Some(pool));
+    let tuning = planned_tuning(src, &plan, offset, dst, pool);
+    copy_planned(src, &plan, offset, dst, tuning, pool);
     Ok(())
 }
 
