@@ -126,7 +126,7 @@ pub enum KernelError {
     InvalidParam { param: String, message: String },
     #[error("checksum mismatch: expected {expected}, got {actual}")]
     Checksum { expected: f64, actual: f64 },
-    #[error("{0}")]
+    #[error(transparent)]
     Buffer(#[from] crate::mem::BufferError),
 }
 

@@ -19,10 +19,10 @@ pub enum TensorError {
     #[error(transparent)]
     Layout(#[from] LayoutError),
     /// `op` is the text of the expression step that copied, when there is one.
-    #[error("{}the copy engine refused the copy: {source}", step_prefix(.op))]
+    #[error("{}the copy engine refused the copy: {cause}", step_prefix(.op))]
     Copy {
         op: Option<String>,
-        source: CopyError,
+        cause: CopyError,
     },
 }
 
@@ -33,8 +33,8 @@ fn step_prefix(op: &Option<String>) -> String {
 }
 
 impl From<CopyError> for TensorError {
-    fn from(source: CopyError) -> TensorError {
-        TensorError::Copy { op: None, source }
+    fn from(cause: CopyError) -> TensorError {
+        TensorError::Copy { op: None, cause }
     }
 }
 
@@ -270,9 +270,9 @@ impl<T: Copy + 'static> ViewSubject for Tensor<T> {
     fn in_step(error: TensorError, op: String, column: usize) -> TensorError {
         match error {
             TensorError::Layout(e) => TensorError::Layout(e.in_step(op, column)),
-            TensorError::Copy { source, .. } => TensorError::Copy {
+            TensorError::Copy { cause, .. } => TensorError::Copy {
                 op: Some(op),
-                source,
+                cause,
             },
         }
     }

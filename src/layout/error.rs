@@ -156,12 +156,8 @@ pub enum LayoutError {
     },
 
     /// An error raised by one step of an expression, with that step's text.
-    #[error("in `{op}`: {source}")]
-    InOp {
-        op: String,
-        #[source]
-        source: Box<LayoutError>,
-    },
+    #[error("in `{op}`: {cause}")]
+    InOp { op: String, cause: Box<LayoutError> },
 }
 
 impl LayoutError {
@@ -180,7 +176,7 @@ impl LayoutError {
             LayoutError::Overflow(_) => ErrorKind::Overflow,
             LayoutError::InvalidArgument(_) => ErrorKind::InvalidArgument,
             LayoutError::TooLarge { .. } => ErrorKind::TooLarge,
-            LayoutError::InOp { source, .. } => source.kind(),
+            LayoutError::InOp { cause, .. } => cause.kind(),
         }
     }
 
@@ -188,7 +184,7 @@ impl LayoutError {
     pub fn in_op(self, op: impl Into<String>) -> LayoutError {
         LayoutError::InOp {
             op: op.into(),
-            source: Box::new(self),
+            cause: Box::new(self),
         }
     }
 
@@ -205,7 +201,7 @@ impl LayoutError {
     /// The error without step context (the innermost error).
     pub fn root(&self) -> &LayoutError {
         match self {
-            LayoutError::InOp { source, .. } => source.root(),
+            LayoutError::InOp { cause, .. } => cause.root(),
             other => other,
         }
     }

@@ -36,10 +36,10 @@ pub fn read_beside(results: &Path) -> Result<Option<InferReport>, ReportError> {
         return Ok(None);
     }
     InferReport::read(&path).map(Some).map_err(|e| match e {
-        InferDocError::Io { path, source } => ReportError::Io {
+        InferDocError::Io { path, cause } => ReportError::Io {
             action: "read",
             path,
-            source,
+            cause,
         },
         InferDocError::Parse { path, message } => ReportError::Infer { path, message },
         InferDocError::Invalid {

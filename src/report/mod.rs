@@ -35,12 +35,11 @@ use figures::Outcome;
 pub enum ReportError {
     #[error(transparent)]
     Results(#[from] ResultsError),
-    #[error("cannot {action} `{path}`: {source}")]
+    #[error("cannot {action} `{path}`: {cause}")]
     Io {
         action: &'static str,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("figure `{figure}`: {message}")]
     Figure { figure: String, message: String },
@@ -68,10 +67,10 @@ pub enum ReportError {
 
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ReportError {
     let path = path.to_path_buf();
-    move |source| ReportError::Io {
+    move |cause| ReportError::Io {
         action,
         path,
-        source,
+        cause,
     }
 }
 

@@ -280,7 +280,7 @@ impl Staging {
         let text = serde_json::to_string_pretty(&manifest).map_err(|e| ReportError::Io {
             action: "serialise",
             path: self.dir.join(MANIFEST),
-            source: std::io::Error::other(e),
+            cause: std::io::Error::other(e),
         })?;
         crate::results::write_atomic(&self.dir.join(MANIFEST), text.as_bytes())?;
         Ok(())

@@ -287,11 +287,10 @@ pub const MAX_INFER_POINTS: usize = 1 << 16;
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum InferDocError {
-    #[error("cannot read `{path}`: {source}")]
+    #[error("cannot read `{path}`: {cause}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// Not JSON, or not the document's layout (serde's message).
     #[error("`{path}` is not a `stridelab infer --json` report: {message}")]
@@ -311,9 +310,9 @@ impl InferReport {
     /// Reads and validates an infer document (errors name the file and, for a broken rule, the
     /// JSON path of the offending field).
     pub fn read(path: &Path) -> Result<Self, InferDocError> {
-        let text = std::fs::read_to_string(path).map_err(|source| InferDocError::Io {
+        let text = std::fs::read_to_string(path).map_err(|cause| InferDocError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         let report: InferReport =
             serde_json::from_str(&text).map_err(|e| InferDocError::Parse {

@@ -14,6 +14,7 @@ mod copy_planner_cli;
 mod edges_bounds;
 mod edges_documents;
 mod edges_outputs;
+mod error_chains;
 mod gate_offline;
 mod gate_run;
 mod geometry_flags_cli;

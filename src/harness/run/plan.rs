@@ -31,7 +31,7 @@ pub enum RunPlanError {
     #[error("--kernel needs a kernel name")]
     NoKernelName,
     #[error("--threads: {0}")]
-    Threads(#[from] ThreadListError),
+    Threads(ThreadListError),
     #[error("--target-ci must be above 0%")]
     TargetCi,
     #[error("--sampling-budget {0}: must lie in 0..=3600 seconds")]

@@ -32,19 +32,17 @@ const MAX_PLANS: usize = 10_000;
 /// Why a wisdom file was not used.
 #[derive(Debug, Error)]
 pub enum WisdomError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {cause}")]
     Read {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{path} is {bytes} bytes, more than a wisdom file's {MAX_FILE_BYTES}")]
     TooLarge { path: PathBuf, bytes: u64 },
-    #[error("{path} is not a wisdom file: {source}")]
+    #[error("{path} is not a wisdom file: {cause}")]
     Parse {
         path: PathBuf,
-        #[source]
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
     #[error(
         "{path} is format `{format}` version {version}; this build reads `{FORMAT}` version {VERSION}"
@@ -66,11 +64,10 @@ pub enum WisdomError {
         index: usize,
         problem: BadPlan,
     },
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {cause}")]
     Write {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 
@@ -239,9 +236,9 @@ impl Wisdom {
     /// The wisdom in `path` (none yet if the file does not exist). On an error the caller
     /// keeps its plans in memory and leaves the file alone.
     pub(crate) fn load(path: &Path, machine: MachineKey) -> Result<Wisdom, WisdomError> {
-        let io = |source| WisdomError::Read {
+        let io = |cause| WisdomError::Read {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         let bytes = match fs::metadata(path) {
             Ok(meta) => meta.len(),
@@ -275,9 +272,9 @@ impl Wisdom {
         let Some(path) = &self.file else {
             return Ok(());
         };
-        let write = |source| WisdomError::Write {
+        let write = |cause| WisdomError::Write {
             path: path.clone(),
-            source,
+            cause,
         };
         let mut plans: Vec<Verdict> = self.plans.values().cloned().collect();
         plans.sort_by_cached_key(|v| serde_json::to_string(&v.class).unwrap_or_default());
@@ -301,9 +298,9 @@ impl Wisdom {
 
 /// Checks a file's text: format, version, machine and every schedule's ranges.
 fn parse(path: &Path, text: &str, machine: &MachineKey) -> Result<WisdomFile, WisdomError> {
-    let file: WisdomFile = serde_json::from_str(text).map_err(|source| WisdomError::Parse {
+    let file: WisdomFile = serde_json::from_str(text).map_err(|cause| WisdomError::Parse {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     if file.format != FORMAT || file.version != VERSION {
         return Err(WisdomError::Version {
