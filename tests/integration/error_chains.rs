@@ -38,64 +38,65 @@ fn json_error() -> serde_json::Error {
 
 #[test]
 fn errors_that_carry_a_cause_say_it_once() {
-    let path = PathBuf::from("/nowhere/file.json");
+    let path = || PathBuf::from("/nowhere/file.json");
+    let (io, json) = (io_error().to_string(), json_error().to_string());
     let buffer = BufferError::AllocationFailed { bytes: 1 << 40 };
     let step = LayoutError::Overflow("a test's product".into());
+    let copy = CopyError::Overflow;
+    let (step_text, copy_text, buffer_text) =
+        (step.to_string(), copy.to_string(), buffer.to_string());
     // Each error beside the text of the cause it wraps.
-    let errors: Vec<(Box<dyn Error>, String)> = vec![
+    let errors: Vec<(Box<dyn Error>, &str)> = vec![
         (
             Box::new(WisdomError::Read {
-                path: path.clone(),
+                path: path(),
                 cause: io_error(),
             }),
-            io_error().to_string(),
+            &io,
         ),
         (
             Box::new(WisdomError::Parse {
-                path: path.clone(),
+                path: path(),
                 cause: json_error(),
             }),
-            json_error().to_string(),
+            &json,
         ),
         (
             Box::new(WisdomError::Write {
-                path: path.clone(),
+                path: path(),
                 cause: io_error(),
             }),
-            io_error().to_string(),
+            &io,
         ),
         (
             Box::new(ReportError::Io {
                 action: "read",
-                path: path.clone(),
+                path: path(),
                 cause: io_error(),
             }),
-            io_error().to_string(),
+            &io,
         ),
         (
             Box::new(InferDocError::Io {
-                path: path.clone(),
+                path: path(),
                 cause: io_error(),
             }),
-            io_error().to_string(),
+            &io,
         ),
-        (Box::new(step.clone().in_op(".view(3,4)")), step.to_string()),
+        (Box::new(step.clone().in_op(".view(3,4)")), &step_text),
         (
             Box::new(TensorError::Copy {
                 op: Some(".contiguous()".into()),
-                cause: CopyError::Overflow,
+                cause: copy.clone(),
             }),
-            CopyError::Overflow.to_string(),
+            &copy_text,
         ),
-        (
-            Box::new(KernelError::from(buffer.clone())),
-            buffer.to_string(),
-        ),
+        (Box::new(KernelError::from(buffer.clone())), &buffer_text),
     ];
     for (error, cause) in &errors {
         assert_eq!(cause_said_twice(error.as_ref()), None);
         assert!(
-            format!("{error}").contains(cause.as_str()),
+            format!("{error}").contains(cause),
             "`{error}` lost its cause `{cause}`"
         );
     }
