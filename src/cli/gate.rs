@@ -82,7 +82,7 @@ pub struct GateArgs {
     /// The suite to run.
     #[arg(long, default_value = "gate")]
     pub suite: String,
-    /// Timing change that counts as a regression [default: 3% with --base (the estimate must
+    /// Timing change that counts as a regression [default: 2.5% with --base (the estimate must
     /// exceed it), 10% against a stored baseline (the whole CI must)].
     #[arg(long, value_parser = parse_fraction, value_name = "PCT")]
     pub threshold: Option<f64>,

@@ -54,7 +54,7 @@ mod test_fixtures;
 use crate::results::{ChecksumOutcome, ResultsDocument};
 
 pub use matching::{CompareError, geometry_label, point_key, recorded_preset};
-pub use paired::{PointRounds, judge_paired, same_point};
+pub use paired::{PointRounds, Undecided, judge_paired, same_point};
 pub use verdict::{
     GateMethod, GateRow, GateVerdict, PairedOptions, PairedStatistic, Track, Verdict,
 };

@@ -11,7 +11,8 @@
 //! 3. a **regression** when the test rejects (the interval lies above the floor) and the
 //!    estimate lies above the threshold; an **improvement** mirrored; **unchanged** when the
 //!    interval's upper end lies below the threshold (a slowdown of the threshold's size is
-//!    ruled out); otherwise **inconclusive**: the gate gives such points more rounds.
+//!    ruled out); otherwise **inconclusive**: the gate gives such points more rounds
+//!    while they could still be slower.
 //!
 //! The simulated misses of the two builds' first records are compared exactly (the
 //! deterministic track, `simulated`).
@@ -45,8 +46,16 @@ pub struct PointRounds {
 #[derive(Debug, Clone)]
 pub struct PairedJudgement {
     pub rows: Vec<GateRow>,
-    /// Indices (into the points) of timing verdicts that more rounds could still decide.
-    pub inconclusive: Vec<usize>,
+    /// The timing verdicts that more rounds could still decide.
+    pub inconclusive: Vec<Undecided>,
+}
+
+/// An inconclusive point: its index into the points and its estimate (a relative change), by
+/// which the gate decides whether more rounds could still make it a regression.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Undecided {
+    pub point: usize,
+    pub change: f64,
 }
 
 /// The metric of a paired timing row.
@@ -154,7 +163,10 @@ pub fn judge_paired(points: &[PointRounds], options: &PairedOptions) -> PairedJu
             ));
         }
         if row.verdict == Verdict::Inconclusive {
-            inconclusive.push(t.point);
+            inconclusive.push(Undecided {
+                point: t.point,
+                change: t.estimate.exp_m1(),
+            });
         }
         timing[t.point] = Some(row);
     }
