@@ -365,6 +365,28 @@ fn run_rounds(
             .iter()
             .partition(|u| shows_no_slowdown(u, points[u.point].times.len(), config.rounds));
         active = undecided.iter().map(|u| indices[u.point]).collect();
+        let stopped = if active.is_empty() {
+            None
+        } else if round >= config.max_rounds {
+            Some(format!(
+                "Stopped after {round} rounds (--max-rounds) with {} point(s) inconclusive",
+                active.len()
+            ))
+        } else if spent_after_next_round(started, &active, series) > config.budget.as_secs_f64() {
+            Some(format!(
+                "Stopped after {round} rounds: another would overrun the {:.0} s time budget \
+                 (--time-budget), {} point(s) inconclusive",
+                config.budget.as_secs_f64(),
+                active.len()
+            ))
+        } else {
+            if !config.quiet {
+                let names: Vec<&str> = active.iter().map(|&p| series[p].key.as_str()).collect();
+                eprintln!("gate: inconclusive, another round: {}", names.join("; "));
+            }
+            continue;
+        };
+        // The points the rule above stopped are named once, whatever else ended the rounds.
         let settled_note = (!settled.is_empty()).then(|| {
             format!(
                 "{} point(s) inconclusive without a measured slowdown got no more rounds \
@@ -373,40 +395,18 @@ fn run_rounds(
                 2 * config.rounds
             )
         });
-        if active.is_empty() {
-            return Ok(settled_note);
-        }
-        let with_settled = |why: String| match &settled_note {
-            Some(note) => format!("{why}; {note}"),
-            None => why,
-        };
-        let names = || {
-            active
-                .iter()
-                .map(|&p| series[p].key.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        if round >= config.max_rounds {
-            return Ok(Some(with_settled(format!(
-                "Stopped after {round} rounds (--max-rounds) with {} point(s) inconclusive",
-                active.len()
-            ))));
-        }
-        let next: f64 = active.iter().map(|&p| series[p].last_pair_s).sum();
-        let spent = started.elapsed().as_secs_f64();
-        if spent + next > config.budget.as_secs_f64() {
-            return Ok(Some(with_settled(format!(
-                "Stopped after {round} rounds: another would overrun the {:.0} s time budget \
-                 (--time-budget), {} point(s) inconclusive",
-                config.budget.as_secs_f64(),
-                active.len()
-            ))));
-        }
-        if !config.quiet {
-            eprintln!("gate: inconclusive, another round: {}", names());
-        }
+        return Ok(match (stopped, settled_note) {
+            (Some(why), Some(note)) => Some(format!("{why}; {note}")),
+            (why, note) => why.or(note),
+        });
     }
+}
+
+/// Measuring time so far plus what the next round of the `active` points is expected to take
+/// (each point's last pair).
+fn spent_after_next_round(started: Instant, active: &[usize], series: &[Series]) -> f64 {
+    let next: f64 = active.iter().map(|&p| series[p].last_pair_s).sum();
+    started.elapsed().as_secs_f64() + next
 }
 
 /// Whether an inconclusive point gets no more rounds: after twice the first rounds, an
