@@ -5,6 +5,8 @@
 //! - `gate-base/<commit>/stridelab` — the base binary; present means built (a later run with
 //!   the same base reuses it, so CI with a fixed base builds it once per machine);
 //! - `gate-base/<commit>/build.log` — the build's output;
+//! - `gate-base/<commit>/build-settings` — the settings it was built with ([`BuildSettings`]):
+//!   a kept base is reused only under the same settings;
 //! - `gate-base/target/` — one cargo target directory for every base build, so dependencies
 //!   are built once; when it does not exist yet it is seeded with the dependencies already
 //!   built in `target/release` (copied, modification times kept, the lab's own artifacts
@@ -16,6 +18,11 @@
 //! directories have byte-identical `.text`, `.rodata` and `.data.rel.ro` (measured, docs/gate.md);
 //! they differ only in debug sections, which are not loaded. The injected-slowdown variable
 //! (`kernels::slowdown`) is removed from the build's environment: a base is never slowed.
+//!
+//! The base is built with the candidate checkout's rustflags, whatever the base commit's own
+//! `.cargo/config.toml` says: a gate compares sources, and without the repository's loop
+//! alignment, where the loops landed moved a gated kernel by 40% between two builds of the
+//! same kernel source (docs/gate.md). A change of build flags is measured with `--base-binary`.
 
 use std::ffi::OsStr;
 use std::io::{self, Write as _};
@@ -56,7 +63,10 @@ pub fn build_base(rev: &str, quiet: bool) -> Result<BaseBuild, GateError> {
     let gate_dir = target.join("gate-base");
     let commit_dir = gate_dir.join(&commit);
     let binary = commit_dir.join("stridelab");
-    if binary.is_file() {
+    let settings = BuildSettings::of_checkout(&root)?;
+    let settings_file = commit_dir.join(SETTINGS_FILE);
+    let kept_settings = std::fs::read_to_string(&settings_file).ok();
+    if binary.is_file() && kept_settings.as_deref() == Some(settings.text().as_str()) {
         return Ok(BaseBuild {
             commit,
             binary,
@@ -96,11 +106,19 @@ pub fn build_base(rev: &str, quiet: bool) -> Result<BaseBuild, GateError> {
             log.display()
         );
     }
-    cargo_build(&src, &shared, &log, &commit)?;
+    if binary.is_file() && !quiet {
+        eprintln!(
+            "gate: the kept base was built with other settings (rustflags or CARGO_PROFILE_*); building it again"
+        );
+    }
+    cargo_build(&src, &shared, &log, &commit, &settings)?;
     let built = shared.join("release").join("stridelab");
     let partial = commit_dir.join("stridelab.partial");
     std::fs::copy(&built, &partial).map_err(|e| io("copy", &built, e))?;
     std::fs::rename(&partial, &binary).map_err(|e| io("rename", &partial, e))?;
+    let partial = commit_dir.join("build-settings.partial");
+    std::fs::write(&partial, settings.text()).map_err(|e| io("write", &partial, e))?;
+    std::fs::rename(&partial, &settings_file).map_err(|e| io("rename", &partial, e))?;
     std::fs::remove_dir_all(&src).map_err(|e| io("remove", &src, e))?;
     Ok(BaseBuild {
         commit,
@@ -202,13 +220,21 @@ fn unpack(root: &Path, commit: &str, dest: &Path) -> Result<(), GateError> {
 
 /// `cargo build --release --bin stridelab` of the unpacked source into the shared target
 /// directory, its output in `log`; a failure names the commit and the output's last lines.
-fn cargo_build(src: &Path, target: &Path, log: &Path, commit: &str) -> Result<(), GateError> {
+fn cargo_build(
+    src: &Path,
+    target: &Path,
+    log: &Path,
+    commit: &str,
+    settings: &BuildSettings,
+) -> Result<(), GateError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = Command::new(&cargo)
         .current_dir(src)
         .args(["build", "--release", "--bin", "stridelab", "--target-dir"])
         .arg(target)
         .env_remove(SLOWDOWN_VAR)
+        .env_remove("RUSTFLAGS")
+        .env(ENCODED_RUSTFLAGS, &settings.encoded_rustflags)
         .stdin(Stdio::null())
         .output()
         .map_err(|e| GateError::BaseBuild {
@@ -229,6 +255,96 @@ fn cargo_build(src: &Path, target: &Path, log: &Path, commit: &str) -> Result<()
         commit: commit.to_string(),
         tail,
     })
+}
+
+/// The file beside a kept base binary that names its [`BuildSettings`].
+const SETTINGS_FILE: &str = "build-settings";
+/// Cargo's rustflags variable that overrides every other source of them, unsplit (0x1f apart).
+const ENCODED_RUSTFLAGS: &str = "CARGO_ENCODED_RUSTFLAGS";
+
+/// What shapes a build's machine code besides its source, as the candidate's checkout would
+/// build it: the rustflags (by cargo's precedence: `CARGO_ENCODED_RUSTFLAGS`, `RUSTFLAGS`,
+/// `CARGO_BUILD_RUSTFLAGS`, then `build.rustflags` of the repository's `.cargo/config.toml`)
+/// and the `CARGO_PROFILE_*` overrides of the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct BuildSettings {
+    /// The rustflags, 0x1f apart as in `CARGO_ENCODED_RUSTFLAGS`.
+    encoded_rustflags: String,
+    /// `CARGO_PROFILE_*` variables and their values, sorted.
+    profile_env: Vec<(String, String)>,
+}
+
+impl BuildSettings {
+    fn of_checkout(root: &Path) -> Result<Self, GateError> {
+        let var = |name: &str| std::env::var(name).ok();
+        let split = |flags: String| flags.split_whitespace().collect::<Vec<_>>().join("\x1f");
+        let encoded_rustflags = match (
+            var(ENCODED_RUSTFLAGS),
+            var("RUSTFLAGS"),
+            var("CARGO_BUILD_RUSTFLAGS"),
+        ) {
+            (Some(encoded), _, _) => encoded,
+            (None, Some(flags), _) | (None, None, Some(flags)) => split(flags),
+            (None, None, None) => {
+                let config = root.join(".cargo").join("config.toml");
+                config_rustflags(&config)?.join("\x1f")
+            }
+        };
+        let mut profile_env: Vec<(String, String)> = std::env::vars()
+            .filter(|(name, _)| name.starts_with("CARGO_PROFILE_"))
+            .collect();
+        profile_env.sort();
+        Ok(Self {
+            encoded_rustflags,
+            profile_env,
+        })
+    }
+
+    /// One line per setting, as kept in [`SETTINGS_FILE`].
+    fn text(&self) -> String {
+        let mut text = format!(
+            "rustflags {:?}\n",
+            self.encoded_rustflags.split('\x1f').collect::<Vec<_>>()
+        );
+        for (name, value) in &self.profile_env {
+            text.push_str(&format!("{name}={value:?}\n"));
+        }
+        text
+    }
+}
+
+/// `build.rustflags` of a cargo configuration file (a list, or one string split at spaces);
+/// none when the file or the key is missing, an error when the file cannot be read as TOML.
+fn config_rustflags(path: &Path) -> Result<Vec<String>, GateError> {
+    let unusable = |message: String| GateError::WorkFile {
+        what: "read the rustflags of".into(),
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(unusable(e.to_string())),
+    };
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| unusable(e.to_string()))?;
+    let Some(flags) = table.get("build").and_then(|build| build.get("rustflags")) else {
+        return Ok(Vec::new());
+    };
+    match flags {
+        toml::Value::String(flags) => Ok(flags.split_whitespace().map(String::from).collect()),
+        toml::Value::Array(list) => list
+            .iter()
+            .map(|flag| flag.as_str().map(String::from))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                unusable("`build.rustflags` must be a string or a list of strings".into())
+            }),
+        _ => Err(unusable(
+            "`build.rustflags` must be a string or a list of strings".into(),
+        )),
+    }
 }
 
 /// Whether a file or directory in a cargo profile directory belongs to the lab itself (its
@@ -321,6 +437,60 @@ mod tests {
             "--base needs the git repository of stridelab in the current directory (fatal: not \
              a git repository); give a prebuilt base with --base-binary instead"
         );
+    }
+
+    /// `build.rustflags` as cargo reads it: a list, or one string split at spaces; a missing
+    /// file or key is no flags; anything else names the file.
+    #[test]
+    fn config_rustflags_reads_a_list_or_a_string_and_rejects_the_rest() {
+        let dir = std::env::temp_dir().join(format!("stridelab-rustflags-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("config.toml");
+        let cases: [(&str, Option<&[&str]>); 6] = [
+            (
+                "[build]\nrustflags = [\"-C\", \"llvm-args=-align-loops=64\"]",
+                Some(&["-C", "llvm-args=-align-loops=64"]),
+            ),
+            (
+                "[build]\nrustflags = \"-C  opt-level=3 \"",
+                Some(&["-C", "opt-level=3"]),
+            ),
+            ("[build]\njobs = 2", Some(&[])),
+            ("[build]\nrustflags = [1]", None),
+            ("[build]\nrustflags = 7", None),
+            ("[build\nrustflags", None),
+        ];
+        for (text, expected) in cases {
+            std::fs::write(&file, text).unwrap();
+            match (config_rustflags(&file), expected) {
+                (Ok(flags), Some(expected)) => assert_eq!(flags, expected, "{text}"),
+                (Err(e), None) => assert!(e.to_string().contains("config.toml"), "{e}"),
+                (got, _) => panic!("{text}: {got:?}"),
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            config_rustflags(&dir.join("config.toml")).unwrap(),
+            Vec::<String>::new()
+        );
+    }
+
+    /// The kept settings name every flag and profile override, so a change of either is seen.
+    #[test]
+    fn settings_text_names_each_flag_and_override() {
+        let settings = BuildSettings {
+            encoded_rustflags: "-C\x1fllvm-args=-align-loops=64".into(),
+            profile_env: vec![("CARGO_PROFILE_RELEASE_DEBUG".into(), "0".into())],
+        };
+        assert_eq!(
+            settings.text(),
+            "rustflags [\"-C\", \"llvm-args=-align-loops=64\"]\nCARGO_PROFILE_RELEASE_DEBUG=\"0\"\n"
+        );
+        let other = BuildSettings {
+            encoded_rustflags: String::new(),
+            ..settings.clone()
+        };
+        assert_ne!(settings.text(), other.text());
     }
 
     /// An unpacked base is newer than any earlier build: with the commit's times, cargo took a
