@@ -65,8 +65,8 @@ pub fn build_base(rev: &str, quiet: bool) -> Result<BaseBuild, GateError> {
     let binary = commit_dir.join("stridelab");
     let settings = BuildSettings::of_checkout(&root)?;
     let settings_file = commit_dir.join(SETTINGS_FILE);
-    let kept_settings = std::fs::read_to_string(&settings_file).ok();
-    if binary.is_file() && kept_settings.as_deref() == Some(settings.text().as_str()) {
+    let kept = binary.is_file();
+    if kept && std::fs::read_to_string(&settings_file).is_ok_and(|text| text == settings.text()) {
         return Ok(BaseBuild {
             commit,
             binary,
@@ -106,7 +106,7 @@ pub fn build_base(rev: &str, quiet: bool) -> Result<BaseBuild, GateError> {
             log.display()
         );
     }
-    if binary.is_file() && !quiet {
+    if kept && !quiet {
         eprintln!(
             "gate: the kept base was built with other settings (rustflags or CARGO_PROFILE_*); building it again"
         );
@@ -116,9 +116,13 @@ pub fn build_base(rev: &str, quiet: bool) -> Result<BaseBuild, GateError> {
     let partial = commit_dir.join("stridelab.partial");
     std::fs::copy(&built, &partial).map_err(|e| io("copy", &built, e))?;
     std::fs::rename(&partial, &binary).map_err(|e| io("rename", &partial, e))?;
-    let partial = commit_dir.join("build-settings.partial");
-    std::fs::write(&partial, settings.text()).map_err(|e| io("write", &partial, e))?;
-    std::fs::rename(&partial, &settings_file).map_err(|e| io("rename", &partial, e))?;
+    crate::results::write_atomic(&settings_file, settings.text().as_bytes()).map_err(|e| {
+        GateError::WorkFile {
+            what: "write".into(),
+            path: settings_file.clone(),
+            message: e.to_string(),
+        }
+    })?;
     std::fs::remove_dir_all(&src).map_err(|e| io("remove", &src, e))?;
     Ok(BaseBuild {
         commit,
@@ -234,7 +238,7 @@ fn cargo_build(
         .arg(target)
         .env_remove(SLOWDOWN_VAR)
         .env_remove("RUSTFLAGS")
-        .env(ENCODED_RUSTFLAGS, &settings.encoded_rustflags)
+        .env(ENCODED_RUSTFLAGS, settings.rustflags.join(FLAG_SEPARATOR))
         .stdin(Stdio::null())
         .output()
         .map_err(|e| GateError::BaseBuild {
@@ -261,6 +265,7 @@ fn cargo_build(
 const SETTINGS_FILE: &str = "build-settings";
 /// Cargo's rustflags variable that overrides every other source of them, unsplit (0x1f apart).
 const ENCODED_RUSTFLAGS: &str = "CARGO_ENCODED_RUSTFLAGS";
+const FLAG_SEPARATOR: &str = "\x1f";
 
 /// What shapes a build's machine code besides its source, as the candidate's checkout would
 /// build it: the rustflags (by cargo's precedence: `CARGO_ENCODED_RUSTFLAGS`, `RUSTFLAGS`,
@@ -268,8 +273,8 @@ const ENCODED_RUSTFLAGS: &str = "CARGO_ENCODED_RUSTFLAGS";
 /// and the `CARGO_PROFILE_*` overrides of the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct BuildSettings {
-    /// The rustflags, 0x1f apart as in `CARGO_ENCODED_RUSTFLAGS`.
-    encoded_rustflags: String,
+    /// The rustflags, one per entry.
+    rustflags: Vec<String>,
     /// `CARGO_PROFILE_*` variables and their values, sorted.
     profile_env: Vec<(String, String)>,
 }
@@ -277,35 +282,34 @@ struct BuildSettings {
 impl BuildSettings {
     fn of_checkout(root: &Path) -> Result<Self, GateError> {
         let var = |name: &str| std::env::var(name).ok();
-        let split = |flags: String| flags.split_whitespace().collect::<Vec<_>>().join("\x1f");
-        let encoded_rustflags = match (
+        let rustflags = match (
             var(ENCODED_RUSTFLAGS),
             var("RUSTFLAGS"),
             var("CARGO_BUILD_RUSTFLAGS"),
         ) {
-            (Some(encoded), _, _) => encoded,
-            (None, Some(flags), _) | (None, None, Some(flags)) => split(flags),
-            (None, None, None) => {
-                let config = root.join(".cargo").join("config.toml");
-                config_rustflags(&config)?.join("\x1f")
+            (Some(encoded), _, _) => encoded
+                .split(FLAG_SEPARATOR)
+                .filter(|flag| !flag.is_empty())
+                .map(String::from)
+                .collect(),
+            (None, Some(flags), _) | (None, None, Some(flags)) => {
+                flags.split_whitespace().map(String::from).collect()
             }
+            (None, None, None) => config_rustflags(&root.join(".cargo").join("config.toml"))?,
         };
         let mut profile_env: Vec<(String, String)> = std::env::vars()
             .filter(|(name, _)| name.starts_with("CARGO_PROFILE_"))
             .collect();
         profile_env.sort();
         Ok(Self {
-            encoded_rustflags,
+            rustflags,
             profile_env,
         })
     }
 
     /// One line per setting, as kept in [`SETTINGS_FILE`].
     fn text(&self) -> String {
-        let mut text = format!(
-            "rustflags {:?}\n",
-            self.encoded_rustflags.split('\x1f').collect::<Vec<_>>()
-        );
+        let mut text = format!("rustflags {:?}\n", self.rustflags);
         for (name, value) in &self.profile_env {
             text.push_str(&format!("{name}={value:?}\n"));
         }
@@ -333,18 +337,14 @@ fn config_rustflags(path: &Path) -> Result<Vec<String>, GateError> {
         return Ok(Vec::new());
     };
     match flags {
-        toml::Value::String(flags) => Ok(flags.split_whitespace().map(String::from).collect()),
+        toml::Value::String(flags) => Some(flags.split_whitespace().map(String::from).collect()),
         toml::Value::Array(list) => list
             .iter()
             .map(|flag| flag.as_str().map(String::from))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| {
-                unusable("`build.rustflags` must be a string or a list of strings".into())
-            }),
-        _ => Err(unusable(
-            "`build.rustflags` must be a string or a list of strings".into(),
-        )),
+            .collect(),
+        _ => None,
     }
+    .ok_or_else(|| unusable("`build.rustflags` must be a string or a list of strings".into()))
 }
 
 /// Whether a file or directory in a cargo profile directory belongs to the lab itself (its
@@ -479,7 +479,7 @@ mod tests {
     #[test]
     fn settings_text_names_each_flag_and_override() {
         let settings = BuildSettings {
-            encoded_rustflags: "-C\x1fllvm-args=-align-loops=64".into(),
+            rustflags: vec!["-C".into(), "llvm-args=-align-loops=64".into()],
             profile_env: vec![("CARGO_PROFILE_RELEASE_DEBUG".into(), "0".into())],
         };
         assert_eq!(
@@ -487,7 +487,7 @@ mod tests {
             "rustflags [\"-C\", \"llvm-args=-align-loops=64\"]\nCARGO_PROFILE_RELEASE_DEBUG=\"0\"\n"
         );
         let other = BuildSettings {
-            encoded_rustflags: String::new(),
+            rustflags: Vec::new(),
             ..settings.clone()
         };
         assert_ne!(settings.text(), other.text());
