@@ -20,14 +20,15 @@
 //! Experiments: `COPY_ENGINE_ASSUME_LLC=1,2,8,300` adds the analytic schedule each assumed LLC
 //! size (MiB) would pick; `COPY_ENGINE_DST_OFFSET=0,64,4096` adds the analytic schedule with
 //! the destination that many bytes past a 4 KiB boundary (4K aliasing between loads and
-//! stores); both on 1 thread.
+//! stores); both on 1 thread. `COPY_ENGINE_KERNELS=avx2` caps the swept tunings' micro-kernels
+//! at AVX2 (what an AVX2-only CPU runs, timed on this one).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use stridelab::kernels::copy::reference::{nt_copy, plain_copy};
 use stridelab::kernels::copy::{
-    PlanSource, Tuning, WisdomChoice, configure_planner, copy_into_contiguous,
+    KernelSet, PlanSource, Tuning, WisdomChoice, configure_planner, copy_into_contiguous,
     copy_into_contiguous_par, copy_into_contiguous_tuned, take_plan_events,
 };
 use stridelab::mem::AlignedBuffer;
@@ -208,7 +209,10 @@ fn pinned_pool(threads: usize) -> rayon::ThreadPool {
 /// `panel x rows [x prefetch bytes [x stream]]` (e.g. `256x128,512x16x0,64x64x0x0`): prefetch
 /// bytes default to the default tuning's, stream 0 means plain stores through the L1 stage.
 fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
-    let base = Tuning::for_copy(case.elements() * 8);
+    let base = Tuning {
+        kernels: swept_kernels(),
+        ..Tuning::for_copy(case.elements() * 8)
+    };
     if case.batched {
         let shapes = match numbers_lists("COPY_ENGINE_BATCH") {
             Some(lists) => lists
@@ -260,7 +264,8 @@ fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
         .into_iter()
         .map(|(panel, tile_rows, stream, staged, prefetch_steps, ahead)| {
             let label = format!(
-                "panel={panel} tile={tile_rows} stream={stream} staged={staged} prefetch={prefetch_steps} ahead={ahead} B"
+                "panel={panel} tile={tile_rows} stream={stream} staged={staged} prefetch={prefetch_steps} ahead={ahead} B kernels={:?}",
+                base.kernels
             );
             let tuning = Tuning {
                 panel,
@@ -274,6 +279,20 @@ fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
             (label, tuning)
         })
         .collect()
+}
+
+/// The micro-kernels the swept tunings may use: `COPY_ENGINE_KERNELS=avx2` (or `portable`)
+/// caps them below the CPU's best, to time on an AVX-512 machine what an AVX2-only CPU runs.
+fn swept_kernels() -> KernelSet {
+    match std::env::var("COPY_ENGINE_KERNELS").as_deref() {
+        Ok("avx2") => KernelSet::Avx2,
+        Ok("portable") => KernelSet::Portable,
+        Ok("best") | Err(_) => KernelSet::Best,
+        Ok(other) => {
+            eprintln!("COPY_ENGINE_KERNELS: `{other}` is not avx2, portable or best");
+            std::process::exit(2);
+        }
+    }
 }
 
 /// The comma-separated lists of `x`-separated numbers in the environment variable `var`

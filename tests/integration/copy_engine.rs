@@ -9,6 +9,7 @@ use stridelab::kernels::copy::{
     CopyError, KernelSet, Tuning, copy_into_contiguous, copy_into_contiguous_par,
     copy_into_contiguous_tuned,
 };
+use stridelab::mem::AlignedBuffer;
 
 /// A view over a storage of `storage_len` elements.
 #[derive(Debug, Clone)]
@@ -184,6 +185,7 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
     .unwrap();
     prop_assert_eq!(&dst, &expected, "parallel f64");
 
+    let mut line_dst = AlignedBuffer::<f64>::zeroed(count, false).unwrap();
     // (panel, tile rows, stream, staged, prefetch steps, tile prefetch bytes, batch rows,
     // batch prefetch bytes, kernels)
     for (
@@ -207,6 +209,9 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
         (16, 24, true, false, 0, 64, 32, 0, KernelSet::Best),
         (64, 64, true, false, 8, 0, 5, 4096, KernelSet::Best),
         (64, 16, true, false, 8, 200, 16, 1024, KernelSet::Best),
+        (16, 8, true, false, 2, 0, 8, 64, KernelSet::Avx2),
+        (24, 16, true, false, 1, 0, 16, 0, KernelSet::Avx2),
+        (64, 24, true, false, 0, 64, 24, 1024, KernelSet::Avx2),
     ] {
         let tuning = Tuning {
             panel,
@@ -219,24 +224,28 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
             batch_prefetch_bytes,
             kernels,
         };
-        for parallel in [None, Some(pool())] {
-            run(&mut dst);
+        // A destination on a cache line as well as a plain Vec's: only the first lets the
+        // streamed kernels write whole lines from registers (rows of a multiple of 8 elements).
+        for (parallel, aligned) in [(None, false), (Some(pool()), false), (None, true)] {
+            let out: &mut [f64] = if aligned { &mut line_dst } else { &mut dst };
+            out.fill(-1.0);
             copy_into_contiguous_tuned(
                 &src,
                 &view.shape,
                 &view.strides,
                 view.offset,
-                &mut dst,
+                out,
                 tuning,
                 parallel,
             )
             .unwrap();
             prop_assert_eq!(
-                &dst,
-                &expected,
-                "{:?} parallel={}",
+                &*out,
+                &expected[..],
+                "{:?} parallel={} aligned={}",
                 tuning,
-                parallel.is_some()
+                parallel.is_some(),
+                aligned
             );
         }
     }

@@ -26,7 +26,9 @@
 //! 4. 8-byte plain-data elements (`f64`, `u64`, `i64`) go through the SIMD micro-kernels in
 //!    `simd`: an in-register 8×8 transpose (AVX-512, AVX2 as four 4×4, or scalar), either
 //!    streamed straight to the destination in whole lines — each block's columns joined with
-//!    the previous block's by one permute when a destination row starts mid-line (e.g. 4097),
+//!    the previous block's by one permute when a destination row starts mid-line (e.g. 4097;
+//!    AVX-512 only: AVX2 streams from registers where every destination row starts a line,
+//!    and through the L1 stage below otherwise),
 //!    and swept in L2-sized tiles so destination rows receive runs of lines (a lean kernel
 //!    without carry or permutes when every destination row starts a line, as for any N×N
 //!    transpose with N a multiple of 8; the source is prefetched into L2 a tile ahead, or, on
@@ -460,8 +462,8 @@ impl Stage {
 /// [`order::engine_order`], which replays it for the simulator).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PanelKernel {
-    /// [`simd::transpose_panel_stream_avx512`]: `tuning.batch_rows` rows at a time across a
-    /// batch of panels.
+    /// [`simd::transpose_panel_stream`]: `tuning.batch_rows` rows at a time across a batch
+    /// of panels.
     BatchStream,
     /// Streamed to the destination: swept ([`sweeps`]) or in tiles.
     Streamed,
@@ -481,7 +483,14 @@ impl PanelKernel {
     ) -> PanelKernel {
         // Every destination row of every panel starts a line.
         let dst_aligned = dst_on_line && ldd % 8 == 0 && (count == 1 || batch_dst % 8 == 0);
-        let streams = cfg!(target_arch = "x86_64") && tuning.stream && isa == Isa::Avx512;
+        // From registers straight to the destination: AVX-512 joins lines across any row
+        // misalignment; AVX2 writes whole lines only where every row starts one.
+        let registers = match isa {
+            Isa::Avx512 => true,
+            Isa::Avx2 => dst_aligned,
+            Isa::Portable => false,
+        };
+        let streams = cfg!(target_arch = "x86_64") && tuning.stream && registers;
         if streams && dst_aligned && count > 1 {
             PanelKernel::BatchStream
         } else if streams && !tuning.staged {
@@ -538,16 +547,16 @@ unsafe fn transpose_panel(
         let on_line = |ptr: *const f64| (ptr as usize).is_multiple_of(simd::LINE_BYTES);
         let kernel = PanelKernel::choose(isa, tuning, (count, batch_dst), on_line(dst), ldd);
         if kernel == PanelKernel::BatchStream {
-            // SAFETY: the caller's ranges; the destination is line-aligned (checked above);
-            // Isa::Avx512 only exists when the CPU has AVX-512F.
+            // SAFETY: the caller's ranges; the destination is line-aligned (checked by
+            // PanelKernel::choose); Isa only names instruction sets the CPU has.
             return unsafe {
-                simd::transpose_panel_stream_avx512(
+                simd::transpose_panel_stream(
+                    isa,
                     src,
                     lds,
                     dst,
                     ldd,
-                    rows,
-                    width,
+                    (rows, width),
                     batch,
                     (
                         tuning.prefetch_steps,
@@ -565,16 +574,16 @@ unsafe fn transpose_panel(
                 if sweeps(tuning, lds, on_line(src_b)) {
                     for first in (0..width).step_by(SWEEP_COLUMNS) {
                         // SAFETY: columns first.. of panel b, a part of the caller's ranges;
-                        // the carry holds `width`·8 elements; Isa::Avx512 only exists when
-                        // the CPU has AVX-512F.
+                        // the carry holds `width`·8 elements; Isa only names instruction sets
+                        // the CPU has.
                         unsafe {
-                            simd::transpose_panel_stream_skewed_avx512(
+                            simd::transpose_panel_swept(
+                                isa,
                                 src_b.wrapping_add(first),
                                 lds,
                                 dst_b.wrapping_offset(first as isize * ldd),
                                 ldd,
-                                rows,
-                                SWEEP_COLUMNS.min(width - first),
+                                (rows, SWEEP_COLUMNS.min(width - first)),
                                 tuning.prefetch_steps,
                                 carry,
                             )
@@ -583,16 +592,16 @@ unsafe fn transpose_panel(
                 } else {
                     // SAFETY: panel b of the caller's ranges; the carry holds `width`·8
                     // elements; tile_rows is a positive multiple of 8 (rounded in
-                    // copy_into_contiguous_tuned, 8 to 64 from Tuning::for_copy); Isa::Avx512
-                    // only exists when the CPU has AVX-512F.
+                    // copy_into_contiguous_tuned, 8 to 64 from Tuning::for_copy); Isa only
+                    // names instruction sets the CPU has.
                     unsafe {
-                        simd::transpose_panel_tiled_avx512(
+                        simd::transpose_panel_tiled(
+                            isa,
                             src_b,
                             lds,
                             dst_b,
                             ldd,
-                            rows,
-                            width,
+                            (rows, width),
                             (tuning.tile_rows, tuning.tile_prefetch_bytes),
                             carry,
                         )

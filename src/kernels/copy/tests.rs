@@ -73,3 +73,131 @@ fn a_transpose_matches_the_definition() {
         }
     }
 }
+
+#[test]
+fn the_streamed_kernels_run_where_their_lines_are_whole() {
+    let streamed = Tuning {
+        stream: true,
+        staged: false,
+        ..Tuning::for_copy(1 << 30)
+    };
+    let staged = Tuning {
+        staged: true,
+        ..streamed
+    };
+    // (isa, tuning, (panels, their destination distance), first row on a line, ldd, kernel)
+    let cases = [
+        (
+            Isa::Avx512,
+            streamed,
+            (1, 0),
+            true,
+            64,
+            PanelKernel::Streamed,
+        ),
+        (
+            Isa::Avx512,
+            streamed,
+            (1, 0),
+            false,
+            4097,
+            PanelKernel::Streamed,
+        ),
+        (
+            Isa::Avx512,
+            streamed,
+            (4, 64),
+            true,
+            64,
+            PanelKernel::BatchStream,
+        ),
+        (Isa::Avx2, streamed, (1, 0), true, 64, PanelKernel::Streamed),
+        (
+            Isa::Avx2,
+            streamed,
+            (4, 64),
+            true,
+            64,
+            PanelKernel::BatchStream,
+        ),
+        (Isa::Avx2, streamed, (4, 60), true, 64, PanelKernel::Staged),
+        (Isa::Avx2, streamed, (1, 0), true, 4097, PanelKernel::Staged),
+        (Isa::Avx2, streamed, (1, 0), false, 64, PanelKernel::Staged),
+        (Isa::Avx2, staged, (1, 0), true, 64, PanelKernel::Staged),
+        (
+            Isa::Portable,
+            streamed,
+            (1, 0),
+            true,
+            64,
+            PanelKernel::Staged,
+        ),
+    ];
+    for (isa, tuning, batch, on_line, ldd, kernel) in cases {
+        let got = PanelKernel::choose(isa, tuning, batch, on_line, ldd);
+        let want = if cfg!(target_arch = "x86_64") {
+            kernel
+        } else {
+            PanelKernel::Staged
+        };
+        assert_eq!(got, want, "{isa:?} {batch:?} {on_line} {ldd}");
+    }
+}
+
+/// Every streamed kernel, for each instruction set this CPU has, on destinations whose rows
+/// all start a line (where AVX2 streams from registers) and on ones that do not.
+#[test]
+fn streamed_transposes_copy_exactly_on_every_instruction_set() {
+    // (shape, strides): square and ragged transposes (a source row length off the line grid
+    // among them, which is swept), and a batch of panels: the (3,1,2,0) permutation of a
+    // (16, 2, 4, 16) array, whose source rows continue across its third dim.
+    let views: [(&[usize], &[isize]); 4] = [
+        (&[64, 64], &[1, 64]),
+        (&[40, 72], &[1, 40]),
+        (&[19, 24], &[1, 19]),
+        (&[16, 2, 4, 16], &[1, 64, 16, 128]),
+    ];
+    // (tile rows, batch rows): the 8-row sweep, tiles, tall tiles.
+    let shapes = [(8, 8), (16, 16), (24, 24)];
+    for (shape, strides) in views {
+        let count: usize = shape.iter().product();
+        // Positive strides: the last element is the farthest.
+        let len = 1 + shape
+            .iter()
+            .zip(strides)
+            .map(|(&n, &s)| (n - 1) * s as usize)
+            .sum::<usize>();
+        let src: Vec<f64> = (0..len).map(|i| i as f64 + 0.5).collect();
+        // The definition, in C order of the view's indices.
+        let want: Vec<f64> = (0..count)
+            .map(|k| {
+                let (mut rest, mut at) = (k, 0);
+                for (&n, &s) in shape.iter().zip(strides).rev() {
+                    at += rest % n * s as usize;
+                    rest /= n;
+                }
+                src[at]
+            })
+            .collect();
+        for kernels in [KernelSet::Best, KernelSet::Avx2, KernelSet::Portable] {
+            for (tile_rows, batch_rows) in shapes {
+                let tuning = Tuning {
+                    panel: 16,
+                    tile_rows,
+                    batch_rows,
+                    stream: true,
+                    staged: false,
+                    kernels,
+                    ..Tuning::for_copy(1 << 30)
+                };
+                for shift in [0, 1] {
+                    let mut buffer = crate::mem::AlignedBuffer::<f64>::zeroed(count + 1, false)
+                        .expect("a small buffer");
+                    let dst = &mut buffer[shift..shift + count];
+                    copy_into_contiguous_tuned(&src, shape, strides, 0, dst, tuning, None).unwrap();
+                    assert_eq!(dst, &want[..], "{shape:?} {kernels:?} {tuning:?} +{shift}");
+                }
+            }
+        }
+    }
+}

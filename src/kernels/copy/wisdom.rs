@@ -22,8 +22,10 @@ use super::plan::{Geometry, Plan, Tuning};
 
 /// The `format` field of every wisdom file.
 const FORMAT: &str = "stridelab-wisdom";
-/// The layout of the file this build reads and writes.
-const VERSION: u32 = 1;
+/// The layout of the file this build reads and writes, and of the kernels its plans were
+/// timed on: raised when a schedule's kernels change (2: AVX2 streams from registers), since
+/// a plan timed on kernels this build no longer runs is not a measurement of it.
+const VERSION: u32 = 2;
 /// Larger files are refused unread: a few hundred plans take tens of KiB.
 const MAX_FILE_BYTES: u64 = 4 << 20;
 /// More plans than any suite needs; a file beyond it is refused.
@@ -418,7 +420,7 @@ mod tests {
             ("{not json".into(), "is not a wisdom file"),
             ("[]".into(), "is not a wisdom file"),
             (
-                good(vec![], machine()).replace("\"version\":1", "\"version\":99"),
+                good(vec![], machine()).replace("\"version\":2", "\"version\":99"),
                 "version 99",
             ),
             (good(vec![verdict(512)], other), "another machine"),
