@@ -683,7 +683,6 @@ unsafe fn transpose_panel_one(
                 unsafe {
                     simd::transpose8x8(
                         isa,
-                        false,
                         src_step.add(c),
                         lds,
                         staged.add(c * row_len + 8 + (r - r0)),

@@ -61,18 +61,15 @@ impl Isa {
 /// Bytes in a cache line on every CPU the engine targets (also the size of one zmm register).
 pub(crate) const LINE_BYTES: usize = 64;
 
-/// One 8×8 block of a transpose: `dst[c·ldd + r] = src[r·lds + c]` for `r, c < 8`.
-///
-/// With `stream`, the eight destination rows are written with non-temporal stores.
+/// One 8×8 block of a transpose into the L1 stage: `dst[c·ldd + r] = src[r·lds + c]` for
+/// `r, c < 8`, with regular stores (the streamed kernels write lines in `simd/panel.rs`).
 ///
 /// # Safety
 /// For every `r, c < 8`, `src + r·lds + c` must be valid for reads and `dst + c·ldd + r` valid
-/// for writes, the two sets must not overlap, and with `stream` every `dst + c·ldd` must be
-/// 64-byte aligned.
+/// for writes, and the two sets must not overlap.
 #[inline(always)]
 pub(crate) unsafe fn transpose8x8(
     isa: Isa,
-    stream: bool,
     src: *const f64,
     lds: isize,
     dst: *mut f64,
@@ -80,29 +77,13 @@ pub(crate) unsafe fn transpose8x8(
 ) {
     #[cfg(target_arch = "x86_64")]
     match isa {
-        Isa::Avx512 => {
-            // SAFETY: Isa::Avx512 only exists when the CPU has AVX-512F; ranges as documented.
-            return unsafe {
-                if stream {
-                    transpose8x8_avx512::<true>(src, lds, dst, ldd)
-                } else {
-                    transpose8x8_avx512::<false>(src, lds, dst, ldd)
-                }
-            };
-        }
-        Isa::Avx2 => {
-            // SAFETY: Isa::Avx2 only exists when the CPU has AVX2; ranges as documented.
-            return unsafe {
-                if stream {
-                    transpose8x8_avx2::<true>(src, lds, dst, ldd)
-                } else {
-                    transpose8x8_avx2::<false>(src, lds, dst, ldd)
-                }
-            };
-        }
+        // SAFETY: Isa::Avx512 only exists when the CPU has AVX-512F; ranges as documented.
+        Isa::Avx512 => return unsafe { transpose8x8_avx512(src, lds, dst, ldd) },
+        // SAFETY: Isa::Avx2 only exists when the CPU has AVX2; ranges as documented.
+        Isa::Avx2 => return unsafe { transpose8x8_avx2(src, lds, dst, ldd) },
         Isa::Portable => {}
     }
-    let _ = (isa, stream);
+    let _ = isa;
     // SAFETY: as documented above.
     unsafe { transpose_scalar(src, lds, dst, ldd, 8, 8) }
 }
@@ -173,24 +154,12 @@ pub(crate) unsafe fn transpose_panel_edges(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn transpose8x8_avx512<const STREAM: bool>(
-    src: *const f64,
-    lds: isize,
-    dst: *mut f64,
-    ldd: isize,
-) {
+unsafe fn transpose8x8_avx512(src: *const f64, lds: isize, dst: *mut f64, ldd: isize) {
     // SAFETY: the caller's contract covers the 8×8 source block.
     let columns = unsafe { load_columns_avx512(src, lds) };
     for (c, column) in columns.into_iter().enumerate() {
-        let out = dst.wrapping_offset(c as isize * ldd);
-        // SAFETY: dst + c·ldd .. +8 is writable; with STREAM it is 64-byte aligned.
-        unsafe {
-            if STREAM {
-                arch::_mm512_stream_pd(out, column);
-            } else {
-                arch::_mm512_storeu_pd(out, column);
-            }
-        }
+        // SAFETY: dst + c·ldd .. +8 is writable.
+        unsafe { arch::_mm512_storeu_pd(dst.wrapping_offset(c as isize * ldd), column) };
     }
 }
 
@@ -239,15 +208,9 @@ unsafe fn load_columns_avx512(src: *const f64, lds: isize) -> [arch::__m512d; 8]
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn transpose8x8_avx2<const STREAM: bool>(
-    src: *const f64,
-    lds: isize,
-    dst: *mut f64,
-    ldd: isize,
-) {
+unsafe fn transpose8x8_avx2(src: *const f64, lds: isize, dst: *mut f64, ldd: isize) {
     use arch::*;
-    // Four columns at a time (8 registers live, not 16: AVX2 has only 16), each written as its
-    // two halves back to back, so a streamed line fills one write-combining buffer at once.
+    // Four columns at a time: 8 registers live (AVX2 has 16).
     for col in [0usize, 4] {
         // SAFETY: the two 4×4 quarters of columns col..col+4 lie in the caller's 8×8 block.
         let (top, bottom) = unsafe {
@@ -258,15 +221,10 @@ unsafe fn transpose8x8_avx2<const STREAM: bool>(
         };
         for (k, (first, second)) in top.into_iter().zip(bottom).enumerate() {
             let out = dst.wrapping_offset((col + k) as isize * ldd);
-            // SAFETY: dst + c·ldd .. +8 is writable; with STREAM it is 64-byte aligned.
+            // SAFETY: dst + c·ldd .. +8 is writable.
             unsafe {
-                if STREAM {
-                    _mm256_stream_pd(out, first);
-                    _mm256_stream_pd(out.add(4), second);
-                } else {
-                    _mm256_storeu_pd(out, first);
-                    _mm256_storeu_pd(out.add(4), second);
-                }
+                _mm256_storeu_pd(out, first);
+                _mm256_storeu_pd(out.add(4), second);
             }
         }
     }

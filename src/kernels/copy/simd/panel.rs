@@ -96,22 +96,6 @@ fn rows_on_lines(dst: *const f64, ldd: isize) -> bool {
     (dst as usize).is_multiple_of(LINE_BYTES) && ldd % 8 == 0
 }
 
-/// `dst[c·ldd + r] = src[r·lds + c]` for the whole `rows × width` panel, element by element:
-/// where no streamed kernel applies (a dispatcher's fallback, never chosen by the engine).
-///
-/// # Safety
-/// As [`transpose_scalar`].
-unsafe fn panel_scalar(
-    src: *const f64,
-    lds: isize,
-    dst: *mut f64,
-    ldd: isize,
-    (rows, width): (usize, usize),
-) {
-    // SAFETY: the caller's ranges.
-    unsafe { transpose_scalar(src, lds, dst, ldd, rows, width) }
-}
-
 /// A batch of column panels of a transpose streamed straight to a line-aligned destination:
 /// `dst[b·batch_dst + c·ldd + r] = src[b·batch_src + r·lds + c]` for `b < batch`, `r < rows`,
 /// `c < width`, every 8×8 block's columns written as whole lines with non-temporal stores.
@@ -154,12 +138,13 @@ pub(crate) unsafe fn transpose_panel_stream(
             for b in 0..count as isize {
                 // SAFETY: panel b of the caller's ranges.
                 unsafe {
-                    panel_scalar(
+                    transpose_scalar(
                         src.wrapping_offset(b * batch_src),
                         lds,
                         dst.wrapping_offset(b * batch_dst),
                         ldd,
-                        (rows, width),
+                        rows,
+                        width,
                     )
                 }
             }
@@ -307,7 +292,7 @@ pub(crate) unsafe fn transpose_panel_swept(
             transpose_panel_swept_aligned_avx2(src, lds, dst, ldd, (rows, width), prefetch_steps)
         },
         // SAFETY: the caller's ranges.
-        _ => unsafe { panel_scalar(src, lds, dst, ldd, (rows, width)) },
+        _ => unsafe { transpose_scalar(src, lds, dst, ldd, rows, width) },
     }
 }
 
@@ -339,7 +324,7 @@ pub(crate) unsafe fn transpose_panel_tiled(
             transpose_panel_tiled_aligned_avx2(src, lds, dst, ldd, (rows, width), tiles)
         },
         // SAFETY: the caller's ranges.
-        _ => unsafe { panel_scalar(src, lds, dst, ldd, (rows, width)) },
+        _ => unsafe { transpose_scalar(src, lds, dst, ldd, rows, width) },
     }
 }
 
