@@ -4,16 +4,17 @@
 //! fails naming row-sum. Thresholds are wide (10%, floor 5%): the test pins the mechanism on a
 //! shared machine; the calibrated defaults are `scripts/gate-calibrate.sh`'s business. Plus the
 //! base-build errors that must exit 2 with the fix named: an unknown revision, a shallow clone,
-//! a commit that does not build.
+//! a commit that does not build. And SIGTERM during the rounds: exit 130, no temporary files.
 //!
-//! The two measuring gates run one after the other (a lock): both pin their processes to the
-//! same CPU, and two at once would measure each other.
+//! The measuring gates run one after the other (a lock): they pin their processes to the same
+//! CPU, and two at once would measure each other.
 
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -132,6 +133,76 @@ fn a_slowed_candidate_fails_against_its_base_and_the_same_build_passes_against_i
     assert!(
         headline.contains("gate: PASS; timing: 3 of 3 point(s) judged"),
         "{headline}"
+    );
+}
+
+/// SIGTERM, what a CI runner's timeout and `kill` send, stops the rounds as Ctrl-C does: exit
+/// 130, nothing judged or written, and the point files' temporary directory removed.
+#[test]
+fn sigterm_during_the_rounds_exits_130_and_leaves_no_temporary_directory() {
+    let _serial = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let verdict = dir.path().join("verdict.json");
+    let log = dir.path().join("stderr.txt");
+    let seed = "424242";
+    // More rounds than the test will wait for: only the signal ends this gate.
+    let mut child = Command::new(bin())
+        .args(["gate", "--base-binary", bin(), "--suite", &suite()])
+        .args([
+            "--rounds",
+            "200",
+            "--max-rounds",
+            "500",
+            "--time-budget",
+            "3600",
+        ])
+        .args(["--seed", seed, "--quiet", "--export-json"])
+        .arg(&verdict)
+        .env_remove("STRIDELAB_INJECT_SLOWDOWN")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let work = std::env::temp_dir().join(format!("stridelab-gate-{}-{seed}", child.id()));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !work.exists() {
+        let ended = child.try_wait().unwrap();
+        if ended.is_some() || Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "no {} while the gate ran ({ended:?}): {}",
+                work.display(),
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A round under way, so the signal lands while pairs are measured.
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -TERM failed");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the gate still ran a minute after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(!work.exists(), "{} was left behind", work.display());
+    assert!(
+        !verdict.exists(),
+        "a verdict was written for rounds never finished"
     );
 }
 

@@ -178,7 +178,7 @@ impl ListArgs {
     }
 }
 
-/// The process-wide stop flag set by Ctrl-C (see `harness::run::stop`).
+/// The process-wide stop flag set by Ctrl-C, SIGTERM or SIGHUP (see `harness::run::stop`).
 pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
     Ok(crate::harness::run::stop::stop_flag()?)
 }

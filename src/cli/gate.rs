@@ -27,7 +27,7 @@ use crate::harness::gate::{
 };
 use crate::results::compare::{CompareOptions, GateVerdict, PairedOptions, PairedStatistic};
 
-/// Exit code of a comparison stopped by Ctrl-C (128 + SIGINT), as `run`'s.
+/// Exit code of a comparison stopped by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT), as `run`'s.
 const EXIT_INTERRUPTED: u8 = 130;
 
 /// The stored-baseline mode's threshold: its ratios to same-run references moved by up to

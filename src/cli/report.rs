@@ -22,7 +22,8 @@ use crate::report::{
 };
 use crate::results::RunStatus;
 
-/// Exit code of a main job stopped by Ctrl-C (128 + SIGINT), after its report was written.
+/// Exit code of a main job stopped by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT), after its
+/// report was written.
 const EXIT_INTERRUPTED: u8 = 130;
 
 /// Where the main job writes its reports.

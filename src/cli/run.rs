@@ -18,7 +18,8 @@ use crate::harness::suite::DEFAULT_MAX_ACCESSES_PER_RUN;
 use crate::results::RunStatus;
 use crate::results::output::FileTarget;
 
-/// Exit code of a run stopped by Ctrl-C (128 + SIGINT), after its results were written.
+/// Exit code of a run stopped by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT), after its results
+/// were written.
 const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Debug, Args)]

@@ -410,7 +410,7 @@ fn wait(child: &mut Child) -> Option<i32> {
 }
 
 #[test]
-fn ctrl_c_during_report_leaves_no_temporary_directory() {
+fn ctrl_c_or_sigterm_during_report_leaves_no_temporary_directory() {
     let dir = tempfile::tempdir().unwrap();
     // A new directory: nothing remains of it.
     let mut child = spawn(dir.path(), &slow_report_args("r"));
@@ -421,7 +421,8 @@ fn ctrl_c_during_report_leaves_no_temporary_directory() {
     assert!(!dir.path().join("r").exists(), "a half report stays");
     assert!(leftover_temp_files(dir.path()).is_empty());
 
-    // An earlier report: it stays exactly as it was.
+    // An earlier report: it stays exactly as it was. SIGTERM this time (a CI runner's timeout,
+    // `kill`): the same handler.
     run_guarded(
         dir.path(),
         &[
@@ -439,7 +440,7 @@ fn ctrl_c_during_report_leaves_no_temporary_directory() {
     let page = fs::read(r.join("index.html")).unwrap();
     let mut child = spawn(dir.path(), &slow_report_args("r"));
     wait_for_staging(&r, &mut child);
-    signal(&child, "-INT");
+    signal(&child, "-TERM");
     assert_eq!(wait(&mut child), Some(130));
     assert_eq!(names(&r), before);
     assert_eq!(fs::read(r.join("index.html")).unwrap(), page);

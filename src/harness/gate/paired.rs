@@ -146,6 +146,9 @@ pub fn run_paired(config: &PairedConfig) -> Result<GateVerdict, GateError> {
     check_config(config)?;
     let plan = Suite::load(&config.suite)?.plan(None)?;
     let (base, candidate) = builds(config)?;
+    // The handler goes in before the directory exists, so a SIGTERM cannot skip its removal;
+    // not earlier, so a signal during the base build still ends the gate at once.
+    stop_flag()?;
     let dir = std::env::temp_dir().join(format!(
         "stridelab-gate-{}-{}",
         std::process::id(),
@@ -343,6 +346,7 @@ fn run_rounds(
         for &p in &order {
             let measured = measure_pair(config, builds, &mut series[p], &mut rng, observed);
             // Ctrl-C reaches the child processes too: what failed then was the interruption.
+            // (SIGTERM reaches only this process: the pair finishes first.)
             if stop.load(Ordering::SeqCst) {
                 return Err(GateError::RoundsInterrupted);
             }
