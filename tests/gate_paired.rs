@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use common::signals::{signal, wait};
+
 static MEASURING: Mutex<()> = Mutex::new(());
 
 fn bin() -> &'static str {
@@ -180,24 +182,10 @@ fn sigterm_during_the_rounds_exits_130_and_leaves_no_temporary_directory() {
     }
     // A round under way, so the signal lands while pairs are measured.
     std::thread::sleep(Duration::from_millis(500));
-    let sent = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success(), "kill -TERM failed");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the gate still ran a minute after SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    signal(&child, "-TERM");
+    let code = wait(&mut child);
     let err = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(status.code(), Some(130), "{err}");
+    assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     assert!(!work.exists(), "{} was left behind", work.display());
     assert!(

@@ -4,6 +4,7 @@
 
 pub mod cachegrind;
 pub mod guarded;
+pub mod signals;
 
 use std::process::{Command, Output};
 

@@ -10,6 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::guarded::{leftover_temp_files, run_guarded};
+use common::signals::{signal, wait};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -384,28 +385,6 @@ fn wait_for_staging(dir: &Path, child: &mut Child) -> PathBuf {
             "the report never started rendering"
         );
         std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
-fn signal(child: &Child, name: &str) {
-    let status = Command::new("kill")
-        .args([name, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-fn wait(child: &mut Child) -> Option<i32> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("still running a minute after the signal");
-        }
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

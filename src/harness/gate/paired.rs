@@ -25,7 +25,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
@@ -148,7 +148,7 @@ pub fn run_paired(config: &PairedConfig) -> Result<GateVerdict, GateError> {
     let (base, candidate) = builds(config)?;
     // The handler goes in before the directory exists, so a SIGTERM cannot skip its removal;
     // not earlier, so a signal during the base build still ends the gate at once.
-    stop_flag()?;
+    let stop = stop_flag()?;
     let dir = std::env::temp_dir().join(format!(
         "stridelab-gate-{}-{}",
         std::process::id(),
@@ -176,7 +176,13 @@ pub fn run_paired(config: &PairedConfig) -> Result<GateVerdict, GateError> {
     }
     let started = Instant::now();
     let mut observed = Observed::default();
-    let stopped = run_rounds(config, (&base, &candidate), &mut series, &mut observed)?;
+    let stopped = run_rounds(
+        config,
+        (&base, &candidate),
+        &mut series,
+        &mut observed,
+        &stop,
+    )?;
     let measured_s = started.elapsed().as_secs_f64();
     let rounds = Rounds {
         measured_s,
@@ -326,14 +332,14 @@ fn point_series(point: &PlannedPoint, index: usize, dir: &Path) -> Result<Series
 }
 
 /// Runs rounds until every point is decided or the rounds or time run out; returns why it
-/// stopped early, if it did.
+/// stopped early, if it did. `stop` set (a signal) ends it with [`GateError::RoundsInterrupted`].
 fn run_rounds(
     config: &PairedConfig,
     builds: (&Build, &Build),
     series: &mut [Series],
     observed: &mut Observed,
+    stop: &AtomicBool,
 ) -> Result<Option<String>, GateError> {
-    let stop = stop_flag()?;
     let mut rng = SplitMix64::new(config.seed);
     let started = Instant::now();
     let mut active: Vec<usize> = (0..series.len()).collect();
