@@ -225,6 +225,28 @@ pub fn format_time_ratio(time_over_baseline: f64) -> String {
     }
 }
 
+/// A UTC time stamp: `2026-11-22 10:34:23 UTC` (human) or `20261122T103423Z` (for directory
+/// names, sortable). A time the calendar cannot hold (a hostile document's) reads as seconds.
+pub fn utc_stamp(unix_s: u64, human: bool) -> String {
+    let Some(t) = i64::try_from(unix_s)
+        .ok()
+        .and_then(|s| time::OffsetDateTime::from_unix_timestamp(s).ok())
+    else {
+        return if human {
+            format!("{unix_s} s after 1970 UTC")
+        } else {
+            format!("unix{unix_s}")
+        };
+    };
+    let (year, month, day) = (t.year(), u8::from(t.month()), t.day());
+    let (h, m, s) = (t.hour(), t.minute(), t.second());
+    if human {
+        format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
+    } else {
+        format!("{year:04}{month:02}{day:02}T{h:02}{m:02}{s:02}Z")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,6 +38,33 @@ pub struct CacheArgs {
     pub sysfs_root: Option<PathBuf>,
 }
 
+/// `--baseline`, `--save-baseline`, `--no-compare`: what a measuring run (`run`, the main job)
+/// compares itself with afterwards, and what it keeps.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HistoryArgs {
+    /// Compare with the baseline NAME (saved earlier with --save-baseline) instead of the
+    /// previous run of the same points on this machine. Read before anything is measured.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// Keep this run as baseline NAME (reports/baselines/NAME.json), replacing an earlier
+    /// baseline of that name.
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Do not compare with earlier runs.
+    #[arg(long, conflicts_with = "baseline")]
+    pub no_compare: bool,
+}
+
+impl HistoryArgs {
+    pub fn request(&self) -> crate::harness::history::HistoryRequest {
+        crate::harness::history::HistoryRequest {
+            baseline: self.baseline.clone(),
+            save_baseline: self.save_baseline.clone(),
+            no_compare: self.no_compare,
+        }
+    }
+}
+
 /// `--wisdom`: where the copy planner keeps the schedules it measured, for every subcommand
 /// that runs or replays copies.
 #[derive(Debug, Clone, Default, clap::Args)]

@@ -38,6 +38,16 @@ pub struct Cli {
     pub cache: common::CacheArgs,
     #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
     pub wisdom: common::WisdomArgs,
+    #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
+    pub history: common::HistoryArgs,
+    /// Seconds of extra sampling each point may take towards a 2% CI of its median (the main
+    /// job's default: 0.15, never more than the point's minimum samples took).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        help_heading = "Main job options (no subcommand)"
+    )]
+    pub sampling_budget: Option<f64>,
 }
 
 /// What bare `stridelab` does, in `--help`.
@@ -114,6 +124,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man(args)) => shell::man(args),
         // The main job: measure the quick suite and write reports/latest/.
-        None => report::main_job(&cli.cache, &cli.wisdom),
+        None => report::main_job(&report::MainJob {
+            cache: &cli.cache,
+            wisdom: &cli.wisdom,
+            history: &cli.history,
+            sampling_budget: cli.sampling_budget,
+        }),
     }
 }

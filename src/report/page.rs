@@ -10,6 +10,7 @@
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
+use crate::results::precision_summary::PrecisionSummary;
 use crate::results::{ChecksumOutcome, ResultsDocument, RunStatus};
 
 use super::chart::{format_bytes, format_number};
@@ -312,7 +313,34 @@ fn summary(v: &MachineView<'_>, multi: bool) -> Markup {
                 } }
             }
         }
+        (precision(doc))
         p { small { "Findings are ranked by the size of the effect (a same-run ratio); every number is computed from this results file." } }
+    }
+}
+
+/// The run's precision in a few sentences, and the points whose missing precision could change
+/// a comparison.
+fn precision(doc: &ResultsDocument) -> Markup {
+    let summary = PrecisionSummary::of(doc);
+    let sentences = summary.sentences(
+        "`stridelab --sampling-budget 1` (the main job) or `stridelab run --sampling-budget S`",
+    );
+    let open: Vec<String> = summary
+        .open
+        .iter()
+        .filter_map(|i| doc.records.iter().find(|r| r.index == *i))
+        .map(super::figures::point_label)
+        .collect();
+    html! {
+        @if !sentences.is_empty() {
+            p data-claim="summary.precision" data-kind="derived" { (sentences.join(" ")) }
+        }
+        @if !open.is_empty() {
+            details {
+                summary { "Points whose interval leaves a comparison open (" (open.len()) ")" }
+                ul { @for label in &open { li { (label) } } }
+            }
+        }
     }
 }
 

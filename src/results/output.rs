@@ -97,6 +97,14 @@ impl FileTarget {
         }
     }
 
+    /// The regular file written, if the target is one.
+    pub fn path(&self) -> Option<PathBuf> {
+        match self {
+            FileTarget::File(p) => Some(p.clone()),
+            _ => None,
+        }
+    }
+
     /// Writes `bytes` as the whole content of the target.
     pub fn write(&self, bytes: &[u8]) -> Result<(), super::ResultsError> {
         match self {

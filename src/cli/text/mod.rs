@@ -3,6 +3,7 @@
 //! explanation and its cache section ([`layout`], [`layout_cache`]) and the catalogue listing
 //! ([`listing`]).
 
+pub(crate) mod history;
 pub(crate) mod layout;
 pub(crate) mod layout_cache;
 pub(crate) mod listing;

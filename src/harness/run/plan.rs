@@ -160,7 +160,7 @@ pub fn geometry_lines(geometry: &ChosenGeometry) -> Vec<String> {
 }
 
 /// The sampling method `request` asks for.
-fn method_of(request: &RunRequest) -> Result<MethodOptions, RunPlanError> {
+pub fn method_of(request: &RunRequest) -> Result<MethodOptions, RunPlanError> {
     let defaults = MethodOptions::default();
     if request.target_ci <= 0.0 || request.target_ci.is_nan() {
         return Err(RunPlanError::TargetCi);

@@ -170,7 +170,10 @@ fn point_rows(
 
 /// Why timing cannot be compared between the documents (another CPU model or another
 /// detected cache geometry, from their manifests), if it cannot.
-fn timing_not_comparable(baseline: &ResultsDocument, current: &ResultsDocument) -> Option<String> {
+pub(crate) fn timing_not_comparable(
+    baseline: &ResultsDocument,
+    current: &ResultsDocument,
+) -> Option<String> {
     let model = |doc: &ResultsDocument| {
         doc.info
             .get("cpu_model")
