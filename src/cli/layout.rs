@@ -28,6 +28,8 @@ use crate::layout::describe::error_kinds_help;
 #[command(after_help = after_help())]
 pub struct LayoutArgs {
     /// The view expression, e.g. 'arange(12).view(3,4).T' or 'arange(24).view(2,3,4)[:, ::-1, 1]'.
+    /// Every integer may be arithmetic (+, -, *, //, parentheses; checked in 64 bits), e.g.
+    /// 'arange(32*64*56*56).view(32, 64, 56*56)'.
     #[arg(required_unless_present = "batch")]
     pub expr: Option<String>,
     /// Print one JSON object instead of the explanation.

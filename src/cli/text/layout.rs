@@ -85,12 +85,12 @@ pub fn error_json(err: &TensorError) -> String {
     .expect("serialising plain data to JSON cannot fail")
 }
 
-/// The error lines printed on stderr: `error: ...`, and for a parse error the expression
-/// with a caret under the column.
+/// The error lines printed on stderr: `error: ...`, and for an error at a column of the text
+/// (a parse error, arithmetic that overflows) the expression with a caret under it.
 pub fn error_text(text: &str, err: &TensorError) -> String {
     let mut message = format!("error: {err}\n");
-    if let Some(LayoutError::Parse { column, .. }) = err.layout_root() {
-        message.push_str(&caret(text, *column));
+    if let Some(column) = err.layout_root().and_then(LayoutError::column) {
+        message.push_str(&caret(text, column));
     }
     message
 }
