@@ -58,7 +58,8 @@ const MAIN_JOB_HELP: &str = "Without a subcommand, stridelab runs the main job (
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Explain a strided view: shape, strides, offset, contiguity, the storage cells it touches.
+    /// Explain a strided view: shape, strides, offset, contiguity, the storage cells it touches,
+    /// and what its walks do to every data cache level.
     Layout(layout::LayoutArgs),
     /// Measure a suite or one kernel's parameter grid and write the results document.
     Run(run::RunArgs),
@@ -93,7 +94,10 @@ pub fn parse() -> Result<Cli, ExitCode> {
             let text = err.to_string();
             let message = text.split("\n\n").next().unwrap_or_default();
             let message = message.strip_prefix("error: ").unwrap_or(message);
-            println!("{}", layout::error_object(layout::USAGE, message.trim()));
+            println!(
+                "{}",
+                text::layout::error_object(layout::USAGE, message.trim())
+            );
             Err(ExitCode::from(2))
         }
         Err(err) => err.exit(),

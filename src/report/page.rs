@@ -528,7 +528,7 @@ fn method_prose() -> Markup {
         p { "Every number says where it came from. " strong { "Timed" } ": wall-clock time of real runs on this machine — warm-up, then repeated samples, each long enough to dwarf the timer; the tables give the median and a bootstrap confidence interval of the median. "
             strong { "Measured" } ": hardware or software performance counters (only where a PMU exists). "
             strong { "Simulated" } ": the address stream of one run fed to a set-associative LRU model of the recorded geometry (cachegrind semantics: write-allocate, a miss looks up the next level, write-backs not counted), with a 3C split. "
-            strong { "Model" } ": the analytic set/GCD model — a stride of s bytes over a cache of S sets and L-byte lines uses S / gcd(s/L, S) sets, and conflicts start once more than ways × that many lines are live; drawn dashed next to the data." }
+            strong { "Model" } ": the analytic set/GCD model — a stride of s bytes over a cache of S sets and L-byte lines uses S / gcd(s/L, S) sets, and a set overflows once more than ways × that many lines are live: a repeated pass then misses by conflict while the lines fit the whole cache, by capacity once they outnumber it (the 3C split's words); drawn dashed next to the data." }
         p { "Bandwidth kernels are compared with a reference copy/read measured interleaved in the same run: the ratio divides out the speed of the machine and of the moment, which GB/s carry. Kernels are memory-bound on purpose (several accumulators), so a dependency chain of adds does not hide the cache effects." }
     }
 }

@@ -207,7 +207,7 @@ fn probe_table(probes: &[Probe], l1: Option<&CacheLevel>) -> Table {
             "stride",
             "K",
             "L1 sets used (model)",
-            "L1 conflict onset K (model)",
+            "L1 set overflow from K (model)",
             "L1 misses/load (sim)",
             "L1 misses/load (model)",
             "L2 misses/load (sim)",

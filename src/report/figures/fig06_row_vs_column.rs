@@ -274,8 +274,9 @@ fn ratio_and_sim_series(plain: &[&Traversal]) -> (Vec<Series>, Vec<Series>) {
 
 /// Model: one column is `rows` loads n·8 B apart; its lines are reused by the next columns
 /// (8 f64 share a line) only if they all stay in the sets they map to — else every element
-/// misses. Read from the conflict onset recorded with each column-order point; `None` when no
-/// point has one.
+/// misses (by conflict or by capacity: the curve does not say which). Read from the set
+/// overflow onset recorded with each column-order point (`conflict_onset` in the schema);
+/// `None` when no point has one.
 fn model_series(plain: &[&Traversal], l1: &CacheLevel) -> Option<Series> {
     let pts: Vec<XY> = plain
         .iter()
