@@ -104,7 +104,7 @@ pub fn prepare_run(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
     let suite = match &request.kernel {
         Some(words) => {
             let (name, rest) = words.split_first().ok_or(RunPlanError::NoKernelName)?;
-            Suite::from_command_line(name, rest)
+            Suite::from_command_line(name, rest)?
         }
         None => Suite::load(request.suite.as_deref().unwrap_or("quick"))?,
     };
