@@ -37,9 +37,10 @@ pub struct ReportArgs {
     pub inputs: Vec<PathBuf>,
     /// The report directory to write: a new or empty directory, or an earlier stridelab report
     /// (its `.stridelab-report.json` lists the files stridelab wrote; only those are replaced).
-    /// A directory holding other files is refused before anything is written.
-    #[arg(long, value_name = "DIR", default_value = "reports/rendered")]
-    pub out: PathBuf,
+    /// A directory holding other files, or whose parent does not exist, is refused before
+    /// anything is written. Default: reports/rendered.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// The catalogue's paragraph on every kernel, for the report's sections.
@@ -57,14 +58,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| ReportInput::read(p, &CATALOGUE_RULES, explanations()))
         .collect::<Result<Vec<_>, _>>()?;
-    let claim = outdir::claim(&args.out)?;
+    let claim = outdir::claim_out(args.out.as_deref())?;
     // Ctrl-C stops the rendering between figures; the staging directory is then removed.
     let stop = super::common::stop_flag()?;
     let rendered = match render_claimed(&inputs, &claim, &stop) {
         Err(ReportError::Interrupted) => {
             eprintln!(
                 "interrupted: no report written; `{}` is as it was",
-                args.out.display()
+                claim.dir().display()
             );
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
@@ -112,7 +113,7 @@ pub fn main_job(cache: &CacheArgs, wisdom: &WisdomArgs) -> anyhow::Result<ExitCo
     let plan = suite.plan_on(None, PlanLimits::default(), &geometry.levels)?;
     // `reports/latest` must accept a report before anything is measured.
     let root = Path::new(REPORTS_DIR);
-    let latest_claim = outdir::claim(&root.join("latest"))?;
+    let latest_claim = outdir::claim_default(&root.join("latest"))?;
     let geometry_lines = geometry_lines(&geometry);
     for line in &geometry_lines {
         eprintln!("{line}");
@@ -122,7 +123,7 @@ pub fn main_job(cache: &CacheArgs, wisdom: &WisdomArgs) -> anyhow::Result<ExitCo
         cache_levels: geometry.levels.clone(),
         ..RunOptions::default()
     };
-    wisdom.configure();
+    wisdom.configure()?;
     let stop = super::common::stop_flag()?;
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::with_draw_target(
@@ -181,7 +182,7 @@ pub fn main_job(cache: &CacheArgs, wisdom: &WisdomArgs) -> anyhow::Result<ExitCo
     let keep_going = std::sync::atomic::AtomicBool::new(false);
     let rendered = render_claimed(
         std::slice::from_ref(&input),
-        &outdir::claim(&dir)?,
+        &outdir::claim_default(&dir)?,
         &keep_going,
     )?;
     let latest = latest_claim.dir().to_path_buf();
