@@ -570,17 +570,6 @@ mod tests {
                 &[("len", "10"), ("stride", "11")],
                 "beyond the buffer",
             ),
-            (
-                "to-nhwc",
-                &[
-                    ("n", "1"),
-                    ("c", "2"),
-                    ("h", "3"),
-                    ("w", "4"),
-                    ("dtype", "f32"),
-                ],
-                "moves f64 only",
-            ),
         ];
         for (kernel, list, needle) in cases {
             let err = resolve(kernel, list).expect_err(needle).to_string();
@@ -615,12 +604,6 @@ mod tests {
             assert_eq!(note("transpose", &transpose(variant)), None, "{variant}");
         }
         assert!(note("to-tiles", &[("n", "64"), ("B", "8")]).is_some());
-        let dims = [("n", "1"), ("c", "8"), ("h", "4"), ("w", "4")];
-        assert!(note("to-nhwc", &dims).is_some(), "fast is the default");
-        for variant in ["naive-write", "naive-read"] {
-            let list = [&dims[..], &[("variant", variant), ("dtype", "f32")]].concat();
-            assert_eq!(note("to-nhwc", &list), None, "{variant}");
-        }
         assert_eq!(note("row-sum", &square), None);
         assert_eq!(note("copy", &[("bytes", "4096")]), None);
     }
@@ -644,11 +627,6 @@ mod tests {
         let flipped = [("expr", "arange(12).view(3,4).flip(1)")];
         assert_eq!(pattern("view-sum", &flipped), Some((0, -8, 4)));
         assert_eq!(pattern("chase", &[("bytes", "4K")]), None);
-        // to-nhwc (1, 8, 4, 4): the source strides H·W, the naive-read destination C.
-        let dims = [("n", "1"), ("c", "8"), ("h", "4"), ("w", "4")];
-        assert_eq!(pattern("to-nhwc", &dims), Some((0, 128, 8)));
-        let read_f32 = [&dims[..], &[("variant", "naive-read"), ("dtype", "f32")]].concat();
-        assert_eq!(pattern("to-nhwc", &read_f32), Some((1, 32, 4)));
     }
 
     #[test]

@@ -241,3 +241,50 @@ fn pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
         ),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::spec::ParamValue;
+
+    /// The (1, 8, 4, 4) tensor's parameters with `variant` and `dtype`.
+    fn params(variant: &str, dtype: &str) -> Params {
+        let mut params: Params = [("n", 1), ("c", 8), ("h", 4), ("w", 4)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), ParamValue::Int(v)))
+            .collect();
+        params.insert("variant".into(), ParamValue::Text(variant.into()));
+        params.insert("dtype".into(), ParamValue::Text(dtype.into()));
+        params
+    }
+
+    #[test]
+    fn the_engine_is_f64_only_and_the_only_variant_replayed_with_a_note() {
+        let err = plan(&params("fast", "f32")).unwrap_err().to_string();
+        assert!(err.contains("moves f64 only"), "{err}");
+        assert!(simulation_note(&params("fast", "f64")).is_some());
+        for variant in ["naive-write", "naive-read"] {
+            assert_eq!(plan(&params(variant, "f32")).unwrap(), [128, 128]);
+            assert_eq!(simulation_note(&params(variant, "f32")), None, "{variant}");
+        }
+    }
+
+    #[test]
+    fn each_variant_names_its_strided_side() {
+        // (variant, dtype, buffer, stride in bytes, count): the source strides H·W elements,
+        // the naive-read destination C.
+        let cases = [
+            ("fast", "f64", 0, 128, 8),
+            ("naive-write", "f32", 0, 64, 8),
+            ("naive-read", "f32", 1, 32, 4),
+        ];
+        for (variant, dtype, buffer, stride_bytes, count) in cases {
+            let got = pattern(&params(variant, dtype)).unwrap().unwrap();
+            assert_eq!(
+                (got.buffer, got.stride_bytes, got.count),
+                (buffer, stride_bytes, count),
+                "{variant} {dtype}"
+            );
+        }
+    }
+}
