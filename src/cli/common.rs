@@ -84,16 +84,18 @@ impl WisdomArgs {
         match self.wisdom.clone().or(from_env.map(PathBuf::from)) {
             Some(path) if path.as_os_str() == "off" => WisdomChoice::Off,
             Some(path) => WisdomChoice::File(path),
-            None => default_wisdom_path().map_or(WisdomChoice::Memory, WisdomChoice::File),
+            None => default_wisdom_path().map_or(WisdomChoice::Memory, WisdomChoice::DefaultFile),
         }
     }
 
     /// Turns the planner on as chosen; a wisdom file that cannot be used is a warning (its
-    /// plans are then kept in memory and the file is left alone).
-    pub fn configure(&self) {
-        if let Some(problem) = configure_planner(self.choice()) {
+    /// plans are then kept in memory and the file is left alone), a named one in a missing
+    /// directory an error.
+    pub fn configure(&self) -> anyhow::Result<()> {
+        if let Some(problem) = configure_planner(self.choice())? {
             eprintln!("warning: wisdom ignored, plans kept in memory only: {problem}");
         }
+        Ok(())
     }
 }
 

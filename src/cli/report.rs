@@ -41,9 +41,10 @@ pub struct ReportArgs {
     pub inputs: Vec<PathBuf>,
     /// The report directory to write: a new or empty directory, or an earlier stridelab report
     /// (its `.stridelab-report.json` lists the files stridelab wrote; only those are replaced).
-    /// A directory holding other files is refused before anything is written.
-    #[arg(long, value_name = "DIR", default_value = "reports/rendered")]
-    pub out: PathBuf,
+    /// A directory holding other files, or whose parent does not exist, is refused before
+    /// anything is written. Default: reports/rendered.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// The catalogue's paragraph on every kernel, for the report's sections.
@@ -69,14 +70,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         input.earlier = found.runs.into_iter().map(|(_, doc)| doc).collect();
         input.earlier_source = format!("{}/", root.display());
     }
-    let claim = outdir::claim(&args.out)?;
+    let claim = outdir::claim_out(args.out.as_deref())?;
     // Ctrl-C stops the rendering between figures; the staging directory is then removed.
     let stop = super::common::stop_flag()?;
     let rendered = match render_claimed(&inputs, &claim, &stop) {
         Err(ReportError::Interrupted) => {
             eprintln!(
                 "interrupted: no report written; `{}` is as it was",
-                args.out.display()
+                claim.dir().display()
             );
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
@@ -139,7 +140,7 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
     // `reports/latest` and the history (a named baseline) must be usable before anything is
     // measured.
     let root = Path::new(REPORTS_DIR);
-    let latest_claim = outdir::claim(&root.join("latest"))?;
+    let latest_claim = outdir::claim_default(&root.join("latest"))?;
     let history = HistoryPlan::settle(root, &job.history.request(), None, &CATALOGUE_RULES)?;
     let geometry_lines = geometry_lines(&geometry);
     for line in &geometry_lines {
@@ -151,7 +152,7 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
         cache_levels: geometry.levels.clone(),
         ..RunOptions::default()
     };
-    wisdom.configure();
+    wisdom.configure()?;
     let stop = super::common::stop_flag()?;
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::with_draw_target(
@@ -213,7 +214,7 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
     let keep_going = std::sync::atomic::AtomicBool::new(false);
     let rendered = render_claimed(
         std::slice::from_ref(&input),
-        &outdir::claim(&dir)?,
+        &outdir::claim_default(&dir)?,
         &keep_going,
     )?;
     let latest = latest_claim.dir().to_path_buf();

@@ -115,13 +115,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         &CATALOGUE_RULES,
     )?;
     let prepared = prepare_run(&args.request())?;
+    args.wisdom.configure()?;
     // Where the simulated misses come from, before the table and again after it (a doubtful
     // level's warning would otherwise scroll away).
     let geometry = geometry_lines(&prepared.geometry);
     for line in &geometry {
         eprintln!("{line}");
     }
-    args.wisdom.configure();
     let stop = super::common::stop_flag()?;
     let mut progress = RunProgress::new(prepared.plan.points.len(), args.quiet);
     let doc = run_suite(&prepared.plan, &prepared.options, &stop, &mut |event| {

@@ -18,7 +18,7 @@ use thiserror::Error;
 use crate::results::history::{
     HISTORY_WINDOW, RunComparison, compare_runs, figures_of, machine_differs,
 };
-use crate::results::output::{FileTarget, OutputError, check_file};
+use crate::results::output::{FileTarget, OutputError, Parents, check_file};
 use crate::results::{ResultsDocument, ResultsError};
 use crate::vocab::ParamRules;
 
@@ -133,7 +133,7 @@ pub fn plan_baseline_save(
             path,
         });
     }
-    Ok(check_file("--save-baseline", &path)?)
+    Ok(check_file("--save-baseline", &path, Parents::MayCreate)?)
 }
 
 /// Earlier runs found for a comparison: usable ones oldest first, and what was passed over.

@@ -13,6 +13,7 @@
 
 mod common;
 mod conflict;
+mod conversion;
 pub mod fig01_miss_rate_vs_stride;
 pub(crate) mod fig02_sets_used;
 pub(crate) mod fig03_conflict_heatmap;
