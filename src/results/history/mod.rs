@@ -290,8 +290,9 @@ impl RunComparison {
             text.push_str(&format!(
                 ". Points without a same-run reference are judged on time per element ÷ the \
                  run's speed, the median change of every reference copy and read: this run's \
-                 references took {} the time of the baseline's",
-                signed_percent(speed)
+                 references took {} {} than the baseline's",
+                percent(speed.abs()),
+                if speed > 0.0 { "longer" } else { "less time" }
             ));
         }
         text
