@@ -30,6 +30,7 @@ pub(crate) mod fig14_matmul;
 pub(crate) mod fig15_channels;
 pub(crate) mod fig16_jagged;
 pub(crate) mod fig17_element_types;
+pub(crate) mod fig19_padding;
 mod labels;
 mod sweep;
 
@@ -64,6 +65,7 @@ pub const REGISTRY: &[&FigureDef] = &[
     &fig17_element_types::FIGURE,
     &fig05_working_set::FIGURE,
     &fig06_row_vs_column::FIGURE,
+    &fig19_padding::FIGURE,
     &fig07_transpose::FIGURE,
     &fig08_views::FIGURE,
     &fig09_blocked::FIGURE,
