@@ -8,6 +8,7 @@ pub(crate) mod layout;
 pub(crate) mod layout_cache;
 pub(crate) mod listing;
 pub(crate) mod progress;
+pub(crate) mod run_blocks;
 pub(crate) mod run_summary;
 pub(crate) mod sim;
 pub(crate) mod table;
