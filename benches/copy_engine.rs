@@ -406,7 +406,8 @@ fn main() {
         WisdomChoice::Off
     } else {
         WisdomChoice::Memory
-    });
+    })
+    .expect("no wisdom file: nothing to refuse");
 
     println!("Copy engine vs the best of a plain and a non-temporal copy of the same bytes");
     println!("(timed; medians over interleaved repetitions; `best copy` = each repetition's");

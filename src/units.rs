@@ -149,6 +149,37 @@ pub fn format_count(n: u64) -> String {
     grouped
 }
 
+/// A count as `layout` prints it: grouped as [`format_count`] from five digits on (`65,536`),
+/// whole below (`8192`), where a four-digit number reads at a glance.
+pub fn format_count_from_five_digits(n: u64) -> String {
+    if n < 10_000 {
+        n.to_string()
+    } else {
+        format_count(n)
+    }
+}
+
+/// A byte distance in lines of `line` bytes: whole (`32`), or with up to three decimals of a
+/// line (`0.125`, `64.125`).
+pub fn format_in_lines(bytes: i64, line: u64) -> String {
+    let line = line as i64;
+    if bytes % line == 0 {
+        (bytes / line).to_string()
+    } else {
+        let text = format!("{:.3}", bytes as f64 / line as f64);
+        text.trim_end_matches('0').to_string()
+    }
+}
+
+/// `part` of `whole` as a percentage with one decimal (`12.5%`); `-` of nothing.
+pub fn format_share(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
+    }
+}
+
 /// A signed count as [`format_count`] writes it (`-32,768`): strides run backwards too.
 pub fn format_count_signed(n: i64) -> String {
     let grouped = format_count(n.unsigned_abs());
@@ -240,9 +271,49 @@ pub fn format_time_ratio(time_over_baseline: f64) -> String {
     }
 }
 
+/// A UTC time stamp: `2026-11-22 10:34:23 UTC` (human) or `20261122T103423Z` (for directory
+/// names, sortable). A time the calendar cannot hold (a hostile document's) reads as seconds.
+pub fn utc_stamp(unix_s: u64, human: bool) -> String {
+    let Some(t) = i64::try_from(unix_s)
+        .ok()
+        .and_then(|s| time::OffsetDateTime::from_unix_timestamp(s).ok())
+    else {
+        return if human {
+            format!("{unix_s} s after 1970 UTC")
+        } else {
+            format!("unix{unix_s}")
+        };
+    };
+    let (year, month, day) = (t.year(), u8::from(t.month()), t.day());
+    let (h, m, s) = (t.hour(), t.minute(), t.second());
+    if human {
+        format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
+    } else {
+        format!("{year:04}{month:02}{day:02}T{h:02}{m:02}{s:02}Z")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn layout_counts_lines_and_shares() {
+        for (n, text) in [
+            (0, "0"),
+            (8192, "8192"),
+            (65536, "65,536"),
+            (1048576, "1,048,576"),
+            (123456789, "123,456,789"),
+        ] {
+            assert_eq!(format_count_from_five_digits(n), text);
+        }
+        for (bytes, text) in [(2048, "32"), (8, "0.125"), (4104, "64.125"), (96, "1.5")] {
+            assert_eq!(format_in_lines(bytes, 64), text);
+        }
+        assert_eq!(format_share(1, 0), "-");
+        assert_eq!(format_share(1, 8), "12.5%");
+    }
 
     #[test]
     fn sizes_take_binary_multiples_byte_units_and_spaces() {

@@ -18,7 +18,7 @@ use crate::units::{format_size_exact, parse_size};
 
 mod choice;
 mod detect;
-pub use choice::{ChosenGeometry, GeometryBase, GeometryChoice, warning_lines};
+pub use choice::{ChosenGeometry, GeometryBase, GeometryChoice, level_warnings, warning_lines};
 #[cfg(test)]
 use detect::compare_levels;
 

@@ -1,13 +1,17 @@
-//! The analytic set model: how many cache sets a strided access pattern really uses, and at
-//! how many live lines it starts to conflict.
+//! The analytic set model: how many cache sets a strided access pattern really uses, at how
+//! many accesses a set first overflows, and what a repeated pass then misses by.
 //!
 //! K accesses at `base + i·s` (i = 0..K) touch lines `⌊(base + i·s) / L⌋`, each in set
 //! `line mod S`. When s is a multiple of the line size L, consecutive lines are s/L apart and
 //! the pattern cycles through exactly `S / gcd(s/L, S)` sets (seed 004: 64 sets, a stride of
-//! 16 lines → 64 / gcd(16, 64) = 4 sets). Once more than `ways` distinct lines map to one set,
-//! a repeated pass misses in that set even though the cache as a whole has room: conflict
-//! misses. Strides that are not a multiple of L (4104 B = 64.125 lines) are handled by
-//! enumeration, which is exact for any stride.
+//! 16 lines → 64 / gcd(16, 64) = 4 sets). Once more than `ways` distinct lines map to one set
+//! (a **set overflow**), a repeated pass misses in that set. In the 3C split's words (the
+//! simulator's), those misses are **conflict** misses while all the pattern's lines fit the
+//! cache (a fully associative LRU cache of the same size would keep them), and **capacity**
+//! misses once they outnumber its lines (it would miss on a cyclic repeat too): a column of
+//! 1024 lines on a 512-line L1d overflows its one set, but the repeat misses by capacity.
+//! Strides that are not a multiple of L (4104 B = 64.125 lines) are handled by enumeration,
+//! which is exact for any stride.
 
 use std::collections::{HashMap, HashSet};
 
@@ -61,9 +65,10 @@ pub fn closed_form_sets(stride: i64, line: u32, sets: u32) -> Option<u64> {
 }
 
 /// The smallest K (≤ `max_count`) for which K accesses at `base + i·stride` put more than
-/// `ways` distinct lines into one set — from then on a repeated pass has conflict misses.
-/// `None` if no such K exists up to `max_count`.
-pub fn conflict_onset(
+/// `ways` distinct lines into one set (the set overflows) — from then on a repeated pass
+/// misses; [`RepeatMisses::of`] says by which cause. `None` if no such K exists up to
+/// `max_count`.
+pub fn set_overflow_onset(
     base: u64,
     stride: i64,
     line: u32,
@@ -71,7 +76,7 @@ pub fn conflict_onset(
     ways: u32,
     max_count: u64,
 ) -> Option<u64> {
-    if let Some(onset) = conflict_onset_closed_form(base, stride, line, sets, ways) {
+    if let Some(onset) = overflow_onset_closed_form(base, stride, line, sets, ways) {
         return onset.filter(|&k| k <= max_count);
     }
     // A walk spanning less than half the address space moves one way only, so a line is new
@@ -81,7 +86,7 @@ pub fn conflict_onset(
         .checked_mul(max_count)
         .is_some_and(|span| span < 1 << 63);
     let pattern = Strided { base, stride, line };
-    conflict_onset_listed(pattern, sets, ways, max_count, in_order)
+    overflow_onset_listed(pattern, sets, ways, max_count, in_order)
 }
 
 /// `base + i·stride` (bytes) in lines of `line` bytes.
@@ -92,14 +97,14 @@ struct Strided {
     line: u32,
 }
 
-/// [`conflict_onset`] without a bound, in closed form where the lines are easy to list
+/// [`set_overflow_onset`] without a bound, in closed form where the lines are easy to list
 /// (`Some(answer)`), else `None`. Two cases: a forward stride of at most one line visits every
 /// line in order, so set by set the lines fill up evenly and the `ways·sets + 1`-th line is the
 /// first to overflow; a forward stride of whole lines (`s/L` lines) cycles through the
 /// `sets / gcd(s/L, sets)` sets of its period, each receiving one new line per period, so
 /// access `ways·period` (0-based) is the first overflow. Enumeration walks up to millions of
 /// accesses per level; this keeps the predictions a run records from costing seconds.
-fn conflict_onset_closed_form(
+fn overflow_onset_closed_form(
     base: u64,
     stride: i64,
     line: u32,
@@ -130,13 +135,13 @@ fn conflict_onset_closed_form(
     None
 }
 
-/// Most sets [`conflict_onset_listed`] counts in a plain array (larger geometries use a map).
+/// Most sets [`overflow_onset_listed`] counts in a plain array (larger geometries use a map).
 const MAX_ARRAY_SETS: u64 = 1 << 22;
 
-/// [`conflict_onset`] by listing the accesses: exact for any stride. `in_order`: the addresses
+/// [`set_overflow_onset`] by listing the accesses: exact for any stride. `in_order`: the addresses
 /// move one way only, so a new line is one that differs from the previous access's; otherwise
 /// every line seen is remembered.
-fn conflict_onset_listed(
+fn overflow_onset_listed(
     pattern: Strided,
     sets: u32,
     ways: u32,
@@ -180,6 +185,34 @@ fn conflict_onset_listed(
     None
 }
 
+/// What a repeated pass over a pattern's lines misses by, in the 3C split's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepeatMisses {
+    /// No set holds more than `ways` of the lines: a repeated pass hits.
+    None,
+    /// A set overflows while the cache has room for every line: a fully associative LRU
+    /// cache of the same size would keep them, so the misses are conflict misses.
+    Conflict,
+    /// The lines outnumber the cache's (and so some set overflows): a fully associative LRU
+    /// cache misses them on a cyclic repeat too, so the misses are capacity misses.
+    Capacity,
+}
+
+impl RepeatMisses {
+    /// The cause for `lines` distinct lines on a cache of `cache_lines`, given whether some set
+    /// holds more than its ways of them (more lines than the cache always overflows a set).
+    pub fn of(lines: u64, cache_lines: u64, overflows: bool) -> RepeatMisses {
+        if lines > cache_lines {
+            RepeatMisses::Capacity
+        } else if overflows {
+            RepeatMisses::Conflict
+        } else {
+            RepeatMisses::None
+        }
+    }
+}
+
 /// What the model predicts for one cache level.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LevelPrediction {
@@ -195,21 +228,33 @@ pub struct LevelPrediction {
     pub distinct_lines: u64,
     /// Lines the touched sets can hold: `ways × distinct_sets`.
     pub usable_lines: u64,
-    /// Accesses at which conflicts start (see [`conflict_onset`]), searched up to a bound.
-    pub conflict_onset: Option<u64>,
-    /// Whether `count` accesses already conflict at this level.
-    pub conflicts: bool,
+    /// Lines the whole level holds: `ways × sets`.
+    pub cache_lines: u64,
+    /// The access at which a set first holds more than `ways` lines (see
+    /// [`set_overflow_onset`]), searched up to `overflow_searched` accesses.
+    pub overflow_onset: Option<u64>,
+    /// Accesses the overflow search covered: an onset beyond them reads as none.
+    pub overflow_searched: u64,
+    /// Whether the `count` accesses overflow a set.
+    pub overflows: bool,
+    /// What a repeated pass over the `count` accesses misses by.
+    pub repeat_misses: RepeatMisses,
 }
 
-/// Upper bound on the accesses [`predict`] searches for a conflict onset: enough for any
-/// level's capacity plus one (the onset can never exceed `sets × ways + 1`), but at most
-/// [`MAX_ONSET_SEARCH`] — the search keeps every line in a hash set, and a made-up cache of
-/// millions of lines must not cost seconds and gigabytes (an onset beyond it reads as none).
-fn onset_search_bound(level: &CacheLevel) -> u64 {
-    level.lines().saturating_add(1).min(MAX_ONSET_SEARCH)
+/// Upper bound on the accesses [`predict`] searches for a set overflow: the pattern's
+/// `count` accesses, or more when the level has more lines (the distinct lines reach an
+/// overflow by `sets × ways + 1` of them), but at most [`MAX_ONSET_SEARCH`] — the listing
+/// search keeps every line in a hash set, and a made-up cache of millions of lines must not
+/// cost seconds and gigabytes (an onset beyond it reads as none; the closed forms are exact
+/// at any count).
+fn onset_search_bound(level: &CacheLevel, count: u64) -> u64 {
+    count
+        .max(level.lines())
+        .saturating_add(1)
+        .min(MAX_ONSET_SEARCH)
 }
 
-/// Accesses [`conflict_onset`] is asked to search at most: 2^21, a 128 MiB cache of 64 B lines.
+/// Accesses [`set_overflow_onset`] is asked to search at most: 2^21, a 128 MiB cache of 64 B lines.
 const MAX_ONSET_SEARCH: u64 = 1 << 21;
 
 /// Predicts, per level, how `count` accesses at `base + i·stride` spread over the sets.
@@ -222,14 +267,10 @@ pub fn predict(levels: &[CacheLevel], base: u64, stride: i64, count: u64) -> Vec
                 .map(|i| line_of(base, stride, i, level.line))
                 .collect::<HashSet<_>>()
                 .len() as u64;
-            let onset = conflict_onset(
-                base,
-                stride,
-                level.line,
-                level.sets,
-                level.ways,
-                onset_search_bound(level),
-            );
+            let searched = onset_search_bound(level, count);
+            let onset =
+                set_overflow_onset(base, stride, level.line, level.sets, level.ways, searched);
+            let overflows = onset.is_some_and(|k| k <= count);
             LevelPrediction {
                 level: level.name.clone(),
                 sets: level.sets,
@@ -239,8 +280,11 @@ pub fn predict(levels: &[CacheLevel], base: u64, stride: i64, count: u64) -> Vec
                 closed_form_sets: closed_form_sets(stride, level.line, level.sets),
                 distinct_lines,
                 usable_lines: distinct_sets * u64::from(level.ways),
-                conflict_onset: onset,
-                conflicts: onset.is_some_and(|k| k <= count),
+                cache_lines: level.lines(),
+                overflow_onset: onset,
+                overflow_searched: searched,
+                overflows,
+                repeat_misses: RepeatMisses::of(distinct_lines, level.lines(), overflows),
             }
         })
         .collect()
@@ -271,19 +315,90 @@ mod tests {
     }
 
     #[test]
-    fn conflict_onset_matches_the_design_probe() {
+    fn overflow_onset_matches_the_design_probe() {
         // The design-vm L1d (48 KiB, 12 ways, 64 sets): K loads at 4096 B stay in L1 up to
         // K = 12 and conflict from K = 13; 4104 B only once a set gets a 13th line.
         let l1 = parse_cache_override("L1d=48K,12,64").unwrap();
-        assert_eq!(conflict_onset(BASE, 4096, 64, 64, 12, 10_000), Some(13));
+        assert_eq!(set_overflow_onset(BASE, 4096, 64, 64, 12, 10_000), Some(13));
         // Set 0 gets accesses 0..8 and 512..520; its 13th line is access 516 → K = 517.
-        assert_eq!(conflict_onset(BASE, 4104, 64, 64, 12, 10_000), Some(517));
+        assert_eq!(
+            set_overflow_onset(BASE, 4104, 64, 64, 12, 10_000),
+            Some(517)
+        );
         let p = predict(&[l1], BASE, 4096, 16);
         assert_eq!(p[0].distinct_sets, 1);
         assert_eq!(p[0].usable_lines, 12);
-        assert!(p[0].conflicts);
+        assert!(p[0].overflows);
+        assert_eq!(p[0].repeat_misses, RepeatMisses::Conflict);
         let l1 = parse_cache_override("L1d=48K,12,64").unwrap();
-        assert!(!predict(&[l1], BASE, 4104, 16)[0].conflicts);
+        let p = &predict(&[l1], BASE, 4104, 16)[0];
+        assert!(!p.overflows);
+        assert_eq!(p.repeat_misses, RepeatMisses::None);
+    }
+
+    #[test]
+    fn a_set_overflow_is_a_conflict_only_while_the_lines_fit_the_cache() {
+        // (level, stride in bytes, accesses) → (sets used, onset, overflows, repeat misses).
+        // A 1024×1024 f64 column (8 KiB apart) on a 32 KiB 8-way L1d: one set overflows from
+        // access 9, but its 1024 lines outnumber the cache's 512, so a repeat misses by
+        // capacity; on a 512 KiB 8-way L2 the same column falls in 8 sets and fits: conflict.
+        // A row (8 B apart) of 4096 lines overflows a set only as the cache fills: capacity.
+        type Row = (
+            &'static str,
+            i64,
+            u64,
+            (u64, Option<u64>, bool, RepeatMisses),
+        );
+        let table: [Row; 5] = [
+            (
+                "L1d=32K,8,64",
+                8192,
+                1024,
+                (1, Some(9), true, RepeatMisses::Capacity),
+            ),
+            (
+                "L2=512K,8,64",
+                8192,
+                1024,
+                (8, Some(65), true, RepeatMisses::Conflict),
+            ),
+            (
+                "L1d=32K,8,64",
+                8192,
+                8,
+                (1, Some(9), false, RepeatMisses::None),
+            ),
+            (
+                "L1d=32K,8,64",
+                8,
+                32768,
+                (64, Some(4097), true, RepeatMisses::Capacity),
+            ),
+            (
+                "L1d=32K,8,64",
+                8,
+                4096,
+                (64, Some(4097), false, RepeatMisses::None),
+            ),
+        ];
+        for (level, stride, count, expected) in table {
+            let l = parse_cache_override(level).unwrap();
+            let p = &predict(&[l], BASE, stride, count)[0];
+            assert_eq!(
+                (
+                    p.distinct_sets,
+                    p.overflow_onset,
+                    p.overflows,
+                    p.repeat_misses
+                ),
+                expected,
+                "{level} stride {stride} × {count}"
+            );
+            assert_eq!(
+                p.cache_lines,
+                if level.starts_with("L2") { 8192 } else { 512 }
+            );
+        }
     }
 
     #[test]
@@ -324,14 +439,14 @@ mod tests {
             let most = u64::from(ways + 1) * u64::from(sets) * u64::from(line) + 2;
             let bound = (most as f64 * cut) as u64;
             let pattern = Strided { base, stride, line };
-            let listed = conflict_onset_listed(pattern, sets, ways, bound, false);
+            let listed = overflow_onset_listed(pattern, sets, ways, bound, false);
             proptest::prop_assert_eq!(
-                conflict_onset(base, stride, line, sets, ways, bound),
+                set_overflow_onset(base, stride, line, sets, ways, bound),
                 listed,
                 "base {} stride {} line {} sets {} ways {}", base, stride, line, sets, ways
             );
             proptest::prop_assert_eq!(
-                conflict_onset_listed(pattern, sets, ways, bound, true),
+                overflow_onset_listed(pattern, sets, ways, bound, true),
                 listed
             );
         }
@@ -359,7 +474,11 @@ mod tests {
             }
             let s = sim.stats()[0];
             proptest::prop_assert_eq!(s.capacity, 0);
-            proptest::prop_assert_eq!(s.conflict > 0, p.conflicts, "{:?} {:?}", p, s);
+            proptest::prop_assert_eq!(s.conflict > 0, p.overflows, "{:?} {:?}", p, s);
+            proptest::prop_assert_eq!(
+                p.repeat_misses,
+                if p.overflows { RepeatMisses::Conflict } else { RepeatMisses::None }
+            );
         }
 
         #[test]

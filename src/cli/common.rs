@@ -38,6 +38,33 @@ pub struct CacheArgs {
     pub sysfs_root: Option<PathBuf>,
 }
 
+/// `--baseline`, `--save-baseline`, `--no-compare`: what a measuring run (`run`, the main job)
+/// compares itself with afterwards, and what it keeps.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HistoryArgs {
+    /// Compare with the baseline NAME (saved earlier with --save-baseline) instead of the
+    /// previous run of the same points on this machine. Read before anything is measured.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// Keep this run as baseline NAME (reports/baselines/NAME.json), replacing an earlier
+    /// baseline of that name.
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Do not compare with earlier runs.
+    #[arg(long, conflicts_with = "baseline")]
+    pub no_compare: bool,
+}
+
+impl HistoryArgs {
+    pub fn request(&self) -> crate::harness::history::HistoryRequest {
+        crate::harness::history::HistoryRequest {
+            baseline: self.baseline.clone(),
+            save_baseline: self.save_baseline.clone(),
+            no_compare: self.no_compare,
+        }
+    }
+}
+
 /// `--wisdom`: where the copy planner keeps the schedules it measured, for every subcommand
 /// that runs or replays copies.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -57,16 +84,18 @@ impl WisdomArgs {
         match self.wisdom.clone().or(from_env.map(PathBuf::from)) {
             Some(path) if path.as_os_str() == "off" => WisdomChoice::Off,
             Some(path) => WisdomChoice::File(path),
-            None => default_wisdom_path().map_or(WisdomChoice::Memory, WisdomChoice::File),
+            None => default_wisdom_path().map_or(WisdomChoice::Memory, WisdomChoice::DefaultFile),
         }
     }
 
     /// Turns the planner on as chosen; a wisdom file that cannot be used is a warning (its
-    /// plans are then kept in memory and the file is left alone).
-    pub fn configure(&self) {
-        if let Some(problem) = configure_planner(self.choice()) {
+    /// plans are then kept in memory and the file is left alone), a named one in a missing
+    /// directory an error.
+    pub fn configure(&self) -> anyhow::Result<()> {
+        if let Some(problem) = configure_planner(self.choice())? {
             eprintln!("warning: wisdom ignored, plans kept in memory only: {problem}");
         }
+        Ok(())
     }
 }
 

@@ -1,10 +1,11 @@
-//! `stridelab layout [--json] [--cache NAME=SIZE,WAYS,LINE … | --preset P …] [--dtype T] EXPR`:
-//! evaluate a view expression and explain the result, and what the view does to each cache
-//! level given (every `--cache` level and every data level of each `--preset`, as `sim` takes
-//! them), else to this machine's L1d.
+//! `stridelab layout [--json [--all]] [--cache NAME=SIZE,WAYS,LINE … | --preset P …] [--dtype T]
+//! EXPR`: evaluate a view expression and explain the result, and what the view does to every
+//! data level of the geometry `sim` would simulate (this machine's or `--preset`'s, each
+//! `--cache` level replacing or adding one).
 //!
 //! With `--json` exactly one object is printed on stdout, also for errors (which exit 2):
-//! `{"error": {"kind": …, "message": …}}`; `main` does the same for malformed options.
+//! `{"error": {"kind": …, "message": …}}`; `main` does the same for malformed options. Its
+//! long lists are cut to their first entries unless `--all` (`kernels::views::listing`).
 //! The hidden `--batch FILE` mode evaluates one expression per line and prints one JSON object
 //! per line; the NumPy cross-check uses it to run thousands of chains in one process.
 
@@ -14,25 +15,37 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::cache::geometry::{CacheKind, CacheLevel, Geometry};
+use crate::cache::geometry::{ChosenGeometry, GeometryError};
 use crate::cli::common::CacheArgs;
-use crate::cli::text::layout::{error_json, error_text, explain, json_line, view_json};
-use crate::cli::text::layout_cache::cache_text;
+use crate::cli::text::layout::{
+    error_json, error_object, error_text, explain, json_line, view_json,
+};
+use crate::cli::text::layout_cache::geometry_text;
 use crate::kernels::eval as expr;
 use crate::kernels::views::cache::{Dtype, UnknownDtype, ViewCacheError};
+use crate::kernels::views::levels::{GeometryExplanation, explain_geometry};
+use crate::kernels::views::listing::{DEFAULT_SHOWN, Listing, cap_set_lines, check_all};
 use crate::kernels::views::padding::ViewChain;
-use crate::kernels::views::report::{LevelReport, explain as explain_cache};
+use crate::layout::ErrorKind;
 use crate::layout::describe::error_kinds_help;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = after_help())]
 pub struct LayoutArgs {
     /// The view expression, e.g. 'arange(12).view(3,4).T' or 'arange(24).view(2,3,4)[:, ::-1, 1]'.
+    /// Every integer may be arithmetic (+, -, *, //, parentheses; checked in 64 bits), e.g.
+    /// 'arange(32*64*56*56).view(32, 64, 56*56)'.
     #[arg(required_unless_present = "batch")]
     pub expr: Option<String>,
-    /// Print one JSON object instead of the explanation.
+    /// Print one JSON object instead of the explanation. Its per-element `values` and each
+    /// level's per-set `set_lines` list their first 4096 entries, with `values_total` /
+    /// `set_lines_total` and `*_truncated` saying so.
     #[arg(long)]
     pub json: bool,
+    /// With --json: list every value and every set's count (refused, exit 2, when that would
+    /// print more than 64 MiB).
+    #[arg(long, requires = "json")]
+    pub all: bool,
     /// Evaluate one expression per line of FILE and print one JSON object per line.
     #[arg(long, hide = true, value_name = "FILE")]
     pub batch: Option<PathBuf>,
@@ -52,8 +65,9 @@ fn after_help() -> String {
         USAGE
     ));
     text.push_str(
-        "(too_large and overflow also cover a cache level too large for the analysis and a \
-         byte stride beyond 64-bit addresses.)\n",
+        "(too_large and overflow also cover a cache level too large for the analysis, a byte \
+         stride beyond 64-bit addresses, and --all output beyond 64 MiB; invalid_argument a \
+         division by zero in the text.)\n",
     );
     text
 }
@@ -81,44 +95,43 @@ pub fn run(args: LayoutArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let levels = match cache_levels(&args.cache) {
-        Ok(levels) => levels,
+    let chosen = match chosen_geometry(&args.cache) {
+        Ok(chosen) => chosen,
         Err(err) => return Ok(fail(args.json, USAGE, &format!("{err:#}"))),
     };
     let chain = ViewChain {
         text: &text,
         steps: &evaluation.steps,
     };
-    let itemsize = args.dtype.itemsize();
-    let analyses: Result<Vec<LevelReport>, ViewCacheError> = match &levels {
-        Ok(levels) => levels
-            .iter()
-            .map(|level| explain_cache(evaluation.layout(), &chain, itemsize, level))
-            .collect(),
-        Err(_) => Ok(Vec::new()),
+    let explained = match &chosen {
+        Some(chosen) => {
+            explain_geometry(evaluation.layout(), &chain, args.dtype.itemsize(), chosen)
+        }
+        None => Ok(GeometryExplanation::unknown()),
     };
-    if args.json {
-        let analyses = match analyses {
-            Ok(a) => a,
-            Err(err) => return Ok(fail(true, cache_error_kind(&err), &err.to_string())),
-        };
-        let caches = match &levels {
-            Ok(_) => serde_json::to_value(&analyses)?,
-            Err(note) => serde_json::json!([{ "level": "L1d", "unavailable": note }]),
-        };
-        println!("{}", view_json(&text, &evaluation, Some(caches)));
+    let mut explained = match explained {
+        Ok(explained) => explained,
+        Err(err) => return Ok(fail(args.json, cache_error_kind(&err), &err.to_string())),
+    };
+    if !args.json {
+        print!("{}{}", explain(&evaluation), geometry_text(&explained));
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", explain(&evaluation));
-    match (&levels, analyses) {
-        (Err(note), _) => println!("\ncache     {note}"),
-        (Ok(_), Ok(analyses)) => {
-            for analysis in &analyses {
-                print!("\n{}", cache_text(analysis));
-            }
+    let listing = if args.all {
+        let values = evaluation.layout().numel() as u64;
+        let largest = evaluation.storage_len().saturating_sub(1) as u64;
+        if let Err(err) = check_all(values, largest, &explained.caches) {
+            return Ok(fail(true, ErrorKind::TooLarge.as_str(), &err.to_string()));
         }
-        (Ok(_), Err(err)) => return Ok(fail(false, cache_error_kind(&err), &err.to_string())),
-    }
+        Listing::All
+    } else {
+        Listing::First(DEFAULT_SHOWN)
+    };
+    cap_set_lines(&mut explained.caches, listing);
+    println!(
+        "{}",
+        view_json(&text, &evaluation, Some(&explained), listing)
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -132,11 +145,6 @@ fn fail(json: bool, kind: &str, message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// `{"error": {"kind": KIND, "message": TEXT}}`.
-pub fn error_object(kind: &str, message: &str) -> String {
-    serde_json::json!({ "error": { "kind": kind, "message": message } }).to_string()
-}
-
 fn cache_error_kind(err: &ViewCacheError) -> &'static str {
     match err {
         ViewCacheError::TooLarge { .. } => "too_large",
@@ -144,24 +152,14 @@ fn cache_error_kind(err: &ViewCacheError) -> &'static str {
     }
 }
 
-/// The levels to explain: every level given (`--preset` data levels first, then `--cache`,
-/// as `sim` resolves them), else this machine's L1d; `Ok(Err(why))` when that is unknown.
-fn cache_levels(args: &CacheArgs) -> anyhow::Result<Result<Vec<CacheLevel>, String>> {
-    if args.is_given() {
-        return Ok(Ok(args.resolve(&Geometry::default())?));
+/// The geometry `sim` would simulate; `None` when this machine's is unknown and no option
+/// gives one (the explanation then says how to give one).
+fn chosen_geometry(args: &CacheArgs) -> anyhow::Result<Option<ChosenGeometry>> {
+    match args.choice().choose() {
+        Ok(chosen) => Ok(Some(chosen)),
+        Err(GeometryError::Empty) if !args.is_given() => Ok(None),
+        Err(err) => Err(anyhow::Error::new(err).context("choosing the cache levels to explain")),
     }
-    let detected = args.choice().detect();
-    Ok(detected
-        .levels
-        .iter()
-        .find(|l| l.level == 1 && l.kind == CacheKind::Data)
-        .cloned()
-        .map(|l| vec![l])
-        .ok_or_else(|| {
-            "this machine's L1d geometry is unknown; give one, e.g. --cache L1d=48K,12,64 or \
-             --preset design-vm"
-                .to_string()
-        }))
 }
 
 fn run_batch(path: &PathBuf) -> anyhow::Result<ExitCode> {

@@ -38,6 +38,16 @@ pub struct Cli {
     pub cache: common::CacheArgs,
     #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
     pub wisdom: common::WisdomArgs,
+    #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
+    pub history: common::HistoryArgs,
+    /// Seconds of extra sampling each point may take towards a 2% CI of its median (the main
+    /// job's default: 0.15, never more than the point's minimum samples took).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        help_heading = "Main job options (no subcommand)"
+    )]
+    pub sampling_budget: Option<f64>,
 }
 
 /// What bare `stridelab` does, in `--help`.
@@ -48,7 +58,8 @@ const MAIN_JOB_HELP: &str = "Without a subcommand, stridelab runs the main job (
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Explain a strided view: shape, strides, offset, contiguity, the storage cells it touches.
+    /// Explain a strided view: shape, strides, offset, contiguity, the storage cells it touches,
+    /// and what its walks do to every data cache level.
     Layout(layout::LayoutArgs),
     /// Measure a suite or one kernel's parameter grid and write the results document.
     Run(run::RunArgs),
@@ -83,7 +94,10 @@ pub fn parse() -> Result<Cli, ExitCode> {
             let text = err.to_string();
             let message = text.split("\n\n").next().unwrap_or_default();
             let message = message.strip_prefix("error: ").unwrap_or(message);
-            println!("{}", layout::error_object(layout::USAGE, message.trim()));
+            println!(
+                "{}",
+                text::layout::error_object(layout::USAGE, message.trim())
+            );
             Err(ExitCode::from(2))
         }
         Err(err) => err.exit(),
@@ -114,6 +128,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man(args)) => shell::man(args),
         // The main job: measure the quick suite and write reports/latest/.
-        None => report::main_job(&cli.cache, &cli.wisdom),
+        None => report::main_job(&report::MainJob {
+            cache: &cli.cache,
+            wisdom: &cli.wisdom,
+            history: &cli.history,
+            sampling_budget: cli.sampling_budget,
+        }),
     }
 }

@@ -12,22 +12,26 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::common::{CacheArgs, WisdomArgs};
-use crate::harness::run::plan::{geometry_and_manifest, geometry_lines};
+use crate::cli::common::{CacheArgs, HistoryArgs, WisdomArgs};
+use crate::cli::text::history::history_text;
+use crate::cli::text::table::wrap;
+use crate::harness::history::{HistoryPlan, REPORTS_DIR, earlier_runs};
+use crate::harness::run::plan::{RunRequest, geometry_and_manifest, geometry_lines, method_of};
 use crate::harness::suite::PlanLimits;
-use crate::harness::{Progress, RunOptions, Suite, run_suite};
+use crate::harness::{MethodOptions, Progress, RunOptions, Suite, run_suite};
 use crate::kernels::CATALOGUE_RULES;
 use crate::report::{
     Explanations, ReportError, ReportInput, copy_report, outdir, render_claimed, utc_stamp,
 };
 use crate::results::RunStatus;
+use crate::results::precision_summary::PrecisionSummary;
+
+/// How a main-job user samples longer (the main job's own flag, so the advice works as typed).
+const SAMPLE_LONGER: &str = "`stridelab --sampling-budget 1`";
 
 /// Exit code of a main job stopped by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT), after its
 /// report was written.
 const EXIT_INTERRUPTED: u8 = 130;
-
-/// Where the main job writes its reports.
-const REPORTS_DIR: &str = "reports";
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -37,9 +41,10 @@ pub struct ReportArgs {
     pub inputs: Vec<PathBuf>,
     /// The report directory to write: a new or empty directory, or an earlier stridelab report
     /// (its `.stridelab-report.json` lists the files stridelab wrote; only those are replaced).
-    /// A directory holding other files is refused before anything is written.
-    #[arg(long, value_name = "DIR", default_value = "reports/rendered")]
-    pub out: PathBuf,
+    /// A directory holding other files, or whose parent does not exist, is refused before
+    /// anything is written. Default: reports/rendered.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// The catalogue's paragraph on every kernel, for the report's sections.
@@ -52,19 +57,27 @@ fn explanations() -> Explanations {
 
 /// `stridelab report`.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let inputs = args
+    let mut inputs = args
         .inputs
         .iter()
         .map(|p| ReportInput::read(p, &CATALOGUE_RULES, explanations()))
         .collect::<Result<Vec<_>, _>>()?;
-    let claim = outdir::claim(&args.out)?;
+    // A later run is compared with the first against the noise of the runs before it on its
+    // machine: the other inputs and those kept under reports/.
+    for input in inputs.iter_mut().skip(1) {
+        let root = Path::new(REPORTS_DIR);
+        let found = earlier_runs(root, &[], &args.inputs, &input.doc, &CATALOGUE_RULES);
+        input.earlier = found.runs.into_iter().map(|(_, doc)| doc).collect();
+        input.earlier_source = format!("{}/", root.display());
+    }
+    let claim = outdir::claim_out(args.out.as_deref())?;
     // Ctrl-C stops the rendering between figures; the staging directory is then removed.
     let stop = super::common::stop_flag()?;
     let rendered = match render_claimed(&inputs, &claim, &stop) {
         Err(ReportError::Interrupted) => {
             eprintln!(
                 "interrupted: no report written; `{}` is as it was",
-                args.out.display()
+                claim.dir().display()
             );
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
@@ -102,7 +115,16 @@ fn fresh_dir(root: &Path, stamp: &str) -> PathBuf {
 /// Seconds the main job gives `stridelab infer`'s probes.
 const MAIN_JOB_INFER_BUDGET_S: f64 = 30.0;
 
-pub fn main_job(cache: &CacheArgs, wisdom: &WisdomArgs) -> anyhow::Result<ExitCode> {
+/// What the main job was asked on the command line.
+pub struct MainJob<'a> {
+    pub cache: &'a CacheArgs,
+    pub wisdom: &'a WisdomArgs,
+    pub history: &'a HistoryArgs,
+    pub sampling_budget: Option<f64>,
+}
+
+pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
+    let MainJob { cache, wisdom, .. } = job;
     eprintln!(
         "stridelab: running the main job (the quick suite, then the report in \
          {REPORTS_DIR}/latest/); `stridelab --help` lists the subcommands"
@@ -110,19 +132,27 @@ pub fn main_job(cache: &CacheArgs, wisdom: &WisdomArgs) -> anyhow::Result<ExitCo
     let (geometry, manifest) = geometry_and_manifest(&cache.choice())?;
     let suite = Suite::builtin("quick").context("the built-in quick suite is missing")?;
     let plan = suite.plan_on(None, PlanLimits::default(), &geometry.levels)?;
-    // `reports/latest` must accept a report before anything is measured.
+    let method = method_of(&RunRequest {
+        sampling_budget: job.sampling_budget,
+        target_ci: MethodOptions::default().target_relative_ci,
+        ..RunRequest::default()
+    })?;
+    // `reports/latest` and the history (a named baseline) must be usable before anything is
+    // measured.
     let root = Path::new(REPORTS_DIR);
-    let latest_claim = outdir::claim(&root.join("latest"))?;
+    let latest_claim = outdir::claim_default(&root.join("latest"))?;
+    let history = HistoryPlan::settle(root, &job.history.request(), None, &CATALOGUE_RULES)?;
     let geometry_lines = geometry_lines(&geometry);
     for line in &geometry_lines {
         eprintln!("{line}");
     }
     let options = RunOptions {
+        method,
         manifest,
         cache_levels: geometry.levels.clone(),
         ..RunOptions::default()
     };
-    wisdom.configure();
+    wisdom.configure()?;
     let stop = super::common::stop_flag()?;
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::with_draw_target(
@@ -163,11 +193,11 @@ pub fn main_job(cache: &CacheArgs, wisdom: &WisdomArgs) -> anyhow::Result<ExitCo
         }
     };
     bar.finish_and_clear();
-    // Imprecise timings are named here as `run` names them; the report draws them regardless.
-    for line in crate::cli::text::run_summary::precision_warnings(&doc) {
-        eprintln!("{line}");
-    }
+    // How precise the timings are, in a few sentences whose advice works with this command; the
+    // report's summary says the same and lists the points.
+    let precision = PrecisionSummary::of(&doc).sentences(SAMPLE_LONGER);
 
+    let (outcome, history_notes) = history.compare(&doc, &[], &CATALOGUE_RULES);
     let dir = fresh_dir(root, &utc_stamp(doc.started_unix_s, false));
     bar.set_message("rendering the report");
     let input = ReportInput {
@@ -175,13 +205,16 @@ pub fn main_job(cache: &CacheArgs, wisdom: &WisdomArgs) -> anyhow::Result<ExitCo
         doc,
         infer,
         explanations: explanations(),
+        earlier: Vec::new(),
+        earlier_source: String::new(),
+        against_earlier: outcome.as_ref().and_then(|o| o.as_ref().ok()).cloned(),
     };
     // The stop flag may already be set (Ctrl-C ended the measuring): the partial report is
     // still written, so the rendering itself is not cancellable here.
     let keep_going = std::sync::atomic::AtomicBool::new(false);
     let rendered = render_claimed(
         std::slice::from_ref(&input),
-        &outdir::claim(&dir)?,
+        &outdir::claim_default(&dir)?,
         &keep_going,
     )?;
     let latest = latest_claim.dir().to_path_buf();
@@ -202,6 +235,15 @@ pub fn main_job(cache: &CacheArgs, wisdom: &WisdomArgs) -> anyhow::Result<ExitCo
         input.doc.wall_s,
         dir.display()
     );
+    for sentence in &precision {
+        eprintln!("{}", wrap(sentence, 100, "  ").trim_end());
+    }
+    eprint!("{}", history_text(outcome, &history_notes, true));
+    if input.doc.status == RunStatus::Complete
+        && let Some(line) = history.save(&input.doc)?
+    {
+        eprintln!("{line}");
+    }
     for line in geometry_lines.iter().skip(1) {
         eprintln!("{line}");
     }

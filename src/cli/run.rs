@@ -7,14 +7,17 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::cli::common::{CacheArgs, ListArgs, WisdomArgs, kernel_name_parser};
+use crate::cli::common::{CacheArgs, HistoryArgs, ListArgs, WisdomArgs, kernel_name_parser};
+use crate::cli::text::history::history_text;
 use crate::cli::text::progress::RunProgress;
 use crate::cli::text::run_summary::{problems, run_summary};
+use crate::harness::history::{HistoryPlan, REPORTS_DIR};
 use crate::harness::run::plan::{
     RunRequest, geometry_lines, prepare_run, results_line, write_results,
 };
 use crate::harness::run_suite;
 use crate::harness::suite::DEFAULT_MAX_ACCESSES_PER_RUN;
+use crate::kernels::CATALOGUE_RULES;
 use crate::results::RunStatus;
 use crate::results::output::FileTarget;
 
@@ -63,6 +66,8 @@ pub struct RunArgs {
     pub cache: CacheArgs,
     #[command(flatten)]
     pub wisdom: WisdomArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
     /// Keep sampling a point until the 95% CI of its median is at most this wide, relative to
     /// the median (within the sampling budget).
     #[arg(long, value_name = "PCT", default_value = "2%", value_parser = super::common::parse_fraction)]
@@ -103,14 +108,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // Every parameter and output is validated before anything runs.
+    let history = HistoryPlan::settle(
+        std::path::Path::new(REPORTS_DIR),
+        &args.history.request(),
+        args.out.as_deref(),
+        &CATALOGUE_RULES,
+    )?;
     let prepared = prepare_run(&args.request())?;
+    args.wisdom.configure()?;
     // Where the simulated misses come from, before the table and again after it (a doubtful
     // level's warning would otherwise scroll away).
     let geometry = geometry_lines(&prepared.geometry);
     for line in &geometry {
         eprintln!("{line}");
     }
-    args.wisdom.configure();
     let stop = super::common::stop_flag()?;
     let mut progress = RunProgress::new(prepared.plan.points.len(), args.quiet);
     let doc = run_suite(&prepared.plan, &prepared.options, &stop, &mut |event| {
@@ -124,6 +135,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         println!("{}", doc.to_json()?);
     } else if outputs.json != Some(FileTarget::Stdout) {
         print!("{}", run_summary(&doc, args.quiet));
+    }
+    // The comparison goes where the summary went: stdout, unless stdout carries the document.
+    let own_files: Vec<PathBuf> = outputs.json.iter().filter_map(FileTarget::path).collect();
+    let (outcome, notes) = history.compare(&doc, &own_files, &CATALOGUE_RULES);
+    let compared = history_text(outcome, &notes, args.quiet);
+    if args.json || outputs.json == Some(FileTarget::Stdout) {
+        eprint!("{compared}");
+    } else {
+        print!("{compared}");
+    }
+    if doc.status == RunStatus::Complete {
+        if let Some(line) = history.save(&doc)? {
+            eprintln!("{line}");
+        }
+    } else if history.save.is_some() {
+        eprintln!("baseline not saved: the run was interrupted");
     }
     if let Some(line) = results_line(outputs) {
         eprintln!("{line}");

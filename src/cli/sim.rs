@@ -101,7 +101,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("sim needs a kernel name (`stridelab sim --list` lists them)");
     };
     let geometry = args.cache.choose()?;
-    args.wisdom.configure();
+    args.wisdom.configure()?;
     let policy = match args.policy {
         PolicyArg::Lru => Policy::Lru,
         PolicyArg::Plru => Policy::TreePlru,

@@ -26,8 +26,9 @@ pub struct WisdomCmdArgs {
 
 /// Plans every copy of the suite's timed points (run once each, untimed) into the wisdom file.
 pub fn run(args: WisdomCmdArgs) -> anyhow::Result<ExitCode> {
-    let path = match args.wisdom.choice() {
-        WisdomChoice::File(path) => path,
+    let choice = args.wisdom.choice();
+    let path = match &choice {
+        WisdomChoice::File(path) | WisdomChoice::DefaultFile(path) => path.clone(),
         WisdomChoice::Off => anyhow::bail!("wisdom prefill needs a file; --wisdom is `off`"),
         WisdomChoice::Memory => anyhow::bail!(
             "wisdom prefill needs a file: no $XDG_CACHE_HOME or $HOME here; name one with --wisdom FILE"
@@ -38,7 +39,7 @@ pub fn run(args: WisdomCmdArgs) -> anyhow::Result<ExitCode> {
     let (geometry, _) = geometry_and_manifest(&CacheArgs::default().choice())?;
     let plan = suite.plan_on(None, PlanLimits::default(), &geometry.levels)?;
     // A file that cannot be read is left alone, so nothing could be prefilled into it.
-    if let Some(problem) = configure_planner(WisdomChoice::File(path.clone())) {
+    if let Some(problem) = configure_planner(choice)? {
         anyhow::bail!(
             "cannot prefill: {problem}; move it aside or name another file with --wisdom"
         );

@@ -13,6 +13,7 @@
 
 pub(crate) mod catalogue_link;
 pub(crate) mod gate;
+pub mod history;
 pub(crate) mod machine;
 pub mod measure;
 pub(crate) mod run;

@@ -21,8 +21,8 @@
 use std::sync::LazyLock;
 
 use crate::kernels::families::{
-    blocked, channels, conflict, jagged, latency, matmul, reference, stride, transpose, traverse,
-    view,
+    blocked, channels, conflict, jagged, latency, matmul, reference, stride, to_nhwc, transpose,
+    traverse, view,
 };
 pub use crate::kernels::spec::StridePattern;
 use crate::kernels::spec::{
@@ -91,7 +91,7 @@ fn entries() -> [&'static Entry; 16] {
         &jagged::JAGGED,
         &channels::CHANNEL_SUM,
         &channels::STENCIL3X3,
-        &channels::TO_NHWC,
+        &to_nhwc::TO_NHWC,
     ]
 }
 
@@ -284,8 +284,8 @@ fn assign_arguments(
             param: key.clone(),
             known: known_names(spec),
         })?;
-        if given[index].replace(value.clone()).is_some() {
-            return Err(given_twice(key));
+        if let Some(first) = given[index].replace(value.clone()) {
+            return Err(given_twice(key, &first, value));
         }
     }
     let mut next = 0;
@@ -317,10 +317,10 @@ fn assign_arguments(
     Ok(given)
 }
 
-fn given_twice(name: &str) -> KernelError {
+fn given_twice(name: &str, first: &str, second: &str) -> KernelError {
     KernelError::InvalidParam {
         param: name.to_string(),
-        message: "given more than once".to_string(),
+        message: format!("given more than once (`{first}`, then `{second}`); give it once"),
     }
 }
 
@@ -520,7 +520,7 @@ mod tests {
             (
                 "row-sum",
                 &[("rows", "4"), ("", "4"), ("rows", "2")],
-                "more than once",
+                "more than once (`4`, then `2`)",
             ),
             (
                 "row-sum",
@@ -700,6 +700,17 @@ mod tests {
                 ],
             ),
             ("to-nhwc", &[("", "2"), ("", "3"), ("", "5"), ("", "4")]),
+            (
+                "to-nhwc",
+                &[
+                    ("", "2"),
+                    ("", "3"),
+                    ("", "5"),
+                    ("", "4"),
+                    ("", "naive-write"),
+                    ("", "f32"),
+                ],
+            ),
         ];
         for (kernel, list) in small {
             let spec = find(kernel).unwrap();

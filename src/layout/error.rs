@@ -143,6 +143,15 @@ pub enum LayoutError {
     #[error("arithmetic overflow while computing {0}")]
     Overflow(String),
 
+    /// Integer arithmetic written in the EXPR text overflowed (`overflow`) or divided by
+    /// zero; `column` (1-based) is its operator's.
+    #[error("{} at column {column}: {message}", if *overflow { "arithmetic overflow" } else { "invalid arithmetic" })]
+    Arithmetic {
+        column: usize,
+        overflow: bool,
+        message: String,
+    },
+
     /// An argument has an invalid value.
     #[error("{0}")]
     InvalidArgument(String),
@@ -174,6 +183,10 @@ impl LayoutError {
             LayoutError::ShapeMismatch(_) => ErrorKind::ShapeMismatch,
             LayoutError::ViewIncompatible(_) => ErrorKind::ViewIncompatible,
             LayoutError::Overflow(_) => ErrorKind::Overflow,
+            LayoutError::Arithmetic { overflow: true, .. } => ErrorKind::Overflow,
+            LayoutError::Arithmetic {
+                overflow: false, ..
+            } => ErrorKind::InvalidArgument,
             LayoutError::InvalidArgument(_) => ErrorKind::InvalidArgument,
             LayoutError::TooLarge { .. } => ErrorKind::TooLarge,
             LayoutError::InOp { cause, .. } => cause.kind(),
@@ -196,6 +209,16 @@ impl LayoutError {
             other => other,
         };
         located.in_op(op)
+    }
+
+    /// The 1-based column of the EXPR text this error points at, when it has one.
+    pub fn column(&self) -> Option<usize> {
+        match self.root() {
+            LayoutError::Parse { column, .. } | LayoutError::Arithmetic { column, .. } => {
+                Some(*column).filter(|&c| c > 0)
+            }
+            _ => None,
+        }
     }
 
     /// The error without step context (the innermost error).

@@ -13,8 +13,10 @@ pub(crate) mod compare;
 pub mod data;
 pub mod figures;
 pub(crate) mod findings;
+pub(crate) mod grid;
 pub mod infer;
 pub(crate) mod outdir;
+pub(crate) mod padding;
 pub(crate) mod page;
 
 use std::fs;
@@ -83,6 +85,12 @@ pub struct ReportInput {
     pub infer: Option<crate::results::infer_doc::InferReport>,
     /// What each kernel does, by name (the catalogue's paragraphs).
     pub explanations: Explanations,
+    /// Earlier runs on this run's machine that the caller found (a comparison learns the
+    /// run-to-run noise from them), and where, in words.
+    pub earlier: Vec<ResultsDocument>,
+    pub earlier_source: String,
+    /// This run against the earlier runs of its points, as the caller judged it (the main job).
+    pub against_earlier: Option<crate::results::history::RunComparison>,
 }
 
 /// One paragraph per kernel name, shown at the top of the sections that measure it; handed in
@@ -103,6 +111,9 @@ impl ReportInput {
             doc: ResultsDocument::read(path, rules)?,
             infer: infer::read_beside(path)?,
             explanations,
+            earlier: Vec::new(),
+            earlier_source: String::new(),
+            against_earlier: None,
         })
     }
 }
@@ -328,13 +339,16 @@ fn render_into(
         });
     }
     check()?;
-    let comparisons: Vec<page::Comparison> = views
+    let mut comparisons: Vec<page::Comparison> = views
         .iter()
-        .skip(1)
         .filter_map(|v| {
-            compare::comparison(&views[0].input.doc, &views[0].label, &v.input.doc, &v.label)
+            let found = v.input.against_earlier.as_ref()?;
+            compare::against_earlier(found, &v.label)
         })
         .collect();
+    comparisons.extend(views.iter().skip(1).filter_map(|v| {
+        compare::comparison(views[0].input, &views[0].label, inputs, v.input, &v.label)
+    }));
     let html = page::render_page(&views, &comparisons);
     let index = dir.join("index.html");
     fs::write(&index, html).map_err(io("write", &index))?;
@@ -380,27 +394,7 @@ pub fn run_labels(inputs: &[ReportInput]) -> Vec<String> {
     labels
 }
 
-/// A UTC time stamp: `2026-11-22 10:34:23 UTC` (human) or `20261122T103423Z` (for directory
-/// names, sortable). A time the calendar cannot hold (a hostile document's) reads as seconds.
-pub fn utc_stamp(unix_s: u64, human: bool) -> String {
-    let Some(t) = i64::try_from(unix_s)
-        .ok()
-        .and_then(|s| time::OffsetDateTime::from_unix_timestamp(s).ok())
-    else {
-        return if human {
-            format!("{unix_s} s after 1970 UTC")
-        } else {
-            format!("unix{unix_s}")
-        };
-    };
-    let (year, month, day) = (t.year(), u8::from(t.month()), t.day());
-    let (h, m, s) = (t.hour(), t.minute(), t.second());
-    if human {
-        format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
-    } else {
-        format!("{year:04}{month:02}{day:02}T{h:02}{m:02}{s:02}Z")
-    }
-}
+pub use crate::units::utc_stamp;
 
 #[cfg(test)]
 mod tests {
@@ -417,6 +411,9 @@ mod tests {
             doc,
             infer: None,
             explanations: Explanations::new(),
+            earlier: Vec::new(),
+            earlier_source: String::new(),
+            against_earlier: None,
         }
     }
 

@@ -3,7 +3,8 @@
 //! removed, so a report never costs the user a file.
 //!
 //! [`claim`] decides, before anything is written, whether a directory may receive a report: it
-//! may be missing, empty, a directory whose manifest lists every entry, or a report written by a
+//! may be missing (its parent must exist for a directory the user named; only the tool's own
+//! locations under `reports/`, [`claim_default`], may have missing parents created), empty, a directory whose manifest lists every entry, or a report written by a
 //! build from before manifests (an `index.html` titled "stridelab report" among image, JSON and
 //! CSV files only). Anything else is refused with the names of the files in the way.
 //!
@@ -21,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ReportError;
-use crate::results::output::{check_parent, clean_stale, live_temp_owners, temp_name};
+use crate::results::output::{Parents, check_parent, clean_stale, live_temp_owners, temp_name};
 
 /// The manifest file of a report directory.
 pub const MANIFEST: &str = ".stridelab-report.json";
@@ -41,11 +42,16 @@ struct Manifest {
     files: BTreeSet<String>,
 }
 
+/// Where `stridelab report` writes without `--out`.
+pub const DEFAULT_RENDER_DIR: &str = "reports/rendered";
+
 /// A directory checked to receive a report.
 #[derive(Debug, Clone)]
 pub struct Claim {
     dir: PathBuf,
     existed: bool,
+    /// Whether missing parents of `dir` may be created.
+    parents: Parents,
     /// Files of the report already there (from its manifest).
     old: BTreeSet<String>,
 }
@@ -61,17 +67,37 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Repor
     super::io(action, path)
 }
 
-/// Checks that `dir` may receive a report (see the module doc); writes nothing but removes
-/// staging leftovers of processes that no longer run.
+/// Checks that `dir`, a directory the user named, may receive a report (see the module doc):
+/// when it is missing, its parent must exist. Writes nothing but removes staging leftovers of
+/// processes that no longer run.
 pub fn claim(dir: &Path) -> Result<Claim, ReportError> {
+    claim_with(dir, Parents::MustExist)
+}
+
+/// [`claim`] for a location the tool owns (`reports/latest`, `reports/<stamp>`): missing
+/// parents are created when the report is staged.
+pub fn claim_default(dir: &Path) -> Result<Claim, ReportError> {
+    claim_with(dir, Parents::MayCreate)
+}
+
+/// `--out DIR` as given ([`claim`]), else [`DEFAULT_RENDER_DIR`] ([`claim_default`]).
+pub fn claim_out(out: Option<&Path>) -> Result<Claim, ReportError> {
+    match out {
+        Some(dir) => claim(dir),
+        None => claim_default(Path::new(DEFAULT_RENDER_DIR)),
+    }
+}
+
+fn claim_with(dir: &Path, parents: Parents) -> Result<Claim, ReportError> {
     clean_legacy_leftovers(dir);
     let meta = match fs::metadata(dir) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            check_parent("report directory", &dir.join(INDEX))?;
+            check_parent("report directory", dir, parents)?;
             return Ok(Claim {
                 dir: dir.to_path_buf(),
                 existed: false,
+                parents,
                 old: BTreeSet::new(),
             });
         }
@@ -137,10 +163,11 @@ pub fn claim(dir: &Path) -> Result<Claim, ReportError> {
             ),
         });
     };
-    check_parent("report directory", &dir.join(INDEX))?;
+    check_parent("report directory", &dir.join(INDEX), Parents::MustExist)?;
     Ok(Claim {
         dir: dir.to_path_buf(),
         existed: true,
+        parents,
         old,
     })
 }
@@ -197,12 +224,17 @@ fn clean_legacy_leftovers(dir: &Path) {
 
 impl Claim {
     /// Checks the directory again (it may have changed since the claim, e.g. while measuring),
-    /// creates it when missing and makes the staging directory inside it.
+    /// creates it when missing (with its parents only at a location the tool owns) and makes
+    /// the staging directory inside it.
     pub fn stage(&self) -> Result<Staging, ReportError> {
-        let fresh = claim(&self.dir)?;
+        let fresh = claim_with(&self.dir, self.parents)?;
         let created = !fresh.existed;
         if created {
-            fs::create_dir_all(&self.dir).map_err(io("create directory", &self.dir))?;
+            let made = match self.parents {
+                Parents::MustExist => fs::create_dir(&self.dir),
+                Parents::MayCreate => fs::create_dir_all(&self.dir),
+            };
+            made.map_err(io("create directory", &self.dir))?;
         }
         let tmp = self.dir.join(temp_name(STAGING));
         if let Err(e) = fs::create_dir(&tmp) {
@@ -352,6 +384,28 @@ mod tests {
         fs::write(staging.path().join("index.html"), "x").unwrap();
         drop(staging);
         assert!(!dir.exists());
+    }
+
+    #[test]
+    fn a_named_directory_needs_its_parent_and_a_default_one_may_create_it() {
+        let root = tempfile::tempdir().unwrap();
+        let deep = root.path().join("a/b/r");
+        let err = claim(&deep).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!(
+                "`{}` does not exist",
+                root.path().join("a/b").display()
+            )),
+            "{err}"
+        );
+        assert!(
+            !root.path().join("a").exists(),
+            "the check created a directory"
+        );
+        let staging = claim_default(&deep).unwrap().stage().unwrap();
+        fs::write(staging.path().join("index.html"), "x").unwrap();
+        staging.publish().unwrap();
+        assert!(deep.join("index.html").is_file());
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
+use crate::results::precision_summary::PrecisionSummary;
 use crate::results::{ChecksumOutcome, ResultsDocument, RunStatus};
 
 use super::chart::{format_bytes, format_number};
@@ -312,7 +313,34 @@ fn summary(v: &MachineView<'_>, multi: bool) -> Markup {
                 } }
             }
         }
+        (precision(doc))
         p { small { "Findings are ranked by the size of the effect (a same-run ratio); every number is computed from this results file." } }
+    }
+}
+
+/// The run's precision in a few sentences, and the points whose missing precision could change
+/// a comparison.
+fn precision(doc: &ResultsDocument) -> Markup {
+    let summary = PrecisionSummary::of(doc);
+    let sentences = summary.sentences(
+        "`stridelab --sampling-budget 1` (the main job) or `stridelab run --sampling-budget S`",
+    );
+    let open: Vec<String> = summary
+        .open
+        .iter()
+        .filter_map(|i| doc.records.iter().find(|r| r.index == *i))
+        .map(super::figures::point_label)
+        .collect();
+    html! {
+        @if !sentences.is_empty() {
+            p data-claim="summary.precision" data-kind="derived" { (sentences.join(" ")) }
+        }
+        @if !open.is_empty() {
+            details {
+                summary { "Points whose interval leaves a comparison open (" (open.len()) ")" }
+                ul { @for label in &open { li { (label) } } }
+            }
+        }
     }
 }
 
@@ -500,7 +528,7 @@ fn method_prose() -> Markup {
         p { "Every number says where it came from. " strong { "Timed" } ": wall-clock time of real runs on this machine — warm-up, then repeated samples, each long enough to dwarf the timer; the tables give the median and a bootstrap confidence interval of the median. "
             strong { "Measured" } ": hardware or software performance counters (only where a PMU exists). "
             strong { "Simulated" } ": the address stream of one run fed to a set-associative LRU model of the recorded geometry (cachegrind semantics: write-allocate, a miss looks up the next level, write-backs not counted), with a 3C split. "
-            strong { "Model" } ": the analytic set/GCD model — a stride of s bytes over a cache of S sets and L-byte lines uses S / gcd(s/L, S) sets, and conflicts start once more than ways × that many lines are live; drawn dashed next to the data." }
+            strong { "Model" } ": the analytic set/GCD model — a stride of s bytes over a cache of S sets and L-byte lines uses S / gcd(s/L, S) sets, and a set overflows once more than ways × that many lines are live: a repeated pass then misses by conflict while the lines fit the whole cache, by capacity once they outnumber it (the 3C split's words); drawn dashed next to the data." }
         p { "Bandwidth kernels are compared with a reference copy/read measured interleaved in the same run: the ratio divides out the speed of the machine and of the moment, which GB/s carry. Kernels are memory-bound on purpose (several accumulators), so a dependency chain of adds does not hide the cache effects." }
     }
 }

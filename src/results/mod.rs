@@ -11,9 +11,11 @@
 
 pub(crate) mod compare;
 pub(crate) mod csv;
+pub mod history;
 pub mod infer_doc;
 pub(crate) mod model;
 pub(crate) mod output;
+pub mod precision_summary;
 pub(crate) mod schema;
 #[cfg(test)]
 pub(crate) mod test_docs;

@@ -77,8 +77,10 @@ pub struct LevelModel {
     pub closed_form_sets: Option<u64>,
     /// Distinct sets `LONG_RUN_ACCESSES` accesses of the pattern touch (enumerated).
     pub long_run_sets: u64,
-    /// The access count at which more than `ways` distinct lines share a set (searched up to
-    /// `max(count, lines) + 1` accesses; `None`: none found).
+    /// The access count at which more than `ways` distinct lines share a set: the set
+    /// overflow onset (searched up to `max(count, lines) + 1` accesses; `None`: none found).
+    /// The name predates the wording: a repeat's misses from there on are conflict misses only
+    /// while the lines fit the level (`cache::model::RepeatMisses`), capacity misses beyond.
     pub conflict_onset: Option<u64>,
     /// Misses per access of a warm, repeated pass over the `count` accesses under LRU (`None`
     /// when the pattern is too long to enumerate).

@@ -3,8 +3,12 @@
 //!
 //! - `-` means stdout. An existing character device or FIFO (`/dev/stdout`, a named pipe) is
 //!   written in place, never renamed over; a block device, a socket or a directory is refused.
-//! - A new file needs a writable directory: the nearest existing ancestor is probed by creating
-//!   and removing a temporary file, so a read-only or missing location fails before measuring.
+//! - A new file needs a writable directory, probed by creating and removing a temporary file, so
+//!   a read-only location fails before measuring. The directory of a path the user named must
+//!   exist: stridelab creates no directory it was not asked for ([`Parents::MustExist`]). Only a
+//!   default location the tool owns (`reports/…`, the wisdom cache) may be created, when the
+//!   file is written ([`Parents::MayCreate`], [`FileTarget::Default`]); then its nearest
+//!   existing ancestor is probed.
 //! - No two outputs, and no output and input, may be the same file (same inode, or the same
 //!   resolved path when the file does not exist yet).
 //! - Temporary names are `.{name}.tmp-{pid}` beside their target; leftovers of processes that no
@@ -32,6 +36,15 @@ pub enum OutputError {
         role: &'static str,
         path: PathBuf,
         kind: &'static str,
+    },
+    #[error(
+        "{role} `{path}`: the directory `{dir}` does not exist; create it first or choose \
+         another path (stridelab creates no directory for a path it is given)"
+    )]
+    MissingDirectory {
+        role: &'static str,
+        path: PathBuf,
+        dir: PathBuf,
     },
     #[error("{role} `{path}`: `{ancestor}` is not a directory")]
     ParentNotDirectory {
@@ -84,8 +97,22 @@ pub enum FileTarget {
     Stdout,
     /// An existing character device or FIFO: opened and written in place.
     Special(PathBuf),
-    /// A regular file (existing or not): written through a temporary file and a rename.
+    /// A regular file (existing or not) in an existing directory: written through a temporary
+    /// file and a rename.
     File(PathBuf),
+    /// A regular file at a default location stridelab owns: written as [`FileTarget::File`],
+    /// after creating its missing directories.
+    Default(PathBuf),
+}
+
+/// Whether an output's missing directories may be created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parents {
+    /// The user named the path: its directory must exist already.
+    MustExist,
+    /// A default location stridelab owns: missing directories are created when the file is
+    /// written, so the nearest existing ancestor must be a writable directory.
+    MayCreate,
 }
 
 impl FileTarget {
@@ -93,7 +120,17 @@ impl FileTarget {
     pub fn display(&self) -> String {
         match self {
             FileTarget::Stdout => "stdout".into(),
-            FileTarget::Special(p) | FileTarget::File(p) => p.display().to_string(),
+            FileTarget::Special(p) | FileTarget::File(p) | FileTarget::Default(p) => {
+                p.display().to_string()
+            }
+        }
+    }
+
+    /// The regular file written, if the target is one.
+    pub fn path(&self) -> Option<PathBuf> {
+        match self {
+            FileTarget::File(p) => Some(p.clone()),
+            _ => None,
         }
     }
 
@@ -102,7 +139,27 @@ impl FileTarget {
         match self {
             FileTarget::Stdout => write_stdout(bytes),
             FileTarget::Special(p) | FileTarget::File(p) => super::write_atomic(p, bytes),
+            FileTarget::Default(p) => {
+                if let Err((path, error)) = self.create_default_directory() {
+                    return Err(super::ResultsError::Io {
+                        action: "create directory",
+                        path,
+                        error,
+                    });
+                }
+                super::write_atomic(p, bytes)
+            }
         }
+    }
+
+    /// Creates the missing directories of a [`FileTarget::Default`] (nothing for the others).
+    fn create_default_directory(&self) -> Result<(), (PathBuf, std::io::Error)> {
+        if let FileTarget::Default(path) = self
+            && let Some(parent) = parent_of(path)
+        {
+            fs::create_dir_all(&parent).map_err(|error| (parent, error))?;
+        }
+        Ok(())
     }
 
     /// Appends `bytes` (a regular file is created when missing).
@@ -115,11 +172,10 @@ impl FileTarget {
                     error: std::io::Error::other(e.to_string()),
                 });
             }
-            FileTarget::Special(p) | FileTarget::File(p) => p,
+            FileTarget::Special(p) | FileTarget::File(p) | FileTarget::Default(p) => p,
         };
-        if let Some(parent) = parent_of(path).filter(|_| matches!(self, FileTarget::File(_))) {
-            fs::create_dir_all(&parent).map_err(io("create directory", &parent))?;
-        }
+        self.create_default_directory()
+            .map_err(|(dir, error)| io("create directory", &dir)(error))?;
         let mut file = fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -195,9 +251,10 @@ fn parent_of(path: &Path) -> Option<PathBuf> {
     }
 }
 
-/// Checks that files can be created under `path`'s directory (which may not exist yet): its
-/// nearest existing ancestor must be a directory where a probe file can be created.
-pub fn check_parent(role: &'static str, path: &Path) -> Result<(), OutputError> {
+/// Checks that files can be created in `path`'s directory: it must exist
+/// ([`Parents::MustExist`]), or its nearest existing ancestor stands in for it
+/// ([`Parents::MayCreate`]); that directory must be one where a probe file can be created.
+pub fn check_parent(role: &'static str, path: &Path, parents: Parents) -> Result<(), OutputError> {
     let parent = parent_of(path).unwrap_or_else(|| PathBuf::from("/"));
     let ancestor = nearest_existing(&parent).map_or(parent.clone(), |(a, _)| a);
     let meta = fs::metadata(&ancestor).map_err(io("inspect", &ancestor))?;
@@ -206,6 +263,13 @@ pub fn check_parent(role: &'static str, path: &Path) -> Result<(), OutputError> 
             role,
             path: path.to_path_buf(),
             ancestor,
+        });
+    }
+    if ancestor != parent && parents == Parents::MustExist {
+        return Err(OutputError::MissingDirectory {
+            role,
+            path: path.to_path_buf(),
+            dir: parent,
         });
     }
     let probe = ancestor.join(temp_name("stridelab-probe"));
@@ -227,8 +291,13 @@ pub fn check_parent(role: &'static str, path: &Path) -> Result<(), OutputError> 
     }
 }
 
-/// Classifies one file output without writing it.
-pub fn check_file(role: &'static str, path: &Path) -> Result<FileTarget, OutputError> {
+/// Classifies one file output without writing it; `parents` says whether its directory may
+/// be missing (a default location, then [`FileTarget::Default`]).
+pub fn check_file(
+    role: &'static str,
+    path: &Path,
+    parents: Parents,
+) -> Result<FileTarget, OutputError> {
     if path.as_os_str() == STDOUT {
         return Ok(FileTarget::Stdout);
     }
@@ -268,7 +337,7 @@ pub fn check_file(role: &'static str, path: &Path) -> Result<FileTarget, OutputE
             }
             // A symlink is followed: the file it names is replaced, the link stays.
             let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-            check_parent(role, &real)?;
+            check_parent(role, &real, Parents::MustExist)?;
             Ok(FileTarget::File(path.to_path_buf()))
         }
         Err(_) => {
@@ -280,8 +349,11 @@ pub fn check_file(role: &'static str, path: &Path) -> Result<FileTarget, OutputE
                     kind: "symbolic link to nothing",
                 });
             }
-            check_parent(role, path)?;
-            Ok(FileTarget::File(path.to_path_buf()))
+            check_parent(role, path, parents)?;
+            Ok(match parents {
+                Parents::MustExist => FileTarget::File(path.to_path_buf()),
+                Parents::MayCreate => FileTarget::Default(path.to_path_buf()),
+            })
         }
     }
 }
@@ -311,13 +383,33 @@ impl OutputPlan {
         Ok(())
     }
 
-    /// Checks one file output against the path rules and everything recorded so far.
+    /// Checks one file output the user named against the path rules and everything recorded
+    /// so far; its directory must exist.
     pub fn file(&mut self, role: &'static str, path: &Path) -> Result<FileTarget, OutputError> {
-        let target = check_file(role, path)?;
+        self.checked(role, path, Parents::MustExist)
+    }
+
+    /// [`OutputPlan::file`] for a default location stridelab owns, whose missing directories
+    /// are created when it is written.
+    pub fn default_file(
+        &mut self,
+        role: &'static str,
+        path: &Path,
+    ) -> Result<FileTarget, OutputError> {
+        self.checked(role, path, Parents::MayCreate)
+    }
+
+    fn checked(
+        &mut self,
+        role: &'static str,
+        path: &Path,
+        parents: Parents,
+    ) -> Result<FileTarget, OutputError> {
+        let target = check_file(role, path, parents)?;
         match &target {
             FileTarget::Stdout => self.uses_stdout(role)?,
             FileTarget::Special(_) => {}
-            FileTarget::File(_) => {
+            FileTarget::File(_) | FileTarget::Default(_) => {
                 let id = identity(path);
                 self.check_distinct(role, path, id.as_ref())?;
                 self.outputs.push((role, path.to_path_buf(), id));
@@ -487,9 +579,10 @@ mod tests {
             plan.file("--out", &same_input),
             Err(OutputError::OverwritesInput { .. })
         ));
-        plan.file("--json", &dir.path().join("new/v.json")).unwrap();
+        plan.default_file("--json", &dir.path().join("new/v.json"))
+            .unwrap();
         assert!(matches!(
-            plan.file("--output", &dir.path().join("new").join("v.json")),
+            plan.default_file("--output", &dir.path().join("new").join("v.json")),
             Err(OutputError::SameOutput { .. })
         ));
         assert_eq!(
@@ -503,21 +596,71 @@ mod tests {
     }
 
     #[test]
+    fn a_named_path_needs_its_directory_and_a_default_one_may_create_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("a/b/q.json");
+        // (path, parents, the outcome: Ok(target kind) or the missing directory)
+        let cases = [
+            (dir.path().join("q.json"), Parents::MustExist, Ok("file")),
+            (
+                deep.clone(),
+                Parents::MustExist,
+                Err(dir.path().join("a/b")),
+            ),
+            (deep.clone(), Parents::MayCreate, Ok("default")),
+            (
+                PathBuf::from("no-such-dir-here/q.json"),
+                Parents::MustExist,
+                Err(PathBuf::from("no-such-dir-here")),
+            ),
+        ];
+        for (path, parents, want) in cases {
+            let got = check_file("--out", &path, parents);
+            match (got, want) {
+                (Ok(FileTarget::File(_)), Ok("file"))
+                | (Ok(FileTarget::Default(_)), Ok("default")) => {}
+                (Err(OutputError::MissingDirectory { dir, .. }), Err(want)) => {
+                    assert_eq!(dir, want);
+                }
+                (got, want) => panic!("{}: {got:?}, wanted {want:?}", path.display()),
+            }
+        }
+        // Nothing was created by checking; a default target creates its directories on write.
+        assert!(!dir.path().join("a").exists());
+        let target = check_file("--out", &deep, Parents::MayCreate).unwrap();
+        target.write(b"{}").unwrap();
+        assert_eq!(fs::read(&deep).unwrap(), b"{}");
+        let message = check_file(
+            "--out",
+            Path::new("/nonexistent/x.json"),
+            Parents::MustExist,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            message.contains("`/nonexistent` does not exist"),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn directories_and_unwritable_places_are_refused() {
         let dir = tempfile::tempdir().unwrap();
+        let named = Parents::MustExist;
         assert!(matches!(
-            check_file("--out", dir.path()),
+            check_file("--out", dir.path(), named),
             Err(OutputError::IsDirectory { .. })
         ));
         let file = dir.path().join("f");
         fs::write(&file, "x").unwrap();
         assert!(matches!(
-            check_file("--out", &file.join("q.json")),
+            check_file("--out", &file.join("q.json"), named),
             Err(OutputError::ParentNotDirectory { .. })
         ));
-        assert!(check_file("--out", Path::new("/proc/stridelab-none/q.json")).is_err());
+        let proc = Path::new("/proc/stridelab-none/q.json");
+        assert!(check_file("--out", proc, Parents::MayCreate).is_err());
         assert_eq!(
-            check_file("--out", Path::new("/dev/null")).unwrap(),
+            check_file("--out", Path::new("/dev/null"), named).unwrap(),
             FileTarget::Special(PathBuf::from("/dev/null"))
         );
         let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().collect();

@@ -567,7 +567,8 @@ impl ResultsDocument {
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename; an
-/// existing device or pipe is written in place and a directory is refused.
+/// existing device or pipe is written in place and a directory is refused. The directory
+/// must exist.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
     use std::os::unix::fs::FileTypeExt;
     let io = |action: &'static str, p: &Path| {
@@ -604,7 +605,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    fs::create_dir_all(&dir).map_err(io("create directory", &dir))?;
+    // The directory is never created here: a path the user named must have one already
+    // (`output::Parents`), and a default location is created by its `FileTarget::Default`.
+    if !dir.is_dir() {
+        let error = std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory");
+        return Err(io("write into", &dir)(error));
+    }
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

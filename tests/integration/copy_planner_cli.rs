@@ -1,5 +1,6 @@
 //! The copy planner through the binary: a copy class is timed once and then read from the
-//! wisdom file; a corrupt or foreign wisdom file is ignored with a warning and left as it was.
+//! wisdom file; a corrupt or foreign wisdom file is ignored with a warning and left as it was;
+//! a named wisdom file in a missing directory is refused.
 
 use std::fs;
 use std::path::Path;
@@ -42,6 +43,17 @@ fn a_class_is_planned_once_then_taken_from_the_wisdom_file() {
     let dir = tempfile::tempdir().unwrap();
     let wisdom = dir.path().join("cache").join("wisdom.json");
     let out = dir.path().join("r.json");
+    // A named wisdom file's directory must exist: refused before anything runs.
+    let refused = run_fast_transpose(&wisdom, &out);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    let cache = dir.path().join("cache");
+    assert!(
+        stderr.contains(&format!("the directory {} does not exist", cache.display())),
+        "{stderr}"
+    );
+    assert!(!cache.exists() && !out.exists(), "something was written");
+    fs::create_dir(&cache).unwrap();
     let first = run_fast_transpose(&wisdom, &out);
     assert!(first.status.success(), "{first:?}");
     let plans = copy_plans(&out);

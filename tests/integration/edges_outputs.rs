@@ -238,6 +238,94 @@ fn run_out_in_an_impossible_place_is_refused_before_measuring() {
 }
 
 #[test]
+fn a_named_output_in_a_missing_directory_is_refused_and_nothing_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.json");
+    fs::copy(fixture("results_small.json"), &q).unwrap();
+    let gate = [
+        "gate",
+        "--baseline",
+        "q.json",
+        "--current",
+        "q.json",
+        "--quiet",
+    ];
+    let with = |base: &[&'static str], extra: &[&'static str]| -> Vec<&'static str> {
+        [base, extra].concat()
+    };
+    // (arguments, the directory the message must name)
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (run_args(&["--out", "gone/q.json"]), "gone"),
+        (
+            run_args(&["--out", "-", "--export-csv", "gone/q.csv"]),
+            "gone",
+        ),
+        (
+            vec!["run", "--suite", "quick", "--out", "gone/q.json"],
+            "gone",
+        ),
+        (
+            vec!["report", "--in", "q.json", "--out", "gone/deeper/r"],
+            "gone/deeper",
+        ),
+        (with(&gate, &["--export-markdown", "gone/s.md"]), "gone"),
+        (with(&gate, &["--export-json", "gone/v.json"]), "gone"),
+        (
+            vec![
+                "gate",
+                "--current",
+                "q.json",
+                "--save-baseline",
+                "gone/b.json",
+            ],
+            "gone",
+        ),
+        (run_args(&["--out", "-", "--wisdom", "gone/w.json"]), "gone"),
+        (
+            vec![
+                "sim",
+                "row-sum",
+                "rows=8",
+                "cols=8",
+                "--wisdom",
+                "gone/w.json",
+            ],
+            "gone",
+        ),
+        (vec!["wisdom", "--wisdom", "gone/w.json"], "gone"),
+    ];
+    for (args, missing) in &cases {
+        let out = run_guarded(dir.path(), args, LIMIT);
+        out.assert_exits(&[2], &format!("{args:?}"));
+        let named = [
+            format!("`{missing}` does not exist"),
+            format!("{missing} does not exist"),
+        ];
+        assert!(
+            named.iter().any(|n| out.stderr.contains(n.as_str())),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("[1/"), "{args:?}: measured first");
+        assert_eq!(names(dir.path()), ["q.json"], "{args:?} created something");
+    }
+}
+
+#[test]
+fn the_default_locations_are_created_when_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    run_guarded(dir.path(), &run_args(&["--quiet"]), LIMIT).assert_exits(&[0], "run");
+    let runs = names(&dir.path().join("reports/runs"));
+    assert!(
+        runs.len() == 1 && runs[0].ends_with(".json"),
+        "reports/runs holds {runs:?}"
+    );
+    let q = fixture("results_small.json");
+    run_guarded(dir.path(), &["report", "--in", &q], LIMIT).assert_exits(&[0], "report");
+    assert!(dir.path().join("reports/rendered/index.html").is_file());
+}
+
+#[test]
 fn run_out_over_its_own_suite_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("s.toml");

@@ -407,7 +407,7 @@ fn the_main_job_takes_the_geometry_flags_but_not_beside_a_subcommand() {
 
 #[test]
 fn the_help_says_what_preset_and_cache_do() {
-    for command in ["sim", "run", "info"] {
+    for command in ["sim", "run", "info", "layout"] {
         let help = stdout_of(&[command, "--help"]);
         assert!(help.contains("At most one --preset"), "{command}: {help}");
         assert!(

@@ -5,7 +5,8 @@ use stridelab::cache::AccessSink;
 use stridelab::kernels::access::RealMem;
 use stridelab::kernels::common::{Matrix, cell_value};
 use stridelab::kernels::families::blocked::{Tiling, to_tiles};
-use stridelab::kernels::families::channels::{Tensor4, stencil3x3, to_nhwc};
+use stridelab::kernels::families::channels::{Tensor4, stencil3x3};
+use stridelab::kernels::families::to_nhwc::{Variant as Conversion, to_nhwc};
 use stridelab::kernels::families::transpose::{Variant, transpose};
 use stridelab::kernels::families::view::{ViewGeometry, prepare_view};
 use stridelab::kernels::spec::{Instance, PrepareOptions};
@@ -137,6 +138,11 @@ const CASES: &[(&str, &str)] = &[
     ("to-nhwc", "1 1 1 1"),
     ("to-nhwc", "2 3 5 7"),
     ("to-nhwc", "1 16 8 8"),
+    ("to-nhwc", "2 3 5 7 naive-write"),
+    ("to-nhwc", "2 3 5 7 naive-read"),
+    ("to-nhwc", "1 1 1 1 naive-read"),
+    ("to-nhwc", "3 5 7 2 naive-write dtype=f32"),
+    ("to-nhwc", "1 17 9 3 naive-read dtype=f32"),
     // f32 elements: odd counts, so runs end in the middle of a line of 16.
     ("row-sum", "7 13 dtype=f32"),
     ("row-sum", "9 21 23 dtype=f32"),
@@ -265,7 +271,7 @@ fn to_tiles_writes_tile_major_storage() {
 }
 
 #[test]
-fn to_nhwc_writes_channels_last_and_the_stencil_writes_box_sums() {
+fn every_to_nhwc_variant_writes_channels_last_and_the_stencil_writes_box_sums() {
     for (n, c, h, w) in [(1, 1, 3, 3), (2, 3, 5, 7), (1, 16, 4, 9)] {
         let nchw = Tensor4 {
             n,
@@ -277,11 +283,31 @@ fn to_nhwc_writes_channels_last_and_the_stencil_writes_box_sums() {
         let nhwc = Tensor4 { nhwc: true, ..nchw };
         let len = n * c * h * w;
         let mut src: Vec<f64> = (0..len).map(cell_value).collect();
-        let mut dst = vec![-1.0; len];
-        to_nhwc(&mut RealMem::new([&mut src, &mut dst]), nchw);
-        for (i, value) in src.iter().enumerate() {
-            let (a, b, y, x) = nchw.coords(i);
-            assert_eq!(dst[nhwc.index(a, b, y, x)], *value, "{nchw:?} at {i}");
+        // Every element, not only the sampled checksum cells, in every variant and type.
+        for variant in [
+            Conversion::Fast,
+            Conversion::NaiveWrite,
+            Conversion::NaiveRead,
+        ] {
+            let mut dst = vec![-1.0; len];
+            to_nhwc(&mut RealMem::new([&mut src, &mut dst]), nchw, variant);
+            let mut src32: Vec<f32> = src.iter().map(|&v| v as f32).collect();
+            let mut dst32 = vec![-1.0f32; len];
+            if variant != Conversion::Fast {
+                to_nhwc(&mut RealMem::new([&mut src32, &mut dst32]), nchw, variant);
+            }
+            for (i, value) in src.iter().enumerate() {
+                let (a, b, y, x) = nchw.coords(i);
+                let at = nhwc.index(a, b, y, x);
+                assert_eq!(dst[at], *value, "{nchw:?} {variant:?} at {i}");
+                if variant != Conversion::Fast {
+                    assert_eq!(
+                        f64::from(dst32[at]),
+                        *value,
+                        "{nchw:?} {variant:?} f32 at {i}"
+                    );
+                }
+            }
         }
         for t in [nchw, nhwc] {
             let mut out = vec![0.0; len];

@@ -268,6 +268,45 @@ fn tiled_sums_and_to_tiles() {
 }
 
 #[test]
+fn nchw_to_nhwc_conversions() {
+    let (n, c, h, w) = (2, 3, 4, 5);
+    let nchw = |b: usize, ch: usize, y: usize, x: usize| ((b * c + ch) * h + y) * w + x;
+    let nhwc = |b: usize, ch: usize, y: usize, x: usize| ((b * h + y) * w + x) * c + ch;
+    let element = |b, ch, y, x| [Load(0, nchw(b, ch, y, x)), Store(1, nhwc(b, ch, y, x))];
+    let tail = checksum_tail(1, n * c * h * w);
+    let with = |variant: &'static str| {
+        let dims = [("n", "2"), ("c", "3"), ("h", "4"), ("w", "5")];
+        stream("to-nhwc", &[&dims[..], &[("variant", variant)]].concat())
+    };
+    // naive-write: the destination in C order (for n, h, w, c).
+    let mut want = vec![];
+    for b in 0..n {
+        for y in 0..h {
+            for x in 0..w {
+                for ch in 0..c {
+                    want.extend(element(b, ch, y, x));
+                }
+            }
+        }
+    }
+    want.extend(&tail);
+    assert_same("to-nhwc naive-write", with("naive-write"), want);
+    // naive-read: the source in C order (for n, c, h, w).
+    let mut want = vec![];
+    for b in 0..n {
+        for ch in 0..c {
+            for y in 0..h {
+                for x in 0..w {
+                    want.extend(element(b, ch, y, x));
+                }
+            }
+        }
+    }
+    want.extend(&tail);
+    assert_same("to-nhwc naive-read", with("naive-read"), want);
+}
+
+#[test]
 fn references() {
     let n = 1000;
     let mut want: Vec<_> = (0..n).flat_map(|k| [Load(0, k), Store(1, k)]).collect();

@@ -1,6 +1,7 @@
 //! `stridelab sim` end to end: the README's example (a 512×512 column sum misses on every load,
-//! mostly conflict; padding ld to 513 leaves about one miss per 8 loads), JSON shape, human
-//! tables, exit code 2 on bad input, and `--engine reference` printing the fast engine's bytes.
+//! mostly conflict; padding ld to 513 leaves about one miss per 8 loads), a column too long for
+//! the cache modelled as capacity, JSON shape, human tables, exit code 2 on bad input, and
+//! `--engine reference` printing the fast engine's bytes.
 
 use crate::common;
 use common::stridelab;
@@ -45,9 +46,48 @@ fn power_of_two_column_sum_misses_every_load_mostly_by_conflict() {
         conflict > 3 * (compulsory + capacity),
         "mostly conflict: {l1}"
     );
-    // The model agrees: one column's 512 lines share 1 set.
+    // The model agrees: one column's 512 lines share 1 set, and fit the cache's 768.
     assert_eq!(u(&l1["model"]["distinct_sets"]), 1);
-    assert_eq!(l1["model"]["conflicts"], true);
+    assert_eq!(l1["model"]["overflows"], true);
+    assert_eq!(l1["model"]["repeat_misses"], "conflict");
+}
+
+#[test]
+fn a_column_that_outnumbers_the_cache_is_modelled_as_capacity_not_conflict() {
+    // 1024×1024 f64 on a 32 KiB 8-way L1d: each column's 1024 lines fall in one set, but
+    // they also outnumber the cache's 512 lines, so the 3C split counts capacity misses and
+    // the model must say so (the same words as the split).
+    let args = [
+        "col-sum",
+        "rows=1024",
+        "cols=1024",
+        "--cache",
+        "L1d=32K,8,64",
+    ];
+    let out = sim_json(&args);
+    let l1 = &out["levels"][0];
+    assert_eq!(u(&l1["conflict"]), 0, "{l1}");
+    assert!(u(&l1["capacity"]) > u(&l1["compulsory"]), "{l1}");
+    let model = &l1["model"];
+    assert_eq!(model["repeat_misses"], "capacity", "{model}");
+    assert_eq!(
+        (u(&model["distinct_lines"]), u(&model["cache_lines"])),
+        (1024, 512)
+    );
+    let mut all = vec!["sim"];
+    all.extend_from_slice(&args);
+    let text = String::from_utf8(stridelab(&all).stdout).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("L1d   uses 1 of 64 sets"))
+        .unwrap_or_else(|| panic!("no L1d model line in\n{text}"));
+    assert!(
+        line.contains(
+            "its 1,024 lines outnumber the cache's 512, so a repeated pass misses by capacity"
+        ),
+        "{line}"
+    );
+    assert!(!line.contains("conflict"), "{line}");
 }
 
 #[test]

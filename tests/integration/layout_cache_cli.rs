@@ -1,6 +1,12 @@
 //! `stridelab layout --cache/--preset/--dtype` run as a real binary: the cache section of the
-//! explanation, the `--json` `caches` list and its fields, every level given explained, and bad
-//! options exiting 2 (with `--json`, as one JSON object on stdout).
+//! explanation, the `--json` `caches` list and its fields, every data level of the chosen
+//! geometry explained (a brief line where one adds nothing), the `--json` lists cut to their
+//! first entries unless `--all`, and bad options exiting 2 (with `--json`, as one JSON object on
+//! stdout).
+//!
+//! "This machine" is the design-vm sysfs tree in `tests/fixtures/sysfs-design-vm` where a test
+//! needs one (L1d 48 KiB 12-way, L2 2 MiB 16-way and a hypervisor's "480 MiB" L3), read
+//! through the hidden `--sysfs-root`.
 
 use crate::common;
 
@@ -33,9 +39,37 @@ fn json(args: &[&str]) -> (Value, i32) {
 
 /// The first level's analysis of `layout --json ARGS`.
 fn cache_json(args: &[&str]) -> Value {
+    level_json(args, None)
+}
+
+/// The analysis of level `name` (else the first) of `layout --json ARGS`.
+fn level_json(args: &[&str], name: Option<&str>) -> Value {
     let (value, code) = json(args);
     assert_eq!(code, 0, "{value}");
-    value["caches"][0].clone()
+    let caches = value["caches"].as_array().expect("a caches list");
+    match name {
+        None => caches[0].clone(),
+        Some(name) => caches
+            .iter()
+            .find(|c| c["level"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {value}"))
+            .clone(),
+    }
+}
+
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/sysfs-design-vm"
+);
+
+/// The text between `cache     NAME` and the next level's section.
+fn section<'a>(text: &'a str, name: &str) -> &'a str {
+    let start = text
+        .find(&format!("cache     {name} "))
+        .unwrap_or_else(|| panic!("no {name} section in\n{text}"));
+    let rest = &text[start..];
+    let end = rest[1..].find("\ncache     ").map_or(rest.len(), |e| e + 1);
+    &rest[..end]
 }
 
 const COLUMNS: &str = "arange(1048576).view(1024,1024).T";
@@ -84,8 +118,8 @@ fn a_preset_explains_each_walk_and_suggests_padding_where_a_level_conflicts() {
 
 #[test]
 fn a_cache_option_and_f32_elements() {
-    let cache = cache_json(&["--cache", "L2=1M,8,64", "--dtype", "f32", COLUMNS]);
-    assert_eq!(cache["level"], "L2");
+    let args = ["--cache", "L2=1M,8,64", "--dtype", "f32", COLUMNS];
+    let cache = level_json(&args, Some("L2"));
     assert_eq!(
         (cache["sets"].as_u64(), cache["ways"].as_u64()),
         (Some(2048), Some(8))
@@ -225,4 +259,177 @@ fn bad_cache_and_dtype_exit_2_with_a_clear_message() {
         assert!(message.contains(needle), "{args:?}: {message}");
         assert_eq!(value.as_object().unwrap().len(), 1, "{value}");
     }
+}
+
+#[test]
+fn plain_layout_explains_every_data_level_and_says_in_a_line_where_one_adds_nothing() {
+    // A 1024×1024 matrix on the design-vm tree: a column's 1024 lines outnumber the L1d's 768
+    // (capacity), fall in 16 sets of the L2 (conflict: padding helps there), and fit the L3.
+    let matrix = "arange(1048576).view(1024,1024)";
+    let out = run(&["--sysfs-root", FIXTURE, matrix]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "caches    L1d, L2, L3 from the sysfs tree {FIXTURE}"
+        )),
+        "{text}"
+    );
+    let l1 = section(&text, "L1d");
+    assert!(
+        l1.contains("the walk's 1024 lines are more than the cache's 768"),
+        "{l1}"
+    );
+    assert!(!l1.contains("padding"), "{l1}");
+    let l2 = section(&text, "L2");
+    assert!(
+        l2.contains("every access of pass 2 is a conflict miss"),
+        "{l2}"
+    );
+    assert!(
+        l2.contains("padding   the storage's rows (made by `.view(1024,1024)`)"),
+        "{l2}"
+    );
+    // The L3 fits every walk: a brief line, derived from its simulated passes, and the
+    // hypervisor's size flagged and kept.
+    let l3 = section(&text, "L3");
+    assert!(
+        l3.starts_with("cache     L3 480 MiB, 16-way, 491520 sets"),
+        "{l3}"
+    );
+    assert!(l3.contains("warning   implausible: 480 MiB"), "{l3}");
+    assert!(
+        l3.contains("warning   L3 is explained as given; --cache L3=SIZE,WAYS,LINE replaces it"),
+        "{l3}"
+    );
+    assert!(
+        l3.contains(
+            "walks     every walk fits: the view's 131,072 lines take at most 1 of a set's 16 \
+             ways; pass 2 of each of its 3 walks hits on every access (simulated)"
+        ),
+        "{l3}"
+    );
+    assert!(!l3.contains("walk 1 "), "{l3}");
+
+    let (value, code) = json(&["--sysfs-root", FIXTURE, matrix]);
+    assert_eq!(code, 0);
+    let caches = value["caches"].as_array().unwrap();
+    let names: Vec<&str> = caches
+        .iter()
+        .map(|c| c["level"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["L1d", "L2", "L3"]);
+    assert_eq!(caches[0]["brief"], Value::Null);
+    assert_eq!(caches[1]["brief"], Value::Null);
+    assert_eq!(caches[2]["brief"]["kind"], "all_fit");
+    assert_eq!(
+        caches[2]["walks"].as_array().unwrap().len(),
+        3,
+        "full data in JSON"
+    );
+    assert_eq!(caches[2]["source"], "sysfs");
+    assert_eq!(caches[2]["warnings"].as_array().unwrap().len(), 1);
+    let warnings = value["warnings"].as_array().unwrap();
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .starts_with("L3 480 MiB 16-way (sysfs): implausible"),
+        "{value}"
+    );
+}
+
+#[test]
+fn a_cache_option_replaces_one_level_of_the_base_as_sim_does() {
+    // `--cache L2=512K,8,64` on the design-vm tree: its L1d and L3 stay, for layout as for sim.
+    let args = ["--sysfs-root", FIXTURE, "--cache", "L2=512K,8,64"];
+    let mut layout_args = args.to_vec();
+    layout_args.push("arange(1048576).view(1024,1024)[:, 0]");
+    let (layout, code) = json(&layout_args);
+    assert_eq!(code, 0, "{layout}");
+    let mut sim_args = vec!["sim", "col-sum", "rows=64", "cols=64", "--json"];
+    sim_args.extend_from_slice(&args);
+    let sim: Value = serde_json::from_slice(&common::stridelab(&sim_args).stdout).unwrap();
+    let rows = |list: &Value, name: &str| -> Vec<(String, u64, String)> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                (
+                    l[name].as_str().unwrap().to_string(),
+                    l["size"].as_u64().unwrap(),
+                    l["source"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    let expected = [
+        ("L1d", 48 << 10, "sysfs"),
+        ("L2", 512 << 10, "override"),
+        ("L3", 480 << 20, "sysfs"),
+    ]
+    .map(|(n, s, src)| (n.to_string(), s, src.to_string()));
+    assert_eq!(rows(&layout["caches"], "level"), expected);
+    assert_eq!(rows(&sim["levels"], "name"), expected);
+    assert_eq!(layout["geometry_source"], sim["geometry_source"]);
+    assert!(
+        layout["geometry_source"]
+            .as_str()
+            .unwrap()
+            .ends_with("L2 from --cache (replacing the tree's 2 MiB 16-way)"),
+        "{layout}"
+    );
+}
+
+#[test]
+fn json_lists_show_their_first_entries_unless_all_and_all_has_a_bound() {
+    // A (32, 64, 56, 56) view: 6,422,528 values, cut to 4096 by default.
+    let view = "arange(32*64*56*56).view(32,64,56,56)";
+    let out = run(&["--json", "--sysfs-root", FIXTURE, view]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.len() < 1 << 20, "{} bytes", out.stdout.len());
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(value["shape"], serde_json::json!([32, 64, 56, 56]));
+    assert_eq!(value["values"].as_array().unwrap().len(), 4096);
+    assert_eq!(value["values"][4095], 4095);
+    assert_eq!(value["values_total"], 6_422_528);
+    assert_eq!(value["values_truncated"], true);
+    // The L3's 491,520 per-set counts too; the L1d's 64 are all there.
+    let l3 = &value["caches"][2];
+    assert_eq!(l3["set_lines"].as_array().unwrap().len(), 4096);
+    assert_eq!(
+        (
+            l3["set_lines_total"].as_u64(),
+            l3["set_lines_truncated"].as_bool()
+        ),
+        (Some(491_520), Some(true))
+    );
+    let l1 = &value["caches"][0];
+    assert_eq!(l1["set_lines"].as_array().unwrap().len(), 64);
+    assert_eq!(l1["set_lines_truncated"], false);
+
+    // --all lists everything...
+    let (all, code) = json(&[
+        "--all",
+        "--preset",
+        "design-vm",
+        "arange(10000).view(100,100).T",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(all["values"].as_array().unwrap().len(), 10_000);
+    assert_eq!(all["values"][1], 100);
+    assert_eq!(all["values_truncated"], false);
+    // ...unless that would print more than 64 MiB: 16 Mi values of up to 6 digits.
+    let huge = "arange(1000000)[None].expand(16, 1000000)";
+    let (refused, code) = json(&["--all", "--preset", "design-vm", huge]);
+    assert_eq!(code, 2);
+    assert_eq!(refused["error"]["kind"], "too_large");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("16000000 values"), "{message}");
+    assert!(
+        message.contains("more than the 64.0 MiB that --all allows"),
+        "{message}"
+    );
+    // --all means nothing without --json.
+    assert_eq!(run(&["--all", "arange(4)"]).status.code(), Some(2));
 }

@@ -1,5 +1,5 @@
 //! `stridelab layout` run as a real binary: the README's example commands, every error kind,
-//! and the human explanation.
+//! integer arithmetic in the expression, and the human explanation.
 
 use crate::common;
 
@@ -27,14 +27,19 @@ fn json_of(expr: &str) -> (Value, i32) {
 fn transpose_json_is_an_f_contiguous_view_of_shared_storage() {
     let (mut value, code) = json_of("arange(12).view(3,4).T");
     assert_eq!(code, 0);
-    // The cache analysis (this machine's L1d, or why it is unknown) joins the view's fields.
-    let caches = value.as_object_mut().unwrap().remove("caches").unwrap();
-    assert_eq!(caches.as_array().map(Vec::len), Some(1), "{caches}");
+    // The cache analysis (every data level of this machine, or why there is none) joins the
+    // view's fields.
+    let object = value.as_object_mut().unwrap();
+    let caches = object.remove("caches").unwrap();
+    assert!(caches.as_array().is_some_and(|c| !c.is_empty()), "{caches}");
+    assert!(object.remove("geometry_source").unwrap().is_string());
+    assert!(object.remove("warnings").unwrap().is_array());
     assert_eq!(
         value,
         json!({"expr": "arange(12).view(3,4).T", "shape": [4,3], "strides": [1,4], "offset": 0,
                "storage_len": 12, "shares_storage": true, "c_contiguous": false,
-               "f_contiguous": true, "values": [0,4,8,1,5,9,2,6,10,3,7,11]})
+               "f_contiguous": true, "values": [0,4,8,1,5,9,2,6,10,3,7,11],
+               "values_total": 12, "values_truncated": false})
     );
 }
 
@@ -151,4 +156,41 @@ fn batch_mode_prints_one_object_per_line() {
     assert_eq!(lines[0]["values"], json!([3, 2, 1, 0]));
     assert_eq!(lines[1]["error"]["kind"], "shape_mismatch");
     assert_eq!(lines[2]["offset"], 1);
+}
+
+#[test]
+fn integers_in_the_expression_may_be_arithmetic_and_an_overflow_points_at_its_column() {
+    let (value, code) =
+        json_of("arange(32*64*56*56).view(32, 64, 56*56)[:, :, (56-1)*56 : 56*56 : 56//2]");
+    assert_eq!(code, 0, "{value}");
+    assert_eq!(value["shape"], json!([32, 64, 2]));
+    assert_eq!(value["strides"], json!([200704, 3136, 28]));
+    assert_eq!(value["offset"], 3080);
+    let text = "arange(4294967296*4294967296)";
+    let out = run(&[text]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("arithmetic overflow at column 18: 4294967296 * 4294967296 does not fit"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("  {text}\n  {}^", " ".repeat(17))),
+        "{err}"
+    );
+    let (value, code) = json_of(text);
+    assert_eq!(
+        (code, value["error"]["kind"].as_str()),
+        (2, Some("overflow"))
+    );
+    let (value, code) = json_of("arange(12).view(3, 4//0)");
+    assert_eq!(code, 2);
+    assert_eq!(value["error"]["kind"], "invalid_argument", "{value}");
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at column 21: 4 // 0 divides by zero"),
+        "{value}"
+    );
 }

@@ -8,6 +8,12 @@ use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+/// "This machine": the design-vm sysfs tree (L1d 48 KiB 12-way, L2 2 MiB, a "480 MiB" L3).
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/sysfs-design-vm"
+);
+
 /// A matrix of 256 × 256 f64 whose rows are `ld` elements apart.
 const BASE: &str = "arange(65536).view(256,256)";
 
@@ -115,6 +121,8 @@ struct Section {
     header: String,
     sets: u64,
     ways: u64,
+    /// The one line of a level that adds nothing to the levels above, instead of its walks.
+    brief: Option<String>,
     walks: Vec<WalkBlock>,
     padding: Vec<String>,
 }
@@ -151,7 +159,11 @@ fn sections(text: &str) -> Vec<Section> {
         let Some(section) = out.last_mut() else {
             continue;
         };
-        if line.starts_with("walk ") && !line.starts_with("walks") {
+        if let Some(rest) = line.strip_prefix("walks     ") {
+            if !rest.starts_with("each simulated on") {
+                section.brief = Some(rest.to_string());
+            }
+        } else if line.starts_with("walk ") {
             section.walks.push(WalkBlock {
                 title: line.to_string(),
                 ..WalkBlock::default()
@@ -294,11 +306,22 @@ fn check_padding(context: &str, s: &Section, walks: &[(usize, Walk)]) {
 
 #[test]
 fn verdicts_and_advice_agree_with_the_numbers_beside_them() {
-    // (cache options, the levels they give)
+    // (cache options, the levels they give); the first on the design-vm sysfs tree, whose L1d
+    // the option replaces by the same geometry.
     for (args, levels_given) in [
-        (vec!["--cache", "L1d=48K,12,64"], 1),
+        (vec!["--cache", "L1d=48K,12,64", "--sysfs-root", FIXTURE], 3),
         (vec!["--preset", "amd-zen4"], 3),
-        (vec!["--cache", "L1d=32K,8,64", "--cache", "L2=1M,8,64"], 2),
+        (
+            vec![
+                "--preset",
+                "design-vm",
+                "--cache",
+                "L1d=32K,8,64",
+                "--cache",
+                "L2=1M,8,64",
+            ],
+            2,
+        ),
     ] {
         for (view, walks) in views() {
             let mut all = args.clone();
@@ -306,8 +329,22 @@ fn verdicts_and_advice_agree_with_the_numbers_beside_them() {
             let text = layout(&all);
             let levels = sections(&text);
             assert_eq!(levels.len(), levels_given, "{all:?}: one section per level");
+            assert!(
+                levels[0].brief.is_none(),
+                "{all:?}: the first level in full"
+            );
             for s in &levels {
                 let context = format!("{all:?} {}", s.header);
+                if let Some(brief) = &s.brief {
+                    // Its walks are the JSON's; the line names no walk of its own.
+                    assert!(s.walks.is_empty() && s.padding.is_empty(), "{context}");
+                    assert!(
+                        brief.starts_with("every walk fits")
+                            || brief.starts_with("the same counts as on "),
+                        "{context}: {brief}"
+                    );
+                    continue;
+                }
                 assert!(!s.walks.is_empty(), "{context}");
                 assert!(
                     s.walks[0].title.contains("the view's own order"),
@@ -324,7 +361,7 @@ fn verdicts_and_advice_agree_with_the_numbers_beside_them() {
 
 #[test]
 fn the_bad_cases_get_the_verdict_and_the_contiguous_matrix_only_for_its_column() {
-    let l1 = ["--cache", "L1d=48K,12,64"];
+    let l1 = ["--preset", "design-vm", "--cache", "L1d=48K,12,64"];
     let sections_of = |view: String| {
         let mut args = l1.to_vec();
         args.push(&view);

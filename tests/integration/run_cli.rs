@@ -106,6 +106,32 @@ fn bad_parameters_are_rejected_before_anything_runs() {
 }
 
 #[test]
+fn misused_parameter_words_exit_2_naming_the_word_in_run_and_sim() {
+    // (the words after the kernel name, what the message must name)
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["rows=1024", "cols=1024,2048", "cols=4"],
+            "`cols` is given twice (`cols=1024,2048`, then `cols=4`)",
+        ),
+        (&["=5", "cols=8"], "`=5` has no parameter name"),
+        (&["rows=", "cols=8"], "`rows=` gives no value"),
+        (&["rows=1,,2", "cols=8"], "`rows=1,,2` has an empty item"),
+        (&["rows=8", "cols=8", "foo=3"], "no parameter `foo`"),
+    ];
+    for (words, needle) in cases {
+        let run = [&["run", "--kernel", "row-sum"][..], words, &["--quiet"]].concat();
+        let sim = [&["sim", "row-sum"][..], words].concat();
+        for args in [run, sim] {
+            let out = stridelab(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(stderr.contains(needle), "{args:?}: {stderr}");
+            assert!(out.stdout.is_empty(), "{args:?} printed results");
+        }
+    }
+}
+
+#[test]
 fn suite_file_errors_name_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.toml");

@@ -1,7 +1,8 @@
 //! The tensor kernels' simulated streams (`Instance::simulate`) against valgrind's cachegrind
 //! running an independent C re-implementation of the same orders
 //! (`tests/fixtures/tensor_orders.c`): `channel-sum` (f32) and `stencil3x3` in both layouts,
-//! `jagged` (rows in allocation order) in row and column order. Same geometry as
+//! `to-nhwc`'s naive variants in f64 and f32, `jagged` (rows in allocation order) in row and
+//! column order. Same geometry as
 //! `kernels_cachegrind.rs` (the `design-vm` preset's L1d and L2 as LL), cold start. Misses
 //! agree within `common::cachegrind::default_tolerance`; accesses as in `kernels_cachegrind.rs`:
 //! cachegrind also counts the C function's stack traffic (saved registers, spills of loop
@@ -74,6 +75,30 @@ fn tensor_kernels_match_cachegrind() {
                 dims.clone(),
                 format!("stencil3x3 {c_dims}"),
                 "stencil3x3",
+            ),
+        ]);
+    }
+    // A pixel's 48 channels are 20·20 elements apart in the source: beyond L1 in f64.
+    let conversions = [
+        ("f64", "to_nhwc_write_f64", "to_nhwc_read_f64"),
+        ("f32", "to_nhwc_write_f32", "to_nhwc_read_f32"),
+    ];
+    for (dtype, write_function, read_function) in conversions {
+        let (n, c, h, w) = (2, 48, 20, 20);
+        let dims = format!("n={n} c={c} h={h} w={w} dtype={dtype}");
+        let c_dims = format!("{n} {c} {h} {w}");
+        runs.push(vec![
+            (
+                "to-nhwc",
+                format!("{dims} variant=naive-write"),
+                format!("to-nhwc-write-{dtype} {c_dims}"),
+                write_function,
+            ),
+            (
+                "to-nhwc",
+                format!("{dims} variant=naive-read"),
+                format!("to-nhwc-read-{dtype} {c_dims}"),
+                read_function,
             ),
         ]);
     }

@@ -231,7 +231,7 @@ pub fn warning_lines(warnings: &[String], what_uses_them: &str) -> Vec<String> {
 }
 
 /// `L3 300 MiB 20-way (sysfs): <warning>` for each of `level`'s warnings.
-fn level_warnings(level: &CacheLevel) -> Vec<String> {
+pub fn level_warnings(level: &CacheLevel) -> Vec<String> {
     level
         .warnings
         .iter()

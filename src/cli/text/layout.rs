@@ -6,15 +6,17 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::cli::text::layout_cache::grouped;
 use crate::kernels::eval::{self as expr, Evaluation};
 use crate::kernels::tensor::TensorError;
-use crate::layout::LayoutError;
+use crate::kernels::views::levels::GeometryExplanation;
+use crate::kernels::views::listing::{ListedValues, Listing, check_all, list_values};
 use crate::layout::contiguity::Order;
 use crate::layout::describe::{
     STRIP_MAX_CELLS, STRIP_MAX_VISITS, VALUES_MAX_SHOWN, caret, chain_table, contiguity_line,
     formula, nested_values, ranges, storage_strip,
 };
+use crate::layout::{ErrorKind, LayoutError};
+use crate::units::format_count_from_five_digits as grouped;
 
 #[derive(Serialize)]
 struct JsonView<'a> {
@@ -26,37 +28,50 @@ struct JsonView<'a> {
     shares_storage: bool,
     c_contiguous: bool,
     f_contiguous: bool,
-    values: Vec<i64>,
-    /// `layout`'s cache analysis, one object per level (absent in `--batch` lines).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    caches: Option<serde_json::Value>,
+    #[serde(flatten)]
+    values: ListedValues<i64>,
+    /// `layout`'s cache analysis: where the levels came from, their warnings and `caches`,
+    /// one object per level (absent in `--batch` lines).
+    #[serde(flatten)]
+    caches: Option<&'a GeometryExplanation>,
 }
 
 #[derive(Serialize)]
-struct JsonErrorBody {
-    kind: &'static str,
-    message: String,
+struct JsonErrorBody<'a> {
+    kind: &'a str,
+    message: &'a str,
 }
 
 #[derive(Serialize)]
-struct JsonError {
-    error: JsonErrorBody,
+struct JsonError<'a> {
+    error: JsonErrorBody<'a>,
 }
 
-/// The `--json` object for one expression: the view, or `{"error": {...}}`.
+/// The `--json` object for one expression of `--batch`: the view with every value, or
+/// `{"error": {...}}` (also when listing every value would be too large).
 pub fn json_line(text: &str) -> (String, bool) {
     match expr::evaluate(text) {
-        Ok(evaluation) => (view_json(text, &evaluation, None), true),
+        Ok(evaluation) => {
+            let largest = evaluation.storage_len().saturating_sub(1) as u64;
+            match check_all(evaluation.layout().numel() as u64, largest, &[]) {
+                Ok(()) => (view_json(text, &evaluation, None, Listing::All), true),
+                Err(err) => (
+                    error_object(ErrorKind::TooLarge.as_str(), &err.to_string()),
+                    false,
+                ),
+            }
+        }
         Err(err) => (error_json(&err), false),
     }
 }
 
-/// The `--json` object of an evaluated view, with `caches` (the view × cache analysis per
-/// level, or why there is none) when given.
+/// The `--json` object of an evaluated view, its values as `listing` says, with the view ×
+/// cache analysis of every level when given.
 pub fn view_json(
     text: &str,
     evaluation: &Evaluation<i64>,
-    caches: Option<serde_json::Value>,
+    caches: Option<&GeometryExplanation>,
+    listing: Listing,
 ) -> String {
     let layout = evaluation.layout();
     serde_json::to_string(&JsonView {
@@ -68,7 +83,7 @@ pub fn view_json(
         shares_storage: evaluation.shares_storage(),
         c_contiguous: layout.is_c_contiguous(),
         f_contiguous: layout.is_f_contiguous(),
-        values: evaluation.values(),
+        values: list_values(evaluation, listing),
         caches,
     })
     .expect("serialising plain data to JSON cannot fail")
@@ -76,21 +91,23 @@ pub fn view_json(
 
 /// The `--json` object of an expression that does not evaluate.
 pub fn error_json(err: &TensorError) -> String {
+    error_object(err.kind().as_str(), &err.to_string())
+}
+
+/// `{"error": {"kind": KIND, "message": MESSAGE}}`.
+pub fn error_object(kind: &str, message: &str) -> String {
     serde_json::to_string(&JsonError {
-        error: JsonErrorBody {
-            kind: err.kind().as_str(),
-            message: err.to_string(),
-        },
+        error: JsonErrorBody { kind, message },
     })
     .expect("serialising plain data to JSON cannot fail")
 }
 
-/// The error lines printed on stderr: `error: ...`, and for a parse error the expression
-/// with a caret under the column.
+/// The error lines printed on stderr: `error: ...`, and for an error at a column of the text
+/// (a parse error, arithmetic that overflows) the expression with a caret under it.
 pub fn error_text(text: &str, err: &TensorError) -> String {
     let mut message = format!("error: {err}\n");
-    if let Some(LayoutError::Parse { column, .. }) = err.layout_root() {
-        message.push_str(&caret(text, *column));
+    if let Some(column) = err.layout_root().and_then(LayoutError::column) {
+        message.push_str(&caret(text, column));
     }
     message
 }

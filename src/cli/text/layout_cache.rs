@@ -1,7 +1,9 @@
-//! `stridelab layout`'s cache section for one level, in the seeds' plain voice: the strides in
-//! bytes and lines, the whole view's sets and lines (and a strip of the sets shaded by lines),
-//! then each walk a verdict is about — which walk, what the set model expects, the simulated
-//! passes, the verdict those counts support, any disagreement — and the padding advice.
+//! `stridelab layout`'s cache part, in the seeds' plain voice: where the levels came from, then
+//! per level its warnings, the strides in bytes and lines, the whole view's sets and lines (and
+//! a strip of the sets shaded by lines), then each walk a verdict is about — which walk, what
+//! the set model expects, the simulated passes, the verdict those counts support, any
+//! disagreement — and the padding advice; or, for a level the library found adds nothing to
+//! the levels above ([`LevelBrief`]), one line saying so.
 //!
 //! Every number a sentence states comes from the [`LevelReport`] it words: the verdicts are
 //! [`PassVerdict`]s derived from the simulated counts printed beside them.
@@ -9,21 +11,35 @@
 use std::fmt::Write as _;
 
 use crate::kernels::views::cache::{DimCache, ViewCache};
+use crate::kernels::views::levels::{GeometryExplanation, LevelEntry};
 use crate::kernels::views::padding::{PaddedWalk, PaddingAdvice};
-use crate::kernels::views::report::LevelReport;
+use crate::kernels::views::report::{LevelBrief, LevelReport};
+use crate::kernels::views::strip::set_strip;
 use crate::kernels::views::walks::{
     Expected, MAX_PASS_ACCESSES, PassMisses, PassVerdict, WalkKind, WalkModel, WalkReport,
 };
-use crate::units::format_size_exact;
+use crate::units::{
+    format_count_from_five_digits as grouped, format_in_lines as lines_of, format_size_exact,
+};
 
-/// Shades of the set strip, from no line to the busiest set.
-const SHADES: &[u8] = b" .:-=+*#%@";
+/// The cache part of `layout`'s explanation: where the levels came from, then each level.
+pub fn geometry_text(explained: &GeometryExplanation) -> String {
+    let mut out = format!("\ncaches    {}\n", explained.geometry_source);
+    for entry in &explained.caches {
+        out.push('\n');
+        match entry {
+            LevelEntry::Explained(report) => out.push_str(&cache_text(report)),
+            LevelEntry::Unavailable {
+                level, unavailable, ..
+            } => {
+                let _ = writeln!(out, "cache     {level}: {unavailable}");
+            }
+        }
+    }
+    out
+}
 
-/// Cells per row of the strip; more sets than [`STRIP_MAX_CELLS`] share a cell.
-const STRIP_ROW: usize = 64;
-const STRIP_MAX_CELLS: usize = 256;
-
-/// The cache section of one level appended to `layout`'s explanation.
+/// The cache section of one level: in full, or its header and the brief.
 pub fn cache_text(report: &LevelReport) -> String {
     let c = &report.cache;
     let mut out = String::new();
@@ -38,6 +54,20 @@ pub fn cache_text(report: &LevelReport) -> String {
         lines_word(c.sets * c.ways),
         c.itemsize
     );
+    for warning in &report.warnings {
+        let _ = writeln!(out, "warning   {warning}");
+    }
+    if !report.warnings.is_empty() {
+        let _ = writeln!(
+            out,
+            "warning   {0} is explained as given; --cache {0}=SIZE,WAYS,LINE replaces it",
+            c.level
+        );
+    }
+    if let Some(brief) = &report.brief {
+        let _ = writeln!(out, "walks     {}", brief_text(report, brief));
+        return out;
+    }
     let bytes: Vec<String> = c.strides_bytes.iter().map(|b| b.to_string()).collect();
     let lines: Vec<String> = c
         .strides_bytes
@@ -92,25 +122,8 @@ fn walk_text(out: &mut String, c: &ViewCache, k: usize, w: &WalkReport) {
     if let Some(model) = &w.model {
         let _ = writeln!(out, "  model   {}", model_text(c, w, model));
     }
-    let part = if w.capped {
-        format!(
-            "the first {} of {} accesses: ",
-            grouped(MAX_PASS_ACCESSES),
-            grouped(w.accesses)
-        )
-    } else {
-        String::new()
-    };
     if let Some(p) = &w.first_pass {
-        let counts = pass_counts(p);
-        let counts = if w.capped {
-            counts
-                .split_once(", ")
-                .map_or(counts.clone(), |(_, m)| m.to_string())
-        } else {
-            counts
-        };
-        let _ = writeln!(out, "  pass 1  {part}{counts}");
+        let _ = writeln!(out, "  pass 1  {}", first_pass_counts(w, p));
     }
     if let Some(p) = &w.second_pass {
         let _ = writeln!(out, "  pass 2  {}", pass_counts(p));
@@ -146,6 +159,67 @@ fn walk_text(out: &mut String, c: &ViewCache, k: usize, w: &WalkReport) {
     }
 }
 
+/// Pass 1's counts; of a capped walk, the part simulated.
+fn first_pass_counts(w: &WalkReport, p: &PassMisses) -> String {
+    let counts = pass_counts(p);
+    if !w.capped {
+        return counts;
+    }
+    let misses = counts
+        .split_once(", ")
+        .map_or(counts.clone(), |(_, m)| m.to_string());
+    format!(
+        "the first {} of {} accesses: {misses}",
+        grouped(MAX_PASS_ACCESSES),
+        grouped(w.accesses)
+    )
+}
+
+/// The one line of a level that adds nothing to the levels above, with the counts that say so.
+fn brief_text(report: &LevelReport, brief: &LevelBrief) -> String {
+    let c = &report.cache;
+    match brief {
+        LevelBrief::AllFit { walks } => {
+            let view = match (c.lines_touched, c.max_lines_per_set) {
+                (Some(lines), Some(most)) => format!(
+                    "the view's {} take at most {most} of a set's {} ways; ",
+                    lines_word(lines),
+                    c.ways
+                ),
+                _ => String::new(),
+            };
+            let each = match walks {
+                1 => "its walk".to_string(),
+                n => format!("each of its {n} walks"),
+            };
+            format!("every walk fits: {view}pass 2 of {each} hits on every access (simulated)")
+        }
+        LevelBrief::SameAs { level } => {
+            let walks: Vec<String> = report
+                .walks
+                .iter()
+                .enumerate()
+                .map(|(k, w)| {
+                    let mut passes = Vec::new();
+                    if let Some(p) = &w.first_pass {
+                        passes.push(format!("pass 1: {}", first_pass_counts(w, p)));
+                    }
+                    match &w.second_pass {
+                        Some(p) => passes.push(format!("pass 2: {}", pass_counts(p))),
+                        None if w.capped => passes.push("pass 2 not simulated".to_string()),
+                        None => {}
+                    }
+                    format!("walk {} {}", k + 1, passes.join(", "))
+                })
+                .collect();
+            format!(
+                "the same counts as on {level} (simulated): {}",
+                walks.join("; ")
+            )
+        }
+    }
+}
+
 /// Which walk, in the view's own index names, and why its repetition matters.
 fn walk_title(c: &ViewCache, w: &WalkReport) -> String {
     let ndim = c.dims.len();
@@ -165,7 +239,7 @@ fn walk_title(c: &ViewCache, w: &WalkReport) -> String {
         }
         WalkKind::RepeatedDim { dim } => {
             let mut title = format!("{}, twice from a cold cache", dim_walk_name(ndim, dim));
-            if let Some(j) = neighbour_sharing_lines(c, dim) {
+            if let Some(j) = w.neighbour_in_same_lines {
                 let _ = write!(
                     title,
                     ": the next {} lies in the same lines, so a loop over it repeats this walk",
@@ -175,14 +249,6 @@ fn walk_title(c: &ViewCache, w: &WalkReport) -> String {
             title
         }
     }
-}
-
-/// A dimension other than `dim` whose neighbouring index lies in the same lines (its stride
-/// is under a line), if any.
-fn neighbour_sharing_lines(c: &ViewCache, dim: usize) -> Option<usize> {
-    c.dims.iter().enumerate().position(|(j, d)| {
-        j != dim && d.size > 1 && d.stride_bytes != 0 && d.stride_bytes.unsigned_abs() < c.line
-    })
 }
 
 fn dim_walk_name(ndim: usize, dim: usize) -> String {
@@ -608,17 +674,6 @@ fn padded_walk_text(c: &ViewCache, w: &PaddedWalk) -> String {
     text
 }
 
-/// A byte stride in lines: whole, or with its fraction.
-fn lines_of(bytes: i64, line: u64) -> String {
-    let line = line as i64;
-    if bytes % line == 0 {
-        (bytes / line).to_string()
-    } else {
-        let text = format!("{:.3}", bytes as f64 / line as f64);
-        text.trim_end_matches('0').to_string()
-    }
-}
-
 /// `n lines`, or `1 line`, the count grouped.
 fn lines_word(n: u64) -> String {
     if n == 1 {
@@ -633,81 +688,5 @@ fn sets_word(n: u64) -> String {
         "1 set".to_string()
     } else {
         format!("{} sets", grouped(n))
-    }
-}
-
-/// A count with its digits grouped in threes from five digits on (`65,536`; `8192`), as
-/// `layout` prints counts.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    if digits.len() < 5 {
-        return digits;
-    }
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (k, ch) in digits.chars().enumerate() {
-        if k > 0 && (digits.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// One cell per set (or per group of sets, the busiest of the group), shaded by distinct lines
-/// from ' ' (none) to '@' (the busiest set), 64 cells per row.
-pub fn set_strip(set_lines: &[u64], ways: u64) -> String {
-    let group = set_lines.len().div_ceil(STRIP_MAX_CELLS).max(1);
-    let cells: Vec<u64> = set_lines
-        .chunks(group)
-        .map(|g| g.iter().copied().max().unwrap_or(0))
-        .collect();
-    let max = cells.iter().copied().max().unwrap_or(0);
-    let top = SHADES.len() as u64 - 1;
-    let mut out = String::new();
-    let per = if group == 1 {
-        "one cell per set".to_string()
-    } else {
-        format!("one cell per {group} sets")
-    };
-    let _ = writeln!(
-        out,
-        "sets      ({per}; ' ' no line .. '@' {}; {ways} ways)",
-        lines_word(max)
-    );
-    for row in cells.chunks(STRIP_ROW) {
-        let text: String = row
-            .iter()
-            .map(|&n| {
-                let shade = if n == 0 || max == 0 {
-                    0
-                } else {
-                    (n * top).div_ceil(max).clamp(1, top)
-                };
-                SHADES[shade as usize] as char
-            })
-            .collect();
-        let _ = writeln!(out, "  |{text}|");
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_group_from_five_digits_and_lines_keep_their_fraction() {
-        for (n, text) in [
-            (0, "0"),
-            (8192, "8192"),
-            (65536, "65,536"),
-            (1048576, "1,048,576"),
-            (123456789, "123,456,789"),
-        ] {
-            assert_eq!(grouped(n), text);
-        }
-        for (bytes, text) in [(2048, "32"), (8, "0.125"), (4104, "64.125"), (96, "1.5")] {
-            assert_eq!(lines_of(bytes, 64), text);
-        }
     }
 }

@@ -7,13 +7,13 @@
 use std::fmt::Write as _;
 
 use crate::cache::geometry::{CacheLevel, warning_lines};
-use crate::cache::model::LevelPrediction;
+use crate::cache::model::{LevelPrediction, RepeatMisses};
 use crate::cache::sim::Policy;
 use crate::cli::text::table::{Align, TextTable};
 use crate::harness::catalogue_link::params_with_bytes;
 use crate::harness::sim::run::SimReport;
 use crate::kernels::StridePattern;
-use crate::units::{format_bytes_exact, format_count};
+use crate::units::{format_bytes_exact, format_count, format_share as percent};
 
 /// The mark after a level's name on every row that uses a geometry with warnings.
 pub const DOUBTED: &str = "!";
@@ -33,14 +33,6 @@ fn policy_name(policy: Policy) -> String {
         Policy::TreePlru => "tree pseudo-LRU".to_string(),
         Policy::Fifo => "FIFO".to_string(),
         Policy::Random { seed } => format!("random (seed {seed})"),
-    }
-}
-
-fn percent(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        "-".to_string()
-    } else {
-        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
     }
 }
 
@@ -166,18 +158,33 @@ fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePatte
         }
         None => String::new(),
     };
-    let verdict = match model.conflict_onset {
-        Some(onset) if model.conflicts => format!(
-            "conflicts from access {}: {} lines compete for {} slots",
+    let verdict = match (model.repeat_misses, model.overflow_onset) {
+        (RepeatMisses::Capacity, onset) => format!(
+            "its {} lines outnumber the cache's {}, so a repeated pass misses by capacity{}",
+            format_count(model.distinct_lines),
+            format_count(model.cache_lines),
+            onset
+                .map(|k| format!(" (a set overflows from access {})", format_count(k)))
+                .unwrap_or_default()
+        ),
+        // A conflict needs an overflow within the count, so its onset is known.
+        (RepeatMisses::Conflict, Some(onset)) => format!(
+            "a set overflows from access {}: {} lines compete for {} slots, though the cache \
+             holds {}, so a repeated pass misses by conflict",
             format_count(onset),
             format_count(model.distinct_lines),
-            format_count(model.usable_lines)
+            format_count(model.usable_lines),
+            format_count(model.cache_lines)
         ),
-        Some(onset) => format!(
-            "no conflicts at this count (they would start at access {})",
+        (RepeatMisses::None, Some(onset)) => format!(
+            "no set overflows at this count (one would from access {})",
             format_count(onset)
         ),
-        None => "no conflicts".to_string(),
+        (_, None) if model.overflow_searched < pattern.count => format!(
+            "no set overflows in the first {} accesses searched",
+            format_count(model.overflow_searched)
+        ),
+        (_, None) => "no set overflows".to_string(),
     };
     format!(
         "{:<5} uses {} of {} sets{closed}; holds {} of its {} lines; {verdict}",
@@ -221,8 +228,6 @@ mod tests {
         assert!(text.contains("misses by cause (3C, simulated)"), "{text}");
         assert!(text.contains("model (analytic) for"), "{text}");
         assert!(!text.contains("warning"), "{text}");
-        assert_eq!(percent(1, 0), "-");
-        assert_eq!(percent(1, 8), "12.5%");
     }
 
     #[test]
@@ -264,7 +269,7 @@ mod tests {
                 "{text}"
             );
             assert!(
-                text.contains(&format!("(they would start at access {l2_onset})")),
+                text.contains(&format!("(one would from access {l2_onset})")),
                 "{text}"
             );
         }

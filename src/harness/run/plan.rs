@@ -104,7 +104,7 @@ pub fn prepare_run(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
     let suite = match &request.kernel {
         Some(words) => {
             let (name, rest) = words.split_first().ok_or(RunPlanError::NoKernelName)?;
-            Suite::from_command_line(name, rest)
+            Suite::from_command_line(name, rest)?
         }
         None => Suite::load(request.suite.as_deref().unwrap_or("quick"))?,
     };
@@ -160,7 +160,7 @@ pub fn geometry_lines(geometry: &ChosenGeometry) -> Vec<String> {
 }
 
 /// The sampling method `request` asks for.
-fn method_of(request: &RunRequest) -> Result<MethodOptions, RunPlanError> {
+pub fn method_of(request: &RunRequest) -> Result<MethodOptions, RunPlanError> {
     let defaults = MethodOptions::default();
     if request.target_ci <= 0.0 || request.target_ci.is_nan() {
         return Err(RunPlanError::TargetCi);
@@ -213,7 +213,14 @@ fn plan_outputs(request: &RunRequest, suite_name: &str) -> Result<RunOutputs, Ru
     let out = match (&request.out, request.json) {
         (Some(path), _) => path.clone(),
         (None, true) => return Ok(RunOutputs { json: None, csv }),
-        (None, false) => default_out(suite_name),
+        // The tool's own location: its directories are created when the results are written.
+        (None, false) => {
+            let json = plan.default_file("--out", &default_out(suite_name))?;
+            return Ok(RunOutputs {
+                json: Some(json),
+                csv,
+            });
+        }
     };
     let is_csv = out
         .extension()
@@ -272,6 +279,29 @@ mod tests {
         assert!(run.outputs.csv.is_none());
         // One kernel: the extra sampling budget is the kernel default, not the suite's.
         assert_eq!(run.options.method.extra_sampling, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_named_output_in_a_missing_directory_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for (flag, path) in [("--out", "gone/q.json"), ("--export-csv", "gone/q.csv")] {
+            let mut request = kernel(&["row-sum", "rows=64", "cols=64"]);
+            let path = dir.path().join(path);
+            match flag {
+                "--out" => request.out = Some(path.clone()),
+                _ => request.export_csv = Some(path.clone()),
+            }
+            let err = prepare_run(&request).unwrap_err().to_string();
+            assert!(err.contains(flag), "{err}");
+            assert!(
+                err.contains(&format!(
+                    "`{}` does not exist",
+                    dir.path().join("gone").display()
+                )),
+                "{err}"
+            );
+        }
+        assert!(!dir.path().join("gone").exists());
     }
 
     #[test]

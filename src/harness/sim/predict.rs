@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::cache::geometry::CacheLevel;
-use crate::cache::model::{closed_form_sets, conflict_onset, distinct_sets, gcd};
+use crate::cache::model::{closed_form_sets, distinct_sets, gcd, set_overflow_onset};
 use crate::kernels::access::sim_address;
 use crate::kernels::spec::{KernelSpec, ParamValue, Params, StridePattern};
 use crate::kernels::views::cache::analyse;
@@ -93,7 +93,7 @@ fn level_model(
         gcd: stride_lines.map(|l| gcd(l.unsigned_abs(), u64::from(level.sets))),
         closed_form_sets: closed_form_sets(stride, level.line, level.sets),
         long_run_sets: distinct_sets(base, stride, LONG_RUN_ACCESSES, level.line, level.sets),
-        conflict_onset: conflict_onset(base, stride, level.line, level.sets, level.ways, bound),
+        conflict_onset: set_overflow_onset(base, stride, level.line, level.sets, level.ways, bound),
         cyclic_misses_per_access: cyclic,
     }
 }

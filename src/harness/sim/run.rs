@@ -15,7 +15,7 @@ use crate::cache::geometry::{CacheLevel, ChosenGeometry, GeometrySource};
 use crate::cache::model::{LevelPrediction, predict};
 use crate::cache::sim::{Engine, Hierarchy, LevelStats, Policy, SimError, Simulator};
 use crate::kernels::access::sim_address;
-use crate::kernels::args::parse_kernel_words;
+use crate::kernels::args::{KernelWordError, parse_kernel_words};
 use crate::kernels::spec::{KernelError, KernelSpec, Params, PrepareOptions};
 use crate::kernels::{
     StridePattern, estimate_accesses, find, resolve_params, simulation_note, stride_pattern,
@@ -32,6 +32,8 @@ pub const DEFAULT_MAX_ACCESSES: u64 = 1 << 28;
 pub enum SimRunError {
     #[error(transparent)]
     Kernel(#[from] KernelError),
+    #[error(transparent)]
+    Words(#[from] KernelWordError),
     #[error(
         "`{key}={values}` lists {count} values, but sim simulates one point; give one value (a grid \
          of points is `stridelab run --kernel {kernel} ...`)"
@@ -229,7 +231,7 @@ pub fn simulate_point_on(
 /// The one point the words name (read like `run --kernel`'s words); a grid is refused.
 fn point_params(spec: &'static KernelSpec, words: &[String]) -> Result<Params, SimRunError> {
     let mut kernel_args = Vec::new();
-    for word in parse_kernel_words(words) {
+    for word in parse_kernel_words(words)? {
         if word.is_grid() {
             return Err(SimRunError::Grid {
                 values: word.values.join(","),
@@ -292,6 +294,18 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("lists 2 values"), "{text}");
         assert!(text.contains("stridelab run --kernel col-sum"), "{text}");
+    }
+
+    #[test]
+    fn a_parameter_given_twice_is_refused_naming_both_values() {
+        let words = vec!["rows=8".to_string(), "cols=8".into(), "rows=16".into()];
+        let levels = ChosenGeometry::preset("design-vm").unwrap();
+        let err = simulate_point(&request("col-sum", &words, &levels)).unwrap_err();
+        assert!(matches!(err, SimRunError::Words(_)), "{err}");
+        assert!(
+            err.to_string().contains("`rows=8`, then `rows=16`"),
+            "{err}"
+        );
     }
 
     #[test]

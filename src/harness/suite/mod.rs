@@ -44,7 +44,7 @@ use thiserror::Error;
 
 use crate::cache::geometry::CacheLevel;
 use crate::harness::measure::pin::cpu_count;
-use crate::kernels::args::parse_kernel_words;
+use crate::kernels::args::{KernelWordError, parse_kernel_words};
 use crate::kernels::estimate_accesses;
 use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, Params};
 use crate::results::SweepInfo;
@@ -112,6 +112,8 @@ pub enum SuiteError {
         "unknown suite `{0}`: use quick, full, gate or a path to a TOML file (a path must exist)"
     )]
     Unknown(String),
+    #[error(transparent)]
+    Words(#[from] KernelWordError),
 }
 
 /// `suite `x`, line 3: ` — or nothing for `--kernel` suites, which have no file.
@@ -373,11 +375,11 @@ impl Suite {
 
     /// A one-kernel suite from the command line, read by `kernels::args::parse_kernel_words`:
     /// `key=a,b,c` values are grid axes (commas inside brackets belong to the value), other
-    /// words are positional.
-    pub fn from_command_line(kernel: &str, args: &[String]) -> Self {
+    /// words are positional; a parameter named twice is refused (`KernelWordError`).
+    pub fn from_command_line(kernel: &str, args: &[String]) -> Result<Self, SuiteError> {
         let mut params = BTreeMap::new();
         let mut positional = Vec::new();
-        for word in parse_kernel_words(args) {
+        for word in parse_kernel_words(args)? {
             if word.key.is_empty() {
                 positional.extend(word.values);
             } else {
@@ -385,7 +387,7 @@ impl Suite {
                 params.insert(word.key, GridValue::List(items));
             }
         }
-        Suite {
+        Ok(Suite {
             name: "command-line".into(),
             description: format!("stridelab run --kernel {kernel} {}", args.join(" ")),
             threads: None,
@@ -402,7 +404,7 @@ impl Suite {
             text: String::new(),
             // Positional values keep their order through the empty key (catalogue rule 1).
             positional,
-        }
+        })
     }
 
     /// Expands and validates every point (rules 1–6, default limits) without running anything.
@@ -474,6 +476,7 @@ impl Suite {
                     .map(|case| case.iter().map(|(k, v)| (k.clone(), v.as_arg())).collect())
                     .collect()
             };
+            set_twice(point, &cases, swept.is_some()).map_err(invalid)?;
             // Rule 5, before anything is expanded.
             let mut lengths = std::iter::once(cases.len())
                 .chain(axes.iter().map(|(_, values)| values.len()))
@@ -588,6 +591,27 @@ fn sweep_cases(point: &SuitePoint, levels: &[CacheLevel]) -> Result<Option<Sweep
     }))
 }
 
+/// A parameter a case (or a sweep) sets that `params` sets too: the later would silently win,
+/// so the point is refused naming both values.
+fn set_twice(
+    point: &SuitePoint,
+    cases: &[Vec<(String, String)>],
+    swept: bool,
+) -> Result<(), String> {
+    let twice = cases.iter().flatten().find_map(|(key, value)| {
+        let in_params = point.params.get(key)?;
+        Some((key, in_params.values().join(", "), value))
+    });
+    match twice {
+        Some((key, in_params, value)) => Err(format!(
+            "`{key}` is set twice: `params` gives {in_params}, and {} gives {value}; set it in \
+             one place",
+            if swept { "the `sweep`" } else { "a case" }
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The size axis of a point's `reach` table, derived from `levels`; `None` without one.
 fn reach_axis(
     point: &SuitePoint,
@@ -671,6 +695,53 @@ mod tests {
         let err = Suite::parse(text, "x.toml").unwrap_err().to_string();
         assert!(err.contains("line 5"), "{err}");
         assert!(err.contains("parms"), "{err}");
+    }
+
+    #[test]
+    fn a_parameter_set_twice_is_refused_naming_both_values() {
+        // (the point's tables, what the message names)
+        let cases = [
+            (
+                "params = { n = 64 }\ncases = [{ n = 65 }]",
+                "`n` is set twice: `params` gives 64, and a case gives 65",
+            ),
+            (
+                "params = { stride = [8, 16], mode = \"lat\" }\nsweep = { level = \"L1d\", ways = [2] }",
+                "`stride` is set twice: `params` gives 8, 16, and the `sweep` gives",
+            ),
+        ];
+        let levels = crate::cache::geometry::Geometry::preset("design-vm")
+            .unwrap()
+            .levels;
+        for (tables, want) in cases {
+            let kernel = if tables.contains("sweep") {
+                "conflict"
+            } else {
+                "matmul"
+            };
+            let text = format!("name = \"x\"\n[[point]]\nkernel = \"{kernel}\"\n{tables}\n");
+            let suite = Suite::parse(&text, "x.toml").unwrap();
+            let err = suite
+                .plan_on(None, PlanLimits::default(), &levels)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{err}");
+            assert!(err.contains("line 3"), "{err}");
+        }
+        // TOML itself refuses a key written twice in one table.
+        let text =
+            "name = \"x\"\n[[point]]\nkernel = \"row-sum\"\nparams = { rows = 1, rows = 2 }\n";
+        let err = Suite::parse(text, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("duplicate key"), "{err}");
+    }
+
+    #[test]
+    fn command_line_words_given_twice_are_refused() {
+        let words: Vec<String> = ["rows=1024", "cols=1024,2048", "cols=4"]
+            .map(String::from)
+            .to_vec();
+        let err = Suite::from_command_line("row-sum", &words).unwrap_err();
+        assert!(matches!(err, SuiteError::Words(_)), "{err}");
     }
 
     #[test]

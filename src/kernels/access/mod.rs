@@ -197,6 +197,67 @@ pub(crate) fn fold<T: Element>(acc: [T; ACCUMULATORS]) -> T {
     acc.into_iter().fold(T::default(), |sum, x| sum + x)
 }
 
+/// One side of an N-d strided copy ([`copy_strided`]): element `(i0..in)` of the copy's shape
+/// is element `offset + Σ ik·sk` of `buffer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Side<'a> {
+    pub buffer: usize,
+    pub strides: &'a [isize],
+    pub offset: usize,
+}
+
+/// Copies every element of `shape` from side `from` to side `to`, one element at a time in
+/// logical C order (last dimension fastest): for each index, load it from `from`, then store
+/// it to `to`. An odometer over every dimension but the last, and along the last one run
+/// ([`Mem::move_run`] when both inner strides are ≥ 1, else single loads and stores): a
+/// framework's generic strided copy, with no blocking, the naive baseline the copy engine
+/// ([`Mem::copy_view`]) is set beside. Both sides must have been validated against their
+/// buffers, which must differ.
+#[inline(always)]
+pub fn copy_strided<M: Mem>(m: &mut M, shape: &[usize], from: Side<'_>, to: Side<'_>) {
+    if shape.contains(&0) {
+        return;
+    }
+    let Some((&inner, outer)) = shape.split_last() else {
+        let value = m.load(from.buffer, from.offset);
+        m.store(to.buffer, to.offset, value);
+        return;
+    };
+    let last = outer.len();
+    let (from_step, to_step) = (from.strides[last], to.strides[last]);
+    let mut counters = vec![0usize; last];
+    let (mut read, mut write) = (from.offset as isize, to.offset as isize);
+    loop {
+        let source = Strided::new(from.buffer, read as usize, from_step);
+        let target = Strided::new(to.buffer, write as usize, to_step);
+        if from_step >= 1 && to_step >= 1 {
+            m.move_run(source, target, inner);
+        } else {
+            for k in 0..inner {
+                let value = m.load(source.buffer, source.at(k));
+                m.store(target.buffer, target.at(k), value);
+            }
+        }
+        // Odometer increment over the outer dimensions, the last of them fastest.
+        let mut dim = last;
+        loop {
+            if dim == 0 {
+                return;
+            }
+            dim -= 1;
+            counters[dim] += 1;
+            read += from.strides[dim];
+            write += to.strides[dim];
+            if counters[dim] < shape[dim] {
+                break;
+            }
+            read -= from.strides[dim] * shape[dim] as isize;
+            write -= to.strides[dim] * shape[dim] as isize;
+            counters[dim] = 0;
+        }
+    }
+}
+
 /// Calls `visit` with the storage index of every element of a view, in logical C order (last
 /// dimension fastest). The view must have been validated against its storage.
 ///

@@ -238,7 +238,150 @@ fn multiply_runs_agree<T: Element>(
     Ok(())
 }
 
+/// Strides of a C-contiguous layout of `shape` with its dimensions stored in `order` (outermost
+/// first), the dimensions in `flipped` walked backwards; and the offset that makes them valid.
+fn permuted_layout(shape: &[usize], order: &[usize], flipped: &[bool]) -> (Vec<isize>, usize) {
+    let mut strides = vec![0isize; shape.len()];
+    let mut step = 1isize;
+    for &dim in order.iter().rev() {
+        strides[dim] = step;
+        step *= shape[dim] as isize;
+    }
+    let mut offset = 0usize;
+    for (dim, &flip) in flipped.iter().enumerate() {
+        if flip {
+            offset += (shape[dim] - 1) * strides[dim] as usize;
+            strides[dim] = -strides[dim];
+        }
+    }
+    (strides, offset)
+}
+
+/// Every index of `shape` in C order, as the positions `offset + Σ ik·sk` of two sides.
+fn brute_force_positions(shape: &[usize], a: Side<'_>, b: Side<'_>) -> Vec<(usize, usize)> {
+    let total: usize = shape.iter().product();
+    (0..total)
+        .map(|flat| {
+            let (mut rest, mut pa, mut pb) = (flat, a.offset as isize, b.offset as isize);
+            for dim in (0..shape.len()).rev() {
+                let i = (rest % shape[dim]) as isize;
+                rest /= shape[dim];
+                pa += i * a.strides[dim];
+                pb += i * b.strides[dim];
+            }
+            (pa as usize, pb as usize)
+        })
+        .collect()
+}
+
+/// `copy_strided` on real and simulated memory against the brute-force order, both ways
+/// between a permuted side and a C-contiguous one.
+fn strided_copies_agree<T: Element>(
+    shape: &[usize],
+    order: &[usize],
+    flipped: &[bool],
+) -> Result<(), TestCaseError> {
+    let len: usize = shape.iter().product();
+    let (permuted, offset) = permuted_layout(shape, order, flipped);
+    let identity: Vec<usize> = (0..shape.len()).collect();
+    let (contiguous, _) = permuted_layout(shape, &identity, &vec![false; shape.len()]);
+    let gather = (
+        Side {
+            buffer: 0,
+            strides: &permuted,
+            offset,
+        },
+        Side {
+            buffer: 1,
+            strides: &contiguous,
+            offset: 0,
+        },
+    );
+    let scatter = (
+        Side {
+            buffer: 0,
+            strides: &contiguous,
+            offset: 0,
+        },
+        Side {
+            buffer: 1,
+            strides: &permuted,
+            offset,
+        },
+    );
+    for (from, to) in [gather, scatter] {
+        let positions = brute_force_positions(shape, from, to);
+        let src: Vec<T> = distinct_data(len);
+        let mut want = vec![T::default(); len];
+        for &(read, write) in &positions {
+            want[write] = src[read];
+        }
+        let (mut real_src, mut real_dst) = (src.clone(), vec![T::default(); len]);
+        copy_strided(
+            &mut RealMem::new([&mut real_src, &mut real_dst]),
+            shape,
+            from,
+            to,
+        );
+        prop_assert_eq!(&real_dst, &want);
+        let (mut sim_src, mut sim_dst) = (src.clone(), vec![T::default(); len]);
+        let mut recorder = Recorder::default();
+        copy_strided(
+            &mut SimMem::new([&mut sim_src, &mut sim_dst], &mut recorder),
+            shape,
+            from,
+            to,
+        );
+        prop_assert_eq!(&sim_dst, &want);
+        let stream: Vec<_> = positions
+            .iter()
+            .flat_map(|&(read, write)| {
+                [
+                    ('L', element_address::<T>(0, read), T::BYTES),
+                    ('S', element_address::<T>(1, write), T::BYTES),
+                ]
+            })
+            .collect();
+        prop_assert_eq!(&recorder.0, &stream);
+    }
+    Ok(())
+}
+
+#[test]
+fn a_strided_copy_of_no_dimensions_moves_one_element() {
+    let (mut src, mut dst) = (vec![5.0, 7.0], vec![0.0; 3]);
+    let from = Side {
+        buffer: 0,
+        strides: &[],
+        offset: 1,
+    };
+    let to = Side {
+        buffer: 1,
+        strides: &[],
+        offset: 2,
+    };
+    copy_strided(&mut RealMem::new([&mut src, &mut dst]), &[], from, to);
+    assert_eq!(dst, [0.0, 0.0, 7.0]);
+    copy_strided(&mut RealMem::new([&mut src, &mut dst]), &[2, 0], from, to);
+    assert_eq!(dst, [0.0, 0.0, 7.0]);
+}
+
 proptest! {
+    #[test]
+    fn strided_copies_follow_c_order_both_ways(
+        shape in prop::collection::vec(1usize..5, 1..5),
+        order_seed in 0u64..1000,
+        flips in prop::collection::vec(any::<bool>(), 4),
+    ) {
+        // A permutation of the dimensions from the seed (a rotation, then a swap).
+        let dims = shape.len();
+        let mut order: Vec<usize> = (0..dims).map(|d| (d + order_seed as usize) % dims).collect();
+        order.swap(0, (order_seed as usize / 7) % dims);
+        let flipped = &flips[..dims];
+        strided_copies_agree::<f64>(&shape, &order, flipped)?;
+        strided_copies_agree::<f32>(&shape, &order, flipped)?;
+    }
+
     #[test]
     fn real_sum_and_move_runs_equal_the_reference_order(
         len in 1usize..300,

@@ -26,7 +26,7 @@
 #![forbid(unsafe_code)]
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -58,8 +58,13 @@ pub enum WisdomChoice {
     Off,
     /// Plan, and keep the plans for this process only.
     Memory,
-    /// Plan, and keep the plans in this file (read now, rewritten after each new plan).
+    /// Plan, and keep the plans in this file (read now, rewritten after each new plan). The
+    /// user named it, so its directory must exist.
     File(PathBuf),
+    /// [`WisdomChoice::File`] at the default location
+    /// ([`default_wisdom_path`](super::default_wisdom_path)), whose missing
+    /// directories are created on the first save.
+    DefaultFile(PathBuf),
 }
 
 /// How a copy's schedule was found.
@@ -104,17 +109,33 @@ fn lock() -> std::sync::MutexGuard<'static, Option<PlannerState>> {
 }
 
 /// Turns planning on (or off) for this process. Returns why a wisdom file was not loaded, if
-/// it was not: its plans are then kept in memory and the file is left as it is.
-pub fn configure_planner(choice: WisdomChoice) -> Option<WisdomError> {
+/// it was not: its plans are then kept in memory and the file is left as it is. A named file
+/// whose directory does not exist is an error instead (nothing is configured): the command was
+/// given a path it cannot write, and stridelab creates no directory it was not asked for.
+pub fn configure_planner(choice: WisdomChoice) -> Result<Option<WisdomError>, WisdomError> {
     let machine = MachineKey::current(Geometry::get());
-    let (wisdom, problem) = match choice {
+    let (path, creates_directory) = match choice {
         WisdomChoice::Off => {
             *lock() = None;
-            return None;
+            return Ok(None);
         }
-        WisdomChoice::Memory => (Wisdom::empty(machine, None), None),
-        WisdomChoice::File(path) => match Wisdom::load(&path, machine.clone()) {
-            Ok(wisdom) => (wisdom, None),
+        WisdomChoice::Memory => (None, false),
+        WisdomChoice::File(path) => {
+            check_directory(&path)?;
+            (Some(path), false)
+        }
+        WisdomChoice::DefaultFile(path) => (Some(path), true),
+    };
+    let (wisdom, problem) = match path {
+        None => (Wisdom::empty(machine, None), None),
+        Some(path) => match Wisdom::load(&path, machine.clone()) {
+            Ok(wisdom) => (
+                Wisdom {
+                    creates_directory,
+                    ..wisdom
+                },
+                None,
+            ),
             Err(err) => (Wisdom::empty(machine, None), Some(err)),
         },
     };
@@ -124,7 +145,22 @@ pub fn configure_planner(choice: WisdomChoice) -> Option<WisdomError> {
         events: Vec::new(),
         save_failed: false,
     });
-    problem
+    Ok(problem)
+}
+
+/// A named wisdom file's directory must exist (`.` for a bare name).
+fn check_directory(path: &Path) -> Result<(), WisdomError> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => return Ok(()),
+    };
+    if dir.is_dir() {
+        return Ok(());
+    }
+    Err(WisdomError::MissingDirectory {
+        path: path.to_path_buf(),
+        dir: dir.to_path_buf(),
+    })
 }
 
 /// The plans used since the last call (each class once), oldest first.

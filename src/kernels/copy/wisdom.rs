@@ -71,6 +71,11 @@ pub enum WisdomError {
         path: PathBuf,
         cause: std::io::Error,
     },
+    #[error(
+        "wisdom file {path}: the directory {dir} does not exist; create it first or choose \
+         another path (stridelab creates no directory for a path it is given)"
+    )]
+    MissingDirectory { path: PathBuf, dir: PathBuf },
 }
 
 /// What is wrong with one plan of a wisdom file.
@@ -223,6 +228,9 @@ pub(crate) struct Wisdom {
     pub plans: HashMap<CopyClass, Verdict>,
     /// Where new plans are saved; `None` keeps them in memory only.
     pub file: Option<PathBuf>,
+    /// Whether the file's missing directories are created on save (the default location
+    /// only: a path the user named must have its directory already).
+    pub creates_directory: bool,
 }
 
 impl Wisdom {
@@ -232,6 +240,7 @@ impl Wisdom {
             machine,
             plans: HashMap::new(),
             file,
+            creates_directory: false,
         }
     }
 
@@ -266,6 +275,7 @@ impl Wisdom {
             machine,
             plans,
             file: Some(path.to_path_buf()),
+            creates_directory: false,
         })
     }
 
@@ -289,7 +299,9 @@ impl Wisdom {
         let text = serde_json::to_string_pretty(&file).map_err(|e| write(e.into()))?;
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         let dir = dir.unwrap_or(Path::new("."));
-        fs::create_dir_all(dir).map_err(write)?;
+        if self.creates_directory {
+            fs::create_dir_all(dir).map_err(write)?;
+        }
         let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(write)?;
         temp.write_all(text.as_bytes()).map_err(write)?;
         temp.write_all(b"\n").map_err(write)?;
@@ -392,6 +404,10 @@ mod tests {
         assert!(wisdom.plans.is_empty());
         let v = verdict(512);
         wisdom.plans.insert(v.class.clone(), v.clone());
+        // A named file's missing directory is not created; the default location's is.
+        assert!(matches!(wisdom.save(), Err(WisdomError::Write { .. })));
+        assert!(!path.parent().unwrap().exists());
+        wisdom.creates_directory = true;
         wisdom.save().unwrap();
         let back = Wisdom::load(&path, machine()).unwrap();
         assert_eq!(back.plans.get(&v.class), Some(&v));

@@ -1,5 +1,5 @@
-//! Channels-first (NCHW) vs channels-last (NHWC) 4-D tensors: `channel-sum`, `stencil3x3` and
-//! `to-nhwc`. A tensor of shape (N, C, H, W) stores element (n, c, h, w) at
+//! Channels-first (NCHW) vs channels-last (NHWC) 4-D tensors: `channel-sum` and `stencil3x3`
+//! (the conversion `to-nhwc` is in `to_nhwc.rs`, on this file's [`Tensor4`]). A tensor of shape (N, C, H, W) stores element (n, c, h, w) at
 //! `((n·C + c)·H + h)·W + w` in `nchw` and at `((n·H + h)·W + w)·C + c` in `nhwc`.
 //!
 //! Access orders (the contract the simulator replays):
@@ -17,17 +17,13 @@
 //!   out[(n, c, h, w)] in buffer 1 (same layout). Weights are all 1 and live in registers.
 //!   Checksum: the sum of every stored output plus the sampled read-back of buffer 1
 //!   (`common::sampled_sum`), so both the values and their places are checked.
-//! - `to-nhwc n c h w`: the NCHW tensor (buffer 0) copied to NHWC (buffer 1) through the copy
-//!   engine as one 4-D strided view of shape (N, H, W, C) with strides (C·H·W, W, 1, H·W), then
-//!   the sampled read-back of buffer 1. The simulated stream is the engine's own order.
 
 use crate::cache::AccessSink;
-use crate::kernels::access::{CopyView, Mem, RealMem, SimMem, Strided};
+use crate::kernels::access::{Mem, RealMem, SimMem, Strided};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, invalid,
     sampled_sum, size_param, text_param,
 };
-use crate::kernels::copy::order::REPLAY_CAVEAT;
 use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
@@ -37,7 +33,8 @@ use crate::kernels::typed::{Dtype, Storage, with_real_mem, with_sim_mem};
 use crate::mem::AlignedBuffer;
 use crate::units::{format_count, format_count_signed};
 
-const DIMS: [ParamSpec; 4] = [
+/// The shape parameters of every 4-D tensor kernel.
+pub(crate) const DIMS: [ParamSpec; 4] = [
     ParamSpec::int("n", 1, 1 << 16, None, "batch size N"),
     ParamSpec::int("c", 1, 1 << 16, None, "channels C"),
     ParamSpec::int("h", 1, 1 << 16, None, "height H"),
@@ -110,29 +107,6 @@ pub(crate) static STENCIL3X3: Entry = Entry {
     simulate: SimStart::Cold,
 };
 
-pub(crate) static TO_NHWC: Entry = Entry {
-    spec: KernelSpec {
-        name: "to-nhwc",
-        family: Family::Tensor,
-        params: &DIMS,
-        summary: "Converts an NCHW tensor to NHWC through the copy engine (a permuted 4-D copy).",
-        example: "n=2 c=64 h=56 w=56",
-        explanation: "Converts an NCHW tensor to NHWC with the copy engine: one permuted 4-D \
-                      strided copy. It is the price of switching layouts, paid once; the figure \
-                      is its fraction of the same-run copy of the same bytes.",
-        prepare: prepare_to_nhwc,
-    },
-    plan: plan_to_nhwc,
-    pattern: to_nhwc_pattern,
-    simulation_note: Some(to_nhwc_simulation_note),
-    accesses: None,
-    simulate: SimStart::Cold,
-};
-
-fn to_nhwc_simulation_note(_: &Params) -> Option<&'static str> {
-    Some(REPLAY_CAVEAT)
-}
-
 /// A 4-D tensor's shape and storage order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tensor4 {
@@ -145,7 +119,7 @@ pub struct Tensor4 {
 }
 
 impl Tensor4 {
-    fn from_params(kernel: &str, params: &Params) -> Result<Self, KernelError> {
+    pub(crate) fn from_params(kernel: &str, params: &Params) -> Result<Self, KernelError> {
         let nhwc = match params.get("layout") {
             Some(_) => text_param(kernel, params, "layout")? == "nhwc",
             None => false,
@@ -200,11 +174,6 @@ fn plan_channel_sum(params: &Params) -> Result<Vec<usize>, KernelError> {
     ])
 }
 
-fn plan_to_nhwc(params: &Params) -> Result<Vec<usize>, KernelError> {
-    let len = Tensor4::from_params("to-nhwc", params)?.elements()?;
-    Ok(vec![len, len])
-}
-
 fn plan_stencil(params: &Params) -> Result<Vec<usize>, KernelError> {
     let tensor = Tensor4::from_params("stencil3x3", params)?;
     if tensor.h < 3 || tensor.w < 3 {
@@ -246,8 +215,9 @@ fn channel_weight(c: usize) -> f64 {
 
 /// The `stencil3x3` order (see the module doc): buffer 0 in, buffer 1 out.
 ///
-/// Never inlined: inlined beside the copy engine's `to-nhwc` path in one `run`, its nine-load
-/// loop kept fewer row pointers in registers and the nhwc order ran 1.5× slower.
+/// Never inlined: inlined beside the copy engine's `to-nhwc` path in one `run` (when the two
+/// kernels shared an instance type), its nine-load loop kept fewer row pointers in registers
+/// and the nhwc order ran 1.5× slower.
 #[inline(never)]
 pub fn stencil3x3<M: Mem<Elem = f64>>(m: &mut M, t: Tensor4) -> f64 {
     // Storage distance between vertically and horizontally adjacent elements.
@@ -285,19 +255,6 @@ pub fn stencil3x3<M: Mem<Elem = f64>>(m: &mut M, t: Tensor4) -> f64 {
         }
     }
     total + sampled_sum(m, 1, t.n * t.c * t.h * t.w)
-}
-
-/// The `to-nhwc` order: buffer 0 (nchw) into buffer 1 (nhwc), then the sampled read-back.
-pub fn to_nhwc<M: Mem>(m: &mut M, t: Tensor4) -> f64 {
-    let shape = [t.n, t.h, t.w, t.c];
-    let strides = [t.c * t.h * t.w, t.w, 1, t.h * t.w].map(|s| s as isize);
-    let view = CopyView {
-        shape: &shape,
-        strides: &strides,
-        offset: 0,
-    };
-    m.copy_view(0, &view, 1, 0);
-    sampled_sum(m, 1, t.n * t.c * t.h * t.w)
 }
 
 struct ChannelSum {
@@ -350,10 +307,9 @@ impl Instance for ChannelSum {
     }
 }
 
-/// Two tensors of the same shape and layout: buffer 0 filled, buffer 1 zeroed.
-struct TwoTensors {
+/// The stencil's two tensors of the same shape and layout: buffer 0 filled, buffer 1 zeroed.
+struct Stencil {
     tensor: Tensor4,
-    copy: bool,
     src: AlignedBuffer,
     dst: AlignedBuffer,
     expected: f64,
@@ -389,55 +345,19 @@ fn prepare_stencil(params: &Params, options: PrepareOptions) -> Prepared {
             expected += box_sum(&tensor, n, c, h, w);
         }
     }
-    Ok(Box::new(TwoTensors {
+    Ok(Box::new(Stencil {
         tensor,
-        copy: false,
         src: filled_buffer(len, options)?,
         dst: AlignedBuffer::zeroed(len, options.huge_pages)?,
         expected,
     }))
 }
 
-fn prepare_to_nhwc(params: &Params, options: PrepareOptions) -> Prepared {
-    let tensor = Tensor4::from_params("to-nhwc", params)?;
-    let len = tensor.elements()?;
-    let nhwc = Tensor4 {
-        nhwc: true,
-        ..tensor
-    };
-    // Destination cell k holds source element coords(k) of the nchw tensor.
-    let expected = check_indices(len)
-        .map(|k| {
-            let (n, c, h, w) = nhwc.coords(k);
-            cell_value(tensor.index(n, c, h, w))
-        })
-        .sum();
-    Ok(Box::new(TwoTensors {
-        tensor,
-        copy: true,
-        src: filled_buffer(len, options)?,
-        dst: AlignedBuffer::zeroed(len, options.huge_pages)?,
-        expected,
-    }))
-}
-
-fn two_tensors<M: Mem<Elem = f64>>(m: &mut M, tensor: Tensor4, copy: bool) -> f64 {
-    if copy {
-        to_nhwc(m, tensor)
-    } else {
-        stencil3x3(m, tensor)
-    }
-}
-
-impl Instance for TwoTensors {
-    /// The stencil reads the tensor and writes its interior once (its compulsory traffic);
-    /// the conversion copies every element.
+impl Instance for Stencil {
+    /// The stencil reads the tensor and writes its interior once (its compulsory traffic).
     fn work(&self) -> Work {
         let t = self.tensor;
         let elements = (t.n * t.c * t.h * t.w) as u64;
-        if self.copy {
-            return Work::copies_f64(elements);
-        }
         let outputs = (t.n * t.c * (t.h - 2) * (t.w - 2)) as u64;
         Work {
             bytes_read: elements * 8,
@@ -448,7 +368,7 @@ impl Instance for TwoTensors {
 
     fn run(&mut self) -> f64 {
         let mut m = RealMem::new([&mut self.src, &mut self.dst]);
-        two_tensors(&mut m, self.tensor, self.copy)
+        stencil3x3(&mut m, self.tensor)
     }
 
     fn expected_checksum(&self) -> f64 {
@@ -457,7 +377,7 @@ impl Instance for TwoTensors {
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
         let mut m = SimMem::new([&mut self.src, &mut self.dst], sink);
-        two_tensors(&mut m, self.tensor, self.copy);
+        stencil3x3(&mut m, self.tensor);
     }
 }
 
@@ -498,16 +418,6 @@ fn stencil_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError
         step as isize,
         3,
         "the three input rows of one output",
-    )))
-}
-
-fn to_nhwc_pattern(params: &Params) -> Result<Option<StridePattern>, KernelError> {
-    let t = Tensor4::from_params("to-nhwc", params)?;
-    Ok(Some(StridePattern::elements(
-        0,
-        (t.h * t.w) as isize,
-        t.c,
-        "one pixel's channels in the source",
     )))
 }
 

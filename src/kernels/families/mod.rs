@@ -11,6 +11,7 @@ pub(crate) mod latency;
 pub(crate) mod matmul;
 pub(crate) mod reference;
 pub(crate) mod stride;
+pub mod to_nhwc;
 pub mod transpose;
 pub mod traverse;
 pub mod view;

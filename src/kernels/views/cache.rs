@@ -149,7 +149,13 @@ pub struct ViewCache {
     pub sets_touched: Option<u64>,
     pub lines_touched: Option<u64>,
     pub max_lines_per_set: Option<u64>,
+    /// Distinct lines per set, set 0 first (`--json` may list only the first sets: see
+    /// `set_lines_total` and `set_lines_truncated`).
     pub set_lines: Option<Vec<u64>>,
+    /// How many sets `set_lines` has in full (absent with it).
+    pub set_lines_total: Option<u64>,
+    /// Whether `set_lines` lists only its first sets.
+    pub set_lines_truncated: bool,
     /// Every line the view touches can be resident at once (no set holds more than `ways`).
     pub fits: Option<bool>,
     /// Why the whole-view counts are missing (too many runs), else absent.
@@ -204,6 +210,8 @@ pub fn analyse(
         lines_touched: counts.as_ref().map(|c| c.lines_touched),
         max_lines_per_set: counts.as_ref().map(|c| c.max_lines_per_set),
         fits: counts.as_ref().map(|c| c.max_lines_per_set <= ways),
+        set_lines_total: counts.as_ref().map(|c| c.set_lines.len() as u64),
+        set_lines_truncated: false,
         set_lines: counts.map(|c| c.set_lines),
         counts_note,
     })

@@ -202,6 +202,10 @@ pub struct WalkReport {
     /// Where the simulator's counts contradict the set model's expectation, in words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disagreement: Option<String>,
+    /// Of a repeated walk along one dimension: another dimension whose next index lies in the
+    /// same lines (its stride is under a line), so a loop over it repeats this walk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub neighbour_in_same_lines: Option<usize>,
 }
 
 /// Simulates `passes` passes of `layout`'s C-order walk through `level` alone (LRU, 3C), each
@@ -313,16 +317,22 @@ pub fn walks(
             let walk = dim_walk(layout, dim);
             let counts = line_counts(walk.shape(), walk.strides(), walk.offset(), &geometry).ok();
             let model = counts.map(|c| WalkModel::new(&c, ways, cache_lines, true));
-            out.push(walk_report(
-                WalkKind::RepeatedDim { dim },
-                &walk,
-                itemsize,
-                level,
-                model,
-            ));
+            let mut report =
+                walk_report(WalkKind::RepeatedDim { dim }, &walk, itemsize, level, model);
+            report.neighbour_in_same_lines = neighbour_in_same_lines(layout, dim, &geometry);
+            out.push(report);
         }
     }
     out
+}
+
+/// A dimension other than `dim` that moves the address by less than a line per index, if
+/// any: the next index along it reads the same lines as the walk along `dim`.
+fn neighbour_in_same_lines(layout: &Layout, dim: usize, g: &LineGeometry) -> Option<usize> {
+    (0..layout.ndim()).find(|&j| {
+        let bytes = u128::from(layout.strides()[j].unsigned_abs() as u64) * u128::from(g.itemsize);
+        j != dim && layout.shape()[j] > 1 && bytes != 0 && bytes < u128::from(g.line)
+    })
 }
 
 /// One walk simulated twice (the cold pass kept for the view's own order), its verdicts and
@@ -350,6 +360,7 @@ fn walk_report(
         simulated_note: None,
         verdict: Vec::new(),
         disagreement: None,
+        neighbour_in_same_lines: None,
     };
     let show_first = kind == WalkKind::ViewOrder;
     if capped && !show_first {

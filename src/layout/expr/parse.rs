@@ -6,10 +6,17 @@
 //! ARG     := VALUE | NAME "=" VALUE
 //! VALUE   := INT | "None" | "(" [INT ("," INT)* [","]] ")" | "[" [INT ("," INT)* [","]] "]"
 //! ITEM    := INT | [INT] ":" [INT] [":" [INT]] | "None" | "..."
-//! INT     := ["-"] DIGITS
+//! INT     := TERM (("+" | "-") TERM)*
+//! TERM    := UNARY (("*" | "//") UNARY)*
+//! UNARY   := ("-" | "+") UNARY | DIGITS | "(" INT ")"
 //! ```
-//! Whitespace is allowed between any two tokens. The parser never panics: every malformed
-//! input becomes a `parse` (or `overflow`, for huge literals) error with a 1-based column.
+//! Integers are Python's: `32*64*56*56`, `(1024+8)*8`, `-(4//3)`, with `//` rounding toward
+//! minus infinity. A parenthesised integer is an integer, as in Python: `(12)` is 12 and
+//! `(12,)` a tuple (each is accepted wherever the other is, so only the meaning is Python's).
+//! Arithmetic is checked in 64-bit integers: an overflow (kind `overflow`) or a division by
+//! zero (kind `invalid_argument`) names the column of its operator. Whitespace is allowed
+//! between any two tokens. The parser never panics: every malformed input becomes a `parse`
+//! (or `overflow`, for huge literals) error with a 1-based column.
 
 use crate::layout::error::LayoutError;
 use crate::layout::ops::IndexItem;
@@ -62,6 +69,8 @@ enum Token {
     Name(String),
     Punct(char),
     Ellipsis,
+    /// `//`, integer division.
+    FloorDiv,
 }
 
 #[derive(Debug, Clone)]
@@ -117,7 +126,16 @@ fn tokenize(chars: &[char]) -> Result<Vec<Spanned>, LayoutError> {
             }
             i += 3;
             Token::Ellipsis
-        } else if "()[],:.=-".contains(c) {
+        } else if c == '/' {
+            if chars.get(i + 1) != Some(&'/') {
+                return Err(parse_error(
+                    start + 1,
+                    "'/' is not integer division: write '//' (sizes are integers)",
+                ));
+            }
+            i += 2;
+            Token::FloorDiv
+        } else if "()[],:.=-+*".contains(c) {
             i += 1;
             Token::Punct(c)
         } else {
@@ -135,10 +153,64 @@ fn tokenize(chars: &[char]) -> Result<Vec<Spanned>, LayoutError> {
     Ok(tokens)
 }
 
+/// A binary operator of `INT`.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Add,
+    Sub,
+    Mul,
+    FloorDiv,
+}
+
+impl Op {
+    /// `left op right` in checked 64-bit arithmetic; `column` is the operator's, for errors.
+    fn apply(self, left: i64, right: i64, column: usize) -> Result<i64, LayoutError> {
+        let (result, symbol) = match self {
+            Op::Add => (left.checked_add(right), "+"),
+            Op::Sub => (left.checked_sub(right), "-"),
+            Op::Mul => (left.checked_mul(right), "*"),
+            Op::FloorDiv if right == 0 => {
+                return Err(LayoutError::Arithmetic {
+                    column,
+                    overflow: false,
+                    message: format!("{left} // 0 divides by zero"),
+                });
+            }
+            Op::FloorDiv => (floor_div(left, right), "//"),
+        };
+        result.ok_or_else(|| arithmetic_overflow(column, format!("{left} {symbol} {right}")))
+    }
+}
+
+/// Python's `//`: the quotient rounded toward minus infinity; `None` on overflow
+/// (`i64::MIN // -1`). `right` is not zero.
+fn floor_div(left: i64, right: i64) -> Option<i64> {
+    let quotient = left.checked_div(right)?;
+    let inexact = left % right != 0;
+    Some(if inexact && ((left < 0) != (right < 0)) {
+        quotient - 1
+    } else {
+        quotient
+    })
+}
+
+fn arithmetic_overflow(column: usize, what: String) -> LayoutError {
+    LayoutError::Arithmetic {
+        column,
+        overflow: true,
+        message: format!("{what} does not fit in 64-bit integers"),
+    }
+}
+
+/// Most parentheses one integer may nest: the parser recurses once per level.
+const MAX_NESTING: usize = 64;
+
 struct Parser<'a> {
     chars: &'a [char],
     tokens: Vec<Spanned>,
     pos: usize,
+    /// Parentheses of an integer open at this point.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -160,6 +232,7 @@ impl Parser<'_> {
             Some(Token::Name(n)) => format!("'{n}'"),
             Some(Token::Punct(c)) => format!("'{c}'"),
             Some(Token::Ellipsis) => "'...'".to_string(),
+            Some(Token::FloorDiv) => "'//'".to_string(),
         }
     }
 
@@ -187,16 +260,88 @@ impl Parser<'_> {
         }
     }
 
+    /// Whether an integer (a literal, a sign or a parenthesised integer) starts here.
     fn at_int(&self) -> bool {
-        matches!(self.peek(), Some(Token::Int(_)) | Some(Token::Punct('-')))
+        matches!(
+            self.peek(),
+            Some(Token::Int(_) | Token::Punct('-' | '+' | '('))
+        )
     }
 
+    /// `INT`: sums of products of signed literals and parenthesised integers, checked.
     fn int(&mut self) -> Result<i64, LayoutError> {
-        let negative = self.eat('-');
+        let mut value = self.term()?;
+        loop {
+            let column = self.column();
+            let op = if self.eat('+') {
+                Op::Add
+            } else if self.eat('-') {
+                Op::Sub
+            } else {
+                return Ok(value);
+            };
+            let right = self.term()?;
+            value = op.apply(value, right, column)?;
+        }
+    }
+
+    fn term(&mut self) -> Result<i64, LayoutError> {
+        let mut value = self.unary()?;
+        loop {
+            let column = self.column();
+            let op = if self.eat('*') {
+                Op::Mul
+            } else if self.peek() == Some(&Token::FloorDiv) {
+                self.pos += 1;
+                Op::FloorDiv
+            } else {
+                return Ok(value);
+            };
+            let right = self.unary()?;
+            value = op.apply(value, right, column)?;
+        }
+    }
+
+    fn unary(&mut self) -> Result<i64, LayoutError> {
+        // Signs are read in a loop: a long run of them must not deepen the stack.
+        let mut negations = Vec::new();
+        loop {
+            let column = self.column();
+            if self.eat('-') {
+                negations.push(column);
+            } else if !self.eat('+') {
+                break;
+            }
+        }
+        let mut value = self.atom()?;
+        for column in negations.into_iter().rev() {
+            value = value
+                .checked_neg()
+                .ok_or_else(|| arithmetic_overflow(column, format!("-({value})")))?;
+        }
+        Ok(value)
+    }
+
+    /// A literal or a parenthesised `INT`, nested at most [`MAX_NESTING`] deep.
+    fn atom(&mut self) -> Result<i64, LayoutError> {
         match self.peek() {
             Some(&Token::Int(v)) => {
                 self.pos += 1;
-                Ok(if negative { -v } else { v })
+                Ok(v)
+            }
+            Some(Token::Punct('(')) => {
+                if self.depth >= MAX_NESTING {
+                    return Err(parse_error(
+                        self.column(),
+                        format!("parentheses nested more than {MAX_NESTING} deep"),
+                    ));
+                }
+                self.depth += 1;
+                self.pos += 1;
+                let value = self.int()?;
+                self.expect(')')?;
+                self.depth -= 1;
+                Ok(value)
             }
             _ => Err(self.unexpected("an integer")),
         }
@@ -307,23 +452,44 @@ impl Parser<'_> {
                 self.pos += 1;
                 Ok(Value::None)
             }
-            Some(Token::Punct(open @ ('(' | '['))) => {
-                let close = if *open == '(' { ')' } else { ']' };
+            Some(Token::Punct('(')) => self.parenthesised(),
+            Some(Token::Punct('[')) => {
                 self.pos += 1;
-                let mut values = Vec::new();
-                loop {
-                    if self.eat(close) {
-                        return Ok(Value::Tuple(values));
-                    }
-                    values.push(self.int()?);
-                    if !self.eat(',') {
-                        self.expect(close)?;
-                        return Ok(Value::Tuple(values));
-                    }
-                }
+                self.tuple_rest(']', Vec::new())
             }
             _ if self.at_int() => Ok(Value::Int(self.int()?)),
             _ => Err(self.unexpected("an integer, a tuple like (3, 4), or None")),
+        }
+    }
+
+    /// A value opening with `(`: `()` and `(a, …)` are tuples; `(a)` is the integer a, which
+    /// an operator may continue (`(1024+8)*8`), as in Python.
+    fn parenthesised(&mut self) -> Result<Value, LayoutError> {
+        let open = self.pos;
+        self.pos += 1;
+        if self.eat(')') {
+            return Ok(Value::Tuple(Vec::new()));
+        }
+        let first = self.int()?;
+        if self.peek() == Some(&Token::Punct(')')) {
+            self.pos = open;
+            return Ok(Value::Int(self.int()?));
+        }
+        self.expect(',')?;
+        self.tuple_rest(')', vec![first])
+    }
+
+    /// The rest of a tuple after its opening bracket (and any `values` already read).
+    fn tuple_rest(&mut self, close: char, mut values: Vec<i64>) -> Result<Value, LayoutError> {
+        loop {
+            if self.eat(close) {
+                return Ok(Value::Tuple(values));
+            }
+            values.push(self.int()?);
+            if !self.eat(',') {
+                self.expect(close)?;
+                return Ok(Value::Tuple(values));
+            }
         }
     }
 
@@ -387,6 +553,7 @@ pub fn parse(text: &str) -> Result<Expr, LayoutError> {
         chars: &chars,
         tokens,
         pos: 0,
+        depth: 0,
     };
     parser.expr()
 }
@@ -453,6 +620,126 @@ mod tests {
         assert_eq!(
             parse("arange(99999999999999999999)").unwrap_err().kind(),
             crate::layout::ErrorKind::Overflow
+        );
+    }
+
+    /// The integer an `arange(…)` argument evaluates to, or its error's kind and column.
+    fn size_of(text: &str) -> Result<usize, (crate::layout::ErrorKind, Option<usize>)> {
+        parse(&format!("arange({text})"))
+            .map(|e| e.arange)
+            .map_err(|e| (e.kind(), e.column()))
+    }
+
+    #[test]
+    fn integers_are_python_arithmetic() {
+        // (text inside arange(…), value)
+        let table: [(&str, usize); 12] = [
+            ("32*64*56*56", 6_422_528),
+            ("1024*1032", 1_056_768),
+            ("2+3*4", 14),
+            ("(2+3)*4", 20),
+            ("10-4-3", 3),
+            ("2*3//4", 1),
+            ("7//2", 3),
+            ("-7//2 + 10", 6),
+            ("7//-2 + 10", 6),
+            ("--4", 4),
+            ("+4 - -4", 8),
+            (" ( ( 1 ) ) ", 1),
+        ];
+        for (text, value) in table {
+            assert_eq!(size_of(text), Ok(value), "{text}");
+        }
+        assert_eq!(floor_div(-8, 2), Some(-4));
+        assert_eq!(floor_div(-9, 2), Some(-5));
+        assert_eq!(floor_div(9, -2), Some(-5));
+        assert_eq!(floor_div(-9, -2), Some(4));
+        assert_eq!(floor_div(i64::MIN, -1), None);
+    }
+
+    #[test]
+    fn arithmetic_errors_point_at_their_operator() {
+        use crate::layout::ErrorKind::{InvalidArgument, Overflow, Parse};
+        // (text inside arange(…), kind, column in `arange(…)`)
+        let table: [(&str, crate::layout::ErrorKind, usize); 8] = [
+            ("4294967296*4294967296", Overflow, 18),
+            ("1 + 9223372036854775807", Overflow, 10),
+            ("-(-9223372036854775807-1)", Overflow, 8),
+            ("1//0", InvalidArgument, 9),
+            ("6/2", Parse, 9),
+            ("2*", Parse, 10),
+            ("(2+3", Parse, 13),
+            ("2**3", Parse, 10),
+        ];
+        for (text, kind, column) in table {
+            assert_eq!(size_of(text), Err((kind, Some(column))), "{text}");
+        }
+        // Deep nesting is refused at the first parenthesis too many; long sign runs are fine.
+        let deep = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+        assert_eq!(size_of(&deep), Err((Parse, Some(8 + MAX_NESTING))));
+        assert_eq!(size_of(&format!("{}5", "-".repeat(100_000))), Ok(5));
+        let message = parse("arange(4294967296*4294967296)")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            "arithmetic overflow at column 18: 4294967296 * 4294967296 does not fit in 64-bit \
+             integers"
+        );
+    }
+
+    #[test]
+    fn arithmetic_works_in_every_integer_place() {
+        let e = parse(
+            "arange(4*6).view(2*2, (1+1)*3)[1:2*2, ::-(1)].narrow(0, 1-1, 3//2)\
+             .as_strided((2*1,), (4-1,), 2+0).view((2))",
+        )
+        .unwrap();
+        let kinds: Vec<&StepKind> = e.steps.iter().map(|s| &s.kind).collect();
+        let args = |k: usize| -> Vec<Value> {
+            match kinds[k] {
+                StepKind::Method { args: Some(a), .. } => {
+                    a.iter().map(|a| a.value.clone()).collect()
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        let values: Vec<Value> = args(0);
+        assert_eq!(values, [Value::Int(4), Value::Int(6)]);
+        assert_eq!(
+            kinds[1],
+            &StepKind::Index(vec![
+                IndexItem::Slice {
+                    start: Some(1),
+                    stop: Some(4),
+                    step: None
+                },
+                IndexItem::Slice {
+                    start: None,
+                    stop: None,
+                    step: Some(-1)
+                },
+            ])
+        );
+        assert_eq!(args(2), [Value::Int(0), Value::Int(0), Value::Int(1)]);
+        assert_eq!(
+            args(3),
+            [Value::Tuple(vec![2]), Value::Tuple(vec![3]), Value::Int(2)]
+        );
+        // `(2)` is the integer 2, as in Python; `()` and `(2,)` are tuples.
+        assert_eq!(args(4), [Value::Int(2)]);
+        let e = parse("arange(4).view((), (2,), [1+1])").unwrap();
+        let StepKind::Method { args: Some(a), .. } = &e.steps[0].kind else {
+            panic!("a call");
+        };
+        let values: Vec<&Value> = a.iter().map(|a| &a.value).collect();
+        assert_eq!(
+            values,
+            [
+                &Value::Tuple(vec![]),
+                &Value::Tuple(vec![2]),
+                &Value::Tuple(vec![2])
+            ]
         );
     }
 }

@@ -1,8 +1,10 @@
 //! Figure 15: channels-first (NCHW) vs channels-last (NHWC) for the per-channel sum and the
-//! 3×3 stencil, timed and simulated, with the cost of converting NCHW to NHWC.
-//! One figure of the report, built from records alone.
+//! 3×3 stencil, timed and simulated, with the cost of converting NCHW to NHWC (the copy engine
+//! beside the naive copies, `conversion.rs`). One figure of the report, built from records
+//! alone.
 
-use super::{Built, FigureDef, Outcome, Table, cell, est_cell, omitted, point_label, prov_timed};
+use super::conversion;
+use super::{Built, FigureDef, Outcome, Table, cell, est_cell, omitted, prov_timed};
 use crate::report::chart::{Axis, BarPanel, BarSeries, Figure, Panel, colour_for};
 use crate::report::claims::{Claim, SAME_SPEED, Verdict, slower_or_faster};
 use crate::report::data::{self, Estimate};
@@ -110,12 +112,53 @@ fn pair_label(kernel: &str, r: &PointRecord) -> String {
 
 fn channels(doc: &ResultsDocument) -> Outcome {
     let pairs = pairs(doc);
-    if pairs.iter().all(|p| p.iter().all(Option::is_none)) {
+    let conversions = conversion::bars(doc);
+    let has_pairs = pairs.iter().any(|p| p.iter().any(Option::is_some));
+    if !has_pairs && conversions.is_none() {
         return omitted(
             &FIGURE,
-            "no `channel-sum` or `stencil3x3` points measured in both layouts at one shape",
+            "no `channel-sum` or `stencil3x3` points measured in both layouts at one shape, \
+             and no `to-nhwc` points",
         );
     }
+    let mut panels = Vec::new();
+    if has_pairs {
+        panels.extend(layout_panels(&pairs));
+    }
+    if let Some((categories, series)) = conversions {
+        panels.push(Panel::Bars(bar_panel(
+            "to-nhwc ns per element (timed)",
+            &categories,
+            series,
+        )));
+    }
+    let mut tables = Vec::new();
+    if has_pairs {
+        tables.push(comparison_table(doc));
+    }
+    tables.extend(conversion::table(doc, l1_misses_per_element));
+    Outcome::Drawn(Box::new(Built {
+        figure: Figure {
+            id: FIGURE.id.into(),
+            title: "Channels-first (nchw) vs channels-last (nhwc)".into(),
+            provenance: if has_pairs {
+                format!("{}; simulated L1 misses per element", prov_timed(doc))
+            } else {
+                prov_timed(doc)
+            },
+            panels,
+            panel_width: 560,
+            panel_height: 240,
+        },
+        tables,
+        look_for: look_for(doc),
+        notes: Vec::new(),
+    }))
+}
+
+/// The layouts' two panels: ns per element (timed) and L1 misses per element (simulated),
+/// nchw beside nhwc for each pattern.
+fn layout_panels(pairs: &[[Option<&PointRecord>; 2]]) -> [Panel; 2] {
     let categories: Vec<String> = pairs
         .iter()
         .zip(PATTERNS)
@@ -151,42 +194,31 @@ fn channels(doc: &ResultsDocument) -> Outcome {
             ci: vec![None; PATTERNS.len()],
         })
         .collect();
-    let mut tables = vec![comparison_table(doc)];
-    tables.extend(conversion_table(doc));
-    Outcome::Drawn(Box::new(Built {
-        figure: Figure {
-            id: FIGURE.id.into(),
-            title: "Channels-first (nchw) vs channels-last (nhwc)".into(),
-            provenance: format!("{}; simulated L1 misses per element", prov_timed(doc)),
-            panels: vec![
-                Panel::Bars(bar_panel(
-                    "ns per element (timed)",
-                    &categories,
-                    timed_series,
-                )),
-                Panel::Bars(bar_panel(
-                    "L1 misses per element (simulated)",
-                    &categories,
-                    miss_series,
-                )),
-            ],
-            panel_width: 560,
-            panel_height: 240,
-        },
-        tables,
-        look_for: look_for(doc),
-        notes: Vec::new(),
-    }))
+    [
+        Panel::Bars(bar_panel(
+            "ns per element (timed)",
+            &categories,
+            timed_series,
+        )),
+        Panel::Bars(bar_panel(
+            "L1 misses per element (simulated)",
+            &categories,
+            miss_series,
+        )),
+    ]
 }
 
-/// Per pattern and shape, nhwc against nchw (timed and simulated), and the textbook's
-/// expectation for the per-channel sum.
+/// Per pattern and shape, nhwc against nchw (timed and simulated), the conversions' engine
+/// against the naive copies, and the textbook's expectation for the per-channel sum.
 fn look_for(doc: &ResultsDocument) -> Vec<Claim> {
-    let mut claims = vec![Claim::guide(
-        "tensor.layouts",
-        "A per-channel sum streams a plane in nchw and strides C elements in nhwc; the \
-         stencil's 3 input rows are W elements apart in nchw and W·C in nhwc.",
-    )];
+    let mut claims = Vec::new();
+    if PATTERNS.iter().any(|k| !all_pairs(doc, k).is_empty()) {
+        claims.push(Claim::guide(
+            "tensor.layouts",
+            "A per-channel sum streams a plane in nchw and strides C elements in nhwc; the \
+             stencil's 3 input rows are W elements apart in nchw and W·C in nhwc.",
+        ));
+    }
     let mut parts = Vec::new();
     let mut sums = Vec::new();
     for kernel in PATTERNS {
@@ -221,6 +253,7 @@ fn look_for(doc: &ResultsDocument) -> Vec<Claim> {
             format!("{}.", parts.join("; ")),
         ));
     }
+    claims.extend(conversion::claim(doc));
     if !sums.is_empty() {
         let slower = sums.iter().filter(|r| **r >= SAME_SPEED).count();
         claims.push(Claim::textbook(
@@ -285,31 +318,4 @@ fn comparison_table(doc: &ResultsDocument) -> Table {
         .to_vec(),
         rows,
     }
-}
-
-/// The NCHW to NHWC conversions (a strided copy), if the results hold any.
-fn conversion_table(doc: &ResultsDocument) -> Option<Table> {
-    let conversions: Vec<&PointRecord> = data::of_kernel(doc, "to-nhwc").collect();
-    (!conversions.is_empty()).then(|| Table {
-        caption: "Converting nchw to nhwc (a 4-D strided copy through the copy engine)".into(),
-        headers: [
-            "point",
-            "GB/s (timed, CI)",
-            "fraction of same-run copy",
-            "L1 misses per element",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: conversions
-            .iter()
-            .map(|r| {
-                vec![
-                    point_label(r),
-                    est_cell(data::gb_per_s(r)),
-                    cell(data::reference_ratio(r)),
-                    cell(l1_misses_per_element(r)),
-                ]
-            })
-            .collect(),
-    })
 }

@@ -180,7 +180,7 @@ fn point_rows(
 /// Why timing cannot be compared between the documents (another CPU model or another
 /// detected cache geometry, from their manifests), if it cannot: what differs, and the reason
 /// in full.
-fn timing_not_comparable(
+pub(crate) fn timing_not_comparable(
     baseline: &ResultsDocument,
     current: &ResultsDocument,
 ) -> Option<(MachineDifference, String)> {

@@ -125,6 +125,7 @@ pub(crate) fn sample_document() -> ResultsDocument {
 #[test]
 fn round_trips_through_an_atomic_file() {
     let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("sub")).unwrap();
     let path = dir.path().join("sub/results.json");
     let mut doc = sample_document();
     for name in ["cols", "ld"] {
@@ -133,6 +134,14 @@ fn round_trips_through_an_atomic_file() {
     }
     let deopt = ParamValue::Int(0);
     doc.records[0].params.insert("deopt".into(), deopt);
+    // A missing directory is not created: the error names it.
+    let elsewhere = dir.path().join("gone/results.json");
+    let err = doc.write_atomic(&elsewhere).unwrap_err().to_string();
+    assert!(
+        err.contains(&dir.path().join("gone").display().to_string()),
+        "{err}"
+    );
+    assert!(!dir.path().join("gone").exists());
     doc.write_atomic(&path).unwrap();
     assert_eq!(ResultsDocument::read(&path, &RowSumRules).unwrap(), doc);
     let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap())
