@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::cache::geometry::Geometry;
+
 use super::common::parse_fraction;
 use crate::harness::gate::paired::{
     BaseSource, PAIRED_ALPHA, PAIRED_BUDGET_S, PAIRED_FLOOR, PAIRED_MAX_ROUNDS, PAIRED_ROUNDS,
@@ -147,7 +149,7 @@ impl GateArgs {
         }
     }
 
-    fn stored_config(&self) -> GateConfig {
+    fn stored_config(&self, machine: Geometry) -> GateConfig {
         GateConfig {
             baseline: self.baseline.clone(),
             current: self.current.clone(),
@@ -165,6 +167,7 @@ impl GateArgs {
             samples: self.samples.unwrap_or(GATE_SAMPLES),
             passes: self.passes,
             baseline_runs: self.baseline_runs,
+            machine,
         }
     }
 
@@ -209,7 +212,7 @@ impl GateArgs {
 }
 
 pub fn run(args: GateArgs) -> anyhow::Result<ExitCode> {
-    let config = args.stored_config();
+    let config = args.stored_config(Geometry::detect());
     let Some(base) = args.base() else {
         return run_stored(&args, &config);
     };

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 
+use crate::cache::geometry::Geometry;
 use crate::infer::{self, MAX_BUDGET_S, MIN_BUDGET_S};
 use crate::results::infer_doc::{DISAGREEMENT_BAR, InferReport, Parameter};
 use crate::units::format_bytes as human_bytes;
@@ -29,7 +30,7 @@ pub fn run(args: InferArgs) -> anyhow::Result<ExitCode> {
             args.budget
         );
     }
-    let report = infer::infer_geometry(args.budget, !args.json)?;
+    let report = infer::infer_geometry(args.budget, !args.json, &Geometry::detect())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -129,7 +129,10 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
         "stridelab: running the main job (the quick suite, then the report in \
          {REPORTS_DIR}/latest/); `stridelab --help` lists the subcommands"
     );
-    let (geometry, manifest) = geometry_and_manifest(&cache.choice())?;
+    // This machine's caches, detected once: the run's manifest and the inference both use it.
+    let choice = cache.choice();
+    let machine = choice.detect();
+    let (geometry, manifest) = geometry_and_manifest(&choice, machine.clone())?;
     let suite = Suite::builtin("quick").context("the built-in quick suite is missing")?;
     let plan = suite.plan_on(None, PlanLimits::default(), &geometry.levels)?;
     let method = method_of(&RunRequest {
@@ -150,7 +153,7 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
         method,
         manifest,
         cache_levels: geometry.levels.clone(),
-        ..RunOptions::default()
+        ..RunOptions::on(Vec::new())
     };
     wisdom.configure()?;
     let stop = super::common::stop_flag()?;
@@ -184,7 +187,7 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
         bar.set_message(format!(
             "inferring the cache geometry from timing (≤ {MAIN_JOB_INFER_BUDGET_S} s)"
         ));
-        match crate::infer::infer_geometry(MAIN_JOB_INFER_BUDGET_S, false) {
+        match crate::infer::infer_geometry(MAIN_JOB_INFER_BUDGET_S, false, &machine) {
             Ok(report) => Some(report),
             Err(err) => {
                 eprintln!("note: geometry inference skipped: {err:#}");

@@ -114,7 +114,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         args.out.as_deref(),
         &CATALOGUE_RULES,
     )?;
-    let prepared = prepare_run(&args.request())?;
+    let request = args.request();
+    let prepared = prepare_run(&request, request.geometry.detect())?;
     args.wisdom.configure()?;
     // Where the simulated misses come from, before the table and again after it (a doubtful
     // level's warning would otherwise scroll away).

@@ -36,7 +36,8 @@ pub fn run(args: WisdomCmdArgs) -> anyhow::Result<ExitCode> {
     };
     let suite_name = args.suite.as_deref().unwrap_or("quick");
     let suite = Suite::load(suite_name)?;
-    let (geometry, _) = geometry_and_manifest(&CacheArgs::default().choice())?;
+    let cache = CacheArgs::default().choice();
+    let (geometry, _) = geometry_and_manifest(&cache, cache.detect())?;
     let plan = suite.plan_on(None, PlanLimits::default(), &geometry.levels)?;
     // A file that cannot be read is left alone, so nothing could be prefilled into it.
     if let Some(problem) = configure_planner(choice)? {

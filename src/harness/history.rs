@@ -151,7 +151,8 @@ pub struct EarlierRuns {
 fn run_identity(doc: &ResultsDocument) -> (u64, u64, String) {
     (
         doc.started_unix_s,
-        doc.wall_s.to_bits(),
+        // Microseconds, not the float's bits: serde_json may read the last bit back differently.
+        (doc.wall_s * 1e6).round() as u64,
         doc.suite.name.clone(),
     )
 }

@@ -73,12 +73,6 @@ pub struct BuildInfo {
 }
 
 impl MachineInfo {
-    /// Collects the manifest for this machine. `simulated` is the hierarchy a run simulates
-    /// when overrides or presets replaced the detected one (None otherwise).
-    pub fn collect(simulated: Option<Vec<CacheLevel>>) -> Self {
-        Self::collect_with(Geometry::detect(), simulated)
-    }
-
     /// The manifest of a run simulated on `chosen` (detected as `machine`): its levels are
     /// recorded as `simulated_caches` (and its preset) when they are not the machine's.
     pub fn for_geometry(machine: Geometry, chosen: &ChosenGeometry) -> Self {
@@ -90,7 +84,9 @@ impl MachineInfo {
         info
     }
 
-    /// As [`MachineInfo::collect`] with an already detected geometry.
+    /// Collects the manifest for this machine, whose caches the process detected once as
+    /// `geometry`. `simulated` is the hierarchy a run simulates when overrides or presets
+    /// replaced the detected one (None otherwise).
     pub fn collect_with(geometry: Geometry, simulated: Option<Vec<CacheLevel>>) -> Self {
         Self {
             cpu_model: cpu_model(),
@@ -283,7 +279,7 @@ mod tests {
 
     #[test]
     fn manifest_round_trips_through_json() {
-        let info = MachineInfo::collect(None);
+        let info = MachineInfo::collect_with(Geometry::detect(), None);
         assert!(info.logical_cpus >= 1);
         assert!(info.page_size >= 4096);
         let json = serde_json::to_string(&info).unwrap();

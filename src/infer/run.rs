@@ -109,9 +109,14 @@ impl Clock {
     }
 }
 
-/// Runs every probe within `budget_s` seconds and assembles the document; `show_progress`
-/// prints one line per stage on stderr.
-pub fn infer_geometry(budget_s: f64, show_progress: bool) -> Result<InferReport, InferError> {
+/// Runs every probe within `budget_s` seconds and assembles the document, holding it against
+/// `system` (the process's one detection of this machine); `show_progress` prints one line per
+/// stage on stderr.
+pub fn infer_geometry(
+    budget_s: f64,
+    show_progress: bool,
+    system: &Geometry,
+) -> Result<InferReport, InferError> {
     if !budget_in_range(budget_s) {
         return Err(InferError::Budget(budget_s));
     }
@@ -120,7 +125,7 @@ pub fn infer_geometry(budget_s: f64, show_progress: bool) -> Result<InferReport,
         budget_s,
         show_progress,
     };
-    let (sysfs, mut conditions) = starting_conditions();
+    let (sysfs, mut conditions) = starting_conditions(system);
     let capacity = capacity_stage(&clock, &mut conditions)?;
     let lines = line_stage(&clock, &capacity.levels)?;
     let line_bytes = lines.line.map_or(64, |l| l.value as usize);
@@ -152,7 +157,7 @@ pub fn infer_geometry(budget_s: f64, show_progress: bool) -> Result<InferReport,
 /// Pins the thread, and notes what colours the numbers before any probe runs: the pinning,
 /// the load, and what the system's geometry detection noted; returns the reported levels too
 /// (caches from the geometry detection, the L1 DTLB from CPUID as `info` reads it).
-fn starting_conditions() -> (Reported, Vec<String>) {
+fn starting_conditions(geometry: &Geometry) -> (Reported, Vec<String>) {
     let mut conditions = Vec::new();
     let pinned = probe::pin_current_thread();
     conditions.push(if pinned {
@@ -169,7 +174,6 @@ fn starting_conditions() -> (Reported, Vec<String>) {
                 .join(" ")
         ));
     }
-    let geometry = Geometry::detect();
     conditions.extend(
         geometry
             .notes
@@ -186,7 +190,7 @@ fn starting_conditions() -> (Reported, Vec<String>) {
     }
     let reported = Reported {
         l1_dtlb: reported_l1_dtlb(&dtlb_levels(), SMALL_PAGE_BYTES as u64),
-        ..reported_levels(&geometry)
+        ..reported_levels(geometry)
     };
     (reported, conditions)
 }
@@ -427,7 +431,7 @@ mod tests {
         assert!(!budget_in_range(f64::NAN) && !budget_in_range(1e300));
         assert!(budget_in_range(MIN_BUDGET_S) && budget_in_range(MAX_BUDGET_S));
         assert!(matches!(
-            infer_geometry(MIN_BUDGET_S / 2.0, false),
+            infer_geometry(MIN_BUDGET_S / 2.0, false, &Geometry::default()),
             Err(InferError::Budget(_))
         ));
     }

@@ -126,10 +126,10 @@ impl FileTarget {
         }
     }
 
-    /// The regular file written, if the target is one.
+    /// The regular file written, if the target is one (a default location is one too).
     pub fn path(&self) -> Option<PathBuf> {
         match self {
-            FileTarget::File(p) => Some(p.clone()),
+            FileTarget::File(p) | FileTarget::Default(p) => Some(p.clone()),
             _ => None,
         }
     }

@@ -31,10 +31,7 @@ fn swept(preset: &str) -> ResultsDocument {
         .plan_on(None, PlanLimits::default(), &levels)
         .unwrap();
     assert_eq!(plan.points.len(), 2 * (40 + 3));
-    let options = RunOptions {
-        cache_levels: levels,
-        ..RunOptions::default()
-    };
+    let options = RunOptions::on(levels);
     run_suite(&plan, &options, &AtomicBool::new(false), &mut |_| {}).unwrap()
 }
 
@@ -155,10 +152,7 @@ fn a_preset_sweep_is_simulated_on_the_presets_geometry_beside_the_runs() {
         .plan_on(None, PlanLimits::default(), &levels)
         .unwrap();
     assert_eq!(plan.points.len(), 16 + 2 * 24);
-    let options = RunOptions {
-        cache_levels: levels,
-        ..RunOptions::default()
-    };
+    let options = RunOptions::on(levels);
     let doc = run_suite(&plan, &options, &AtomicBool::new(false), &mut |_| {}).unwrap();
     validate(&doc, &CATALOGUE_RULES).unwrap();
     let (on_preset, on_run): (Vec<_>, Vec<_>) = doc

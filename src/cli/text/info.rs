@@ -160,7 +160,7 @@ mod tests {
     /// empty list says CPUID gave none.
     #[test]
     fn the_table_lists_every_dtlb_level_of_the_manifest() {
-        let mut info = MachineInfo::collect(None);
+        let mut info = MachineInfo::collect_with(crate::cache::geometry::Geometry::detect(), None);
         info.dtlb = vec![
             DtlbLevel {
                 level: 1,

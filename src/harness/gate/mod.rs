@@ -221,6 +221,8 @@ pub struct GateConfig {
     pub passes: usize,
     /// Passes of a baseline recording.
     pub baseline_runs: usize,
+    /// This machine's caches as the process detected them, for the results' manifest.
+    pub machine: Geometry,
 }
 
 /// The gate's file outputs, checked before the suite runs.
@@ -433,7 +435,7 @@ fn gate_run_options(
     passes: usize,
 ) -> Result<RunOptions, GateError> {
     let levels = Geometry::preset(preset)?.data_levels();
-    let machine = MachineInfo::collect(Some(levels.clone()));
+    let machine = MachineInfo::collect_with(config.machine.clone(), Some(levels.clone()));
     let mut manifest = serde_json::to_value(&machine).map_err(GateError::Manifest)?;
     if let Some(object) = manifest.as_object_mut() {
         object.insert(
@@ -455,7 +457,7 @@ fn gate_run_options(
         simulation_time_budget: SIMULATION_TIME_BUDGET,
         // The cap the baselines were recorded with: a different cap is a different method.
         simulation_access_cap: GATE_SIMULATION_CAP,
-        ..RunOptions::default()
+        ..RunOptions::on(Vec::new())
     })
 }
 
@@ -470,8 +472,8 @@ fn run_gate_suite(
     if passes == 0 || passes > 100 {
         return Err(GateError::Passes);
     }
-    let plan = Suite::load(&config.suite)?.plan(None)?;
     let options = gate_run_options(config, preset, passes)?;
+    let plan = Suite::load(&config.suite)?.plan(None, &options.cache_levels)?;
     let stop = stop_flag()?;
     let verbose = !config.quiet;
     let mut runs = Vec::with_capacity(passes);
@@ -523,6 +525,7 @@ mod tests {
             samples: GATE_SAMPLES,
             passes: GATE_PASSES,
             baseline_runs: GATE_BASELINE_PASSES,
+            machine: Geometry::default(),
         }
     }
 

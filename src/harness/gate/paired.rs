@@ -27,6 +27,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::cache::geometry::Geometry;
 use crate::harness::gate::GateError;
 use crate::harness::gate::build::build_base;
 use crate::harness::gate::child::{Build, measure};
@@ -132,7 +133,9 @@ impl Drop for PointFiles {
 /// Builds or finds both binaries, runs the rounds and judges them.
 pub fn run_paired(config: &PairedConfig) -> Result<GateVerdict, GateError> {
     check_config(config)?;
-    let plan = Suite::load(&config.suite)?.plan(None)?;
+    // The builds simulate on the gate preset, so a sweep would follow its levels too.
+    let levels = Geometry::preset(super::DEFAULT_PRESET)?.data_levels();
+    let plan = Suite::load(&config.suite)?.plan(None, &levels)?;
     let (base, candidate, base_build) = builds(config)?;
     // The handler goes in before the directory exists, so a SIGTERM cannot skip its removal;
     // not earlier, so a signal during the base build still ends the gate at once.
@@ -697,11 +700,17 @@ mod tests {
     #[test]
     fn a_point_file_plans_to_the_same_point_as_the_suite() {
         let dir = tempfile::tempdir().unwrap();
-        let plan = Suite::load("gate").unwrap().plan(None).unwrap();
+        let plan = Suite::load("gate")
+            .unwrap()
+            .plan(None, &Geometry::detect().data_levels())
+            .unwrap();
         for (index, point) in plan.points.iter().enumerate() {
             let series = point_series(point, index, dir.path()).unwrap();
             let path = series.file.to_str().unwrap();
-            let again = Suite::load(path).unwrap().plan(None).unwrap();
+            let again = Suite::load(path)
+                .unwrap()
+                .plan(None, &Geometry::detect().data_levels())
+                .unwrap();
             assert_eq!(again.points.len(), 1, "{path}");
             assert_eq!(again.points[0].spec.name, point.spec.name);
             assert_eq!(again.points[0].params, point.params, "{path}");

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-use crate::cache::geometry::{ChosenGeometry, GeometryChoice, GeometryError, warning_lines};
+use crate::cache::geometry::{
+    ChosenGeometry, Geometry, GeometryChoice, GeometryError, warning_lines,
+};
 use crate::harness::machine::MachineInfo;
 use crate::harness::suite::{PlanLimits, Suite, SuiteError, ThreadListError, parse_thread_list};
 use crate::harness::{MethodOptions, Plan, RunOptions};
@@ -99,8 +101,9 @@ pub struct PreparedRun {
     pub geometry: ChosenGeometry,
 }
 
-/// Validates every parameter and output of `request` before anything runs.
-pub fn prepare_run(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
+/// Validates every parameter and output of `request` before anything runs; `machine` is this
+/// machine's geometry as the process detected it.
+pub fn prepare_run(request: &RunRequest, machine: Geometry) -> Result<PreparedRun, RunPlanError> {
     let suite = match &request.kernel {
         Some(words) => {
             let (name, rest) = words.split_first().ok_or(RunPlanError::NoKernelName)?;
@@ -118,7 +121,7 @@ pub fn prepare_run(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
         max_accesses_per_run: request.max_accesses,
         ..PlanLimits::default()
     };
-    let (geometry, manifest) = geometry_and_manifest(&request.geometry)?;
+    let (geometry, manifest) = geometry_and_manifest(&request.geometry, machine)?;
     let plan = suite.plan_on(threads.as_deref(), limits, &geometry.levels)?;
     let outputs = plan_outputs(request, &plan.name)?;
     let options = RunOptions {
@@ -127,7 +130,7 @@ pub fn prepare_run(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
         cache_levels: geometry.levels.clone(),
         // Every point the plan admits is simulated in full.
         simulation_access_cap: request.max_accesses,
-        ..RunOptions::default()
+        ..RunOptions::on(Vec::new())
     };
     Ok(PreparedRun {
         plan,
@@ -137,11 +140,12 @@ pub fn prepare_run(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
     })
 }
 
-/// The geometry `choice` names and the machine manifest that records it.
+/// The geometry `choice` names on top of `machine` (this machine's, detected once by the
+/// process) and the machine manifest that records it.
 pub fn geometry_and_manifest(
     choice: &GeometryChoice,
+    machine: Geometry,
 ) -> Result<(ChosenGeometry, serde_json::Value), RunPlanError> {
-    let machine = choice.detect();
     let geometry = choice.resolve(&machine).map_err(RunPlanError::Geometry)?;
     let manifest = serde_json::to_value(MachineInfo::for_geometry(machine, &geometry))
         .map_err(RunPlanError::Manifest)?;
@@ -187,12 +191,20 @@ pub fn method_of(request: &RunRequest) -> Result<MethodOptions, RunPlanError> {
     })
 }
 
+/// `reports/runs/SUITE-STAMP.json`, or `…-STAMP-2.json`, `-3`, … when a run that started in the
+/// same second already holds the name: a run never replaces an earlier run's file.
 fn default_out(suite: &str) -> PathBuf {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    PathBuf::from(format!("reports/runs/{suite}-{stamp}.json"))
+    let mut path = PathBuf::from(format!("reports/runs/{suite}-{stamp}.json"));
+    let mut n = 2;
+    while path.exists() {
+        path = PathBuf::from(format!("reports/runs/{suite}-{stamp}-{n}.json"));
+        n += 1;
+    }
+    path
 }
 
 /// Checks `--out` (or the default file) and `--export-csv` before anything is measured.
@@ -273,7 +285,11 @@ mod tests {
 
     #[test]
     fn a_kernel_grid_becomes_one_point_per_value() {
-        let run = prepare_run(&kernel(&["row-sum", "rows=64,128", "cols=64"])).unwrap();
+        let run = prepare_run(
+            &kernel(&["row-sum", "rows=64,128", "cols=64"]),
+            Geometry::detect(),
+        )
+        .unwrap();
         assert_eq!(run.plan.points.len(), 2);
         assert_eq!(run.outputs.json, Some(FileTarget::Stdout));
         assert!(run.outputs.csv.is_none());
@@ -291,7 +307,9 @@ mod tests {
                 "--out" => request.out = Some(path.clone()),
                 _ => request.export_csv = Some(path.clone()),
             }
-            let err = prepare_run(&request).unwrap_err().to_string();
+            let err = prepare_run(&request, Geometry::detect())
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(flag), "{err}");
             assert!(
                 err.contains(&format!(
@@ -308,18 +326,18 @@ mod tests {
     fn bad_options_are_refused_before_measuring() {
         let mut request = kernel(&["row-sum", "rows=64", "cols=64"]);
         request.out = Some(PathBuf::from("x.csv"));
-        let err = prepare_run(&request).unwrap_err();
+        let err = prepare_run(&request, Geometry::detect()).unwrap_err();
         assert!(err.to_string().contains("--export-csv x.csv"), "{err}");
         request.out = Some(PathBuf::from("-"));
         request.threads = Some("bad".into());
         assert!(matches!(
-            prepare_run(&request),
+            prepare_run(&request, Geometry::detect()),
             Err(RunPlanError::Threads(_))
         ));
         request.threads = None;
         request.sampling_budget = Some(1e9);
         assert!(matches!(
-            prepare_run(&request),
+            prepare_run(&request, Geometry::detect()),
             Err(RunPlanError::SamplingBudget(_))
         ));
     }

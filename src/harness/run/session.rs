@@ -15,7 +15,6 @@ use crate::harness::run::runner::{
     MethodOptions, PointKind, PointMeasurement, checksum_ok, measure_point,
 };
 use crate::harness::sim::predict::predict;
-use crate::harness::sim::simulate::detected_levels;
 use crate::harness::sim::warm::simulate_from;
 use crate::harness::suite::{Plan, PlannedPoint};
 use crate::kernels::copy::{PlanEvent, PlanSource, take_plan_events};
@@ -40,12 +39,14 @@ pub struct RunOptions {
     pub simulate: bool,
     /// The machine manifest to embed (`harness::machine::MachineInfo` as JSON).
     pub manifest: MachineManifest,
-    /// The cache levels to simulate, innermost first (the detected data levels by default).
+    /// The cache levels to simulate, innermost first.
     pub cache_levels: Vec<CacheLevel>,
 }
 
-impl Default for RunOptions {
-    fn default() -> Self {
+impl RunOptions {
+    /// The default method and simulation limits, simulating `cache_levels` (the caller's
+    /// choice: the harness never detects the machine itself, the binary does, once).
+    pub fn on(cache_levels: Vec<CacheLevel>) -> Self {
         Self {
             method: MethodOptions::default(),
             // As many accesses as a point's run may make (the plan refuses larger points), so
@@ -54,7 +55,7 @@ impl Default for RunOptions {
             simulation_time_budget: Duration::from_secs(30),
             simulate: true,
             manifest: serde_json::Value::Null,
-            cache_levels: detected_levels(),
+            cache_levels,
         }
     }
 }

@@ -9,17 +9,12 @@
 
 use std::time::{Duration, Instant};
 
-use crate::cache::geometry::{CacheLevel, Geometry};
+use crate::cache::geometry::CacheLevel;
 use crate::cache::sim::{Hierarchy, Policy, SimError};
 use crate::cache::{AccessSink, Walk};
 use crate::harness::sim::run::simulated_levels;
 use crate::kernels::spec::Instance;
 use crate::results::{Provenance, SimulatedMisses, SimulationCut, SimulationScope};
-
-/// The data-cache levels a run simulates when none are given: the detected geometry.
-pub fn detected_levels() -> Vec<CacheLevel> {
-    Geometry::detect().data_levels()
-}
 
 /// Forwards the first `cap` accesses to `inner` and counts all of them. With a deadline, the
 /// cap shrinks to what was forwarded when the deadline passes (checked every 4096 accesses), so

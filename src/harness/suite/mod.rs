@@ -49,7 +49,6 @@ use crate::kernels::estimate_accesses;
 use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, Params};
 use crate::results::SweepInfo;
 
-use crate::harness::sim::simulate::detected_levels;
 use crate::harness::suite::reach::{ReachSpec, reach_sizes};
 use crate::harness::suite::sweep::{SweepSpec, expand, preset_levels};
 
@@ -407,24 +406,18 @@ impl Suite {
         })
     }
 
-    /// Expands and validates every point (rules 1–6, default limits) without running anything.
+    /// Expands and validates every point (rules 1–6, default limits) without running anything,
+    /// for the data-cache `levels` the run simulates (a `sweep` derives its strides from them).
     /// `threads_override` replaces every point's thread counts (the CLI's `--threads`).
-    pub fn plan(&self, threads_override: Option<&[ThreadCount]>) -> Result<Plan, SuiteError> {
-        self.plan_with(threads_override, PlanLimits::default())
-    }
-
-    /// [`Suite::plan`] with explicit limits (rules 5 and 6); sweeps follow the detected
-    /// geometry.
-    pub fn plan_with(
+    pub fn plan(
         &self,
         threads_override: Option<&[ThreadCount]>,
-        limits: PlanLimits,
+        levels: &[CacheLevel],
     ) -> Result<Plan, SuiteError> {
-        self.plan_on(threads_override, limits, &detected_levels())
+        self.plan_on(threads_override, PlanLimits::default(), levels)
     }
 
-    /// [`Suite::plan_with`] for the data-cache `levels` the run simulates: a point's `sweep`
-    /// derives its strides and slot counts from them.
+    /// [`Suite::plan`] with explicit limits (rules 5 and 6).
     pub fn plan_on(
         &self,
         threads_override: Option<&[ThreadCount]>,
