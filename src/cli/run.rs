@@ -114,8 +114,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         args.out.as_deref(),
         &CATALOGUE_RULES,
     )?;
-    let prepared = prepare_run(&args.request())?;
-    args.wisdom.configure()?;
+    let mut prepared = prepare_run(&args.request())?;
+    prepared.options.copies = args.wisdom.planner()?;
     // Where the simulated misses come from, before the table and again after it (a doubtful
     // level's warning would otherwise scroll away).
     let geometry = geometry_lines(&prepared.geometry);

@@ -30,7 +30,7 @@ fn prepared(kernel: &str, args: &[(String, String)], simulate_only: bool) -> Box
         huge_pages: false,
         simulate_only,
     };
-    (spec.prepare)(&params, options).unwrap_or_else(|e| panic!("{kernel} {args:?}: {e}"))
+    (spec.prepare)(&params, &options).unwrap_or_else(|e| panic!("{kernel} {args:?}: {e}"))
 }
 
 fn stream(instance: &mut dyn Instance) -> Vec<Access> {

@@ -30,7 +30,7 @@ fn instance(kernel: &str, args: &str) -> Box<dyn Instance> {
         })
         .collect();
     let params = resolve_params(spec, &args).unwrap_or_else(|e| panic!("{kernel} {args:?}: {e}"));
-    (spec.prepare)(&params, PrepareOptions::default()).unwrap()
+    (spec.prepare)(&params, &PrepareOptions::default()).unwrap()
 }
 
 fn assert_checksum(name: &str, mut instance: Box<dyn Instance>) {

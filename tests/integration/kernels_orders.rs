@@ -42,7 +42,7 @@ fn stream(kernel: &str, args: &[(&str, &str)]) -> Vec<Access> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let params = resolve_params(spec, &args).unwrap();
-    record((spec.prepare)(&params, PrepareOptions::default()).unwrap())
+    record((spec.prepare)(&params, &PrepareOptions::default()).unwrap())
 }
 
 fn record(mut instance: Box<dyn Instance>) -> Vec<Access> {

@@ -8,7 +8,6 @@ mod common;
 mod address_only;
 mod architecture;
 mod cachegrind_sim;
-mod copy_engine;
 mod copy_engine_cachegrind;
 mod copy_planner_cli;
 mod edges_bounds;
