@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use stridelab_copy::{CacheSizes, Machine, Planner, WisdomChoice, WisdomError};
 
@@ -44,9 +45,12 @@ pub fn engine_caches(levels: &[CacheLevel]) -> CacheSizes {
 
 /// This machine's caches as [`Geometry::detect`] reads them (sysfs, cross-checked by CPUID),
 /// as the engine plans for them. Never a preset or an override: those are what the simulator
-/// models, while the engine copies on this machine.
+/// models, while the engine copies on this machine. Read once per process: every tensor copy
+/// builds an analytic planner, and the caches do not change under a running process (this is
+/// a fact about the machine, not planner state: no plan or wisdom is kept here).
 pub fn detected_caches() -> CacheSizes {
-    engine_caches(&Geometry::detect().data_levels())
+    static DETECTED: OnceLock<CacheSizes> = OnceLock::new();
+    *DETECTED.get_or_init(|| engine_caches(&Geometry::detect().data_levels()))
 }
 
 /// This machine as a wisdom file records it: its CPU model and [`detected_caches`].

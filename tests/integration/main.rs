@@ -44,5 +44,6 @@ mod report_truth;
 mod run_cli;
 mod run_history;
 mod shell_cli;
+mod sim_against_build;
 mod sweep_model;
 mod tensor_cachegrind;

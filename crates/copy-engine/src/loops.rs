@@ -386,7 +386,7 @@ unsafe fn transpose_panel(
                 } else {
                     // SAFETY: panel b of the caller's ranges; the carry holds `width`·8
                     // elements; tile_rows is a positive multiple of 8 (rounded in
-                    // copy_into_contiguous_tuned, 8 to 64 from Tuning::for_copy); Isa only
+                    // copy_into_contiguous_tuned, 8 to 64 from Tuning::for_caches); Isa only
                     // names instruction sets the CPU has.
                     unsafe {
                         simd::transpose_panel_tiled(

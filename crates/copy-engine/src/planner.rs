@@ -210,9 +210,11 @@ impl Planner {
     /// The state of a planner with wisdom, locked.
     fn lock(&self) -> Option<MutexGuard<'_, PlannerState>> {
         // A panic while planning leaves only a plan map behind, still consistent.
-        self.state
-            .as_ref()
-            .map(|state| state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+        self.state.as_ref().map(|state| {
+            state
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+        })
     }
 
     /// The tuning for a copy of `bytes` destination bytes already known without timing: the
@@ -447,7 +449,10 @@ mod tests {
         // The second copy of a class is not reported again before the drain.
         let events = first.take_events();
         assert_eq!(sources(&events), [PlanSource::Measured]);
-        assert_eq!(events[0].class, "transpose 512×512, lds 512, ldd 512, source line offset 0, 1 thread");
+        assert_eq!(
+            events[0].class,
+            "transpose 512×512, lds 512, ldd 512, source line offset 0, 1 thread"
+        );
         // The other planner measured for itself: it knew nothing of the first one's plan.
         assert_eq!(sources(&second.take_events()), [PlanSource::Measured]);
         assert!(analytic.take_events().is_empty());
@@ -475,7 +480,10 @@ mod tests {
         assert_eq!(events[0].planning_s, 0.0);
         // Another machine's planner leaves the file alone and keeps its plans in memory.
         let foreign = Planner::new(machine("Other CPU"), choice).unwrap();
-        assert!(matches!(foreign.wisdom_problem(), Some(WisdomError::Foreign { .. })));
+        assert!(matches!(
+            foreign.wisdom_problem(),
+            Some(WisdomError::Foreign { .. })
+        ));
         assert_eq!(foreign.wisdom_file(), None);
     }
 
@@ -486,7 +494,10 @@ mod tests {
         let refused = Planner::new(machine("Test CPU"), WisdomChoice::File(path));
         assert!(matches!(refused, Err(WisdomError::MissingDirectory { .. })));
         let off = Planner::new(machine("Test CPU"), WisdomChoice::Off).unwrap();
-        assert_eq!((off.choice(), off.wisdom_file()), (&WisdomChoice::Off, None));
+        assert_eq!(
+            (off.choice(), off.wisdom_file()),
+            (&WisdomChoice::Off, None)
+        );
         assert_eq!(off.caches(), TEST_CACHES);
     }
 }

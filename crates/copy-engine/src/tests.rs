@@ -49,7 +49,14 @@ fn bounds_violations_are_errors() {
         (&[usize::MAX, 3], &[0, 0], 0, 4, CopyError::Overflow),
     ];
     for (shape, strides, offset, dst_len, expected) in cases {
-        let got = copy_into_contiguous(&planner(), &src, shape, strides, offset, &mut dst[..dst_len]);
+        let got = copy_into_contiguous(
+            &planner(),
+            &src,
+            shape,
+            strides,
+            offset,
+            &mut dst[..dst_len],
+        );
         assert_eq!(got, Err(expected), "{shape:?} {strides:?} +{offset}");
     }
 }
@@ -68,8 +75,15 @@ fn a_transpose_matches_the_definition() {
     for (rows, cols) in [(8, 8), (16, 24), (13, 17), (64, 9), (100, 70)] {
         let src: Vec<f64> = (0..rows * cols).map(|i| i as f64).collect();
         let mut dst = vec![0.0; rows * cols];
-        copy_into_contiguous(&planner(), &src, &[cols, rows], &[1, cols as isize], 0, &mut dst)
-            .unwrap();
+        copy_into_contiguous(
+            &planner(),
+            &src,
+            &[cols, rows],
+            &[1, cols as isize],
+            0,
+            &mut dst,
+        )
+        .unwrap();
         for r in 0..rows {
             for c in 0..cols {
                 assert_eq!(

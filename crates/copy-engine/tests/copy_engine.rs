@@ -214,7 +214,15 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
     let run = |dst: &mut Vec<f64>| dst.fill(-1.0);
 
     let mut dst = vec![-1.0f64; count];
-    copy_into_contiguous(&planner(), &src, &view.shape, &view.strides, view.offset, &mut dst).unwrap();
+    copy_into_contiguous(
+        &planner(),
+        &src,
+        &view.shape,
+        &view.strides,
+        view.offset,
+        &mut dst,
+    )
+    .unwrap();
     prop_assert_eq!(&dst, &expected, "sequential f64");
 
     run(&mut dst);
@@ -298,7 +306,15 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
     // Other element sizes: the generic path (u16, f32) and the 8-byte integer SIMD path (u64).
     let src16 = storage(view.storage_len, |i| i as u16);
     let mut dst16 = vec![0u16; count];
-    copy_into_contiguous(&planner(), &src16, &view.shape, &view.strides, view.offset, &mut dst16).unwrap();
+    copy_into_contiguous(
+        &planner(),
+        &src16,
+        &view.shape,
+        &view.strides,
+        view.offset,
+        &mut dst16,
+    )
+    .unwrap();
     prop_assert_eq!(dst16, naive_copy(&src16, view), "u16");
 
     let src32 = storage(view.storage_len, |i| i as f32 * 0.5);
@@ -319,7 +335,15 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
         (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     });
     let mut dst64 = vec![0u64; count];
-    copy_into_contiguous(&planner(), &src64, &view.shape, &view.strides, view.offset, &mut dst64).unwrap();
+    copy_into_contiguous(
+        &planner(),
+        &src64,
+        &view.shape,
+        &view.strides,
+        view.offset,
+        &mut dst64,
+    )
+    .unwrap();
     prop_assert_eq!(dst64, naive_copy(&src64, view), "u64");
     Ok(())
 }
@@ -393,7 +417,8 @@ fn small_transposes_at_every_size_and_misalignment() {
             let src: Vec<f64> = (0..rows * cols).map(|i| i as f64).collect();
             let mut storage = vec![0.0f64; rows * cols + 1];
             let dst = &mut storage[1..];
-            copy_into_contiguous(&planner(), &src, &[cols, rows], &[1, cols as isize], 0, dst).unwrap();
+            copy_into_contiguous(&planner(), &src, &[cols, rows], &[1, cols as isize], 0, dst)
+                .unwrap();
             for r in 0..rows {
                 for c in 0..cols {
                     assert_eq!(

@@ -217,7 +217,9 @@ impl Instance for Conversion {
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
         let (tensor, variant, copies) = (self.tensor, self.variant, &self.copies);
-        with_sim_mem!(&mut self.buffers, sink, |m| to_nhwc(m, copies, tensor, variant));
+        with_sim_mem!(&mut self.buffers, sink, |m| to_nhwc(
+            m, copies, tensor, variant
+        ));
     }
 }
 
