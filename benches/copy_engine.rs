@@ -26,12 +26,13 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use stridelab::kernels::copy::reference::{nt_copy, plain_copy};
-use stridelab::kernels::copy::{
-    KernelSet, PlanSource, Tuning, WisdomChoice, configure_planner, copy_into_contiguous,
-    copy_into_contiguous_par, copy_into_contiguous_tuned, take_plan_events,
-};
+use stridelab::kernels::copy_planner::{detected_caches, this_machine};
 use stridelab::mem::AlignedBuffer;
+use stridelab_copy::reference::{nt_copy, plain_copy};
+use stridelab_copy::{
+    CacheSizes, KernelSet, PlanSource, Planner, Tuning, WisdomChoice, copy_into_contiguous,
+    copy_into_contiguous_par, copy_into_contiguous_tuned,
+};
 
 /// A copy under test: source storage, view, destination.
 struct Case {
@@ -108,8 +109,10 @@ struct Measured {
     plan: String,
 }
 
-/// Times `engine` interleaved with plain and non-temporal copies of the same buffers.
+/// Times `engine` interleaved with plain and non-temporal copies of the same buffers; the plans
+/// `planner` reports during the warm-up name the schedule.
 fn measure(
+    planner: &Planner,
     src: &[f64],
     dst: &mut [f64],
     reps: usize,
@@ -130,9 +133,9 @@ fn measure(
         }
     };
     // Warm up: page tables, caches, frequency; the planner picks its schedule here.
-    drop(take_plan_events());
+    drop(planner.take_events());
     engine(src, dst);
-    let plan = plans_used();
+    let plan = plans_used(planner);
     split_copy(plain_copy, src, dst);
     split_copy(nt_copy, src, dst);
     let (mut plains, mut engines, mut nts) = (vec![], vec![], vec![]);
@@ -211,7 +214,7 @@ fn pinned_pool(threads: usize) -> rayon::ThreadPool {
 fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
     let base = Tuning {
         kernels: swept_kernels(),
-        ..Tuning::for_copy(case.elements() * 8)
+        ..Tuning::for_caches(case.elements() * 8, 1, detected_caches())
     };
     if case.batched {
         let shapes = match numbers_lists("COPY_ENGINE_BATCH") {
@@ -307,14 +310,18 @@ fn numbers_lists(var: &str) -> Option<Vec<Vec<usize>>> {
 }
 
 /// The rows `COPY_ENGINE_ASSUME_LLC` and `COPY_ENGINE_DST_OFFSET` ask for (1 thread).
-fn experiments(case: &Case, src: &[f64], dst: &mut [f64], reps: usize) {
+fn experiments(planner: &Planner, case: &Case, src: &[f64], dst: &mut [f64], reps: usize) {
     let bytes = case.elements() * 8;
     for llc_mib in numbers_lists("COPY_ENGINE_ASSUME_LLC").unwrap_or_default() {
         let Some(&llc_mib) = llc_mib.first() else {
             continue;
         };
-        let tuning = Tuning::assuming_llc(bytes, 1, llc_mib << 20);
-        let m = measure(src, dst, reps, None, |s, d| {
+        let caches = CacheSizes {
+            llc_bytes: llc_mib << 20,
+            ..planner.caches()
+        };
+        let tuning = Tuning::for_caches(bytes, 1, caches);
+        let m = measure(planner, src, dst, reps, None, |s, d| {
             copy_into_contiguous_tuned(s, &case.shape, &case.strides, 0, d, tuning, None)
                 .expect("valid view")
         });
@@ -327,11 +334,11 @@ fn experiments(case: &Case, src: &[f64], dst: &mut [f64], reps: usize) {
     }
     let count = case.elements();
     let mut shifted = AlignedBuffer::zeroed(count + 4096 / 8, false).expect("offset buffer");
-    let tuning = Tuning::for_copy(bytes);
+    let tuning = Tuning::for_caches(bytes, 1, planner.caches());
     for offset in offsets.into_iter().filter_map(|o| o.first().copied()) {
         let at = (offset / 8).min(4096 / 8);
         let out = &mut shifted[at..at + count];
-        let m = measure(src, dst, reps, None, |s, _| {
+        let m = measure(planner, src, dst, reps, None, |s, _| {
             copy_into_contiguous_tuned(s, &case.shape, &case.strides, 0, out, tuning, None)
                 .expect("valid view")
         });
@@ -347,9 +354,9 @@ fn row(label: &str, m: &Measured) -> String {
     )
 }
 
-/// The schedules the engine's copies took since the last call, in words.
-fn plans_used() -> String {
-    let events = take_plan_events();
+/// The schedules `planner` reported since the last call, in words.
+fn plans_used(planner: &Planner) -> String {
+    let events = planner.take_events();
     if events.is_empty() {
         return "not planned".into();
     }
@@ -402,12 +409,12 @@ fn main() {
     };
     let pool = pinned_pool(2);
     let planner_off = std::env::var("COPY_ENGINE_PLANNER").is_ok_and(|v| v == "off");
-    configure_planner(if planner_off {
+    let choice = if planner_off {
         WisdomChoice::Off
     } else {
         WisdomChoice::Memory
-    })
-    .expect("no wisdom file: nothing to refuse");
+    };
+    let planner = Planner::new(this_machine(), choice).expect("no wisdom file: nothing to refuse");
 
     println!("Copy engine vs the best of a plain and a non-temporal copy of the same bytes");
     println!("(timed; medians over interleaved repetitions; `best copy` = each repetition's");
@@ -422,14 +429,14 @@ fn main() {
     for case in &cases {
         let (src, mut dst) = buffers(case);
         let reps = reps_for(case.elements());
-        let one = measure(&src, &mut dst, reps, None, |s, d| {
-            copy_into_contiguous(s, &case.shape, &case.strides, 0, d).expect("valid view")
+        let one = measure(&planner, &src, &mut dst, reps, None, |s, d| {
+            copy_into_contiguous(&planner, s, &case.shape, &case.strides, 0, d).expect("valid view")
         });
         println!("{}", row(&format!("{} | 1", case.name), &one));
         let mut two_ratio = None;
         if !quick {
-            let two = measure(&src, &mut dst, reps, Some(&pool), |s, d| {
-                copy_into_contiguous_par(s, &case.shape, &case.strides, 0, d, &pool)
+            let two = measure(&planner, &src, &mut dst, reps, Some(&pool), |s, d| {
+                copy_into_contiguous_par(&planner, s, &case.shape, &case.strides, 0, d, &pool)
                     .expect("valid view")
             });
             println!("{}", row(&format!("{} | 2", case.name), &two));
@@ -441,13 +448,13 @@ fn main() {
         if sweep {
             for (label, tuning) in sweep_tunings(case) {
                 let label = format!("{} {label}", case.name);
-                let m = measure(&src, &mut dst, reps, None, |s, d| {
+                let m = measure(&planner, &src, &mut dst, reps, None, |s, d| {
                     copy_into_contiguous_tuned(s, &case.shape, &case.strides, 0, d, tuning, None)
                         .expect("valid view")
                 });
                 println!("{}", row(&format!("{label} | 1"), &m));
                 if !quick {
-                    let two = measure(&src, &mut dst, reps, Some(&pool), |s, d| {
+                    let two = measure(&planner, &src, &mut dst, reps, Some(&pool), |s, d| {
                         copy_into_contiguous_tuned(
                             s,
                             &case.shape,
@@ -463,7 +470,7 @@ fn main() {
                 }
             }
         }
-        experiments(case, &src, &mut dst, reps);
+        experiments(&planner, case, &src, &mut dst, reps);
     }
 
     println!("\nN×N f64 transpose, fraction of the same-run best copy (timed, medians):\n");

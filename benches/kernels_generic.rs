@@ -14,9 +14,11 @@ use std::time::Instant;
 use criterion::{Criterion, Throughput, criterion_group};
 use stridelab::kernels::access::RealMem;
 use stridelab::kernels::common::{ACCUMULATORS, Matrix, cell_value, check_indices};
+use stridelab::kernels::copy_planner::analytic_planner;
 use stridelab::kernels::families::transpose::{Variant, transpose};
 use stridelab::kernels::families::traverse::row_sum;
 use stridelab::mem::AlignedBuffer;
+use stridelab_copy::Planner;
 
 fn filled(len: usize) -> AlignedBuffer {
     let mut buffer = AlignedBuffer::zeroed(len, false).unwrap();
@@ -32,10 +34,22 @@ fn row_sum_generic(a: &mut [f64], m: Matrix) -> f64 {
     row_sum(&mut RealMem::new([a]), m)
 }
 
-/// The generic real path of `transpose variant=blocked`.
+/// The generic real path of `transpose variant=blocked` (`planner` is the one `fast` would
+/// copy with; `blocked` never reads it).
 #[inline(never)]
-fn transpose_blocked_generic(src: &mut [f64], dst: &mut [f64], m: Matrix, block: usize) -> f64 {
-    transpose(&mut RealMem::new([src, dst]), m, Variant::Blocked { block })
+fn transpose_blocked_generic(
+    planner: &Planner,
+    src: &mut [f64],
+    dst: &mut [f64],
+    m: Matrix,
+    block: usize,
+) -> f64 {
+    transpose(
+        &mut RealMem::new([src, dst]),
+        planner,
+        m,
+        Variant::Blocked { block },
+    )
 }
 
 /// row-sum written out: for i, for j, element j of a row into accumulator j mod 8.
@@ -91,6 +105,7 @@ fn bench_row_sum(c: &mut Criterion) {
 }
 
 fn bench_transpose_blocked(c: &mut Criterion) {
+    let planner = analytic_planner();
     for n in [256usize, 1024] {
         let m = Matrix {
             rows: n,
@@ -103,7 +118,7 @@ fn bench_transpose_blocked(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("transpose blocked {n}x{n} B={block}"));
         group.throughput(Throughput::Bytes((2 * n * n * 8) as u64));
         group.bench_function("generic", |b| {
-            b.iter(|| transpose_blocked_generic(&mut src, &mut dst, black_box(m), block))
+            b.iter(|| transpose_blocked_generic(&planner, &mut src, &mut dst, black_box(m), block))
         });
         group.bench_function("by-hand", |b| {
             b.iter(|| transpose_blocked_by_hand(&src, &mut dst, black_box(m), block))
@@ -177,6 +192,7 @@ fn paired_report() {
                 .sum()
         });
     }
+    let planner = analytic_planner();
     for n in [256usize, 1024] {
         let m = Matrix {
             rows: n,
@@ -187,7 +203,7 @@ fn paired_report() {
         let mut dst = AlignedBuffer::zeroed(n * n, false).unwrap();
         paired(&format!("transpose blocked {n}x{n} B=32"), 101, |generic| {
             if generic {
-                transpose_blocked_generic(&mut src, &mut dst, black_box(m), 32)
+                transpose_blocked_generic(&planner, &mut src, &mut dst, black_box(m), 32)
             } else {
                 transpose_blocked_by_hand(&src, &mut dst, black_box(m), 32)
             }

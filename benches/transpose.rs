@@ -7,7 +7,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use stridelab::kernels::copy::copy_into_contiguous;
+use stridelab::kernels::copy_planner::analytic_planner;
 use stridelab::mem::AlignedBuffer;
 
 /// `dst[j·rows + i] = src[i·ld + j]`, row by row of the source.
@@ -34,6 +34,7 @@ fn blocked(src: &[f64], rows: usize, cols: usize, ld: usize, dst: &mut [f64]) {
 }
 
 fn transposes(c: &mut Criterion) {
+    let planner = analytic_planner();
     let mut group = c.benchmark_group("transpose");
     group.sample_size(10);
     for n in [1024usize, 2048, 4096, 4097] {
@@ -52,8 +53,15 @@ fn transposes(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("fast", n), &n, |b, &n| {
             b.iter(|| {
                 // The transpose of the row-major n×n source is the view (n, n) : (1, n).
-                copy_into_contiguous(black_box(&src), &[n, n], &[1, n as isize], 0, &mut dst)
-                    .expect("valid view")
+                stridelab_copy::copy_into_contiguous(
+                    &planner,
+                    black_box(&src),
+                    &[n, n],
+                    &[1, n as isize],
+                    0,
+                    &mut dst,
+                )
+                .expect("valid view")
             })
         });
     }

@@ -6,8 +6,9 @@
 
 use std::process::ExitCode;
 
-use stridelab::kernels::copy::copy_into_contiguous;
+use stridelab::kernels::copy_planner::analytic_planner;
 use stridelab::mem::AlignedBuffer;
+use stridelab_copy::copy_into_contiguous;
 
 fn main() -> ExitCode {
     let args: Vec<usize> = std::env::args()
@@ -31,7 +32,14 @@ fn main() -> ExitCode {
     let flush: Vec<f64> = vec![1.0; flush / 8];
     let flushed: f64 = std::hint::black_box(&flush).iter().sum();
     let strides = [1, cols as isize];
-    if let Err(err) = copy_into_contiguous(&src, &[cols, rows], &strides, 0, &mut dst) {
+    if let Err(err) = copy_into_contiguous(
+        &analytic_planner(),
+        &src,
+        &[cols, rows],
+        &strides,
+        0,
+        &mut dst,
+    ) {
         eprintln!("copy_once: {err}");
         return ExitCode::FAILURE;
     }

@@ -9,9 +9,11 @@
 //! Data flows one way: **suite → runner → records → (report | gate)**. Modules stand on floors
 //! and import only from floors below: ground ([`units`], [`stats`], [`mem`], [`vocab`]) <
 //! [`layout`], [`cache`] < [`kernels`], [`results`] < [`harness`] < [`report`], [`infer`] <
-//! [`cli`]. The two floor-4 modules never import each other: the infer document they share is data in
-//! [`results::infer_doc`]. `tests/integration/architecture.rs` enforces the plan; `docs/architecture.md`
-//! draws it.
+//! [`cli`]. The two floor-4 modules never import each other: the infer document they share is
+//! data in [`results::infer_doc`]. Beneath the lab's kernels floor stands the copy engine, a
+//! crate of its own ([`stridelab_copy`], `crates/copy-engine`): it imports nothing of the lab,
+//! and the lab reaches it from `kernels` up. `tests/integration/architecture.rs` enforces the
+//! plan; `docs/architecture.md` draws it.
 //!
 //! - [`units`] — the one byte-size parser (`48K`, `2MiB`, `1G`) and byte formatters. No unsafe.
 //! - [`stats`] — median, MAD, percentiles, the bootstrap CI and the one seeded generator
@@ -32,7 +34,9 @@
 //! - [`kernels`] — the kernel catalogue as data (`KernelSpec`) and the kernel families
 //!   (traversals, transposes, view walks, conflict probes, blocked layouts), each written once,
 //!   generic over an accessor so the same code runs on real memory and feeds the simulator.
-//!   [`kernels::copy`] is the strided N-d copy engine every copy in the lab goes through.
+//!   Every copy in the lab goes through the strided N-d copy engine, the crate
+//!   [`stridelab_copy`]: the lab hands it the cache sizes it detected and a planner value
+//!   ([`kernels::copy_planner`]) that a run owns and drains of the plans it used.
 //! - [`harness`] — thread pinning, counters, timing, suites and the runner that turns kernels
 //!   into records. Kernels never time or print.
 //! - [`results`] — the versioned record schema, validation on load, atomic file writes and
@@ -51,9 +55,9 @@
 //! - [`cli::parse`] and [`cli::dispatch`] — the whole command line (the binary maps their
 //!   result to an exit code);
 //! - [`kernels`]: the catalogue ([`kernels::find`], [`kernels::resolve_params`],
-//!   [`kernels::catalogue()`]), the accessor ([`kernels::access`]), the copy engine
-//!   ([`kernels::copy`]), the strided tensor with values ([`kernels::tensor`], [`kernels::eval`])
-//!   and the families the benches time directly;
+//!   [`kernels::catalogue()`]), the accessor ([`kernels::access`]), the copy engine's
+//!   planner for this machine ([`kernels::copy_planner`]), the strided tensor with values
+//!   ([`kernels::tensor`], [`kernels::eval`]) and the families the benches time directly;
 //! - [`cache::geometry`] and [`cache::sim`] — geometries and the simulator;
 //! - [`layout`] and [`layout::expr`] — the view model and its expression language;
 //! - [`harness`] — suites and [`harness::run_suite`], measurement and pinning;

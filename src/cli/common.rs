@@ -10,12 +10,13 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
+use stridelab_copy::{Planner, WisdomChoice};
 
 use crate::cache::geometry::{
     CacheLevel, ChosenGeometry, Geometry, GeometryChoice, PRESET_NAMES, parse_cache_override,
 };
 use crate::cli::text::listing::{kernel_detail, kernel_list};
-use crate::kernels::copy::{WisdomChoice, configure_planner, default_wisdom_path};
+use crate::kernels::copy_planner::{copy_planner, default_wisdom_path};
 
 /// `--cache` / `--preset`: the geometry `sim`, `run`, the main job, `info` and `layout`
 /// simulate, defined once so every subcommand reads the flags the same way.
@@ -88,14 +89,14 @@ impl WisdomArgs {
         }
     }
 
-    /// Turns the planner on as chosen; a wisdom file that cannot be used is a warning (its
-    /// plans are then kept in memory and the file is left alone), a named one in a missing
-    /// directory an error.
-    pub fn configure(&self) -> anyhow::Result<()> {
-        if let Some(problem) = configure_planner(self.choice())? {
+    /// The planner chosen, for the command's run to own; an unusable wisdom file is a warning
+    /// (plans kept in memory, the file left alone), a named one in a missing directory an error.
+    pub fn planner(&self) -> anyhow::Result<Arc<Planner>> {
+        let planner = copy_planner(self.choice())?;
+        if let Some(problem) = planner.wisdom_problem() {
             eprintln!("warning: wisdom ignored, plans kept in memory only: {problem}");
         }
-        Ok(())
+        Ok(Arc::new(planner))
     }
 }
 

@@ -153,9 +153,9 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
         method,
         manifest,
         cache_levels: geometry.levels.clone(),
+        copies: wisdom.planner()?,
         ..RunOptions::on(Vec::new())
     };
-    wisdom.configure()?;
     let stop = super::common::stop_flag()?;
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::with_draw_target(

@@ -115,8 +115,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         &CATALOGUE_RULES,
     )?;
     let request = args.request();
-    let prepared = prepare_run(&request, request.geometry.detect())?;
-    args.wisdom.configure()?;
+    let mut prepared = prepare_run(&request, request.geometry.detect())?;
+    prepared.options.copies = args.wisdom.planner()?;
     // Where the simulated misses come from, before the table and again after it (a doubtful
     // level's warning would otherwise scroll away).
     let geometry = geometry_lines(&prepared.geometry);

@@ -101,7 +101,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("sim needs a kernel name (`stridelab sim --list` lists them)");
     };
     let geometry = args.cache.choose()?;
-    args.wisdom.configure()?;
+    let copies = args.wisdom.planner()?;
     let policy = match args.policy {
         PolicyArg::Lru => Policy::Lru,
         PolicyArg::Plru => Policy::TreePlru,
@@ -122,6 +122,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             warm: args.warm,
             max_accesses: args.max_accesses,
             max_sim_memory: args.max_sim_memory,
+            copies,
         },
     )?;
     if args.json {

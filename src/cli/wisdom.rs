@@ -7,13 +7,14 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use stridelab_copy::{PlanSource, WisdomChoice};
 
 use crate::cli::common::{CacheArgs, WisdomArgs};
 use crate::harness::Suite;
 use crate::harness::run::plan::geometry_and_manifest;
 use crate::harness::run::prefill::prefill_plans;
 use crate::harness::suite::PlanLimits;
-use crate::kernels::copy::{PlanSource, WisdomChoice, configure_planner};
+use crate::kernels::copy_planner::copy_planner;
 
 #[derive(Debug, Args)]
 pub struct WisdomCmdArgs {
@@ -40,14 +41,15 @@ pub fn run(args: WisdomCmdArgs) -> anyhow::Result<ExitCode> {
     let (geometry, _) = geometry_and_manifest(&cache, cache.detect())?;
     let plan = suite.plan_on(None, PlanLimits::default(), &geometry.levels)?;
     // A file that cannot be read is left alone, so nothing could be prefilled into it.
-    if let Some(problem) = configure_planner(choice)? {
+    let planner = std::sync::Arc::new(copy_planner(choice)?);
+    if let Some(problem) = planner.wisdom_problem() {
         anyhow::bail!(
             "cannot prefill: {problem}; move it aside or name another file with --wisdom"
         );
     }
     let stop = super::common::stop_flag()?;
     let (mut planned, mut known) = (0, 0);
-    let points = prefill_plans(&plan, &stop, |point| {
+    let points = prefill_plans(&plan, &planner, &stop, |point| {
         if let Some(error) = &point.error {
             eprintln!("{}: not run: {error}", point.label);
         }

@@ -715,7 +715,7 @@ mod tests {
         for (kernel, list) in small {
             let spec = find(kernel).unwrap();
             let params = resolve_params(spec, &args(list)).unwrap();
-            let mut instance = (spec.prepare)(&params, PrepareOptions::default()).unwrap();
+            let mut instance = (spec.prepare)(&params, &PrepareOptions::default()).unwrap();
             assert_eq!(instance.run(), instance.expected_checksum(), "{kernel}");
         }
     }

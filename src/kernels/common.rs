@@ -18,7 +18,7 @@ pub fn cell_value(index: usize) -> f64 {
 }
 
 /// A buffer of `len` elements holding [`cell_value`] at every index.
-pub fn filled_buffer(len: usize, options: PrepareOptions) -> Result<AlignedBuffer, KernelError> {
+pub fn filled_buffer(len: usize, options: &PrepareOptions) -> Result<AlignedBuffer, KernelError> {
     let mut buffer = AlignedBuffer::zeroed(len, options.huge_pages)?;
     for (index, cell) in buffer.iter_mut().enumerate() {
         *cell = cell_value(index);

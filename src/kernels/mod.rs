@@ -3,8 +3,10 @@
 //!   command-line words) and [`families`], one file per family of kernels;
 //! - [`access`]: the accessor every access order is written against, with `element` and
 //!   [`typed`] for the element types, [`common`] for the pieces all kernels share;
-//! - [`copy`]: the copy engine; [`tensor`] and [`eval`]: strided tensors with values and the
-//!   EXPR evaluation built on it; `views`: what a view does to one cache level;
+//! - [`copy_planner`]: the lab's side of the copy engine (the `stridelab-copy` crate): the
+//!   cache sizes it plans for and the planner a command asks for; [`tensor`] and [`eval`]:
+//!   strided tensors with values and the EXPR evaluation built on it; `views`: what a view
+//!   does to one cache level;
 //! - `slowdown`: the injected slowdown the gate's calibration builds with.
 //!
 //! Every kernel's access order is one generic function over [`access::Mem`] (generic over the
@@ -15,7 +17,7 @@ pub mod access;
 pub(crate) mod args;
 pub mod catalogue;
 pub mod common;
-pub mod copy;
+pub mod copy_planner;
 pub(crate) mod element;
 pub mod eval;
 pub mod families;

@@ -6,9 +6,13 @@
 
 #![forbid(unsafe_code)]
 
+use std::sync::Arc;
+
+use stridelab_copy::Planner;
 use thiserror::Error;
 
 use crate::cache::AccessSink;
+use crate::kernels::copy_planner::analytic_planner;
 use crate::units::{format_count, format_count_signed};
 // The plain-data vocabulary lives on the ground floor, shared with the records.
 pub use crate::vocab::{Family, ParamValue, Params, Work, format_params};
@@ -97,8 +101,8 @@ impl ParamSpec {
     }
 }
 
-/// Options that apply to every kernel's buffers.
-#[derive(Debug, Clone, Copy, Default)]
+/// Options that apply to every kernel's buffers, and the planner its copies go through.
+#[derive(Debug, Clone)]
 pub struct PrepareOptions {
     /// Ask for transparent huge pages on the kernel's buffers.
     pub huge_pages: bool,
@@ -106,6 +110,21 @@ pub struct PrepareOptions {
     /// depend on its data may then allocate no buffers and feed addresses only
     /// (`kernels::access::AddressMem`); its `run` returns NaN, which no checksum matches.
     pub simulate_only: bool,
+    /// The copy engine's planner the kernels that copy keep and copy with (run and
+    /// simulated): the run's, whose plans the harness drains into the point's record.
+    pub copies: Arc<Planner>,
+}
+
+impl Default for PrepareOptions {
+    /// Run and simulated, no huge pages, copies planned analytically for this machine's
+    /// detected caches with no wisdom ([`crate::kernels::copy_planner::analytic_planner`]).
+    fn default() -> Self {
+        PrepareOptions {
+            huge_pages: false,
+            simulate_only: false,
+            copies: Arc::new(analytic_planner()),
+        }
+    }
 }
 
 /// Why a kernel could not be prepared or run.
@@ -163,7 +182,7 @@ pub enum SimStart {
 }
 
 /// Allocates and initialises an instance for resolved parameters.
-pub type PrepareFn = fn(&Params, PrepareOptions) -> Prepared;
+pub type PrepareFn = fn(&Params, &PrepareOptions) -> Prepared;
 
 /// A prepared instance ready to run and simulate, or why the parameters cannot make one.
 pub type Prepared = Result<Box<dyn Instance>, KernelError>;

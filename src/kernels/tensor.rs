@@ -1,14 +1,17 @@
 //! [`Tensor`]: a shared storage plus a [`Layout`] — views share the storage, copies go
-//! through the copy engine ([`super::copy::copy_into_contiguous`]). It lives on the kernels
-//! floor because it copies; the layout floor below holds the metadata it is built from.
+//! through the copy engine ([`stridelab_copy::copy_into_contiguous`], with the analytic
+//! planner for this machine's caches: a tensor's copies are never planned). It lives on the
+//! kernels floor because it copies; the layout floor below holds the metadata it is built
+//! from.
 
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
 
+use stridelab_copy::{CopyError, copy_into_contiguous};
 use thiserror::Error;
 
-use super::copy::{CopyError, copy_into_contiguous};
+use super::copy_planner::analytic_planner;
 use crate::layout::expr::{self, ViewSubject};
 use crate::layout::{ErrorKind, IndexItem, Layout, LayoutError};
 
@@ -146,6 +149,7 @@ impl<T: Copy + 'static> Tensor<T> {
         };
         let mut data = vec![fill; numel];
         copy_into_contiguous(
+            &analytic_planner(),
             &self.storage,
             self.layout.shape(),
             self.layout.strides(),

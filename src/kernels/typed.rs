@@ -64,7 +64,7 @@ impl<const N: usize> Storage<N> {
         lens: [usize; N],
         filled: [bool; N],
         value: fn(usize) -> f64,
-        options: PrepareOptions,
+        options: &PrepareOptions,
     ) -> Result<Self, KernelError> {
         Ok(match dtype {
             _ if options.simulate_only => Storage::Addresses { dtype, lens },
@@ -103,7 +103,7 @@ fn buffers<T: Element, const N: usize>(
     lens: [usize; N],
     filled: [bool; N],
     value: fn(usize) -> f64,
-    options: PrepareOptions,
+    options: &PrepareOptions,
 ) -> Result<[AlignedBuffer<T>; N], KernelError> {
     let mut made = Vec::with_capacity(N);
     for (len, fill) in lens.into_iter().zip(filled) {

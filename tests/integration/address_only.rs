@@ -29,8 +29,9 @@ fn prepared(kernel: &str, args: &[(String, String)], simulate_only: bool) -> Box
     let options = PrepareOptions {
         huge_pages: false,
         simulate_only,
+        ..PrepareOptions::default()
     };
-    (spec.prepare)(&params, options).unwrap_or_else(|e| panic!("{kernel} {args:?}: {e}"))
+    (spec.prepare)(&params, &options).unwrap_or_else(|e| panic!("{kernel} {args:?}: {e}"))
 }
 
 fn stream(instance: &mut dyn Instance) -> Vec<Access> {

@@ -3,6 +3,10 @@
 //! change on a low floor never has to reason about the floors above. `docs/architecture.md`
 //! draws the same plan; `src/lib.rs`'s module map says it in words.
 //!
+//! The copy engine is a crate of its own (`crates/copy-engine`, `stridelab_copy`) on floor 1:
+//! a `stridelab_copy::` path is an import of it, and the crate itself imports nothing of the lab
+//! and keeps no global state (its planner is a value its caller owns).
+//!
 //! The test reads the source as text: every `crate::NAME` path and every `super::` path that
 //! climbs out of its module is an import of module `NAME`. A second test draws the same imports
 //! file to file and fails on a circle, because two files that need each other are one concept
@@ -19,6 +23,8 @@ const FLOORS: &[(&str, u8)] = &[
     ("vocab", 0),
     ("layout", 1),
     ("cache", 1),
+    // The copy engine's crate: beneath `kernels`, beside `layout` and `cache`.
+    (ENGINE, 1),
     ("kernels", 2),
     ("results", 2),
     ("harness", 3),
@@ -26,6 +32,9 @@ const FLOORS: &[(&str, u8)] = &[
     ("infer", 4),
     ("cli", 5),
 ];
+
+/// The copy engine's crate, as lab code names it.
+const ENGINE: &str = "stridelab_copy";
 
 /// Narrower than the floors allow: the report draws records and never measures nor re-derives
 /// an analysis, so it reads `results` (and the ground floor) only.
@@ -72,15 +81,26 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level modules a file's text refers to through `crate::` or escaping `super::` paths.
+/// The top-level modules a file's text refers to through `crate::` or escaping `super::` paths,
+/// and the copy engine's crate when it names a `stridelab_copy::` path.
 fn imported_modules(text: &str, module: &[String]) -> BTreeSet<String> {
     // The first segment of every path a file names, groups included: `crate::{harness::x,
     // report::y}` names `harness` and `report`, however the group is spread over lines.
-    imported_paths(text, module)
+    let mut modules: BTreeSet<String> = imported_paths(text, module)
         .into_iter()
         .filter_map(|path| path.into_iter().next())
         .filter(|name| !name.starts_with(char::is_uppercase))
-        .collect()
+        .collect();
+    if names_crate(&code_of(text), ENGINE) {
+        modules.insert(ENGINE.to_string());
+    }
+    modules
+}
+
+/// Whether `code` names a path of the crate `name` (`name::…`, not `other_name::…`).
+fn names_crate(code: &str, name: &str) -> bool {
+    code.match_indices(&format!("{name}::"))
+        .any(|(i, _)| !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':'))
 }
 
 /// `text` without comments, on one line, so that a `use` group spread over lines reads as one.
@@ -198,6 +218,106 @@ fn the_scanner_sees_crate_and_escaping_super_paths() {
     let found = imported_modules(grouped, &module);
     let expected: BTreeSet<String> = ["harness", "report"].map(String::from).into();
     assert_eq!(found, expected);
+    // The copy engine's crate, by name only: not a crate whose name ends in it, not a comment.
+    let engine = "use stridelab_copy::{Planner, order};\n// stridelab_copy::x\n";
+    assert_eq!(
+        imported_modules(engine, &module),
+        [ENGINE.to_string()].into()
+    );
+    assert!(imported_modules("use my_stridelab_copy::X;", &module).is_empty());
+    assert!(imported_modules("use stridelab::kernels::X;", &module).is_empty());
+}
+
+/// The copy engine's crate directory.
+fn engine_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/copy-engine")
+}
+
+/// `text` up to its unit-test module (the code a build without tests compiles).
+fn non_test_code(text: &str) -> &str {
+    text.split("#[cfg(test)]\nmod tests").next().unwrap_or("")
+}
+
+#[test]
+fn the_copy_engine_crate_imports_nothing_of_the_lab() {
+    let dir = engine_dir();
+    let manifest: toml::Table = std::fs::read_to_string(dir.join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    for table in ["dependencies", "dev-dependencies", "build-dependencies"] {
+        let names: Vec<&String> = manifest
+            .get(table)
+            .and_then(|t| t.as_table())
+            .map(|t| t.keys().collect())
+            .unwrap_or_default();
+        assert!(
+            !names.iter().any(|n| n.as_str() == "stridelab"),
+            "crates/copy-engine/Cargo.toml's {table} name the lab: {names:?}"
+        );
+    }
+    let mut files = Vec::new();
+    for sub in ["src", "tests", "benches", "examples"] {
+        if dir.join(sub).is_dir() {
+            rust_files(&dir.join(sub), &mut files);
+        }
+    }
+    assert!(files.len() > 5, "the engine's sources: {files:?}");
+    let lab_paths: Vec<String> = files
+        .iter()
+        .filter(|f| names_crate(&code_of(&std::fs::read_to_string(f).unwrap()), "stridelab"))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(
+        lab_paths.is_empty(),
+        "the copy engine names the lab in {lab_paths:?}"
+    );
+}
+
+/// A line declaring a `static` item (not a `'static` lifetime).
+fn declares_static(line: &str) -> bool {
+    let line = line.trim_start();
+    let line = line
+        .strip_prefix("pub(crate) ")
+        .or(line.strip_prefix("pub "))
+        .unwrap_or(line);
+    line.starts_with("static ")
+}
+
+#[test]
+fn no_global_planner_state() {
+    // The engine's library code has no static at all: two planners share nothing.
+    let mut files = Vec::new();
+    rust_files(&engine_dir().join("src"), &mut files);
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("tests.rs")) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for line in non_test_code(&text).lines().filter(|l| declares_static(l)) {
+            found.push(format!("{}: {}", file.display(), line.trim()));
+        }
+    }
+    // The lab keeps no planner or lock in a static either: the harness owns its planner.
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for line in text.lines().filter(|l| declares_static(l)) {
+            if ["Planner", "PlanEvent", "Mutex", "RwLock"]
+                .iter()
+                .any(|t| line.contains(t))
+            {
+                found.push(format!("{}: {}", file.display(), line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "global state: {found:#?}");
+    assert!(declares_static(
+        "    pub static X: Mutex<u8> = Mutex::new(0);"
+    ));
+    assert!(!declares_static("fn f() -> &'static str {"));
 }
 
 /// A file's module path: `["kernels", "copy", "simd"]`; the crate root is `[]`.

@@ -3,7 +3,7 @@
 //! twice the last level, so both start cold), on the `design-vm` preset's L1d 48 KiB 12-way +
 //! L2 2 MiB 16-way.
 //!
-//! Cachegrind's counts are those of the engine's functions (`kernels::copy::*` and the libc
+//! Cachegrind's counts are those of the engine's functions (`stridelab_copy::*` and the libc
 //! `memcpy` the stage's row runs compile to). Under valgrind the CPU has no AVX-512, so the
 //! comparison needs sizes the engine stages on any instruction set (no streaming; skipped with
 //! a note otherwise). Known differences, allowed for below: the engine's stage is zeroed when
@@ -23,8 +23,9 @@ use stridelab::cache::AccessSink;
 use stridelab::cache::geometry::Geometry;
 use stridelab::cache::sim::{Hierarchy, Policy};
 use stridelab::kernels::access::{ELEMENT_BYTES, STAGE_BUFFER, sim_address};
-use stridelab::kernels::copy::Tuning;
-use stridelab::kernels::copy::order::{OrderSink, engine_order};
+use stridelab::kernels::copy_planner::{analytic_planner, detected_caches};
+use stridelab_copy::Tuning;
+use stridelab_copy::order::{OrderSink, engine_order};
 
 /// The replay fed to a cold two-level hierarchy (source buffer 0, destination buffer 1).
 struct Replay<'h>(&'h mut Hierarchy);
@@ -73,7 +74,7 @@ fn the_replayed_engine_misses_like_the_real_engine() {
     // A power-of-two matrix, and one whose destination rows start mid-line (carried runs) with
     // edges on both sides.
     for (rows, cols) in [(512usize, 512usize), (203, 141)] {
-        let tuning = Tuning::for_copy(rows * cols * 8);
+        let tuning = Tuning::for_caches(rows * cols * 8, 1, detected_caches());
         if tuning.stream {
             eprintln!("note: {rows}×{cols} skipped: the engine streams it here");
             continue;
@@ -87,7 +88,7 @@ fn the_replayed_engine_misses_like_the_real_engine() {
         let engine: Vec<_> = profile
             .functions
             .iter()
-            .filter(|(name, _)| name.contains("kernels::copy::") || name.contains("memcpy"))
+            .filter(|(name, _)| name.contains("stridelab_copy::") || name.contains("memcpy"))
             .map(|(_, counts)| *counts)
             .collect();
         let total = |f: fn(&common::cachegrind::FunctionCounts) -> u64| -> u64 {
@@ -97,6 +98,7 @@ fn the_replayed_engine_misses_like_the_real_engine() {
         let mut hierarchy = Hierarchy::new(&[d1.clone(), ll.clone()], Policy::Lru, false).unwrap();
         let strides = [1, cols as isize];
         engine_order(
+            &analytic_planner(),
             rows * cols,
             &[cols, rows],
             &strides,

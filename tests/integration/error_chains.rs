@@ -5,13 +5,13 @@
 use std::error::Error;
 use std::path::PathBuf;
 
-use stridelab::kernels::copy::{CopyError, WisdomError};
 use stridelab::kernels::spec::KernelError;
 use stridelab::kernels::tensor::TensorError;
 use stridelab::layout::LayoutError;
 use stridelab::mem::BufferError;
 use stridelab::report::ReportError;
 use stridelab::results::infer_doc::InferDocError;
+use stridelab_copy::{CopyError, WisdomError};
 
 use crate::common::stridelab;
 

@@ -4,6 +4,7 @@
 use stridelab::cache::AccessSink;
 use stridelab::kernels::access::RealMem;
 use stridelab::kernels::common::{Matrix, cell_value};
+use stridelab::kernels::copy_planner::analytic_planner;
 use stridelab::kernels::families::blocked::{Tiling, to_tiles};
 use stridelab::kernels::families::channels::{Tensor4, stencil3x3};
 use stridelab::kernels::families::to_nhwc::{Variant as Conversion, to_nhwc};
@@ -30,7 +31,7 @@ fn instance(kernel: &str, args: &str) -> Box<dyn Instance> {
         })
         .collect();
     let params = resolve_params(spec, &args).unwrap_or_else(|e| panic!("{kernel} {args:?}: {e}"));
-    (spec.prepare)(&params, PrepareOptions::default()).unwrap()
+    (spec.prepare)(&params, &PrepareOptions::default()).unwrap()
 }
 
 fn assert_checksum(name: &str, mut instance: Box<dyn Instance>) {
@@ -204,7 +205,7 @@ fn view_sum_checksums_on_seed_views() {
         let name = format!("view-sum {view:?}");
         assert_checksum(
             &name,
-            prepare_view(view, Dtype::F64, PrepareOptions::default()).unwrap(),
+            prepare_view(view, Dtype::F64, &PrepareOptions::default()).unwrap(),
         );
     }
     let outside = ViewGeometry {
@@ -213,7 +214,7 @@ fn view_sum_checksums_on_seed_views() {
         offset: 0,
         storage_len: n * n,
     };
-    let err = prepare_view(outside, Dtype::F64, PrepareOptions::default())
+    let err = prepare_view(outside, Dtype::F64, &PrepareOptions::default())
         .err()
         .unwrap();
     assert!(err.to_string().contains("outside"), "{err}");
@@ -221,6 +222,7 @@ fn view_sum_checksums_on_seed_views() {
 
 #[test]
 fn transposes_write_the_transpose() {
+    let planner = analytic_planner();
     for (rows, cols, ld) in [
         (1, 1, 1),
         (7, 13, 13),
@@ -245,7 +247,12 @@ fn transposes_write_the_transpose() {
             Variant::Fast,
         ] {
             let mut dst = vec![-1.0; rows * cols];
-            transpose(&mut RealMem::new([&mut src, &mut dst]), matrix, variant);
+            transpose(
+                &mut RealMem::new([&mut src, &mut dst]),
+                &planner,
+                matrix,
+                variant,
+            );
             assert_eq!(dst, want, "{matrix:?} {variant:?}");
         }
     }
@@ -253,6 +260,7 @@ fn transposes_write_the_transpose() {
 
 #[test]
 fn to_tiles_writes_tile_major_storage() {
+    let planner = analytic_planner();
     for (n, block) in [(1, 1), (4, 2), (7, 3), (10, 4), (2, 5), (16, 16)] {
         let tiling = Tiling { n, block };
         let mut src: Vec<f64> = (0..n * n).map(cell_value).collect();
@@ -265,13 +273,14 @@ fn to_tiles_writes_tile_major_storage() {
             }
         }
         let mut dst = vec![0.0; want.len()];
-        to_tiles(&mut RealMem::new([&mut src, &mut dst]), tiling);
+        to_tiles(&mut RealMem::new([&mut src, &mut dst]), &planner, tiling);
         assert_eq!(dst, want, "{tiling:?}");
     }
 }
 
 #[test]
 fn every_to_nhwc_variant_writes_channels_last_and_the_stencil_writes_box_sums() {
+    let planner = analytic_planner();
     for (n, c, h, w) in [(1, 1, 3, 3), (2, 3, 5, 7), (1, 16, 4, 9)] {
         let nchw = Tensor4 {
             n,
@@ -290,11 +299,21 @@ fn every_to_nhwc_variant_writes_channels_last_and_the_stencil_writes_box_sums() 
             Conversion::NaiveRead,
         ] {
             let mut dst = vec![-1.0; len];
-            to_nhwc(&mut RealMem::new([&mut src, &mut dst]), nchw, variant);
+            to_nhwc(
+                &mut RealMem::new([&mut src, &mut dst]),
+                &planner,
+                nchw,
+                variant,
+            );
             let mut src32: Vec<f32> = src.iter().map(|&v| v as f32).collect();
             let mut dst32 = vec![-1.0f32; len];
             if variant != Conversion::Fast {
-                to_nhwc(&mut RealMem::new([&mut src32, &mut dst32]), nchw, variant);
+                to_nhwc(
+                    &mut RealMem::new([&mut src32, &mut dst32]),
+                    &planner,
+                    nchw,
+                    variant,
+                );
             }
             for (i, value) in src.iter().enumerate() {
                 let (a, b, y, x) = nchw.coords(i);

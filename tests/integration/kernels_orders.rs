@@ -42,7 +42,7 @@ fn stream(kernel: &str, args: &[(&str, &str)]) -> Vec<Access> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let params = resolve_params(spec, &args).unwrap();
-    record((spec.prepare)(&params, PrepareOptions::default()).unwrap())
+    record((spec.prepare)(&params, &PrepareOptions::default()).unwrap())
 }
 
 fn record(mut instance: Box<dyn Instance>) -> Vec<Access> {
@@ -332,7 +332,7 @@ fn view_walks_in_logical_c_order() {
             }
         }
     }
-    let got = record(prepare_view(view, Dtype::F64, PrepareOptions::default()).unwrap());
+    let got = record(prepare_view(view, Dtype::F64, &PrepareOptions::default()).unwrap());
     assert_same("view-sum", got, want);
 
     // Through the layout language: the anti-diagonal of a 4×4 matrix.
@@ -347,7 +347,7 @@ fn view_walks_in_logical_c_order() {
 fn the_fast_transpose_replays_the_engines_blocks() {
     use stridelab::kernels::access::STAGE_BUFFER;
     struct Sink(Vec<Access>);
-    impl stridelab::kernels::copy::order::OrderSink for Sink {
+    impl stridelab_copy::order::OrderSink for Sink {
         fn load(&mut self, src: usize) {
             self.0.push(Load(0, src));
         }
@@ -363,7 +363,8 @@ fn the_fast_transpose_replays_the_engines_blocks() {
     }
     let (rows, cols) = (16usize, 24usize);
     let mut engine = Sink(Vec::new());
-    stridelab::kernels::copy::order::engine_order(
+    stridelab_copy::order::engine_order(
+        &stridelab::kernels::copy_planner::analytic_planner(),
         rows * cols,
         &[cols, rows],
         &[1, cols as isize],

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use stridelab::kernels::copy::copy_into_contiguous;
+use stridelab::kernels::copy_planner::analytic_planner;
 use stridelab::kernels::eval as expr;
 use stridelab::kernels::tensor::Tensor;
 use stridelab::layout::{IndexItem, Layout};
@@ -845,7 +845,7 @@ proptest! {
         let tensor = Tensor::from_storage(Arc::clone(&storage), layout.clone()).unwrap();
 
         let mut engine = vec![0i64; layout.numel()];
-        copy_into_contiguous(&storage, layout.shape(), layout.strides(), layout.offset(), &mut engine).unwrap();
+        stridelab_copy::copy_into_contiguous(&analytic_planner(), &storage, layout.shape(), layout.strides(), layout.offset(), &mut engine).unwrap();
         prop_assert_eq!(&engine, &tensor.values());
 
         let copy = tensor.clone_data().unwrap();

@@ -211,6 +211,7 @@ mod tests {
             warm,
             max_accesses: DEFAULT_MAX_ACCESSES,
             max_sim_memory: 1 << 30,
+            copies: std::sync::Arc::new(crate::kernels::copy_planner::analytic_planner()),
         })
         .unwrap();
         sim_text(&report)

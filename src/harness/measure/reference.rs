@@ -3,9 +3,9 @@
 //! the faster of the two) and a streaming read of the same bytes.
 
 use crate::cache::AccessSink;
-use crate::kernels::copy::reference::{nt_copy, plain_copy, read_sum};
 use crate::kernels::spec::{Instance, KernelError, Work};
 use crate::mem::AlignedBuffer;
+use stridelab_copy::reference::{nt_copy, plain_copy, read_sum};
 
 /// Which reference stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,11 +3,13 @@
 
 #![forbid(unsafe_code)]
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use stridelab_copy::{PlanEvent, Planner};
 
 use crate::harness::run::session::point_label;
 use crate::harness::suite::Plan;
-use crate::kernels::copy::{PlanEvent, take_plan_events};
 use crate::kernels::spec::PrepareOptions;
 
 /// What one point's run planned (or found in the wisdom).
@@ -19,21 +21,27 @@ pub struct PrefilledPoint {
     pub error: Option<String>,
 }
 
-/// Runs each timed point of `plan` once on this thread (threads do not change a copy's class
-/// here: each measuring thread copies on its own), calling `progress` after each; stops
-/// between points when `stop` is set.
+/// Runs each timed point of `plan` once on this thread with `planner` (threads do not change a
+/// copy's class here: each measuring thread copies on its own), calling `progress` after each;
+/// stops between points when `stop` is set.
 pub fn prefill_plans(
     plan: &Plan,
+    planner: &Arc<Planner>,
     stop: &AtomicBool,
     mut progress: impl FnMut(&PrefilledPoint),
 ) -> Vec<PrefilledPoint> {
     let mut done = Vec::new();
-    drop(take_plan_events());
+    let options = PrepareOptions {
+        huge_pages: false,
+        simulate_only: false,
+        copies: Arc::clone(planner),
+    };
+    drop(planner.take_events());
     for point in plan.points.iter().filter(|p| p.timed()) {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let error = match (point.spec.prepare)(&point.params, PrepareOptions::default()) {
+        let error = match (point.spec.prepare)(&point.params, &options) {
             Ok(mut instance) => {
                 instance.run();
                 None
@@ -42,7 +50,7 @@ pub fn prefill_plans(
         };
         let prefilled = PrefilledPoint {
             label: point_label(point),
-            plans: take_plan_events(),
+            plans: planner.take_events(),
             error,
         };
         progress(&prefilled);

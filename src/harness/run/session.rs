@@ -3,9 +3,11 @@
 //! `interrupted`. The library entry point the CLI, the report and the gate call.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use stridelab_copy::{PlanEvent, PlanSource, Planner};
 use thiserror::Error;
 
 use crate::cache::geometry::CacheLevel;
@@ -17,7 +19,7 @@ use crate::harness::run::runner::{
 use crate::harness::sim::predict::predict;
 use crate::harness::sim::warm::simulate_from;
 use crate::harness::suite::{Plan, PlannedPoint};
-use crate::kernels::copy::{PlanEvent, PlanSource, take_plan_events};
+use crate::kernels::copy_planner::analytic_planner;
 use crate::kernels::simulation_start;
 use crate::kernels::spec::{Family, Instance, KernelError, PrepareOptions};
 use crate::mem::anon_huge_pages_bytes;
@@ -41,6 +43,10 @@ pub struct RunOptions {
     pub manifest: MachineManifest,
     /// The cache levels to simulate, innermost first.
     pub cache_levels: Vec<CacheLevel>,
+    /// The copy engine's planner of this run: every copying kernel is prepared with it, and
+    /// the plans it reports during a point go into that point's record (`copy_plans`). By
+    /// default the analytic schedules for this machine's caches, with no wisdom.
+    pub copies: Arc<Planner>,
 }
 
 impl RunOptions {
@@ -56,6 +62,7 @@ impl RunOptions {
             simulate: true,
             manifest: serde_json::Value::Null,
             cache_levels,
+            copies: Arc::new(analytic_planner()),
         }
     }
 }
@@ -209,13 +216,14 @@ fn measure_one(
 ) -> Option<PointRecord> {
     let spec = point.spec;
     // Plans reported from here on are this point's.
-    drop(take_plan_events());
+    drop(options.copies.take_events());
     let prepare_options = PrepareOptions {
         huge_pages: options.method.huge_pages,
-        ..PrepareOptions::default()
+        simulate_only: false,
+        copies: Arc::clone(&options.copies),
     };
     let prepare = || -> Result<Box<dyn Instance>, KernelError> {
-        (spec.prepare)(&point.params, prepare_options)
+        (spec.prepare)(&point.params, &prepare_options)
     };
     let measured = if point.timed() {
         measure_point(
@@ -289,7 +297,12 @@ fn measure_one(
         error,
         model: Some(predict(spec, &point.params, levels)),
         sweep: point.sweep.clone(),
-        copy_plans: take_plan_events().into_iter().map(plan_record).collect(),
+        copy_plans: options
+            .copies
+            .take_events()
+            .into_iter()
+            .map(plan_record)
+            .collect(),
     })
 }
 

@@ -8,7 +8,10 @@
 //! Also home of [`simulated_level`], the one mapping of a level's counts to the results schema
 //! that both this command and the runner's simulated track use.
 
+use std::sync::Arc;
+
 use serde::Serialize;
+use stridelab_copy::Planner;
 use thiserror::Error;
 
 use crate::cache::geometry::{CacheLevel, ChosenGeometry, GeometrySource};
@@ -75,6 +78,9 @@ pub struct SimRequest<'a> {
     pub max_accesses: u64,
     /// Most memory the caches' up-front state may take.
     pub max_sim_memory: u64,
+    /// The copy engine's planner a copying kernel's order is replayed with (its wisdom's
+    /// schedule for a copy it knows, else the analytic one for this machine's caches).
+    pub copies: Arc<Planner>,
 }
 
 /// One level of the result: the schema's counts plus evictions and the model's prediction.
@@ -184,8 +190,9 @@ pub fn simulate_point_on(
     let options = PrepareOptions {
         huge_pages: true,
         simulate_only: true,
+        copies: Arc::clone(&request.copies),
     };
-    let mut instance = (spec.prepare)(&params, options)?;
+    let mut instance = (spec.prepare)(&params, &options)?;
     if request.warm {
         instance.simulate(simulator.sink());
         simulator.reset_stats();
@@ -283,6 +290,7 @@ mod tests {
             warm: false,
             max_accesses: DEFAULT_MAX_ACCESSES,
             max_sim_memory: 1 << 30,
+            copies: Arc::new(crate::kernels::copy_planner::analytic_planner()),
         }
     }
 

@@ -8,6 +8,8 @@
 
 use std::marker::PhantomData;
 
+use stridelab_copy::Planner;
+
 use super::sim::{ReplayMem, replay_copy_view};
 use super::{ACCUMULATORS, CopyView, Element, Mem, Strided, element_address};
 use crate::cache::{AccessSink, Walk};
@@ -70,9 +72,16 @@ impl<T: Element, const N: usize> Mem for AddressMem<'_, T, N> {
         self.sink.move_run(from, to, count as u64, T::BYTES);
     }
 
-    fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {
+    fn copy_view(
+        &mut self,
+        planner: &Planner,
+        src: usize,
+        view: &CopyView<'_>,
+        dst: usize,
+        dst_start: usize,
+    ) {
         let src_len = self.lens[src];
-        replay_copy_view(self, (src, src_len), view, (dst, dst_start));
+        replay_copy_view(self, planner, (src, src_len), view, (dst, dst_start));
     }
 }
 

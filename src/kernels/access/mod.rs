@@ -26,8 +26,9 @@
 //! line holds 16 elements, not 8. Buffers are capped at [`MAX_BUFFER_ELEMENTS`] f64 so no two
 //! buffers overlap in that address space.
 //!
-//! The copy engine moves views through [`Mem::copy_view`]: on real memory the engine itself,
-//! simulated its own order replayed (`sim.rs`). One extension serves the jagged kernels: many
+//! The copy engine (`stridelab_copy`) moves views through [`Mem::copy_view`], with the
+//! planner the kernel was prepared with: on real memory the engine itself, simulated its own
+//! order replayed (`sim.rs`). One extension serves the jagged kernels: many
 //! separately allocated buffers behind a pointer table ([`Buffers`], [`Placement`], see
 //! `real.rs` and `sim.rs`).
 
@@ -38,6 +39,8 @@ mod real;
 mod sim;
 #[cfg(test)]
 mod tests;
+
+use stridelab_copy::Planner;
 
 pub use crate::kernels::element::{ACCUMULATORS, Element};
 pub use address::AddressMem;
@@ -183,12 +186,20 @@ pub trait Mem {
     }
 
     /// Copies `view` of buffer `src` into `dst[dst_start..]` in logical C order, through the
-    /// copy engine on real memory. The simulated stream is the engine's own order
-    /// ([`crate::kernels::copy::order::engine_order`]: its plan, tuning, panels, 8×8 blocks
-    /// and L1 stage, the stage at simulated buffer [`STAGE_BUFFER`]), without the carried
-    /// lines of streamed panels and prefetches; non-temporal stores count as stores. That
-    /// order is modelled for 8-byte elements: simulating an f32 copy is a kernel bug.
-    fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize);
+    /// copy engine with `planner` on real memory. The simulated stream is the engine's own
+    /// order with the same planner ([`stridelab_copy::order::engine_order`]: its plan, tuning,
+    /// panels, 8×8 blocks and L1 stage, the stage at simulated buffer [`STAGE_BUFFER`]),
+    /// without the carried lines of streamed panels and prefetches; non-temporal stores count
+    /// as stores. That order is modelled for 8-byte elements: simulating an f32 copy is a
+    /// kernel bug.
+    fn copy_view(
+        &mut self,
+        planner: &Planner,
+        src: usize,
+        view: &CopyView<'_>,
+        dst: usize,
+        dst_start: usize,
+    );
 }
 
 /// The accumulators' total, in accumulator order.

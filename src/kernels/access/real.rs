@@ -11,9 +11,10 @@
 
 use std::ops::{DerefMut, RangeInclusive};
 
+use stridelab_copy::reference::{plain_copy, read_sum};
+use stridelab_copy::{CopyError, Planner, copy_into_contiguous};
+
 use super::{ACCUMULATORS, CopyView, Element, Mem, Strided, fold};
-use crate::kernels::copy::reference::{plain_copy, read_sum};
-use crate::kernels::copy::{CopyError, copy_into_contiguous};
 
 /// The buffers an accessor works on, numbered from 0: a fixed array of slices or a table of
 /// separately allocated buffers.
@@ -197,10 +198,18 @@ impl<B: Buffers> Mem for RealMem<B> {
         plain_copy(&source[..len], &mut destination[..len]);
     }
 
-    fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {
+    fn copy_view(
+        &mut self,
+        planner: &Planner,
+        src: usize,
+        view: &CopyView<'_>,
+        dst: usize,
+        dst_start: usize,
+    ) {
         let (source, destination) = self.pair(src, dst);
         let len = view.shape.iter().product::<usize>();
         copy_into_contiguous(
+            planner,
             source,
             view.shape,
             view.strides,

@@ -10,13 +10,14 @@
 
 #![forbid(unsafe_code)]
 
+use stridelab_copy::order::{OrderSink, engine_order};
+use stridelab_copy::{CopyError, Planner};
+
 use super::{
     ACCUMULATORS, Buffers, CopyView, ELEMENT_BYTES, Element, Mem, RealMem, STAGE_BUFFER, Strided,
     element_address, sim_address,
 };
 use crate::cache::{AccessSink, Walk};
-use crate::kernels::copy::CopyError;
-use crate::kernels::copy::order::{OrderSink, engine_order};
 
 /// Where a kernel with many buffers placed them in the simulated address space: buffer `b`
 /// starts at `bases[b]`; with a `table`, reaching buffer `b` reads its 16-byte entry at
@@ -140,9 +141,16 @@ impl<B: Buffers> Mem for SimMem<'_, B> {
         self.sink.move_run(from, to, count as u64, Self::BYTES);
     }
 
-    fn copy_view(&mut self, src: usize, view: &CopyView<'_>, dst: usize, dst_start: usize) {
+    fn copy_view(
+        &mut self,
+        planner: &Planner,
+        src: usize,
+        view: &CopyView<'_>,
+        dst: usize,
+        dst_start: usize,
+    ) {
         let src_len = self.real.data(src).len();
-        replay_copy_view(self, (src, src_len), view, (dst, dst_start));
+        replay_copy_view(self, planner, (src, src_len), view, (dst, dst_start));
     }
 }
 
@@ -164,11 +172,12 @@ impl<B: Buffers> ReplayMem for SimMem<'_, B> {
     }
 }
 
-/// Replays the copy engine's order for `view` of buffer `src` (`src_len` elements) into `dst`
-/// from `dst_start` on `mem`: its plan, panels, tiles, 8×8 blocks and L1 stage (the stage at
+/// Replays the copy engine's order with `planner` for `view` of buffer `src` (`src_len`
+/// elements) into `dst` from `dst_start` on `mem`: its plan, panels, tiles, 8×8 blocks and L1 stage (the stage at
 /// simulated buffer [`STAGE_BUFFER`]), without the carried lines and prefetches.
 pub(super) fn replay_copy_view<M: ReplayMem>(
     mem: &mut M,
+    planner: &Planner,
     (src, src_len): (usize, usize),
     view: &CopyView<'_>,
     (dst, dst_start): (usize, usize),
@@ -203,6 +212,7 @@ pub(super) fn replay_copy_view<M: ReplayMem>(
     );
     let mut replay = Replay { mem, src, dst };
     engine_order(
+        planner,
         src_len,
         view.shape,
         view.strides,

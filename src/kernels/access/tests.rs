@@ -70,18 +70,19 @@ fn copy_view_is_the_same_on_every_accessor() {
         strides: &strides,
         offset: 0,
     };
+    let planner = crate::kernels::copy_planner::analytic_planner();
     let mut src: Vec<f64> = (0..6).map(f64::from).collect();
     let mut real_dst = vec![-1.0; 8];
-    RealMem::new([&mut src, &mut real_dst]).copy_view(0, &view, 1, 1);
+    RealMem::new([&mut src, &mut real_dst]).copy_view(&planner, 0, &view, 1, 1);
     let mut sim_dst = vec![-1.0; 8];
     let mut recorder = Recorder::default();
-    SimMem::new([&mut src, &mut sim_dst], &mut recorder).copy_view(0, &view, 1, 1);
+    SimMem::new([&mut src, &mut sim_dst], &mut recorder).copy_view(&planner, 0, &view, 1, 1);
     assert_eq!(real_dst, [-1.0, 0.0, 3.0, 1.0, 4.0, 2.0, 5.0, -1.0]);
     assert_eq!(real_dst, sim_dst);
     assert_eq!(recorder.0.len(), 12);
     assert_eq!(recorder.0[2], ('L', (1 << 32) + 24, 8));
     let mut addresses = Recorder::default();
-    AddressMem::<f64, 2>::new([6, 8], &mut addresses).copy_view(0, &view, 1, 1);
+    AddressMem::<f64, 2>::new([6, 8], &mut addresses).copy_view(&planner, 0, &view, 1, 1);
     assert_eq!(addresses.0, recorder.0);
 }
 

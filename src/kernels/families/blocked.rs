@@ -16,7 +16,12 @@
 //! through the copy engine: one 4-D view when B divides n; otherwise, per tile row, one 3-D view
 //! of the full tiles (when the tile row is full height) and each remaining (edge) tile row by
 //! row. The simulated stream is each copy in the engine's own order
-//! ([`crate::kernels::copy::order`]), then the sampled checksum cells of buffer 1.
+//! ([`stridelab_copy::order`]), then the sampled checksum cells of buffer 1.
+
+use std::sync::Arc;
+
+use stridelab_copy::Planner;
+use stridelab_copy::order::REPLAY_CAVEAT;
 
 use crate::cache::AccessSink;
 use crate::kernels::access::{CopyView, Mem, RealMem, SimMem, Strided};
@@ -24,7 +29,6 @@ use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, sampled_sum,
     size_param, text_param,
 };
-use crate::kernels::copy::order::REPLAY_CAVEAT;
 use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
@@ -171,9 +175,9 @@ pub fn tiled_sum<M: Mem>(m: &mut M, tiling: Tiling, column: bool) -> f64 {
     fold(&acc)
 }
 
-/// The `to-tiles` order: buffer 0 (row-major) into buffer 1 (tile-major), then the sampled
-/// checksum of buffer 1.
-pub fn to_tiles<M: Mem>(m: &mut M, tiling: Tiling) -> f64 {
+/// The `to-tiles` order: buffer 0 (row-major) into buffer 1 (tile-major) with `planner`, then
+/// the sampled checksum of buffer 1.
+pub fn to_tiles<M: Mem>(m: &mut M, planner: &Planner, tiling: Tiling) -> f64 {
     let Tiling { n, block: b } = tiling;
     let t = tiling.tiles_per_side();
     if n % b == 0 {
@@ -184,7 +188,7 @@ pub fn to_tiles<M: Mem>(m: &mut M, tiling: Tiling) -> f64 {
             strides: &strides,
             offset: 0,
         };
-        m.copy_view(0, &view, 1, 0);
+        m.copy_view(planner, 0, &view, 1, 0);
     } else {
         let full = n / b;
         for tile_i in 0..t {
@@ -198,7 +202,7 @@ pub fn to_tiles<M: Mem>(m: &mut M, tiling: Tiling) -> f64 {
                     strides: &strides,
                     offset: tile_i * b * n,
                 };
-                m.copy_view(0, &view, 1, tile_i * t * b * b);
+                m.copy_view(planner, 0, &view, 1, tile_i * t * b * b);
                 first_edge_tile = full;
             }
             for tile_j in first_edge_tile..t {
@@ -211,7 +215,7 @@ pub fn to_tiles<M: Mem>(m: &mut M, tiling: Tiling) -> f64 {
                         strides: &strides,
                         offset: (tile_i * b + r) * n + tile_j * b,
                     };
-                    m.copy_view(0, &view, 1, (tile_i * t + tile_j) * b * b + r * b);
+                    m.copy_view(planner, 0, &view, 1, (tile_i * t + tile_j) * b * b + r * b);
                 }
             }
         }
@@ -226,7 +230,7 @@ struct TiledSum {
     expected: f64,
 }
 
-fn prepare_tiled_sum(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare_tiled_sum(params: &Params, options: &PrepareOptions) -> Prepared {
     let tiling = Tiling::from_params("tiled-sum", params)?;
     let column = text_param("tiled-sum", params, "order")? == "col";
     let x = filled_buffer(tiling.tiled_len()?, options)?;
@@ -268,9 +272,11 @@ struct ToTiles {
     src: AlignedBuffer,
     dst: AlignedBuffer,
     expected: f64,
+    /// The planner the tiles are copied with.
+    copies: Arc<Planner>,
 }
 
-fn prepare_to_tiles(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare_to_tiles(params: &Params, options: &PrepareOptions) -> Prepared {
     let tiling = Tiling::from_params("to-tiles", params)?;
     let n = tiling.n;
     let src = filled_buffer(checked_elements("n", &[n, n])?, options)?;
@@ -295,6 +301,7 @@ fn prepare_to_tiles(params: &Params, options: PrepareOptions) -> Prepared {
         src,
         dst,
         expected,
+        copies: Arc::clone(&options.copies),
     }))
 }
 
@@ -307,6 +314,7 @@ impl Instance for ToTiles {
     fn run(&mut self) -> f64 {
         to_tiles(
             &mut RealMem::new([&mut self.src, &mut self.dst]),
+            &self.copies,
             self.tiling,
         )
     }
@@ -318,6 +326,7 @@ impl Instance for ToTiles {
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
         to_tiles(
             &mut SimMem::new([&mut self.src, &mut self.dst], sink),
+            &self.copies,
             self.tiling,
         );
     }

@@ -263,7 +263,7 @@ struct ChannelSum {
     expected: f64,
 }
 
-fn prepare_channel_sum(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare_channel_sum(params: &Params, options: &PrepareOptions) -> Prepared {
     let tensor = Tensor4::from_params("channel-sum", params)?;
     let len = tensor.elements()?;
     // Element i holds cell_value(i) in either type (exact in f32: ≤ 251).
@@ -326,7 +326,7 @@ fn box_sum(t: &Tensor4, n: usize, c: usize, h: usize, w: usize) -> f64 {
     sum
 }
 
-fn prepare_stencil(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare_stencil(params: &Params, options: &PrepareOptions) -> Prepared {
     plan_stencil(params)?;
     let tensor = Tensor4::from_params("stencil3x3", params)?;
     let len = tensor.elements()?;

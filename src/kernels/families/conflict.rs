@@ -176,7 +176,7 @@ struct Conflict {
     expected: f64,
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare(params: &Params, options: &PrepareOptions) -> Prepared {
     let probe = Probe::from_params(params)?;
     let mut x = AlignedBuffer::zeroed(probe.buffer_len()?, options.huge_pages)?;
     let (stride, count, reps) = (probe.stride, probe.count, probe.reps as u64);

@@ -246,7 +246,7 @@ fn allocate_rows(s: Jagged) -> (Vec<Box<[f64]>>, Placement) {
     (table, placement)
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare(params: &Params, options: &PrepareOptions) -> Prepared {
     let shape = Jagged::from_params(params)?;
     let len = shape.rows * shape.cols;
     let storage = if shape.flat {
@@ -342,7 +342,7 @@ mod tests {
             };
             params.insert(name.to_string(), value);
         }
-        let mut instance = prepare(&params, PrepareOptions::default()).unwrap();
+        let mut instance = prepare(&params, &PrepareOptions::default()).unwrap();
         let mut recorder = Recorder::default();
         instance.simulate(&mut recorder);
         (recorder.0, instance.run(), instance.expected_checksum())

@@ -139,7 +139,7 @@ struct Chase {
     next: usize,
 }
 
-fn prepare(params: &Params, _options: PrepareOptions) -> Prepared {
+fn prepare(params: &Params, _options: &PrepareOptions) -> Prepared {
     let (slots, spacing) = geometry(params)?;
     let seed = int_param("chase", params, "seed")?;
     let mut x = AlignedBuffer::zeroed(slots * spacing, true)?;

@@ -259,7 +259,7 @@ struct Matmul<S> {
     expected: f64,
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare(params: &Params, options: &PrepareOptions) -> Prepared {
     let shape = Shape::from_params(params)?;
     let len = shape.n * shape.n;
     let expected = reference_checksum(shape.n, shape.dtype);

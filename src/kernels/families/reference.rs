@@ -1,7 +1,7 @@
 //! The references every bandwidth figure is normalised by: `read bytes` (a multi-accumulator sum
 //! of one buffer) and `copy bytes` (the platform copy of one buffer into another).
 //!
-//! Both run on the copy engine's reference streams (`kernels::copy::reference`): `read_sum`
+//! Both run on the copy engine's reference streams (`stridelab_copy::reference`): `read_sum`
 //! (16 accumulators) and `plain_copy` (`memcpy`), the same ones the harness normalises by.
 //!
 //! Orders: `read` reads `x[k]` for k ascending; `copy` copies `src[k]` to `dst[k]` for k
@@ -104,7 +104,7 @@ struct Read {
     expected: f64,
 }
 
-fn prepare_read(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare_read(params: &Params, options: &PrepareOptions) -> Prepared {
     let x = filled_buffer(elements("read", params)?, options)?;
     let expected = x.iter().sum();
     Ok(Box::new(Read { x, expected }))
@@ -136,7 +136,7 @@ struct Copy {
     expected: f64,
 }
 
-fn prepare_copy(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare_copy(params: &Params, options: &PrepareOptions) -> Prepared {
     let n = elements("copy", params)?;
     let src = filled_buffer(n, options)?;
     let dst = AlignedBuffer::zeroed(n, options.huge_pages)?;

@@ -95,7 +95,7 @@ struct StrideSum {
     expected: f64,
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare(params: &Params, options: &PrepareOptions) -> Prepared {
     let (len, stride) = shape(params)?;
     let x = Storage::new(
         Dtype::from_params(params)?,

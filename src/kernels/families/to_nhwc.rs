@@ -5,7 +5,7 @@
 //! Orders (each element: read the source, then write the destination):
 //! - `fast` (default): the copy engine on the source as one 4-D strided view of shape
 //!   (N, H, W, C) with strides (C·H·W, W, 1, H·W). Its simulated stream is the engine's own
-//!   order ([`crate::kernels::copy::order`]), with [`REPLAY_CAVEAT`]'s omissions.
+//!   order ([`stridelab_copy::order`]), with [`REPLAY_CAVEAT`]'s omissions.
 //! - `naive-write`: what a framework's generic strided copy does, element by element with no
 //!   blocking: an odometer over the destination in C order (for n, h, w, c), reading the source
 //!   through the permuted strides ([`copy_strided`]); the destination is written contiguously,
@@ -19,10 +19,14 @@
 //! Every variant then reads back the sampled checksum cells of the destination
 //! ([`crate::kernels::common::sampled_sum`]).
 
+use std::sync::Arc;
+
+use stridelab_copy::Planner;
+use stridelab_copy::order::REPLAY_CAVEAT;
+
 use crate::cache::AccessSink;
 use crate::kernels::access::{CopyView, Mem, Side, copy_strided};
 use crate::kernels::common::{cell_value, check_indices, invalid, sampled_sum, text_param};
-use crate::kernels::copy::order::REPLAY_CAVEAT;
 use crate::kernels::families::channels::{DIMS, Tensor4};
 use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
@@ -106,9 +110,9 @@ const SRC: usize = 0;
 const DST: usize = 1;
 
 /// The conversion in `variant`'s order: buffer 0 (nchw) into buffer 1 (nhwc), then the sampled
-/// read-back (`fast` only on f64: see the module doc).
+/// read-back (`fast` only on f64: see the module doc; it copies with `planner`).
 #[inline(always)]
-pub fn to_nhwc<M: Mem>(m: &mut M, t: Tensor4, variant: Variant) -> f64 {
+pub fn to_nhwc<M: Mem>(m: &mut M, planner: &Planner, t: Tensor4, variant: Variant) -> f64 {
     let (c, h, w) = (t.c as isize, t.h as isize, t.w as isize);
     // The source (nchw) and destination (nhwc) strides of the dimensions (N, H, W, C).
     let nchw_by_nhwc = [c * h * w, w, 1, h * w];
@@ -121,7 +125,7 @@ pub fn to_nhwc<M: Mem>(m: &mut M, t: Tensor4, variant: Variant) -> f64 {
                 strides: &nchw_by_nhwc,
                 offset: 0,
             };
-            m.copy_view(SRC, &view, DST, 0);
+            m.copy_view(planner, SRC, &view, DST, 0);
         }
         Variant::NaiveWrite => {
             let from = Side {
@@ -160,9 +164,11 @@ struct Conversion {
     /// src (nchw), then dst (nhwc).
     buffers: Storage<2>,
     expected: f64,
+    /// The planner `fast` copies with.
+    copies: Arc<Planner>,
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare(params: &Params, options: &PrepareOptions) -> Prepared {
     let tensor = Tensor4::from_params("to-nhwc", params)?;
     let variant = variant(params)?;
     let len = tensor.elements()?;
@@ -189,6 +195,7 @@ fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
         variant,
         buffers,
         expected,
+        copies: Arc::clone(&options.copies),
     }))
 }
 
@@ -200,8 +207,8 @@ impl Instance for Conversion {
     }
 
     fn run(&mut self) -> f64 {
-        let (tensor, variant) = (self.tensor, self.variant);
-        with_real_mem!(&mut self.buffers, |m| to_nhwc(m, tensor, variant))
+        let (tensor, variant, copies) = (self.tensor, self.variant, &self.copies);
+        with_real_mem!(&mut self.buffers, |m| to_nhwc(m, copies, tensor, variant))
     }
 
     fn expected_checksum(&self) -> f64 {
@@ -209,8 +216,10 @@ impl Instance for Conversion {
     }
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
-        let (tensor, variant) = (self.tensor, self.variant);
-        with_sim_mem!(&mut self.buffers, sink, |m| to_nhwc(m, tensor, variant));
+        let (tensor, variant, copies) = (self.tensor, self.variant, &self.copies);
+        with_sim_mem!(&mut self.buffers, sink, |m| to_nhwc(
+            m, copies, tensor, variant
+        ));
     }
 }
 

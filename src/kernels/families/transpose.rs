@@ -8,7 +8,7 @@
 //! - `blocked`: tiles of B×B in row-major tile order (for ti, for tj), inside a tile for i,
 //!   for j; edge tiles are cut to the matrix.
 //! - `fast`: the copy engine on the view (cols, rows) with strides (1, ld). Its simulated stream
-//!   is the engine's own order ([`crate::kernels::copy::order`]): panels, tiles and 8×8 blocks
+//!   is the engine's own order ([`stridelab_copy::order`]): panels, tiles and 8×8 blocks
 //!   (below 8 rows or columns, runs in `naive-write`'s order).
 //!
 //! Elements are f64 (default) or f32 (`dtype=f32`, every variant but `fast`: the copy engine
@@ -17,13 +17,17 @@
 //! Every variant then reads back the sampled checksum cells of dst
 //! ([`crate::kernels::common::sampled_sum`]).
 
+use std::sync::Arc;
+
+use stridelab_copy::Planner;
+use stridelab_copy::order::REPLAY_CAVEAT;
+
 use crate::cache::AccessSink;
 use crate::kernels::access::{CopyView, Mem, Strided};
 use crate::kernels::common::{
     Matrix, cell_value, check_indices, checked_elements, invalid, sampled_sum, size_param,
     text_param,
 };
-use crate::kernels::copy::order::REPLAY_CAVEAT;
 use crate::kernels::families::traverse::MATRIX_PARAMS;
 use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{Entry, Prepared, StridePattern};
@@ -121,10 +125,10 @@ fn move_row_part<M: Mem>(m: &mut M, matrix: Matrix, i: usize, cols_from: usize, 
     m.move_run(row, column, count);
 }
 
-/// The `transpose` orders (`fast` only on f64: see the module doc); returns the sampled
-/// checksum of dst.
+/// The `transpose` orders (`fast` only on f64: see the module doc; it copies with `planner`);
+/// returns the sampled checksum of dst.
 #[inline(always)]
-pub fn transpose<M: Mem>(m: &mut M, matrix: Matrix, variant: Variant) -> f64 {
+pub fn transpose<M: Mem>(m: &mut M, planner: &Planner, matrix: Matrix, variant: Variant) -> f64 {
     let Matrix { rows, cols, ld } = matrix;
     match variant {
         Variant::NaiveRead => {
@@ -156,7 +160,7 @@ pub fn transpose<M: Mem>(m: &mut M, matrix: Matrix, variant: Variant) -> f64 {
                 strides: &strides,
                 offset: 0,
             };
-            m.copy_view(SRC, &view, DST, 0);
+            m.copy_view(planner, SRC, &view, DST, 0);
         }
     }
     sampled_sum(m, DST, rows * cols)
@@ -168,9 +172,11 @@ struct Transpose {
     /// src, then dst.
     buffers: Storage<2>,
     expected: f64,
+    /// The planner `fast` copies with.
+    copies: Arc<Planner>,
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare(params: &Params, options: &PrepareOptions) -> Prepared {
     let matrix = Matrix::from_params("transpose", params)?;
     let variant = variant(params)?;
     let dst_len = checked_elements("rows", &[matrix.rows, matrix.cols])?;
@@ -191,6 +197,7 @@ fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
         variant,
         buffers,
         expected,
+        copies: Arc::clone(&options.copies),
     }))
 }
 
@@ -200,8 +207,8 @@ impl Instance for Transpose {
     }
 
     fn run(&mut self) -> f64 {
-        let (matrix, variant) = (self.matrix, self.variant);
-        with_real_mem!(&mut self.buffers, |m| transpose(m, matrix, variant))
+        let (matrix, variant, copies) = (self.matrix, self.variant, &self.copies);
+        with_real_mem!(&mut self.buffers, |m| transpose(m, copies, matrix, variant))
     }
 
     fn expected_checksum(&self) -> f64 {
@@ -209,8 +216,10 @@ impl Instance for Transpose {
     }
 
     fn simulate(&mut self, sink: &mut dyn AccessSink) {
-        let (matrix, variant) = (self.matrix, self.variant);
-        with_sim_mem!(&mut self.buffers, sink, |m| transpose(m, matrix, variant));
+        let (matrix, variant, copies) = (self.matrix, self.variant, &self.copies);
+        with_sim_mem!(&mut self.buffers, sink, |m| transpose(
+            m, copies, matrix, variant
+        ));
     }
 }
 

@@ -112,17 +112,17 @@ struct Traverse {
     expected: f64,
 }
 
-fn prepare_row_sum(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare_row_sum(params: &Params, options: &PrepareOptions) -> Prepared {
     let matrix = Matrix::from_params("row-sum", params)?;
     let extra = injected()?.map_or(0, |s| extra_elements(matrix.rows, matrix.cols, s.percent));
     prepare(Order::Row { extra }, "row-sum", params, options)
 }
 
-fn prepare_col_sum(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare_col_sum(params: &Params, options: &PrepareOptions) -> Prepared {
     prepare(Order::Col, "col-sum", params, options)
 }
 
-fn prepare(order: Order, kernel: &str, params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare(order: Order, kernel: &str, params: &Params, options: &PrepareOptions) -> Prepared {
     let matrix = Matrix::from_params(kernel, params)?;
     let dtype = Dtype::from_params(params)?;
     let a = Storage::new(dtype, [matrix.storage_len()?], [true], cell_value, options)?;

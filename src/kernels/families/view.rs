@@ -149,12 +149,12 @@ struct ViewSum {
     expected: f64,
 }
 
-fn prepare(params: &Params, options: PrepareOptions) -> Prepared {
+fn prepare(params: &Params, options: &PrepareOptions) -> Prepared {
     prepare_view(geometry(params)?, Dtype::from_params(params)?, options)
 }
 
 /// Prepares `view-sum` for an explicit view geometry.
-pub fn prepare_view(view: ViewGeometry, dtype: Dtype, options: PrepareOptions) -> Prepared {
+pub fn prepare_view(view: ViewGeometry, dtype: Dtype, options: &PrepareOptions) -> Prepared {
     view.validate()?;
     let lens = [view.storage_len];
     let storage = Storage::new(dtype, lens, [true], cell_value, options)?;

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::plan::{Geometry, Plan, Tuning};
+use crate::plan::{Plan, Tuning};
+use crate::planner::Machine;
 
 /// The `format` field of every wisdom file.
 const FORMAT: &str = "stridelab-wisdom";
@@ -112,13 +113,13 @@ pub(crate) struct MachineKey {
 }
 
 impl MachineKey {
-    /// This machine: its CPU model and the sizes the engine plans for.
-    pub(crate) fn current(geometry: Geometry) -> MachineKey {
+    /// The key of `machine`: its CPU model and the sizes the engine plans for.
+    pub(crate) fn of(machine: &Machine) -> MachineKey {
         MachineKey {
-            cpu_model: crate::cache::cpu::cpu_model().unwrap_or_else(|| "unknown".into()),
-            l1d_bytes: geometry.l1d_bytes,
-            l2_bytes: geometry.l2_bytes,
-            llc_bytes: geometry.llc_bytes,
+            cpu_model: machine.cpu_model.clone(),
+            l1d_bytes: machine.caches.l1d_bytes,
+            l2_bytes: machine.caches.l2_bytes,
+            llc_bytes: machine.caches.llc_bytes,
         }
     }
 
@@ -353,16 +354,6 @@ fn parse(path: &Path, text: &str, machine: &MachineKey) -> Result<WisdomFile, Wi
     Ok(file)
 }
 
-/// The default wisdom file: `$XDG_CACHE_HOME/stridelab/wisdom.json`, else
-/// `$HOME/.cache/stridelab/wisdom.json` (the XDG base-directory rule); `None` without either.
-pub fn default_wisdom_path() -> Option<PathBuf> {
-    let non_empty = |name| std::env::var_os(name).filter(|v| !v.is_empty());
-    let base = non_empty("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| non_empty("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
-    Some(base.join("stridelab").join("wisdom.json"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,7 +378,7 @@ mod tests {
                 "stream-tiles",
                 Tuning {
                     panel,
-                    ..Tuning::for_geometry(1 << 30, 1, Geometry::get())
+                    ..Tuning::for_caches(1 << 30, 1, crate::TEST_CACHES)
                 },
             ),
             planning_s: 0.01,

@@ -1,6 +1,13 @@
-//! Unit tests of `copy/mod.rs`, kept beside it so the module itself stays short.
+//! Unit tests of `lib.rs` and `loops.rs`, kept beside them so the modules themselves stay
+//! short.
 
 use super::*;
+use crate::loops::PanelKernel;
+use crate::simd::Isa;
+
+fn planner() -> Planner {
+    Planner::analytic(TEST_CACHES)
+}
 
 #[test]
 fn bounds_violations_are_errors() {
@@ -42,7 +49,14 @@ fn bounds_violations_are_errors() {
         (&[usize::MAX, 3], &[0, 0], 0, 4, CopyError::Overflow),
     ];
     for (shape, strides, offset, dst_len, expected) in cases {
-        let got = copy_into_contiguous(&src, shape, strides, offset, &mut dst[..dst_len]);
+        let got = copy_into_contiguous(
+            &planner(),
+            &src,
+            shape,
+            strides,
+            offset,
+            &mut dst[..dst_len],
+        );
         assert_eq!(got, Err(expected), "{shape:?} {strides:?} +{offset}");
     }
 }
@@ -51,7 +65,7 @@ fn bounds_violations_are_errors() {
 fn empty_views_need_no_valid_storage() {
     let mut dst: [f64; 0] = [];
     assert_eq!(
-        copy_into_contiguous(&[], &[0, 5], &[99, 99], 1000, &mut dst),
+        copy_into_contiguous(&planner(), &[], &[0, 5], &[99, 99], 1000, &mut dst),
         Ok(())
     );
 }
@@ -61,7 +75,15 @@ fn a_transpose_matches_the_definition() {
     for (rows, cols) in [(8, 8), (16, 24), (13, 17), (64, 9), (100, 70)] {
         let src: Vec<f64> = (0..rows * cols).map(|i| i as f64).collect();
         let mut dst = vec![0.0; rows * cols];
-        copy_into_contiguous(&src, &[cols, rows], &[1, cols as isize], 0, &mut dst).unwrap();
+        copy_into_contiguous(
+            &planner(),
+            &src,
+            &[cols, rows],
+            &[1, cols as isize],
+            0,
+            &mut dst,
+        )
+        .unwrap();
         for r in 0..rows {
             for c in 0..cols {
                 assert_eq!(
@@ -79,7 +101,7 @@ fn the_streamed_kernels_run_where_their_lines_are_whole() {
     let streamed = Tuning {
         stream: true,
         staged: false,
-        ..Tuning::for_copy(1 << 30)
+        ..Tuning::for_caches(1 << 30, 1, TEST_CACHES)
     };
     let staged = Tuning {
         staged: true,
@@ -188,12 +210,13 @@ fn streamed_transposes_copy_exactly_on_every_instruction_set() {
                     stream: true,
                     staged: false,
                     kernels,
-                    ..Tuning::for_copy(1 << 30)
+                    ..Tuning::for_caches(1 << 30, 1, TEST_CACHES)
                 };
                 for shift in [0, 1] {
-                    let mut buffer = crate::mem::AlignedBuffer::<f64>::zeroed(count + 1, false)
-                        .expect("a small buffer");
-                    let dst = &mut buffer[shift..shift + count];
+                    let mut buffer = vec![0.0f64; count + 8];
+                    // The first element on a cache line, then `shift` past it.
+                    let start = buffer.as_ptr().align_offset(simd::LINE_BYTES) + shift;
+                    let dst = &mut buffer[start..start + count];
                     copy_into_contiguous_tuned(&src, shape, strides, 0, dst, tuning, None).unwrap();
                     assert_eq!(dst, &want[..], "{shape:?} {kernels:?} {tuning:?} +{shift}");
                 }

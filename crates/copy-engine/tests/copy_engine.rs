@@ -4,12 +4,56 @@
 //! equals a naive element-by-element copy, and views that leave the storage are errors.
 
 use proptest::prelude::*;
-use stridelab::kernels::copy::order::{OrderSink, engine_order};
-use stridelab::kernels::copy::{
-    CopyError, KernelSet, Tuning, copy_into_contiguous, copy_into_contiguous_par,
-    copy_into_contiguous_tuned,
+use stridelab_copy::order::{OrderSink, engine_order};
+use stridelab_copy::{
+    CacheSizes, CopyError, KernelSet, Planner, Tuning, copy_into_contiguous,
+    copy_into_contiguous_par, copy_into_contiguous_tuned,
 };
-use stridelab::mem::AlignedBuffer;
+
+/// A common x86 core's caches: every schedule is checked on its own tunings below, so the
+/// analytic ones need not be this machine's.
+const CACHES: CacheSizes = CacheSizes {
+    l1d_bytes: 32 << 10,
+    l2_bytes: 1 << 20,
+    llc_bytes: 32 << 20,
+};
+
+fn planner() -> Planner {
+    Planner::analytic(CACHES)
+}
+
+/// `len` elements starting on a 64-byte cache line (plus `shift` elements), in a `Vec` a line
+/// longer than they need.
+struct LineBuffer<T> {
+    storage: Vec<T>,
+    start: usize,
+    len: usize,
+}
+
+impl<T: Copy + Default> LineBuffer<T> {
+    fn new(len: usize, shift: usize) -> Self {
+        let storage = vec![T::default(); len + shift + 64];
+        let start = storage.as_ptr().align_offset(64) + shift;
+        LineBuffer {
+            storage,
+            start,
+            len,
+        }
+    }
+}
+
+impl<T> std::ops::Deref for LineBuffer<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.storage[self.start..self.start + self.len]
+    }
+}
+
+impl<T> std::ops::DerefMut for LineBuffer<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.storage[self.start..self.start + self.len]
+    }
+}
 
 /// A view over a storage of `storage_len` elements.
 #[derive(Debug, Clone)]
@@ -170,11 +214,20 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
     let run = |dst: &mut Vec<f64>| dst.fill(-1.0);
 
     let mut dst = vec![-1.0f64; count];
-    copy_into_contiguous(&src, &view.shape, &view.strides, view.offset, &mut dst).unwrap();
+    copy_into_contiguous(
+        &planner(),
+        &src,
+        &view.shape,
+        &view.strides,
+        view.offset,
+        &mut dst,
+    )
+    .unwrap();
     prop_assert_eq!(&dst, &expected, "sequential f64");
 
     run(&mut dst);
     copy_into_contiguous_par(
+        &planner(),
         &src,
         &view.shape,
         &view.strides,
@@ -185,7 +238,7 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
     .unwrap();
     prop_assert_eq!(&dst, &expected, "parallel f64");
 
-    let mut line_dst = AlignedBuffer::<f64>::zeroed(count, false).unwrap();
+    let mut line_dst = LineBuffer::<f64>::new(count, 0);
     // (panel, tile rows, stream, staged, prefetch steps, tile prefetch bytes, batch rows,
     // batch prefetch bytes, kernels)
     for (
@@ -253,12 +306,21 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
     // Other element sizes: the generic path (u16, f32) and the 8-byte integer SIMD path (u64).
     let src16 = storage(view.storage_len, |i| i as u16);
     let mut dst16 = vec![0u16; count];
-    copy_into_contiguous(&src16, &view.shape, &view.strides, view.offset, &mut dst16).unwrap();
+    copy_into_contiguous(
+        &planner(),
+        &src16,
+        &view.shape,
+        &view.strides,
+        view.offset,
+        &mut dst16,
+    )
+    .unwrap();
     prop_assert_eq!(dst16, naive_copy(&src16, view), "u16");
 
     let src32 = storage(view.storage_len, |i| i as f32 * 0.5);
     let mut dst32 = vec![0f32; count];
     copy_into_contiguous_par(
+        &planner(),
         &src32,
         &view.shape,
         &view.strides,
@@ -273,7 +335,15 @@ fn check_all_paths(view: &View) -> Result<(), TestCaseError> {
         (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     });
     let mut dst64 = vec![0u64; count];
-    copy_into_contiguous(&src64, &view.shape, &view.strides, view.offset, &mut dst64).unwrap();
+    copy_into_contiguous(
+        &planner(),
+        &src64,
+        &view.shape,
+        &view.strides,
+        view.offset,
+        &mut dst64,
+    )
+    .unwrap();
     prop_assert_eq!(dst64, naive_copy(&src64, view), "u64");
     Ok(())
 }
@@ -300,7 +370,7 @@ proptest! {
         let src = storage(view.storage_len, |i| i as f64);
         let want = naive_copy(&src, &view);
         let mut replay = Replay { loaded: vec![false; view.storage_len], dst: vec![None; want.len()] };
-        engine_order(view.storage_len, &view.shape, &view.strides, view.offset, 0, &mut replay)
+        engine_order(&planner(), view.storage_len, &view.shape, &view.strides, view.offset, 0, &mut replay)
             .unwrap();
         let got: Vec<Option<f64>> = replay.dst;
         prop_assert_eq!(got, want.into_iter().map(Some).collect::<Vec<_>>());
@@ -317,11 +387,11 @@ proptest! {
         let result = if cut_front && lo < 0 {
             // The most negative reach lands one element before the storage.
             let offset = (-lo - 1) as usize;
-            copy_into_contiguous(&src, &view.shape, &view.strides, offset, &mut dst)
+            copy_into_contiguous(&planner(), &src, &view.shape, &view.strides, offset, &mut dst)
         } else {
             // The storage ends one element before the furthest reach.
             let short = &src[..(view.offset as isize + hi) as usize];
-            copy_into_contiguous(short, &view.shape, &view.strides, view.offset, &mut dst)
+            copy_into_contiguous(&planner(), short, &view.shape, &view.strides, view.offset, &mut dst)
         };
         let is_out_of_bounds = matches!(result, Err(CopyError::OutOfBounds { .. }));
         prop_assert!(is_out_of_bounds, "{:?}", result);
@@ -333,7 +403,7 @@ proptest! {
         let count: usize = view.shape.iter().product();
         let src = vec![0.0f64; view.storage_len];
         let mut dst = vec![0.0f64; count + extra];
-        let result = copy_into_contiguous(&src, &view.shape, &view.strides, view.offset, &mut dst);
+        let result = copy_into_contiguous(&planner(), &src, &view.shape, &view.strides, view.offset, &mut dst);
         prop_assert_eq!(result, Err(CopyError::DestinationSize { dst: count + extra, needed: count }));
     }
 }
@@ -347,7 +417,8 @@ fn small_transposes_at_every_size_and_misalignment() {
             let src: Vec<f64> = (0..rows * cols).map(|i| i as f64).collect();
             let mut storage = vec![0.0f64; rows * cols + 1];
             let dst = &mut storage[1..];
-            copy_into_contiguous(&src, &[cols, rows], &[1, cols as isize], 0, dst).unwrap();
+            copy_into_contiguous(&planner(), &src, &[cols, rows], &[1, cols as isize], 0, dst)
+                .unwrap();
             for r in 0..rows {
                 for c in 0..cols {
                     assert_eq!(
@@ -384,9 +455,8 @@ fn batched_permutations_match_the_definition() {
         let src = storage(count, |i| i as f64);
         let expected = naive_copy(&src, &view);
         for shift in [0usize, 3] {
-            let mut backing =
-                stridelab::mem::AlignedBuffer::zeroed(count + shift, false).expect("buffer");
-            let dst = &mut backing[shift..];
+            let mut backing = LineBuffer::<f64>::new(count, shift);
+            let dst = &mut backing[..];
             // Row steps that divide the rows, leave a partial step, or take them all; panels
             // prefetched 1 or several panels ahead, or not at all.
             let steps = [(8, 0), (16, 1024), (24, 8)];
@@ -398,7 +468,7 @@ fn batched_permutations_match_the_definition() {
                     stream: true,
                     batch_rows,
                     batch_prefetch_bytes,
-                    ..Tuning::for_copy(0)
+                    ..Tuning::for_caches(0, 1, CACHES)
                 };
                 dst.fill(-1.0);
                 copy_into_contiguous_tuned(
@@ -422,13 +492,12 @@ fn batched_permutations_match_the_definition() {
 /// tiles, panels and sizes that are not multiples of 8, sequential and parallel.
 #[test]
 fn streamed_tiles_on_aligned_buffers_match_the_definition() {
-    use stridelab::mem::AlignedBuffer;
     for (rows, cols) in [(64usize, 64usize), (72, 40), (96, 100), (40, 203), (57, 48)] {
-        let mut src = AlignedBuffer::zeroed(rows * cols, false).expect("buffer");
+        let mut src = LineBuffer::<f64>::new(rows * cols, 0);
         for (i, x) in src.iter_mut().enumerate() {
             *x = i as f64;
         }
-        let mut dst = AlignedBuffer::zeroed(rows * cols, false).expect("buffer");
+        let mut dst = LineBuffer::<f64>::new(rows * cols, 0);
         // (panel, tile rows, tile prefetch bytes: 0 = the next tile, else along the walk)
         for (panel, tile_rows, ahead) in [
             (16usize, 16usize, 0usize),
@@ -444,7 +513,7 @@ fn streamed_tiles_on_aligned_buffers_match_the_definition() {
                 stream: true,
                 staged: false,
                 tile_prefetch_bytes: ahead,
-                ..Tuning::for_copy(0)
+                ..Tuning::for_caches(0, 1, CACHES)
             };
             for parallel in [None, Some(pool())] {
                 dst.fill(-1.0);

@@ -8,15 +8,14 @@
 //! ([`OrderSink::stage_load`]/[`OrderSink::stage_store`]). Not replayed: the carry buffer and
 //! the one-block delay of streamed panels whose destination rows start mid-line, software
 //! prefetches, and non-temporal stores (reported as ordinary stores, as cachegrind counts
-//! them). Both buffers are assumed to start on a cache line, as the lab's buffers do.
+//! them). Both buffers are assumed to start on a cache line.
 
 #![forbid(unsafe_code)]
 
-use super::plan::{Cursor, Inner, Plan};
-use super::simd::Isa;
-use super::{
-    CopyError, PanelKernel, SWEEP_COLUMNS, Tuning, stage_columns, stage_row_len, sweeps, validate,
-};
+use crate::loops::{PanelKernel, SWEEP_COLUMNS, stage_columns, stage_row_len, sweeps};
+use crate::plan::{Cursor, Inner, Plan, Tuning};
+use crate::simd::Isa;
+use crate::{CopyError, Planner, validate};
 
 /// What the replay leaves out, for every simulated figure of a copy-engine kernel.
 pub const REPLAY_CAVEAT: &str = "the copy engine is replayed in its own order (plan, panels, \
@@ -41,12 +40,14 @@ pub trait OrderSink {
     }
 }
 
-/// Replays the accesses [`super::copy_into_contiguous`] makes for an 8-byte element type on
-/// this CPU (the same tuning — the planner's when this process planned or loaded the copy's
-/// class, else the analytic one — and instruction set), in order, into `sink`, for a destination
-/// that starts at element `dst_start` of a line-aligned buffer (destination indices are
-/// reported from the buffer's start). Checks the view as the engine does.
+/// Replays the accesses [`crate::copy_into_contiguous`] makes with `planner` for an 8-byte
+/// element type on this CPU (the same tuning — the planner's wisdom for the copy's class when
+/// it has one, else the analytic one — and instruction set), in order, into `sink`, for a
+/// destination that starts at element `dst_start` of a line-aligned buffer (destination
+/// indices are reported from the buffer's start). Checks the view as the engine does; never
+/// plans (a copy the planner has not planned replays the analytic schedule).
 pub fn engine_order(
+    planner: &Planner,
     src_len: usize,
     shape: &[usize],
     strides: &[isize],
@@ -64,7 +65,7 @@ pub fn engine_order(
     }
     let plan = Plan::new(shape, strides);
     let bytes = needed.saturating_mul(size_of::<f64>());
-    let tuning = super::planner::known_tuning(&plan, offset, 1, bytes);
+    let tuning = planner.known_tuning(&plan, offset, 1, bytes);
     replay(
         &plan,
         (offset, dst_start),
@@ -383,7 +384,7 @@ mod tests {
     }
 
     fn tunings() -> Vec<Tuning> {
-        let base = Tuning::for_copy(1 << 30);
+        let base = Tuning::for_caches(1 << 30, 1, crate::TEST_CACHES);
         let mut all = vec![];
         for (stream, staged) in [(true, false), (true, true), (false, true)] {
             for (panel, tile_rows) in [(16, 8), (64, 16), (512, 32)] {
@@ -437,7 +438,7 @@ mod tests {
             tile_rows: 16,
             stream,
             staged: !stream,
-            ..Tuning::for_copy(1 << 30)
+            ..Tuning::for_caches(1 << 30, 1, crate::TEST_CACHES)
         }
     }
 
@@ -467,13 +468,14 @@ mod tests {
 
     #[test]
     fn engine_order_checks_the_view_like_the_engine() {
+        let planner = Planner::analytic(crate::TEST_CACHES);
         let mut record = Record::default();
-        let err = engine_order(10, &[4, 4], &[1, 4], 0, 0, &mut record).unwrap_err();
+        let err = engine_order(&planner, 10, &[4, 4], &[1, 4], 0, 0, &mut record).unwrap_err();
         assert!(matches!(err, CopyError::OutOfBounds { .. }), "{err}");
-        assert!(engine_order(16, &[4, 0], &[1, 4], 0, 0, &mut record).is_ok());
+        assert!(engine_order(&planner, 16, &[4, 0], &[1, 4], 0, 0, &mut record).is_ok());
         assert!(record.sequence.is_empty());
         // Destination indices count from the buffer's start.
-        engine_order(16, &[2, 2], &[1, 2], 0, 5, &mut record).unwrap();
+        engine_order(&planner, 16, &[2, 2], &[1, 2], 0, 5, &mut record).unwrap();
         let mut stored: Vec<usize> = record.stores.iter().map(|&(d, _)| d).collect();
         stored.sort_unstable();
         assert_eq!(stored, vec![5, 6, 7, 8]);

@@ -1,222 +1,16 @@
-//! The copy engine: copies any valid strided view into a contiguous (C-order) destination.
-//!
-//! Every copy the lab makes goes through [`copy_into_contiguous`]: the layout model's
-//! `contiguous()`/`reshape` copies, the `transpose fast` kernel and `to-tiles`.
-//! [`copy_into_contiguous_par`] is the same copy on a rayon pool. The [`reference`](mod@reference) module holds
-//! the plain, non-temporal and read-only streams every bandwidth figure is normalised by;
-//! [`order`] replays the engine's access order (the same plan, tuning and loop nests) for the
-//! simulator.
-//!
-//! How a copy runs:
-//! 1. `validate` checks, once and with 128-bit arithmetic, that every reachable source index
-//!    lies inside `src` and that `dst` has the view's element count; an error is returned
-//!    before any memory is touched. Everything after relies on these invariants.
-//! 2. The plan drops size-1 dims, coalesces dims that are contiguous with each other and
-//!    picks the inner kernel: a run along the destination-fast dim, or a 2-D transpose between
-//!    the source-fast and destination-fast dims (plus a batch dim when the source rows
-//!    continue across one, as in 4-D first/last-dim swaps: such a batch is read a few rows at
-//!    a time along all its panels, as long prefetched streams).
-//! 3. [`Tuning`] is derived analytically from the lab's one cache geometry
-//!    (`cache::geometry`, implausible levels left out): destinations larger than an eighth of
-//!    the last-level cache are written with non-temporal stores; run copies then read the
-//!    source in address order. When the application turns the planner on
-//!    ([`configure_planner`]), the first copy of each class of 1 MiB or more times the
-//!    candidate schedules on its own buffers and keeps the fastest (`planner`), in a wisdom
-//!    file (`wisdom`) later processes read.
-//! 4. 8-byte plain-data elements (`f64`, `u64`, `i64`) go through the SIMD micro-kernels in
-//!    `simd`: an in-register 8×8 transpose (AVX-512, AVX2 as four 4×4, or scalar), either
-//!    streamed straight to the destination in whole lines — each block's columns joined with
-//!    the previous block's by one permute when a destination row starts mid-line (e.g. 4097;
-//!    AVX-512 only: AVX2 streams from registers where every destination row starts a line,
-//!    and through the L1 stage below otherwise),
-//!    and swept in L2-sized tiles so destination rows receive runs of lines (a lean kernel
-//!    without carry or permutes when every destination row starts a line, as for any N×N
-//!    transpose with N a multiple of 8; the source is prefetched into L2 a tile ahead, or, on
-//!    one thread beyond the last-level cache, 1 KiB ahead along the walk) — or, without
-//!    streaming, staged through an L1-sized buffer so power-of-two leading dimensions cannot
-//!    pile into one cache set.
-//!    Every other element type runs the same loop nest in safe, element-by-element code.
-//! 5. Work items (outer index × column panel × batch chunk) write disjoint destination
-//!    elements; the parallel variant hands contiguous ranges of them to the pool's threads.
+//! The loop nests of a validated copy: the work items (outer index × column panel × batch
+//! chunk), the raw-pointer walk that hands 8-byte elements to the SIMD micro-kernels
+//! ([`RawCopy`]), the choice of each transpose panel's kernel ([`PanelKernel`], shared with
+//! the replay in `order.rs`), the L1 stage, and the same nest for any other element type in
+//! safe code. Everything here trusts the invariants `validate` (in `lib.rs`) established.
 
-pub mod order;
-mod plan;
-mod planner;
-pub mod reference;
-mod simd;
-mod wisdom;
-
-use std::any::TypeId;
 use std::ops::Range;
 
-use thiserror::Error;
-
-use plan::{BATCH_CHUNK, Cursor, Inner, PanelItem, Plan};
-#[doc(hidden)]
-pub use plan::{KernelSet, Tuning};
-use planner::planned_tuning;
-pub use planner::{PlanEvent, PlanSource, WisdomChoice, configure_planner, take_plan_events};
-use simd::Isa;
-pub use wisdom::{Schedule, Trial, WisdomError, default_wisdom_path};
-
-/// Why a copy was refused. The engine checks bounds once, before touching memory.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum CopyError {
-    #[error("shape has {shape} dims but strides has {strides}")]
-    RankMismatch { shape: usize, strides: usize },
-    #[error("destination holds {dst} elements but the view has {needed}")]
-    DestinationSize { dst: usize, needed: usize },
-    #[error("the view reaches storage index {index}, outside a storage of {len} elements")]
-    OutOfBounds { index: i128, len: usize },
-    #[error("the view's element count overflows usize")]
-    Overflow,
-}
-
-/// Copies the view `(shape, strides, offset)` of `src` into `dst` in logical C order.
-///
-/// Strides are in elements and may be negative or zero. `dst.len()` must equal the product of
-/// `shape`. Every reachable index is checked against `src.len()` before anything is copied.
-/// `f64`, `u64` and `i64` take the SIMD fast path (hence `'static`: the element type is
-/// recognised by its `TypeId`); other types are copied correctly, element by element.
-pub fn copy_into_contiguous<T: Copy + 'static>(
-    src: &[T],
-    shape: &[usize],
-    strides: &[isize],
-    offset: usize,
-    dst: &mut [T],
-) -> Result<(), CopyError> {
-    copy_with_planned_tuning(src, shape, strides, offset, dst, None)
-}
-
-/// [`copy_into_contiguous`] on the threads of `pool`, which the caller builds (and pins, if it
-/// wants pinned threads): the copy runs inside `pool.scope`, split into a few contiguous ranges
-/// of work items (transpose panels × batch chunks, or runs) per thread. Element types other
-/// than `f64`/`u64`/`i64` are copied on the calling thread.
-pub fn copy_into_contiguous_par<T: Copy + Send + Sync + 'static>(
-    src: &[T],
-    shape: &[usize],
-    strides: &[isize],
-    offset: usize,
-    dst: &mut [T],
-    pool: &rayon::ThreadPool,
-) -> Result<(), CopyError> {
-    copy_with_planned_tuning(src, shape, strides, offset, dst, Some(pool))
-}
-
-/// The body of [`copy_into_contiguous`] (no pool) and [`copy_into_contiguous_par`]: validate,
-/// plan the loop nest, take the planner's (or the analytic) tuning, copy.
-fn copy_with_planned_tuning<T: Copy + 'static>(
-    src: &[T],
-    shape: &[usize],
-    strides: &[isize],
-    offset: usize,
-    dst: &mut [T],
-    pool: Option<&rayon::ThreadPool>,
-) -> Result<(), CopyError> {
-    let needed = validate(src.len(), shape, strides, offset, dst.len())?;
-    if needed == 0 {
-        return Ok(());
-    }
-    let plan = Plan::new(shape, strides);
-    let tuning = planned_tuning(src, &plan, offset, dst, pool);
-    copy_planned(src, &plan, offset, dst, tuning, pool);
-    Ok(())
-}
-
-/// [`copy_into_contiguous`] with explicit tuning knobs (for benchmarks that sweep them).
-#[doc(hidden)]
-pub fn copy_into_contiguous_tuned<T: Copy + Send + Sync + 'static>(
-    src: &[T],
-    shape: &[usize],
-    strides: &[isize],
-    offset: usize,
-    dst: &mut [T],
-    tuning: Tuning,
-    pool: Option<&rayon::ThreadPool>,
-) -> Result<(), CopyError> {
-    let needed = validate(src.len(), shape, strides, offset, dst.len())?;
-    if needed == 0 {
-        return Ok(());
-    }
-    let tuning = Tuning {
-        panel: tuning.panel.max(8) / 8 * 8,
-        tile_rows: tuning.tile_rows.max(8) / 8 * 8,
-        batch_rows: tuning.batch_rows.max(8) / 8 * 8,
-        ..tuning
-    };
-    copy_planned(src, &Plan::new(shape, strides), offset, dst, tuning, pool);
-    Ok(())
-}
-
-/// Checks the view against both buffers and returns its element count.
-///
-/// Invariants established for the rest of the engine:
-/// 1. `shape.len() == strides.len()`;
-/// 2. the element count fits in `usize` and equals `dst_len`;
-/// 3. if the view is non-empty, `offset + Σ i_k·s_k` lies in `0..src_len` for every index.
-fn validate(
-    src_len: usize,
-    shape: &[usize],
-    strides: &[isize],
-    offset: usize,
-    dst_len: usize,
-) -> Result<usize, CopyError> {
-    if shape.len() != strides.len() {
-        return Err(CopyError::RankMismatch {
-            shape: shape.len(),
-            strides: strides.len(),
-        });
-    }
-    let needed = shape
-        .iter()
-        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
-        .ok_or(CopyError::Overflow)?;
-    if dst_len != needed {
-        return Err(CopyError::DestinationSize {
-            dst: dst_len,
-            needed,
-        });
-    }
-    if needed == 0 {
-        return Ok(0);
-    }
-    // Reachable range: offset plus the most negative and most positive stride contributions.
-    // Each term fits in i128 (|n-1| < 2^64, |s| < 2^63); the sums are checked.
-    let (mut lo, mut hi) = (offset as i128, offset as i128);
-    for (&n, &s) in shape.iter().zip(strides) {
-        let span = (n as i128 - 1)
-            .checked_mul(s as i128)
-            .ok_or(CopyError::Overflow)?;
-        if span < 0 {
-            lo = lo.checked_add(span).ok_or(CopyError::Overflow)?;
-        } else {
-            hi = hi.checked_add(span).ok_or(CopyError::Overflow)?;
-        }
-    }
-    if lo < 0 {
-        return Err(CopyError::OutOfBounds {
-            index: lo,
-            len: src_len,
-        });
-    }
-    if hi >= src_len as i128 {
-        return Err(CopyError::OutOfBounds {
-            index: hi,
-            len: src_len,
-        });
-    }
-    Ok(needed)
-}
-
-/// True for the element types the SIMD path moves as 8-byte values: no padding, any bit
-/// pattern valid.
-fn is_plain_eight_byte<T: 'static>() -> bool {
-    let id = TypeId::of::<T>();
-    id == TypeId::of::<f64>() || id == TypeId::of::<u64>() || id == TypeId::of::<i64>()
-}
+use crate::plan::{BATCH_CHUNK, Cursor, Inner, PanelItem, Plan, Tuning};
+use crate::simd::{self, Isa};
 
 /// Runs a validated copy, sequentially or on `pool`.
-fn copy_planned<T: Copy + 'static>(
+pub(crate) fn copy_planned<T: Copy + 'static>(
     src: &[T],
     plan: &Plan,
     offset: usize,
@@ -230,7 +24,7 @@ fn copy_planned<T: Copy + 'static>(
     }
     let plan = &plan;
     let items = plan.outer_count() * plan.panels(tuning.panel) * plan.batch_chunks();
-    if !is_plain_eight_byte::<T>() {
+    if !crate::is_plain_eight_byte::<T>() {
         // Other element types are correct but not tuned: one thread, safe code.
         copy_items_generic(src, plan, offset, dst, tuning.panel, 0..items);
         return;
@@ -286,7 +80,7 @@ impl RawCopy<'_> {
     /// Copies work items `items` (outer combination × transpose panel, row-major).
     ///
     /// # Safety
-    /// The view was validated (invariants 1-3 of [`validate`]) against `src_len` and the
+    /// The view was validated (invariants 1-3 of [`crate::validate`]) against `src_len` and the
     /// destination, which nothing else accesses during the copy except other calls with
     /// disjoint `items`: item `(o, p)` writes exactly the destination elements of outer
     /// combination `o` whose transpose column lies in panel `p`, so disjoint items write
@@ -395,19 +189,19 @@ unsafe fn copy_run(
 /// The widest panel a streaming transpose sweeps 8 rows at a time (2 KiB of each source row,
 /// long enough for the prefetchers; wider panels spread single-line writes over more rows).
 /// Evidence: `docs/copy-engine.md#misaligned-rows-4097`.
-const SWEEP_COLUMNS: usize = 256;
+pub(crate) const SWEEP_COLUMNS: usize = 256;
 
 /// The widest staged panel: 64 destination rows × (64 + 8) elements is about an L1 (36 KiB
 /// on a 32 KiB L1 — the source lines a step reads are used once and may be evicted first).
 const STAGE_COLUMNS: usize = 64;
 
 /// How many columns of a `panel`-column transpose panel the stage takes at a time.
-fn stage_columns(panel: usize) -> usize {
+pub(crate) fn stage_columns(panel: usize) -> usize {
     panel.clamp(8, STAGE_COLUMNS)
 }
 
 /// Elements per stage row: 8 carried elements, then a tile of `tile_rows`.
-fn stage_row_len(tile_rows: usize) -> usize {
+pub(crate) fn stage_row_len(tile_rows: usize) -> usize {
     tile_rows + 8
 }
 
@@ -459,9 +253,9 @@ impl Stage {
 }
 
 /// Which loop nest moves a transpose panel (one decision, shared by the engine and by
-/// [`order::engine_order`], which replays it for the simulator).
+/// [`crate::order::engine_order`], which replays it for the simulator).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PanelKernel {
+pub(crate) enum PanelKernel {
     /// [`simd::transpose_panel_stream`]: `tuning.batch_rows` rows at a time across a batch
     /// of panels.
     BatchStream,
@@ -474,7 +268,7 @@ enum PanelKernel {
 impl PanelKernel {
     /// For `count` panels `batch_dst` apart in the destination, whose first destination row
     /// starts a line when `dst_on_line`.
-    fn choose(
+    pub(crate) fn choose(
         isa: Isa,
         tuning: Tuning,
         (count, batch_dst): (usize, isize),
@@ -517,7 +311,7 @@ fn batch_prefetch_panels(tuning: Tuning, batch_src: isize) -> usize {
 /// lines; swept tile by tile (column blocks outermost) each line would reach L1 twice, so such
 /// panels (e.g. leading dimension 4097) are swept, where neighbouring blocks share their lines.
 /// Every tile shape tried lost to the sweep there: `docs/copy-engine.md#misaligned-rows-4097`.
-fn sweeps(tuning: Tuning, lds: isize, src_on_line: bool) -> bool {
+pub(crate) fn sweeps(tuning: Tuning, lds: isize, src_on_line: bool) -> bool {
     let straddling = lds % 8 != 0 || !src_on_line;
     straddling || tuning.tile_rows <= 8
 }
@@ -592,7 +386,7 @@ unsafe fn transpose_panel(
                 } else {
                     // SAFETY: panel b of the caller's ranges; the carry holds `width`·8
                     // elements; tile_rows is a positive multiple of 8 (rounded in
-                    // copy_into_contiguous_tuned, 8 to 64 from Tuning::for_copy); Isa only
+                    // copy_into_contiguous_tuned, 8 to 64 from Tuning::for_caches); Isa only
                     // names instruction sets the CPU has.
                     unsafe {
                         simd::transpose_panel_tiled(
@@ -785,6 +579,3 @@ fn copy_items_generic<T: Copy>(
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

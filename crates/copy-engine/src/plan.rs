@@ -4,11 +4,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::sync::OnceLock;
-
 use serde::{Deserialize, Serialize};
-
-use crate::cache::geometry::CacheLevel;
 
 /// One loop of the copy: `len` steps, moving `src_stride` elements in the source and
 /// `dst_stride` elements in the (contiguous) destination per step.
@@ -249,7 +245,7 @@ impl Cursor {
     }
 }
 
-/// Knobs of the engine, derived analytically from the cache geometry by [`Tuning::for_copy`].
+/// Knobs of the engine, derived analytically from the cache sizes by [`Tuning::for_caches`].
 /// Public (hidden) so benchmarks can sweep them; results never depend on them. Serialised as
 /// a wisdom file's schedule, without `kernels` (a stored plan always takes the best set).
 #[doc(hidden)]
@@ -292,61 +288,21 @@ pub enum KernelSet {
     Best,
 }
 
-/// The cache sizes the tuning is derived from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Geometry {
+/// The cache sizes the engine plans for, in bytes: the caller's, since the engine detects no
+/// machine. A level the caller does not trust (a hypervisor's implausible L3) is best left out
+/// by naming the largest plausible one as the last level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CacheSizes {
+    /// The level-1 data cache.
     pub l1d_bytes: usize,
-    /// The level-2 cache (the fallback's when the machine lists none).
+    /// The level-2 cache.
     pub l2_bytes: usize,
+    /// The last-level cache.
     pub llc_bytes: usize,
 }
 
-impl Geometry {
-    /// Assumed when the machine names no plausible L1d or last level: a common x86 core
-    /// (32 KiB L1d, 1 MiB L2, 32 MiB L3).
-    const FALLBACK: Geometry = Geometry {
-        l1d_bytes: 32 << 10,
-        l2_bytes: 1 << 20,
-        llc_bytes: 32 << 20,
-    };
-
-    /// The machine's caches as [`crate::cache::geometry::Geometry::detect`] reads them (sysfs,
-    /// cross-checked by CPUID), once per process: the lab's one geometry, so the engine
-    /// plans for the caches `stridelab info` shows.
-    pub(crate) fn get() -> Geometry {
-        static GEOMETRY: OnceLock<Geometry> = OnceLock::new();
-        *GEOMETRY.get_or_init(|| {
-            Self::from_levels(&crate::cache::geometry::Geometry::detect().data_levels())
-        })
-    }
-
-    /// The sizes to plan for from a geometry's data levels. A level that breaks a
-    /// plausibility rule ([`CacheLevel::plausibility_warnings`], e.g. a hypervisor's 300 MiB
-    /// L3) is left out, so the last-level cache is the largest plausible one: planning for a
-    /// cache that is not there kept 18–60 MiB copies in the in-cache schedule, at a quarter
-    /// of a copy's speed.
-    pub(crate) fn from_levels(levels: &[CacheLevel]) -> Geometry {
-        let plausible: Vec<&CacheLevel> = levels
-            .iter()
-            .filter(|l| l.plausibility_warnings().is_empty())
-            .collect();
-        let bytes = |level: Option<&&CacheLevel>| level.and_then(|l| usize::try_from(l.size).ok());
-        let l1d = bytes(plausible.iter().find(|l| l.level == 1));
-        let llc = bytes(plausible.iter().max_by_key(|l| l.level));
-        match (l1d, llc) {
-            (Some(l1d_bytes), Some(llc_bytes)) => Geometry {
-                l1d_bytes,
-                l2_bytes: bytes(plausible.iter().find(|l| l.level == 2))
-                    .unwrap_or(Self::FALLBACK.l2_bytes),
-                llc_bytes,
-            },
-            _ => Self::FALLBACK,
-        }
-    }
-}
-
 impl Tuning {
-    /// The tuning for a copy on one thread that writes `dst_bytes`, from the cache geometry.
+    /// The tuning for a copy that writes `dst_bytes` on `threads` threads, for `caches`.
     /// The evidence for each rule, from interleaved A/B runs, is in `docs/copy-engine.md`
     /// (section "The rules and their evidence").
     ///
@@ -370,41 +326,21 @@ impl Tuning {
     ///   once along the whole batch and prefetch each row stream 1 KiB ahead, since long
     ///   prefetched streams suit the prefetchers (`docs/copy-engine.md#batched-transposes`).
     ///
-    /// Derived from sizes alone; when the application turns the planner on, the measured
-    /// schedule replaces it (`planner.rs`).
-    pub fn for_copy(dst_bytes: usize) -> Tuning {
-        Self::for_geometry(dst_bytes, 1, Geometry::get())
-    }
-
-    /// [`Tuning::for_copy`] for a copy split over `threads` threads.
-    pub fn for_parallel_copy(dst_bytes: usize, threads: usize) -> Tuning {
-        Self::for_geometry(dst_bytes, threads, Geometry::get())
-    }
-
-    /// [`Tuning::for_parallel_copy`] as if the last-level cache held `llc_bytes`: the
-    /// planner's candidate families, and the experiment that times the schedule each assumed
-    /// LLC size would pick.
-    pub fn assuming_llc(dst_bytes: usize, threads: usize, llc_bytes: usize) -> Tuning {
-        let geometry = Geometry {
-            llc_bytes,
-            ..Geometry::get()
-        };
-        Self::for_geometry(dst_bytes, threads, geometry)
-    }
-
-    /// [`Tuning::for_parallel_copy`] on a given cache geometry.
-    pub(crate) fn for_geometry(dst_bytes: usize, threads: usize, geometry: Geometry) -> Tuning {
+    /// Derived from sizes alone; a [`crate::Planner`] with wisdom replaces it with the measured
+    /// schedule (`planner.rs`). Public (hidden) for benchmarks and tests that sweep the knobs.
+    #[doc(hidden)]
+    pub fn for_caches(dst_bytes: usize, threads: usize, caches: CacheSizes) -> Tuning {
         const STREAM_PANEL: usize = 512;
-        let stream = dst_bytes > geometry.llc_bytes / 8;
+        let stream = dst_bytes > caches.llc_bytes / 8;
         let staged = !stream;
-        let beyond_llc = dst_bytes > geometry.llc_bytes;
+        let beyond_llc = dst_bytes > caches.llc_bytes;
         // Beyond the LLC, one core alone, or any number far beyond it: wide panels walked
         // with a near prefetch.
-        let walk = beyond_llc && (threads <= 1 || dst_bytes / 8 > geometry.llc_bytes);
+        let walk = beyond_llc && (threads <= 1 || dst_bytes / 8 > caches.llc_bytes);
         let l2_share = if beyond_llc { 16 } else { 8 };
         Tuning {
             panel: if staged {
-                (geometry.l1d_bytes / 512).clamp(16, 256) / 8 * 8
+                (caches.l1d_bytes / 512).clamp(16, 256) / 8 * 8
             } else if walk {
                 2 * STREAM_PANEL
             } else {
@@ -413,7 +349,7 @@ impl Tuning {
             tile_rows: if staged {
                 64
             } else {
-                (geometry.l2_bytes / l2_share / (STREAM_PANEL * size_of::<f64>())).clamp(8, 64) / 8
+                (caches.l2_bytes / l2_share / (STREAM_PANEL * size_of::<f64>())).clamp(8, 64) / 8
                     * 8
             },
             stream,
@@ -533,7 +469,7 @@ mod tests {
     }
 
     #[test]
-    fn tunings_follow_the_cache_geometry() {
+    fn tunings_follow_the_cache_sizes() {
         let kib = 1usize << 10;
         let mib = kib * kib;
         let zen4 = (32 * kib, 1024 * kib, 32 * mib);
@@ -556,12 +492,12 @@ mod tests {
             (huge_l2, 4 * mib, (true, 512, 64, 0)),
         ];
         for ((l1d_bytes, l2_bytes, llc_bytes), dst_bytes, expected) in cases {
-            let geometry = Geometry {
+            let caches = CacheSizes {
                 l1d_bytes,
                 l2_bytes,
                 llc_bytes,
             };
-            let tuning = Tuning::for_geometry(dst_bytes, 1, geometry);
+            let tuning = Tuning::for_caches(dst_bytes, 1, caches);
             assert_eq!(
                 (
                     tuning.stream,
@@ -570,12 +506,12 @@ mod tests {
                     tuning.tile_prefetch_bytes
                 ),
                 expected,
-                "{geometry:?} {dst_bytes}"
+                "{caches:?} {dst_bytes}"
             );
             assert_eq!(tuning.staged, !tuning.stream);
             // Parallel copies up to 8 LLCs walk tiles of the same height in 512-column panels,
             // prefetching the next tile; beyond, they walk like one thread.
-            let parallel = Tuning::for_geometry(dst_bytes, 2, geometry);
+            let parallel = Tuning::for_caches(dst_bytes, 2, caches);
             let (panel, ahead) = if dst_bytes > 8 * llc_bytes {
                 (tuning.panel, tuning.tile_prefetch_bytes)
             } else {
@@ -589,51 +525,8 @@ mod tests {
                     parallel.tile_prefetch_bytes
                 ),
                 (tuning.stream, panel, tuning.tile_rows, ahead),
-                "{geometry:?} {dst_bytes} on 2 threads"
+                "{caches:?} {dst_bytes} on 2 threads"
             );
-        }
-    }
-
-    #[test]
-    fn the_plan_takes_the_plausible_levels_and_the_largest_as_its_llc() {
-        use crate::cache::geometry::CacheKind::{Data, Unified};
-        use crate::cache::geometry::GeometrySource;
-        let level = |name: &str, kind, size: u64, ways| {
-            CacheLevel::new(name, kind, size, ways, 64, GeometrySource::Sysfs)
-                .expect("a valid level")
-        };
-        let l1 = level("L1d", Data, 48 << 10, 12);
-        let l2 = level("L2", Unified, 2 << 20, 16);
-        let cases = [
-            // Intel VM: sysfs's 300 MiB L3 is implausible, so L2 is the last level.
-            (
-                vec![l1.clone(), l2.clone(), level("L3", Unified, 300 << 20, 20)],
-                (48 << 10, 2 << 20, 2 << 20),
-            ),
-            // AMD EPYC: a plausible 32 MiB L3.
-            (
-                vec![
-                    level("L1d", Data, 32 << 10, 8),
-                    level("L2", Unified, 1 << 20, 8),
-                    level("L3", Unified, 32 << 20, 16),
-                ],
-                (32 << 10, 1 << 20, 32 << 20),
-            ),
-            // No L2 listed: the fallback's L2, the L3 as LLC.
-            (
-                vec![l1.clone(), level("L3", Unified, 32 << 20, 16)],
-                (48 << 10, 1 << 20, 32 << 20),
-            ),
-            // Nothing usable: the fallback.
-            (vec![], (32 << 10, 1 << 20, 32 << 20)),
-        ];
-        for (levels, (l1d_bytes, l2_bytes, llc_bytes)) in cases {
-            let expected = Geometry {
-                l1d_bytes,
-                l2_bytes,
-                llc_bytes,
-            };
-            assert_eq!(Geometry::from_levels(&levels), expected, "{levels:?}");
         }
     }
 }
