@@ -8,8 +8,8 @@
 //!
 //! Data flows one way: **suite → runner → records → (report | gate)**. Modules stand on floors
 //! and import only from floors below: ground ([`units`], [`stats`], [`mem`], [`vocab`]) <
-//! [`layout`], [`cache`] < [`kernels`], [`results`] < [`harness`] < [`report`], [`infer`] <
-//! [`cli`]. The two floor-4 modules never import each other: the infer document they share is data in
+//! [`layout`], [`cache`] < [`kernels`], [`explain`], [`results`] < [`harness`] < [`report`],
+//! [`infer`] < [`cli`]. The two floor-4 modules never import each other: the infer document they share is data in
 //! [`results::infer_doc`]. `tests/integration/architecture.rs` enforces the plan; `docs/architecture.md`
 //! draws it.
 //!
@@ -33,6 +33,9 @@
 //!   (traversals, transposes, view walks, conflict probes, blocked layouts), each written once,
 //!   generic over an accessor so the same code runs on real memory and feeds the simulator.
 //!   [`kernels::copy`] is the strided N-d copy engine every copy in the lab goes through.
+//! - [`explain`] — what a strided view does to each cache level: the set model of its
+//!   strides, its walks simulated and judged, padding advice, and the sentences `stridelab
+//!   layout` prints about them. It stands on [`layout`] and [`cache`] alone.
 //! - [`harness`] — thread pinning, counters, timing, suites and the runner that turns kernels
 //!   into records. Kernels never time or print.
 //! - [`results`] — the versioned record schema, validation on load, atomic file writes and
@@ -56,6 +59,7 @@
 //!   and the families the benches time directly;
 //! - [`cache::geometry`] and [`cache::sim`] — geometries and the simulator;
 //! - [`layout`] and [`layout::expr`] — the view model and its expression language;
+//! - [`explain`] — what a view does to each cache level, as data and as sentences;
 //! - [`harness`] — suites and [`harness::run_suite`], measurement and pinning;
 //! - [`results`] — the results document, read and validated once;
 //! - [`report`] — figures and their data, for the report tests; [`infer`] — the probes and their
@@ -64,6 +68,7 @@
 
 pub mod cache;
 pub mod cli;
+pub mod explain;
 pub mod harness;
 pub mod infer;
 pub mod kernels;

@@ -4,7 +4,7 @@
 //! - [`access`]: the accessor every access order is written against, with `element` and
 //!   [`typed`] for the element types, [`common`] for the pieces all kernels share;
 //! - [`copy`]: the copy engine; [`tensor`] and [`eval`]: strided tensors with values and the
-//!   EXPR evaluation built on it; `views`: what a view does to one cache level;
+//!   EXPR evaluation built on it;
 //! - `slowdown`: the injected slowdown the gate's calibration builds with.
 //!
 //! Every kernel's access order is one generic function over [`access::Mem`] (generic over the
@@ -23,7 +23,6 @@ pub(crate) mod slowdown;
 pub mod spec;
 pub mod tensor;
 pub mod typed;
-pub(crate) mod views;
 
 pub use catalogue::{
     CATALOGUE_RULES, CatalogueRules, StridePattern, catalogue, estimate_accesses, find,

@@ -20,6 +20,7 @@ const FLOORS: &[(&str, u8)] = &[
     ("layout", 1),
     ("cache", 1),
     ("kernels", 2),
+    ("explain", 2),
     ("results", 2),
     ("harness", 3),
     ("report", 4),
