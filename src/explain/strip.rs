@@ -1,6 +1,6 @@
 //! The strip of sets `stridelab layout` draws under a level: one cell per set, or per group
-//! of sets when there are more than [`STRIP_MAX_CELLS`] (the group's busiest set), shaded by
-//! its distinct lines from ' ' (none) to '@' (the busiest), 64 cells per row. The shading is
+//! of sets when there are more than `STRIP_MAX_CELLS` (256; the group's busiest set), shaded
+//! by its distinct lines from ' ' (none) to '@' (the busiest), 64 cells per row. The shading is
 //! relative to the busiest set, so the legend names that count and the ways beside it.
 
 use crate::units::format_count_from_five_digits;
