@@ -8,12 +8,12 @@
 //!
 //! Data flows one way: **suite → runner → records → (report | gate)**. Modules stand on floors
 //! and import only from floors below: ground ([`units`], [`stats`], [`mem`], [`vocab`]) <
-//! [`layout`], [`cache`] < [`kernels`], [`results`] < [`harness`] < [`report`], [`infer`] <
-//! [`cli`]. The two floor-4 modules never import each other: the infer document they share is
-//! data in [`results::infer_doc`]. Beneath the lab's kernels floor stands the copy engine, a
-//! crate of its own ([`stridelab_copy`], `crates/copy-engine`): it imports nothing of the lab,
-//! and the lab reaches it from `kernels` up. `tests/integration/architecture.rs` enforces the
-//! plan; `docs/architecture.md` draws it.
+//! [`layout`], [`cache`] < [`kernels`], [`explain`], [`results`] < [`harness`] < [`report`],
+//! [`infer`] < [`cli`]. The two floor-4 modules never import each other: the infer document
+//! they share is data in [`results::infer_doc`]. Beneath the lab's kernels floor stands the copy
+//! engine, a crate of its own ([`stridelab_copy`], `crates/copy-engine`): it imports nothing of
+//! the lab, and the lab reaches it from `kernels` up. `tests/integration/architecture.rs`
+//! enforces the plan; `docs/architecture.md` draws it.
 //!
 //! - [`units`] — the one byte-size parser (`48K`, `2MiB`, `1G`) and byte formatters. No unsafe.
 //! - [`stats`] — median, MAD, percentiles, the bootstrap CI and the one seeded generator
@@ -37,6 +37,9 @@
 //!   Every copy in the lab goes through the strided N-d copy engine, the crate
 //!   [`stridelab_copy`]: the lab hands it the cache sizes it detected and a planner value
 //!   ([`kernels::copy_planner`]) that a run owns and drains of the plans it used.
+//! - [`explain`] — what a strided view does to each cache level: the set model of its
+//!   strides, its walks simulated and judged, padding advice, and the sentences `stridelab
+//!   layout` prints about them. It stands on [`layout`] and [`cache`] alone.
 //! - [`harness`] — thread pinning, counters, timing, suites and the runner that turns kernels
 //!   into records. Kernels never time or print.
 //! - [`results`] — the versioned record schema, validation on load, atomic file writes and
@@ -60,6 +63,7 @@
 //!   ([`kernels::tensor`], [`kernels::eval`]) and the families the benches time directly;
 //! - [`cache::geometry`] and [`cache::sim`] — geometries and the simulator;
 //! - [`layout`] and [`layout::expr`] — the view model and its expression language;
+//! - [`explain`] — what a view does to each cache level, as data and as sentences;
 //! - [`harness`] — suites and [`harness::run_suite`], measurement and pinning;
 //! - [`results`] — the results document, read and validated once;
 //! - [`report`] — figures and their data, for the report tests; [`infer`] — the probes and their
@@ -68,6 +72,7 @@
 
 pub mod cache;
 pub mod cli;
+pub mod explain;
 pub mod harness;
 pub mod infer;
 pub mod kernels;

@@ -62,6 +62,13 @@ impl Walk {
     }
 }
 
+/// Where the simulated address space places buffer `buffer`: 4 GiB apart, from 4 GiB up, so
+/// every buffer starts on a boundary of every set period and no two buffers overlap. Kernels
+/// simulated through the accessor and `layout`'s simulated walks both place buffers here.
+pub const fn buffer_base(buffer: usize) -> u64 {
+    (buffer as u64 + 1) << 32
+}
+
 pub mod cpu;
 pub mod geometry;
 pub(crate) mod model;

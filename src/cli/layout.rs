@@ -5,7 +5,7 @@
 //!
 //! With `--json` exactly one object is printed on stdout, also for errors (which exit 2):
 //! `{"error": {"kind": …, "message": …}}`; `main` does the same for malformed options. Its
-//! long lists are cut to their first entries unless `--all` (`kernels::views::listing`).
+//! long lists are cut to their first entries unless `--all` (`explain::listing`).
 //! The hidden `--batch FILE` mode evaluates one expression per line and prints one JSON object
 //! per line; the NumPy cross-check uses it to run thousands of chains in one process.
 
@@ -21,11 +21,11 @@ use crate::cli::text::layout::{
     error_json, error_object, error_text, explain, json_line, view_json,
 };
 use crate::cli::text::layout_cache::geometry_text;
+use crate::explain::cache::{Dtype, UnknownDtype, ViewCacheError};
+use crate::explain::levels::{GeometryExplanation, explain_geometry};
+use crate::explain::listing::{DEFAULT_SHOWN, Listing, cap_set_lines, check_all};
+use crate::explain::padding::ViewChain;
 use crate::kernels::eval as expr;
-use crate::kernels::views::cache::{Dtype, UnknownDtype, ViewCacheError};
-use crate::kernels::views::levels::{GeometryExplanation, explain_geometry};
-use crate::kernels::views::listing::{DEFAULT_SHOWN, Listing, cap_set_lines, check_all};
-use crate::kernels::views::padding::ViewChain;
 use crate::layout::ErrorKind;
 use crate::layout::describe::error_kinds_help;
 

@@ -5,8 +5,7 @@
 //!   [`typed`] for the element types, [`common`] for the pieces all kernels share;
 //! - [`copy_planner`]: the lab's side of the copy engine (the `stridelab-copy` crate): the
 //!   cache sizes it plans for and the planner a command asks for; [`tensor`] and [`eval`]:
-//!   strided tensors with values and the EXPR evaluation built on it; `views`: what a view
-//!   does to one cache level;
+//!   strided tensors with values and the EXPR evaluation built on it;
 //! - `slowdown`: the injected slowdown the gate's calibration builds with.
 //!
 //! Every kernel's access order is one generic function over [`access::Mem`] (generic over the
@@ -25,7 +24,6 @@ pub(crate) mod slowdown;
 pub mod spec;
 pub mod tensor;
 pub mod typed;
-pub(crate) mod views;
 
 pub use catalogue::{
     CATALOGUE_RULES, CatalogueRules, StridePattern, catalogue, estimate_accesses, find,

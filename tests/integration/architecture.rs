@@ -26,6 +26,7 @@ const FLOORS: &[(&str, u8)] = &[
     // The copy engine's crate: beneath `kernels`, beside `layout` and `cache`.
     (ENGINE, 1),
     ("kernels", 2),
+    ("explain", 2),
     ("results", 2),
     ("harness", 3),
     ("report", 4),

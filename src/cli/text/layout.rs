@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::explain::levels::GeometryExplanation;
+use crate::explain::listing::{ListedValues, Listing, check_all, list_values};
 use crate::kernels::eval::{self as expr, Evaluation};
 use crate::kernels::tensor::TensorError;
-use crate::kernels::views::levels::GeometryExplanation;
-use crate::kernels::views::listing::{ListedValues, Listing, check_all, list_values};
 use crate::layout::contiguity::Order;
 use crate::layout::describe::{
     STRIP_MAX_CELLS, STRIP_MAX_VISITS, VALUES_MAX_SHOWN, caret, chain_table, contiguity_line,
@@ -83,7 +83,7 @@ pub fn view_json(
         shares_storage: evaluation.shares_storage(),
         c_contiguous: layout.is_c_contiguous(),
         f_contiguous: layout.is_f_contiguous(),
-        values: list_values(evaluation, listing),
+        values: list_values(evaluation.layout(), evaluation.storage(), listing),
         caches,
     })
     .expect("serialising plain data to JSON cannot fail")

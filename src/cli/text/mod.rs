@@ -1,7 +1,9 @@
-//! The text the CLI prints, kept where it prints: tables ([`table`]), `run`'s summary and
+//! The text the CLI prints, laid out where it prints: tables ([`table`]), `run`'s summary and
 //! progress ([`run_summary`], [`progress`]), a simulated point ([`sim`]), `layout`'s
 //! explanation and its cache section ([`layout`], [`layout_cache`]), the catalogue listing
-//! ([`listing`]) and `info`'s machine table ([`info`]).
+//! ([`listing`]) and `info`'s machine table ([`info`]). The verdicts and sentences in them
+//! are the library's (`explain`, `harness::run::verdicts`, `harness::sim::model_words`): this
+//! floor labels, tabulates and wraps them.
 
 pub(crate) mod history;
 pub(crate) mod info;

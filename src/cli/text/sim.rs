@@ -1,5 +1,5 @@
 //! The text form of a simulated point ([`SimReport`]): counts per level, the 3C split of the
-//! misses, and the analytic set/GCD model's verdict beside them. Counts print exact and grouped
+//! misses, and the analytic set/GCD model's verdict beside them (`harness::sim::model_words`). Counts print exact and grouped
 //! (`16,777,216`), sizes exact (`4,104 B`, `48 KiB`), in columns as wide as their cells. A level
 //! whose geometry has warnings gets a `warning:` line saying why, and its rows and model line
 //! are marked [`DOUBTED`].
@@ -7,10 +7,11 @@
 use std::fmt::Write as _;
 
 use crate::cache::geometry::{CacheLevel, warning_lines};
-use crate::cache::model::{LevelPrediction, RepeatMisses};
+use crate::cache::model::LevelPrediction;
 use crate::cache::sim::Policy;
 use crate::cli::text::table::{Align, TextTable};
 use crate::harness::catalogue_link::params_with_bytes;
+use crate::harness::sim::model_words::model_sentence;
 use crate::harness::sim::run::SimReport;
 use crate::kernels::StridePattern;
 use crate::units::{format_bytes_exact, format_count, format_share as percent};
@@ -136,63 +137,10 @@ fn causes_table(text: &mut String, report: &SimReport) {
 }
 
 fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePattern) -> String {
-    // The closed form counts the sets the stride cycles through; fewer accesses than that
-    // reach only as many sets as they are, so the line says which of the two it prints. Its
-    // numbers stay ungrouped: a comma inside gcd(…, …) would read as another argument.
-    let closed = match model.closed_form_sets {
-        Some(sets) => {
-            let formula = format!(
-                "S/gcd(s/L, S) = {}/gcd({}, {}) = {sets}",
-                level.sets,
-                pattern.stride_bytes.unsigned_abs() / u64::from(level.line),
-                level.sets
-            );
-            if model.distinct_sets < sets {
-                format!(
-                    " (one per access: {} accesses; the stride would cycle through {formula})",
-                    format_count(pattern.count)
-                )
-            } else {
-                format!(" ({formula})")
-            }
-        }
-        None => String::new(),
-    };
-    let verdict = match (model.repeat_misses, model.overflow_onset) {
-        (RepeatMisses::Capacity, onset) => format!(
-            "its {} lines outnumber the cache's {}, so a repeated pass misses by capacity{}",
-            format_count(model.distinct_lines),
-            format_count(model.cache_lines),
-            onset
-                .map(|k| format!(" (a set overflows from access {})", format_count(k)))
-                .unwrap_or_default()
-        ),
-        // A conflict needs an overflow within the count, so its onset is known.
-        (RepeatMisses::Conflict, Some(onset)) => format!(
-            "a set overflows from access {}: {} lines compete for {} slots, though the cache \
-             holds {}, so a repeated pass misses by conflict",
-            format_count(onset),
-            format_count(model.distinct_lines),
-            format_count(model.usable_lines),
-            format_count(model.cache_lines)
-        ),
-        (RepeatMisses::None, Some(onset)) => format!(
-            "no set overflows at this count (one would from access {})",
-            format_count(onset)
-        ),
-        (_, None) if model.overflow_searched < pattern.count => format!(
-            "no set overflows in the first {} accesses searched",
-            format_count(model.overflow_searched)
-        ),
-        (_, None) => "no set overflows".to_string(),
-    };
     format!(
-        "{:<5} uses {} of {} sets{closed}; holds {} of its {} lines; {verdict}",
+        "{:<5} {}",
         marked_name(&level.name, &level.warnings),
-        format_count(model.distinct_sets),
-        format_count(u64::from(level.sets)),
-        format_count(model.usable_lines.min(model.distinct_lines)),
-        format_count(model.distinct_lines)
+        model_sentence(model, level, pattern)
     )
 }
 

@@ -23,6 +23,46 @@ pub(crate) struct TextTable {
 
 const GAP: &str = "  ";
 
+/// What a cell shows when it has no value.
+pub(crate) const MISSING: &str = "-";
+
+/// A column before layout: header, alignment and one cell per row.
+#[derive(Clone)]
+pub(crate) struct Column {
+    pub(crate) header: String,
+    align: Align,
+    cells: Vec<String>,
+}
+
+impl Column {
+    pub(crate) fn new(header: &str, align: Align, cells: Vec<String>) -> Self {
+        Self {
+            header: header.into(),
+            align,
+            cells,
+        }
+    }
+
+    /// Whether any cell says something (columns of dashes are left out).
+    pub(crate) fn has_values(&self) -> bool {
+        self.cells.iter().any(|c| !c.is_empty() && c != MISSING)
+    }
+}
+
+/// The table of `columns`, side by side.
+pub(crate) fn table(columns: &[Column]) -> TextTable {
+    let heads: Vec<(&str, Align)> = columns
+        .iter()
+        .map(|c| (c.header.as_str(), c.align))
+        .collect();
+    let mut t = TextTable::new(&heads);
+    let rows = columns.first().map_or(0, |c| c.cells.len());
+    for row in 0..rows {
+        t.push(columns.iter().map(|c| c.cells[row].clone()).collect());
+    }
+    t
+}
+
 fn width(text: &str) -> usize {
     text.chars().count()
 }

@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::cache::geometry::CacheLevel;
 use crate::cache::model::{closed_form_sets, distinct_sets, gcd, set_overflow_onset};
+use crate::explain::cache::analyse;
 use crate::kernels::access::sim_address;
 use crate::kernels::spec::{KernelSpec, ParamValue, Params, StridePattern};
-use crate::kernels::views::cache::analyse;
 use crate::kernels::{simulation_note, stride_pattern};
 use crate::results::model::LONG_RUN_ACCESSES;
 use crate::results::{

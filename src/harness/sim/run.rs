@@ -275,7 +275,7 @@ fn check_accesses(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::views::walks::simulate_passes;
+    use crate::explain::walks::simulate_passes;
 
     fn request<'a>(
         kernel: &'a str,

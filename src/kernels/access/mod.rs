@@ -61,7 +61,7 @@ pub const STAGE_BUFFER: usize = 15;
 /// The simulated byte address of element `index` of buffer `buffer` for element type `T`.
 #[inline(always)]
 pub fn element_address<T: Element>(buffer: usize, index: usize) -> u64 {
-    ((buffer as u64 + 1) << 32) + index as u64 * u64::from(T::BYTES)
+    crate::cache::buffer_base(buffer) + index as u64 * u64::from(T::BYTES)
 }
 
 /// The simulated byte address of f64 element `index` of buffer `buffer`.

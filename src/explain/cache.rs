@@ -424,6 +424,9 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::cache::geometry::{CacheKind, GeometrySource};
+    use crate::layout::expr::{
+        LayoutView, MAX_LAYOUT_ONLY_ELEMENTS, StepResult, parse_bounded, run_steps,
+    };
 
     /// An L1d of the given geometry, as `--cache` would give it.
     pub(crate) fn level(size: u64, ways: u64, line: u64) -> CacheLevel {
@@ -436,6 +439,16 @@ pub(crate) mod tests {
             GeometrySource::Override,
         )
         .unwrap()
+    }
+
+    /// The steps of `text` (`arange(N)` first) and its final layout, without values: what
+    /// `layout` hands the analysis as the view's chain.
+    pub(crate) fn steps_of(text: &str) -> (Vec<StepResult>, Layout) {
+        let expr = parse_bounded(text, MAX_LAYOUT_ONLY_ELEMENTS).unwrap();
+        let base = LayoutView::new(Layout::contiguous(&[expr.arange]).unwrap());
+        let (steps, _) = run_steps(&expr, base, MAX_LAYOUT_ONLY_ELEMENTS).unwrap();
+        let layout = steps.last().unwrap().layout.clone();
+        (steps, layout)
     }
 
     /// Every element's line, listed.

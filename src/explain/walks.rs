@@ -2,7 +2,7 @@
 //! C order) from a cold cache and then again, and a walk along each dimension done twice
 //! (what a loop repeating that walk, or walking a neighbouring column through the same lines,
 //! does). Each walk carries the set model's expectation, the simulated passes, the verdict
-//! those counts support (data; `cli::text::layout_cache` words it) and any disagreement between model
+//! those counts support (data; `explain::words` words it) and any disagreement between model
 //! and simulator.
 //!
 //! Why a second pass: conflict misses are misses on a line that was already brought in, so a
@@ -18,8 +18,7 @@ use serde::Serialize;
 use crate::cache::AccessSink;
 use crate::cache::geometry::CacheLevel;
 use crate::cache::sim::{Hierarchy, Policy, SimError};
-use crate::kernels::access::sim_address;
-use crate::kernels::views::cache::{LineCounts, LineGeometry, line_counts};
+use crate::explain::cache::{LineCounts, LineGeometry, line_counts};
 use crate::layout::Layout;
 
 /// Accesses one simulated pass makes at most: a fraction of a second per walk.
@@ -219,7 +218,7 @@ pub fn simulate_passes(
 ) -> Result<Vec<PassMisses>, SimError> {
     let mut hierarchy =
         Hierarchy::with_state_budget(std::slice::from_ref(level), Policy::Lru, true, SIM_MEMORY)?;
-    let base = sim_address(0, 0);
+    let base = crate::cache::buffer_base(0);
     let len = u32::try_from(itemsize).unwrap_or(u32::MAX);
     let take = usize::try_from(limit).unwrap_or(usize::MAX);
     let mut out = Vec::with_capacity(passes as usize);
@@ -443,7 +442,7 @@ pub fn disagreement(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::views::cache::tests::level;
+    use crate::explain::cache::tests::level;
 
     fn pass(accesses: u64, compulsory: u64, capacity: u64, conflict: u64) -> PassMisses {
         PassMisses {

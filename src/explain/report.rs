@@ -6,9 +6,9 @@
 use serde::Serialize;
 
 use crate::cache::geometry::{CacheLevel, GeometrySource};
-use crate::kernels::views::cache::{LineCounts, ViewCache, ViewCacheError, analyse};
-use crate::kernels::views::padding::{PaddingAdvice, ViewChain, advise};
-use crate::kernels::views::walks::{WalkReport, walks};
+use crate::explain::cache::{LineCounts, ViewCache, ViewCacheError, analyse};
+use crate::explain::padding::{PaddingAdvice, ViewChain, advise};
+use crate::explain::walks::{WalkReport, walks};
 use crate::layout::Layout;
 
 /// What a level adds to the levels above it, judged from its simulated walks.

@@ -16,10 +16,8 @@ use serde::Serialize;
 
 use crate::cache::geometry::CacheLevel;
 use crate::cache::model::gcd;
-use crate::kernels::views::cache::{LineGeometry, line_counts};
-use crate::kernels::views::walks::{
-    MAX_PASS_ACCESSES, PassMisses, WalkReport, dim_walk, simulate_passes,
-};
+use crate::explain::cache::{LineGeometry, line_counts};
+use crate::explain::walks::{MAX_PASS_ACCESSES, PassMisses, WalkReport, dim_walk, simulate_passes};
 use crate::layout::Layout;
 use crate::layout::expr::parse::Expr;
 use crate::layout::expr::replay::{ReplayStop, RowsStep, padded_rows, replay_from, rows_step};
@@ -394,20 +392,17 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::kernels::eval::evaluate;
-    use crate::kernels::views::cache::tests::level;
-    use crate::kernels::views::report::explain;
+    use crate::explain::cache::tests::{level, steps_of};
+    use crate::explain::report::explain;
 
     /// The advice for `text` (f64 elements) on `level`.
     fn advice(text: &str, level: &CacheLevel) -> Option<PaddingAdvice> {
-        let evaluation = evaluate(text).unwrap();
+        let (steps, layout) = steps_of(text);
         let chain = ViewChain {
             text,
-            steps: &evaluation.steps,
+            steps: &steps,
         };
-        explain(evaluation.layout(), &chain, 8, level)
-            .unwrap()
-            .padding
+        explain(&layout, &chain, 8, level).unwrap().padding
     }
 
     /// Lines per set of `count` accesses `step` elements apart from element `start`.

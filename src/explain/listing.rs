@@ -7,8 +7,8 @@
 
 use serde::Serialize;
 
-use crate::kernels::eval::{Evaluation, StorageElement};
-use crate::kernels::views::levels::LevelEntry;
+use crate::explain::levels::LevelEntry;
+use crate::layout::Layout;
 use crate::units::format_bytes_tenths;
 
 /// Entries each list shows by default.
@@ -60,21 +60,12 @@ pub struct ListedValues<T> {
     pub values_truncated: bool,
 }
 
-/// The values of `evaluation` under `listing`, without collecting the ones left out.
-pub fn list_values<T: StorageElement>(
-    evaluation: &Evaluation<T>,
-    listing: Listing,
-) -> ListedValues<T> {
-    let total = evaluation.layout().numel();
+/// The values `layout` takes from `storage`, under `listing`, without collecting the ones left out.
+pub fn list_values<T: Copy>(layout: &Layout, storage: &[T], listing: Listing) -> ListedValues<T> {
+    let total = layout.numel();
     let shown = listing.shown(total);
-    let storage = evaluation.storage();
     ListedValues {
-        values: evaluation
-            .layout()
-            .offsets()
-            .take(shown)
-            .map(|o| storage[o])
-            .collect(),
+        values: layout.offsets().take(shown).map(|o| storage[o]).collect(),
         values_total: total as u64,
         values_truncated: shown < total,
     }
@@ -125,11 +116,12 @@ pub fn check_all(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::eval::evaluate;
+    use crate::explain::cache::tests::steps_of;
 
     #[test]
     fn values_are_cut_to_the_listing_and_say_so() {
-        let evaluation = evaluate("arange(24).view(2,3,4).T").unwrap();
+        let (_, layout) = steps_of("arange(24).view(2,3,4).T");
+        let storage: Vec<i64> = (0..24).collect();
         // (listing, values shown, truncated)
         let table: [(Listing, &[i64], bool); 3] = [
             (Listing::First(4), &[0, 12, 4, 16], true),
@@ -137,7 +129,7 @@ mod tests {
             (Listing::All, &[0, 12, 4, 16, 8, 20], false),
         ];
         for (listing, head, truncated) in table {
-            let listed = list_values(&evaluation, listing);
+            let listed = list_values(&layout, &storage, listing);
             assert_eq!(listed.values_total, 24);
             assert_eq!(listed.values_truncated, truncated, "{listing:?}");
             assert_eq!(&listed.values[..head.len().min(listed.values.len())], head);

@@ -8,9 +8,9 @@
 use serde::Serialize;
 
 use crate::cache::geometry::{ChosenGeometry, GeometrySource, level_warnings};
-use crate::kernels::views::cache::ViewCacheError;
-use crate::kernels::views::padding::ViewChain;
-use crate::kernels::views::report::{LevelBrief, LevelReport, explain};
+use crate::explain::cache::ViewCacheError;
+use crate::explain::padding::ViewChain;
+use crate::explain::report::{LevelBrief, LevelReport, explain};
 use crate::layout::Layout;
 
 /// One level of the chosen geometry, explained or not.
