@@ -19,7 +19,10 @@ use stridelab::harness::suite::PlanLimits;
 /// The `sim` words of every distinct point of `suite`, as its plan gives them.
 fn suite_points(suite: &str) -> Vec<Vec<String>> {
     let plan = Suite::load(suite)
-        .and_then(|s| s.plan_with(None, PlanLimits::default()))
+        .and_then(|s| {
+            let levels = stridelab::cache::geometry::Geometry::detect().data_levels();
+            s.plan_on(None, PlanLimits::default(), &levels)
+        })
         .expect("the suite plans");
     let mut points: Vec<Vec<String>> = Vec::new();
     for point in &plan.points {
