@@ -25,9 +25,7 @@ use crate::kernels::families::{
     traverse, view,
 };
 pub use crate::kernels::spec::StridePattern;
-use crate::kernels::spec::{
-    Entry, KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params, PlanFn,
-};
+use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params};
 use crate::units::format_bytes_tenths;
 use crate::vocab::{Family, ParamRules, RuleBreak};
 
@@ -36,20 +34,18 @@ pub fn stride_pattern(
     spec: &KernelSpec,
     params: &Params,
 ) -> Result<Option<StridePattern>, KernelError> {
-    (entry_of(spec)?.pattern)(params)
+    (spec.pattern)(params)
 }
 
 /// Where `spec`'s simulated address stream differs from the timed kernel's, for resolved
 /// parameters (see `SimulationNoteFn`); `None` when the simulation replays the same stream.
 pub fn simulation_note(spec: &KernelSpec, params: &Params) -> Option<&'static str> {
-    entry_of(spec).ok()?.simulation_note?(params)
+    spec.simulation_note?(params)
 }
 
-/// The cache state `spec`'s simulation starts from (cold for a kernel outside the catalogue).
+/// The cache state `spec`'s simulation starts from.
 pub fn simulation_start(spec: &KernelSpec) -> crate::kernels::spec::SimStart {
-    entry_of(spec)
-        .map(|e| e.simulate)
-        .unwrap_or(crate::kernels::spec::SimStart::Cold)
+    spec.simulate
 }
 
 /// The loads and stores one run of `spec` makes, estimated from resolved parameters without
@@ -57,50 +53,38 @@ pub fn simulation_start(spec: &KernelSpec) -> crate::kernels::spec::SimStart {
 /// views that broadcast), else the elements of its buffers (every other kernel reads or writes
 /// each element about once; the copy engine's staging stays within 2×).
 pub fn estimate_accesses(spec: &KernelSpec, params: &Params) -> Result<u64, KernelError> {
-    let entry = entry_of(spec)?;
-    match entry.accesses {
+    match spec.accesses {
         Some(accesses) => accesses(params),
-        None => Ok((entry.plan)(params)?
+        None => Ok((spec.plan)(params)?
             .iter()
             .fold(0u64, |total, &len| total.saturating_add(len as u64))),
     }
 }
 
-/// The catalogue entry of `spec`.
-fn entry_of(spec: &KernelSpec) -> Result<&'static Entry, KernelError> {
-    entries()
-        .into_iter()
-        .find(|entry| entry.spec.name == spec.name)
-        .ok_or_else(|| KernelError::UnknownKernel(spec.name.to_string()))
-}
-
-fn entries() -> [&'static Entry; 16] {
-    [
-        &traverse::ROW_SUM,
-        &traverse::COL_SUM,
-        &stride::STRIDE_SUM,
-        &conflict::CONFLICT,
-        &view::VIEW_SUM,
-        &transpose::TRANSPOSE,
-        &blocked::TILED_SUM,
-        &blocked::TO_TILES,
-        &reference::COPY,
-        &reference::READ,
-        &latency::CHASE,
-        &matmul::MATMUL,
-        &jagged::JAGGED,
-        &channels::CHANNEL_SUM,
-        &channels::STENCIL3X3,
-        &to_nhwc::TO_NHWC,
-    ]
-}
-
-static SPECS: LazyLock<Vec<KernelSpec>> =
-    LazyLock::new(|| entries().iter().map(|entry| entry.spec).collect());
+/// Every kernel, in the order `run --list` shows them: adding a kernel is its `KernelSpec` in
+/// its family's file and one line here.
+static CATALOGUE: &[KernelSpec] = &[
+    traverse::ROW_SUM,
+    traverse::COL_SUM,
+    stride::STRIDE_SUM,
+    conflict::CONFLICT,
+    view::VIEW_SUM,
+    transpose::TRANSPOSE,
+    blocked::TILED_SUM,
+    blocked::TO_TILES,
+    reference::COPY,
+    reference::READ,
+    latency::CHASE,
+    matmul::MATMUL,
+    jagged::JAGGED,
+    channels::CHANNEL_SUM,
+    channels::STENCIL3X3,
+    to_nhwc::TO_NHWC,
+];
 
 /// Every kernel of the catalogue.
 pub fn catalogue() -> &'static [KernelSpec] {
-    &SPECS
+    CATALOGUE
 }
 
 /// The kernel called `name`.
@@ -191,10 +175,6 @@ impl ParamRules for CatalogueRules {
     }
 }
 
-fn plan_of(spec: &KernelSpec) -> Result<PlanFn, KernelError> {
-    Ok(entry_of(spec)?.plan)
-}
-
 /// Turns user arguments into validated parameters (see the module doc for the rules).
 ///
 /// `args` are `(key, value)` pairs in the order given; an empty key marks a positional value.
@@ -221,7 +201,7 @@ pub fn resolve_params(spec: &KernelSpec, args: &[(String, String)]) -> Result<Pa
         params.insert(param.name.to_string(), resolved);
     }
     // Rule 5.
-    let buffers = plan_of(spec)?(&params)?;
+    let buffers = (spec.plan)(&params)?;
     check_memory(spec, &buffers)?;
     Ok(params)
 }
@@ -267,7 +247,7 @@ pub fn check_recorded_params(spec: &KernelSpec, params: &Params) -> Result<(), K
         };
         parse_value(param, &text)?;
     }
-    plan_of(spec)?(params).map(|_| ())
+    (spec.plan)(params).map(|_| ())
 }
 
 /// Rules 1 and 2: the raw text given for each parameter, in declared order.

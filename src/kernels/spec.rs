@@ -187,7 +187,8 @@ pub type PrepareFn = fn(&Params, &PrepareOptions) -> Prepared;
 /// A prepared instance ready to run and simulate, or why the parameters cannot make one.
 pub type Prepared = Result<Box<dyn Instance>, KernelError>;
 
-/// A catalogue entry: the kernel as data, plus the function that prepares an instance.
+/// A kernel, whole: its name, family, parameters and words, and every function the lab asks of
+/// it. One value per kernel in its family's file and one line in the catalogue's list add it.
 #[derive(Clone, Copy)]
 pub struct KernelSpec {
     pub name: &'static str,
@@ -202,6 +203,17 @@ pub struct KernelSpec {
     pub explanation: &'static str,
     /// Allocates and initialises an instance for resolved parameters.
     pub prepare: PrepareFn,
+    /// The buffer plan that validates parameters (see [`PlanFn`]).
+    pub(crate) plan: PlanFn,
+    /// The strided pattern the analytic model is asked about.
+    pub(crate) pattern: PatternFn,
+    /// Where the simulation differs from the timed kernel, if it can.
+    pub(crate) simulation_note: Option<SimulationNoteFn>,
+    /// `None`: one run touches about every element of its buffers once (see
+    /// `catalogue::estimate_accesses`).
+    pub(crate) accesses: Option<AccessesFn>,
+    /// Where the harness starts the point's simulation (see [`SimStart`]).
+    pub(crate) simulate: SimStart,
 }
 
 impl std::fmt::Debug for KernelSpec {
@@ -226,21 +238,6 @@ pub(crate) type SimulationNoteFn = fn(&Params) -> Option<&'static str>;
 
 /// Loads and stores of one run for resolved parameters, computed from the parameters alone.
 pub(crate) type AccessesFn = fn(&Params) -> Result<u64, KernelError>;
-
-/// A catalogue entry: the public spec plus the buffer plan used to validate parameters, the
-/// strided pattern the analytic model is asked about, where the simulation differs from
-/// the timed kernel, and the accesses of one run when they can exceed its buffers' elements.
-pub(crate) struct Entry {
-    pub spec: KernelSpec,
-    pub plan: PlanFn,
-    pub pattern: PatternFn,
-    pub simulation_note: Option<SimulationNoteFn>,
-    /// `None`: one run touches about every element of its buffers once (see
-    /// `catalogue::estimate_accesses`).
-    pub accesses: Option<AccessesFn>,
-    /// Where the harness starts the point's simulation (see [`SimStart`]).
-    pub simulate: SimStart,
-}
 
 /// The access pattern that decides how a kernel uses the cache sets: `count` accesses
 /// `stride_bytes` apart in buffer `buffer`, which the kernel repeats (one column of `col-sum`,

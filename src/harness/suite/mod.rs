@@ -69,7 +69,7 @@ pub const DEFAULT_MAX_POINTS: u64 = 10_000;
 /// probe loads here, so Ctrl-C, polled between runs, takes effect within a second.
 pub const DEFAULT_MAX_ACCESSES_PER_RUN: u64 = 1 << 28;
 
-/// The limits [`Suite::plan_with`] checks before building or running anything.
+/// The limits [`Suite::plan_on`] checks before building or running anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlanLimits {
     pub max_points: u64,

@@ -30,10 +30,10 @@ use crate::kernels::common::{
     size_param, text_param,
 };
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::mem::AlignedBuffer;
 
 const N: ParamSpec = ParamSpec::int("n", 1, 1 << 16, None, "matrix edge (n×n)");
@@ -53,20 +53,18 @@ const TILED_SUM_PARAMS: [ParamSpec; 3] = [
 
 const TO_TILES_PARAMS: [ParamSpec; 2] = [N, B];
 
-pub(crate) static TILED_SUM: Entry = Entry {
-    spec: KernelSpec {
-        name: "tiled-sum",
-        family: Family::Blocked,
-        params: &TILED_SUM_PARAMS,
-        summary: "Sums a tile-major matrix (B×B tiles stored contiguously) in row or column tile order.",
-        example: "n=1024 B=32 order=col",
-        explanation: "Sums an n×n matrix stored tile-major (each B×B tile contiguous) in row or \
-                      column order. Compare with row-sum and col-sum on the row-major matrix: in \
-                      tile-major storage a column walk stays inside one tile for B rows, so its \
-                      lines are reused while they are still cached, and neither order strides \
-                      across a whole matrix row — the blocked layout makes both orders cheap.",
-        prepare: prepare_tiled_sum,
-    },
+pub(crate) const TILED_SUM: KernelSpec = KernelSpec {
+    name: "tiled-sum",
+    family: Family::Blocked,
+    params: &TILED_SUM_PARAMS,
+    summary: "Sums a tile-major matrix (B×B tiles stored contiguously) in row or column tile order.",
+    example: "n=1024 B=32 order=col",
+    explanation: "Sums an n×n matrix stored tile-major (each B×B tile contiguous) in row or \
+                  column order. Compare with row-sum and col-sum on the row-major matrix: in \
+                  tile-major storage a column walk stays inside one tile for B rows, so its \
+                  lines are reused while they are still cached, and neither order strides \
+                  across a whole matrix row — the blocked layout makes both orders cheap.",
+    prepare: prepare_tiled_sum,
     plan: plan_tiled_sum,
     pattern: tiled_sum_pattern,
     simulation_note: None,
@@ -74,19 +72,17 @@ pub(crate) static TILED_SUM: Entry = Entry {
     simulate: SimStart::Cold,
 };
 
-pub(crate) static TO_TILES: Entry = Entry {
-    spec: KernelSpec {
-        name: "to-tiles",
-        family: Family::Blocked,
-        params: &TO_TILES_PARAMS,
-        summary: "Converts a row-major matrix to tile-major storage through the copy engine.",
-        example: "n=1024 B=32",
-        explanation: "Converts a row-major n×n matrix into tile-major storage (B×B tiles, each \
-                      contiguous) with the copy engine: a permuted 4-D copy. It is the price of \
-                      the blocked layout, paid once; the figure is its fraction of the same-run \
-                      copy of the same bytes.",
-        prepare: prepare_to_tiles,
-    },
+pub(crate) const TO_TILES: KernelSpec = KernelSpec {
+    name: "to-tiles",
+    family: Family::Blocked,
+    params: &TO_TILES_PARAMS,
+    summary: "Converts a row-major matrix to tile-major storage through the copy engine.",
+    example: "n=1024 B=32",
+    explanation: "Converts a row-major n×n matrix into tile-major storage (B×B tiles, each \
+                  contiguous) with the copy engine: a permuted 4-D copy. It is the price of \
+                  the blocked layout, paid once; the figure is its fraction of the same-run \
+                  copy of the same bytes.",
+    prepare: prepare_to_tiles,
     plan: plan_to_tiles,
     pattern: to_tiles_pattern,
     simulation_note: Some(to_tiles_simulation_note),

@@ -25,10 +25,10 @@ use crate::kernels::common::{
     sampled_sum, size_param, text_param,
 };
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::kernels::typed::{Dtype, Storage, with_real_mem, with_sim_mem};
 use crate::mem::AlignedBuffer;
 use crate::units::{format_count, format_count_signed};
@@ -64,21 +64,19 @@ const CHANNEL_SUM_PARAMS: [ParamSpec; 6] = [
 
 const STENCIL_PARAMS: [ParamSpec; 5] = [DIMS[0], DIMS[1], DIMS[2], DIMS[3], LAYOUT];
 
-pub(crate) static CHANNEL_SUM: Entry = Entry {
-    spec: KernelSpec {
-        name: "channel-sum",
-        family: Family::Tensor,
-        params: &CHANNEL_SUM_PARAMS,
-        summary: "Per-channel sums of an (N, C, H, W) tensor stored channels-first or channels-last.",
-        example: "n=4 c=64 h=32 w=32 layout=nhwc",
-        explanation: "Per-channel sums of a 4-D (N, C, H, W) tensor, channel by channel. In \
-                      channels-first (nchw) storage one channel of one image is a contiguous \
-                      plane, so the walk streams; in channels-last (nhwc) the channel's values \
-                      are C elements apart, so each line brings one useful value unless the \
-                      other channels' values stay cached until their turn. Compare the layouts \
-                      at the same shape.",
-        prepare: prepare_channel_sum,
-    },
+pub(crate) const CHANNEL_SUM: KernelSpec = KernelSpec {
+    name: "channel-sum",
+    family: Family::Tensor,
+    params: &CHANNEL_SUM_PARAMS,
+    summary: "Per-channel sums of an (N, C, H, W) tensor stored channels-first or channels-last.",
+    example: "n=4 c=64 h=32 w=32 layout=nhwc",
+    explanation: "Per-channel sums of a 4-D (N, C, H, W) tensor, channel by channel. In \
+                  channels-first (nchw) storage one channel of one image is a contiguous \
+                  plane, so the walk streams; in channels-last (nhwc) the channel's values \
+                  are C elements apart, so each line brings one useful value unless the \
+                  other channels' values stay cached until their turn. Compare the layouts \
+                  at the same shape.",
+    prepare: prepare_channel_sum,
     plan: plan_channel_sum,
     pattern: channel_sum_pattern,
     simulation_note: None,
@@ -86,20 +84,18 @@ pub(crate) static CHANNEL_SUM: Entry = Entry {
     simulate: SimStart::Cold,
 };
 
-pub(crate) static STENCIL3X3: Entry = Entry {
-    spec: KernelSpec {
-        name: "stencil3x3",
-        family: Family::Tensor,
-        params: &STENCIL_PARAMS,
-        summary: "A 3×3 depthwise stencil over an (N, C, H, W) tensor in either layout.",
-        example: "n=1 c=32 h=56 w=56 layout=nchw",
-        explanation: "A 3×3 depthwise box stencil (valid-only) over a 4-D tensor, each output in \
-                      the layout's own storage order: 9 loads and one store per output. In nchw \
-                      the 3 input rows of one channel are W elements apart; in nhwc every tap is \
-                      C elements from its neighbour and 3 rows span 3·W·C elements, so the \
-                      working set of the stencil grows with the channel count.",
-        prepare: prepare_stencil,
-    },
+pub(crate) const STENCIL3X3: KernelSpec = KernelSpec {
+    name: "stencil3x3",
+    family: Family::Tensor,
+    params: &STENCIL_PARAMS,
+    summary: "A 3×3 depthwise stencil over an (N, C, H, W) tensor in either layout.",
+    example: "n=1 c=32 h=56 w=56 layout=nchw",
+    explanation: "A 3×3 depthwise box stencil (valid-only) over a 4-D tensor, each output in \
+                  the layout's own storage order: 9 loads and one store per output. In nchw \
+                  the 3 input rows of one channel are W elements apart; in nhwc every tap is \
+                  C elements from its neighbour and 3 rows span 3·W·C elements, so the \
+                  working set of the stencil grows with the channel count.",
+    prepare: prepare_stencil,
     plan: plan_stencil,
     pattern: stencil_pattern,
     simulation_note: None,

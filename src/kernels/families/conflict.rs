@@ -21,10 +21,10 @@ use crate::kernels::common::{
     invalid, link_to_cell, size_param, text_param,
 };
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::mem::AlignedBuffer;
 
 const PARAMS: [ParamSpec; 5] = [
@@ -59,24 +59,22 @@ const PARAMS: [ParamSpec; 5] = [
     ),
 ];
 
-pub(crate) static CONFLICT: Entry = Entry {
-    spec: KernelSpec {
-        name: "conflict",
-        family: Family::Conflict,
-        params: &PARAMS,
-        summary: "Reads K slots `stride` elements apart over and over: conflict misses once they share too few sets.",
-        example: "stride=512 count=16 mode=lat",
-        explanation: "Reads K slots placed stride elements apart, over and over. When stride·8 \
-                      bytes is a multiple of sets × line (4096 B on a 64-set, 64 B-line L1) every \
-                      slot maps to the same set, so once K exceeds the ways the slots evict each \
-                      other and every read misses — although K lines would fit in the cache many \
-                      times over. A stride one element longer or shorter moves each slot 8 B \
-                      further along its line, so the slots step into the next set every 8 slots: \
-                      K slots use about K/8 sets, enough for their lines where a set has at \
-                      least 8 ways. These ±1 controls show what is the cache and what is the \
-                      TLB.",
-        prepare,
-    },
+pub(crate) const CONFLICT: KernelSpec = KernelSpec {
+    name: "conflict",
+    family: Family::Conflict,
+    params: &PARAMS,
+    summary: "Reads K slots `stride` elements apart over and over: conflict misses once they share too few sets.",
+    example: "stride=512 count=16 mode=lat",
+    explanation: "Reads K slots placed stride elements apart, over and over. When stride·8 \
+                  bytes is a multiple of sets × line (4096 B on a 64-set, 64 B-line L1) every \
+                  slot maps to the same set, so once K exceeds the ways the slots evict each \
+                  other and every read misses — although K lines would fit in the cache many \
+                  times over. A stride one element longer or shorter moves each slot 8 B \
+                  further along its line, so the slots step into the next set every 8 slots: \
+                  K slots use about K/8 sets, enough for their lines where a set has at \
+                  least 8 ways. These ±1 controls show what is the cache and what is the \
+                  TLB.",
+    prepare,
     plan,
     pattern,
     simulation_note: None,

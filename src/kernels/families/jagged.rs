@@ -31,10 +31,10 @@ use crate::kernels::common::{
     size_param, text_param,
 };
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::mem::AlignedBuffer;
 use crate::stats::SplitMix64;
 
@@ -77,21 +77,19 @@ const PARAMS: [ParamSpec; 5] = [
     ),
 ];
 
-pub(crate) static JAGGED: Entry = Entry {
-    spec: KernelSpec {
-        name: "jagged",
-        family: Family::Tensor,
-        params: &PARAMS,
-        summary: "Sums separately allocated rows behind a pointer table, or one flat block, in row or column order.",
-        example: "rows=512 cols=512 order=col layout=jagged",
-        explanation: "Sums the same values stored as a jagged array (a table of row pointers, \
-                      each row its own allocation) or as one flat block, in row or column order. \
-                      Row order pays one pointer load per row and streams each row; column order \
-                      pays a pointer load per element and touches one line in every row, so the \
-                      rows' placement decides whether those lines survive until the next \
-                      column. shuffle=1 allocates the rows in a random order.",
-        prepare,
-    },
+pub(crate) const JAGGED: KernelSpec = KernelSpec {
+    name: "jagged",
+    family: Family::Tensor,
+    params: &PARAMS,
+    summary: "Sums separately allocated rows behind a pointer table, or one flat block, in row or column order.",
+    example: "rows=512 cols=512 order=col layout=jagged",
+    explanation: "Sums the same values stored as a jagged array (a table of row pointers, \
+                  each row its own allocation) or as one flat block, in row or column order. \
+                  Row order pays one pointer load per row and streams each row; column order \
+                  pays a pointer load per element and touches one line in every row, so the \
+                  rows' placement decides whether those lines survive until the next \
+                  column. shuffle=1 allocates the rows in a random order.",
+    prepare,
     plan,
     pattern,
     simulation_note: Some(simulation_note),

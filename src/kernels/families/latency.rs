@@ -27,10 +27,10 @@ use crate::kernels::common::{
     size_param,
 };
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::mem::AlignedBuffer;
 
 const CHASE_PARAMS: [ParamSpec; 3] = [
@@ -57,20 +57,18 @@ const CHASE_PARAMS: [ParamSpec; 3] = [
     ),
 ];
 
-pub(crate) static CHASE: Entry = Entry {
-    spec: KernelSpec {
-        name: "chase",
-        family: Family::Latency,
-        params: &CHASE_PARAMS,
-        summary: "A dependent pointer chase, one element per line of a working set: load latency against size.",
-        example: "bytes=1M",
-        explanation: "A dependent pointer chase through one element per cache line of a working \
-                      set, in a random cyclic order so neither the prefetcher nor memory-level \
-                      parallelism can help: each load waits for the previous one. The time per \
-                      load steps up as the working set outgrows L1, L2 and the last-level cache \
-                      — the latency of each level, read off the plateaus.",
-        prepare,
-    },
+pub(crate) const CHASE: KernelSpec = KernelSpec {
+    name: "chase",
+    family: Family::Latency,
+    params: &CHASE_PARAMS,
+    summary: "A dependent pointer chase, one element per line of a working set: load latency against size.",
+    example: "bytes=1M",
+    explanation: "A dependent pointer chase through one element per cache line of a working \
+                  set, in a random cyclic order so neither the prefetcher nor memory-level \
+                  parallelism can help: each load waits for the previous one. The time per \
+                  load steps up as the working set outgrows L1, L2 and the last-level cache \
+                  — the latency of each level, read off the plateaus.",
+    prepare,
     plan,
     pattern,
     simulation_note: None,

@@ -26,10 +26,10 @@ use crate::kernels::common::{
     text_param,
 };
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::kernels::typed::{DTYPE_PARAM, Dtype};
 use crate::mem::AlignedBuffer;
 
@@ -55,22 +55,20 @@ const PARAMS: [ParamSpec; 4] = [
     DTYPE_PARAM,
 ];
 
-pub(crate) static MATMUL: Entry = Entry {
-    spec: KernelSpec {
-        name: "matmul",
-        family: Family::Matmul,
-        params: &PARAMS,
-        summary: "C = A·B for n×n matrices in one of the six loop orders, or blocked.",
-        example: "n=256 order=ikj",
-        explanation: "Multiplies two n×n row-major matrices (C = A·B) with one of the six \
-                      classic loop nests or a blocked ikj. The innermost index decides the \
-                      strides: with j innermost (ikj, kij) B and C are read along rows, a line \
-                      miss every 64 bytes; with k innermost (ijk, jik) B is read down a \
-                      column, a miss per multiply-add; with i innermost (jki, kji) both A and C \
-                      go down columns, two misses per multiply-add. With n a power of two a \
-                      column's lines also share few cache sets; n + 1 spreads them.",
-        prepare,
-    },
+pub(crate) const MATMUL: KernelSpec = KernelSpec {
+    name: "matmul",
+    family: Family::Matmul,
+    params: &PARAMS,
+    summary: "C = A·B for n×n matrices in one of the six loop orders, or blocked.",
+    example: "n=256 order=ikj",
+    explanation: "Multiplies two n×n row-major matrices (C = A·B) with one of the six \
+                  classic loop nests or a blocked ikj. The innermost index decides the \
+                  strides: with j innermost (ikj, kij) B and C are read along rows, a line \
+                  miss every 64 bytes; with k innermost (ijk, jik) B is read down a \
+                  column, a miss per multiply-add; with i innermost (jki, kji) both A and C \
+                  go down columns, two misses per multiply-add. With n a power of two a \
+                  column's lines also share few cache sets; n + 1 spreads them.",
+    prepare,
     plan,
     pattern,
     simulation_note: None,

@@ -14,10 +14,10 @@ use crate::kernels::common::{
     cell_value, check_indices, checked_elements, filled_buffer, invalid, sampled_sum, size_param,
 };
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::mem::AlignedBuffer;
 
 const BYTES_PARAMS: [ParamSpec; 1] = [ParamSpec::int(
@@ -28,18 +28,16 @@ const BYTES_PARAMS: [ParamSpec; 1] = [ParamSpec::int(
     "bytes per buffer (a multiple of 8; K, M, G suffixes)",
 )];
 
-pub(crate) static READ: Entry = Entry {
-    spec: KernelSpec {
-        name: "read",
-        family: Family::Reference,
-        params: &BYTES_PARAMS,
-        summary: "Reads a buffer sequentially with independent accumulators: the read-bandwidth reference.",
-        example: "bytes=32M",
-        explanation: "Reads one buffer sequentially with sixteen independent accumulators: the \
-                      read bandwidth of this machine at this working-set size, the reference \
-                      read-only kernels are normalised by (their same-run fraction of it).",
-        prepare: prepare_read,
-    },
+pub(crate) const READ: KernelSpec = KernelSpec {
+    name: "read",
+    family: Family::Reference,
+    params: &BYTES_PARAMS,
+    summary: "Reads a buffer sequentially with independent accumulators: the read-bandwidth reference.",
+    example: "bytes=32M",
+    explanation: "Reads one buffer sequentially with sixteen independent accumulators: the \
+                  read bandwidth of this machine at this working-set size, the reference \
+                  read-only kernels are normalised by (their same-run fraction of it).",
+    prepare: prepare_read,
     plan: plan_read,
     pattern: read_pattern,
     simulation_note: None,
@@ -47,19 +45,17 @@ pub(crate) static READ: Entry = Entry {
     simulate: SimStart::Cold,
 };
 
-pub(crate) static COPY: Entry = Entry {
-    spec: KernelSpec {
-        name: "copy",
-        family: Family::Reference,
-        params: &BYTES_PARAMS,
-        summary: "Copies a buffer with the platform copy: the reference every copy is measured against.",
-        example: "bytes=32M",
-        explanation: "Copies one buffer into another with the platform copy: the copy bandwidth \
-                      of this machine at this size, the reference every transpose and layout \
-                      conversion is normalised by (a transpose at 0.5 of copy moves its bytes at \
-                      half the speed memory allows).",
-        prepare: prepare_copy,
-    },
+pub(crate) const COPY: KernelSpec = KernelSpec {
+    name: "copy",
+    family: Family::Reference,
+    params: &BYTES_PARAMS,
+    summary: "Copies a buffer with the platform copy: the reference every copy is measured against.",
+    example: "bytes=32M",
+    explanation: "Copies one buffer into another with the platform copy: the copy bandwidth \
+                  of this machine at this size, the reference every transpose and layout \
+                  conversion is normalised by (a transpose at 0.5 of copy moves its bytes at \
+                  half the speed memory allows).",
+    prepare: prepare_copy,
     plan: plan_copy,
     pattern: copy_pattern,
     simulation_note: None,

@@ -14,10 +14,10 @@ use crate::kernels::common::{
     ACCUMULATORS, cell_value, checked_elements, fold, invalid, size_param,
 };
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::kernels::typed::{DTYPE_PARAM, Dtype, Storage, with_real_mem, with_sim_mem};
 
 const PARAMS: [ParamSpec; 3] = [
@@ -33,20 +33,18 @@ const PARAMS: [ParamSpec; 3] = [
     DTYPE_PARAM,
 ];
 
-pub(crate) static STRIDE_SUM: Entry = Entry {
-    spec: KernelSpec {
-        name: "stride-sum",
-        family: Family::Stride,
-        params: &PARAMS,
-        summary: "Reads every stride-th element of a buffer: time per element against the step.",
-        example: "len=4M stride=16",
-        explanation: "Reads every stride-th element of a buffer. Up to a step of one cache line \
-                      (8 elements) the same lines are fetched whatever the step, so the time per \
-                      access grows with it; beyond a line every access fetches a line of its \
-                      own, and the textbook expects the cost per access to level off there — \
-                      prefetchers, pages and the TLB decide whether it does on a given machine.",
-        prepare,
-    },
+pub(crate) const STRIDE_SUM: KernelSpec = KernelSpec {
+    name: "stride-sum",
+    family: Family::Stride,
+    params: &PARAMS,
+    summary: "Reads every stride-th element of a buffer: time per element against the step.",
+    example: "len=4M stride=16",
+    explanation: "Reads every stride-th element of a buffer. Up to a step of one cache line \
+                  (8 elements) the same lines are fetched whatever the step, so the time per \
+                  access grows with it; beyond a line every access fetches a line of its \
+                  own, and the textbook expects the cost per access to level off there — \
+                  prefetchers, pages and the TLB decide whether it does on a given machine.",
+    prepare,
     plan,
     pattern,
     simulation_note: None,

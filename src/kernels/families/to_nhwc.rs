@@ -29,10 +29,10 @@ use crate::kernels::access::{CopyView, Mem, Side, copy_strided};
 use crate::kernels::common::{cell_value, check_indices, invalid, sampled_sum, text_param};
 use crate::kernels::families::channels::{DIMS, Tensor4};
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::kernels::typed::{DTYPE_PARAM, Dtype, Storage, with_real_mem, with_sim_mem};
 
 const PARAMS: [ParamSpec; 6] = [
@@ -50,22 +50,20 @@ const PARAMS: [ParamSpec; 6] = [
     DTYPE_PARAM,
 ];
 
-pub(crate) static TO_NHWC: Entry = Entry {
-    spec: KernelSpec {
-        name: "to-nhwc",
-        family: Family::Tensor,
-        params: &PARAMS,
-        summary: "Converts an NCHW tensor to NHWC: the copy engine, or naive element-by-element copies.",
-        example: "n=2 c=64 h=56 w=56 variant=naive-write",
-        explanation: "Converts an NCHW tensor to NHWC, a permuted 4-D strided copy: the price of \
-                      switching layouts, paid once. The fast variant is the copy engine (f64); \
-                      naive-write is what a framework's generic copy does, element by element \
-                      in the destination's order, reading each pixel's channels H·W elements \
-                      apart, and naive-read walks the source in order and scatters the writes. \
-                      Compare the variants at one shape; figures are fractions of the same-run \
-                      copy of the same bytes.",
-        prepare,
-    },
+pub(crate) const TO_NHWC: KernelSpec = KernelSpec {
+    name: "to-nhwc",
+    family: Family::Tensor,
+    params: &PARAMS,
+    summary: "Converts an NCHW tensor to NHWC: the copy engine, or naive element-by-element copies.",
+    example: "n=2 c=64 h=56 w=56 variant=naive-write",
+    explanation: "Converts an NCHW tensor to NHWC, a permuted 4-D strided copy: the price of \
+                  switching layouts, paid once. The fast variant is the copy engine (f64); \
+                  naive-write is what a framework's generic copy does, element by element \
+                  in the destination's order, reading each pixel's channels H·W elements \
+                  apart, and naive-read walks the source in order and scatters the writes. \
+                  Compare the variants at one shape; figures are fractions of the same-run \
+                  copy of the same bytes.",
+    prepare,
     plan,
     pattern,
     simulation_note: Some(simulation_note),

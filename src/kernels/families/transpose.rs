@@ -30,10 +30,10 @@ use crate::kernels::common::{
 };
 use crate::kernels::families::traverse::MATRIX_PARAMS;
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::kernels::typed::{DTYPE_PARAM, Dtype, Storage, with_real_mem, with_sim_mem};
 
 const PARAMS: [ParamSpec; 6] = [
@@ -56,21 +56,19 @@ const PARAMS: [ParamSpec; 6] = [
     DTYPE_PARAM,
 ];
 
-pub(crate) static TRANSPOSE: Entry = Entry {
-    spec: KernelSpec {
-        name: "transpose",
-        family: Family::Transpose,
-        params: &PARAMS,
-        summary: "Writes the transpose of a matrix: naive (read- or write-strided), blocked, or the copy engine.",
-        example: "rows=1024 cols=1024 variant=blocked",
-        explanation: "Writes the transpose of a matrix into a contiguous destination. One side \
-                      is always strided: the naive loops read (or write) a column per row, using \
-                      one element of each line they touch, and with power-of-two sizes all of a \
-                      column's lines fall into the same cache sets. Blocking into B×B tiles keeps \
-                      both sides' lines in cache while a tile is done; the fast variant is the \
-                      lab's copy engine. Figures are fractions of the same-run copy.",
-        prepare,
-    },
+pub(crate) const TRANSPOSE: KernelSpec = KernelSpec {
+    name: "transpose",
+    family: Family::Transpose,
+    params: &PARAMS,
+    summary: "Writes the transpose of a matrix: naive (read- or write-strided), blocked, or the copy engine.",
+    example: "rows=1024 cols=1024 variant=blocked",
+    explanation: "Writes the transpose of a matrix into a contiguous destination. One side \
+                  is always strided: the naive loops read (or write) a column per row, using \
+                  one element of each line they touch, and with power-of-two sizes all of a \
+                  column's lines fall into the same cache sets. Blocking into B×B tiles keeps \
+                  both sides' lines in cache while a tile is done; the fast variant is the \
+                  lab's copy engine. Figures are fractions of the same-run copy.",
+    prepare,
     plan,
     pattern,
     simulation_note: Some(simulation_note),

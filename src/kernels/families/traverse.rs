@@ -16,10 +16,10 @@ use crate::kernels::access::{Mem, Strided};
 use crate::kernels::common::{ACCUMULATORS, Matrix, cell_value, fold};
 use crate::kernels::slowdown::{extra_elements, injected};
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::kernels::typed::{DTYPE_PARAM, Dtype, Storage, with_real_mem, with_sim_mem};
 
 /// `rows`, `cols`, `ld` (defaults to `cols`): the matrix parameters shared with `transpose`.
@@ -50,19 +50,17 @@ const ROW_SUM_PARAMS: [ParamSpec; 4] = [
     DTYPE_PARAM,
 ];
 
-pub(crate) static ROW_SUM: Entry = Entry {
-    spec: KernelSpec {
-        name: "row-sum",
-        family: Family::Traverse,
-        params: &ROW_SUM_PARAMS,
-        summary: "Sums a row-major matrix in storage order: the sequential reference for col-sum.",
-        example: "rows=1024 cols=1024",
-        explanation: "Sums a row-major matrix in storage order (for i, for j: A[i·ld + j]): every \
-                      cache line is used whole before the next one, and the hardware prefetcher \
-                      sees one sequential stream, so this is the fast reference for col-sum. \
-                      Padding (ld > cols) is skipped at the end of each row.",
-        prepare: prepare_row_sum,
-    },
+pub(crate) const ROW_SUM: KernelSpec = KernelSpec {
+    name: "row-sum",
+    family: Family::Traverse,
+    params: &ROW_SUM_PARAMS,
+    summary: "Sums a row-major matrix in storage order: the sequential reference for col-sum.",
+    example: "rows=1024 cols=1024",
+    explanation: "Sums a row-major matrix in storage order (for i, for j: A[i·ld + j]): every \
+                  cache line is used whole before the next one, and the hardware prefetcher \
+                  sees one sequential stream, so this is the fast reference for col-sum. \
+                  Padding (ld > cols) is skipped at the end of each row.",
+    prepare: prepare_row_sum,
     plan: |params| plan("row-sum", params),
     pattern: row_pattern,
     simulation_note: None,
@@ -70,21 +68,19 @@ pub(crate) static ROW_SUM: Entry = Entry {
     simulate: SimStart::Cold,
 };
 
-pub(crate) static COL_SUM: Entry = Entry {
-    spec: KernelSpec {
-        name: "col-sum",
-        family: Family::Traverse,
-        params: &COL_SUM_PARAMS,
-        summary: "Sums a row-major matrix column by column: a stride of one row between loads.",
-        example: "rows=1024 cols=1024 ld=1025",
-        explanation: "Sums the same matrix column by column (for j, for i: A[i·ld + j]): a stride \
-                      of ld·8 bytes. Each line brings 8 elements of which one is used now; the \
-                      other 7 are reused only if the line survives until the next column. With a \
-                      power-of-two ld all rows of a column fall into few cache sets and evict \
-                      each other (conflict misses); padding ld by one element spreads them over \
-                      every set. Compare 2^k and 2^k+1.",
-        prepare: prepare_col_sum,
-    },
+pub(crate) const COL_SUM: KernelSpec = KernelSpec {
+    name: "col-sum",
+    family: Family::Traverse,
+    params: &COL_SUM_PARAMS,
+    summary: "Sums a row-major matrix column by column: a stride of one row between loads.",
+    example: "rows=1024 cols=1024 ld=1025",
+    explanation: "Sums the same matrix column by column (for j, for i: A[i·ld + j]): a stride \
+                  of ld·8 bytes. Each line brings 8 elements of which one is used now; the \
+                  other 7 are reused only if the line survives until the next column. With a \
+                  power-of-two ld all rows of a column fall into few cache sets and evict \
+                  each other (conflict misses); padding ld by one element spreads them over \
+                  every set. Compare 2^k and 2^k+1.",
+    prepare: prepare_col_sum,
     plan: |params| plan("col-sum", params),
     pattern: col_pattern,
     simulation_note: None,

@@ -12,10 +12,10 @@ use crate::kernels::common::{
     ACCUMULATORS, cell_value, checked_elements, fold, invalid, text_param,
 };
 use crate::kernels::spec::SimStart;
-use crate::kernels::spec::{Entry, Prepared, StridePattern};
 use crate::kernels::spec::{
     Family, Instance, KernelError, KernelSpec, ParamSpec, Params, PrepareOptions, Work,
 };
+use crate::kernels::spec::{Prepared, StridePattern};
 use crate::kernels::typed::{DTYPE_PARAM, Dtype, Storage, with_real_mem, with_sim_mem};
 use crate::layout::expr::evaluate_layout;
 
@@ -28,21 +28,19 @@ const PARAMS: [ParamSpec; 2] = [
     DTYPE_PARAM,
 ];
 
-pub(crate) static VIEW_SUM: Entry = Entry {
-    spec: KernelSpec {
-        name: "view-sum",
-        family: Family::View,
-        params: &PARAMS,
-        summary: "Sums any view written in the layout language (`stridelab layout`), in C order.",
-        example: "expr=arange(1048576).view(1024,1024).T",
-        explanation: "Sums the elements of a strided view (shape, strides, offset over one \
-                      storage) in logical order. A view is free to make — only metadata changes \
-                      — but not free to walk: a diagonal of an n×n matrix has stride n+1 and uses \
-                      one element per cache line, sub-sampling wastes the skipped elements of \
-                      each line, a flipped walk runs backwards (prefetchers cope), a transposed \
-                      walk is a column walk. Compare with a contiguous walk of the same count.",
-        prepare,
-    },
+pub(crate) const VIEW_SUM: KernelSpec = KernelSpec {
+    name: "view-sum",
+    family: Family::View,
+    params: &PARAMS,
+    summary: "Sums any view written in the layout language (`stridelab layout`), in C order.",
+    example: "expr=arange(1048576).view(1024,1024).T",
+    explanation: "Sums the elements of a strided view (shape, strides, offset over one \
+                  storage) in logical order. A view is free to make — only metadata changes \
+                  — but not free to walk: a diagonal of an n×n matrix has stride n+1 and uses \
+                  one element per cache line, sub-sampling wastes the skipped elements of \
+                  each line, a flipped walk runs backwards (prefetchers cope), a transposed \
+                  walk is a column walk. Compare with a contiguous walk of the same count.",
+    prepare,
     plan,
     pattern,
     simulation_note: None,
