@@ -106,8 +106,7 @@ fn simulator_matches_cachegrind_on_design_md_geometry() {
     };
     // The comparison has teeth: the same hierarchy with random replacement instead of LRU
     // misses the transpose's LL reads visibly more or less often than cachegrind.
-    let mut random =
-        Hierarchy::new(&[d1.clone(), ll.clone()], Policy::Random { seed: 3 }, false).unwrap();
+    let mut random = Hierarchy::new(&[d1.clone(), ll.clone()], Policy::random(3), false).unwrap();
     let (_, _, ll_random) = simulate(&mut random)
         .into_iter()
         .find(|(name, _, _)| *name == "transpose_copy")

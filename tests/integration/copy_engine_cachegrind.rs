@@ -94,7 +94,7 @@ fn the_replayed_engine_misses_like_the_real_engine() {
             engine.iter().map(f).sum()
         };
 
-        let mut hierarchy = Hierarchy::new(&[d1.clone(), ll.clone()], Policy::Lru, false).unwrap();
+        let mut hierarchy = Hierarchy::new(&[d1.clone(), ll.clone()], Policy::LRU, false).unwrap();
         let strides = [1, cols as isize];
         engine_order(
             rows * cols,
