@@ -232,6 +232,21 @@ pub fn format_duration_ns(ns: f64) -> String {
     format!("{} {unit}", format_significant(value))
 }
 
+/// A wall-clock span of seconds as people say it: whole seconds below a minute (`48 s`), then
+/// minutes and seconds (`5 min 34 s`), then hours and minutes (`1 h 02 min`); `—` when not finite
+/// or negative.
+pub fn format_wall_seconds(seconds: f64) -> String {
+    if !(seconds.is_finite() && seconds >= 0.0) {
+        return "—".into();
+    }
+    let whole = seconds.round() as u64;
+    match whole {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min {} s", s / 60, s % 60),
+        s => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
 /// A factor with three significant digits and the times sign (`3.58×`, `12.5×`, `128×`).
 pub fn format_factor(factor: f64) -> String {
     format!("{}×", format_significant(factor))
@@ -444,6 +459,25 @@ mod tests {
         assert_eq!(format_significant(99.96), "100");
         assert_eq!(format_significant(9.996), "10.0");
         assert_eq!(format_significant(-0.5), "-0.500");
+    }
+
+    #[test]
+    fn wall_seconds_read_as_minutes_and_hours() {
+        // (seconds, text)
+        let cases = [
+            (0.4, "0 s"),
+            (47.6, "48 s"),
+            (59.4, "59 s"),
+            (60.0, "1 min 0 s"),
+            (334.0, "5 min 34 s"),
+            (3599.4, "59 min 59 s"),
+            (3720.0, "1 h 02 min"),
+            (f64::NAN, "—"),
+            (-1.0, "—"),
+        ];
+        for (seconds, text) in cases {
+            assert_eq!(format_wall_seconds(seconds), text, "{seconds}");
+        }
     }
 
     #[test]

@@ -138,6 +138,58 @@ fn a_slowed_candidate_fails_against_its_base_and_the_same_build_passes_against_i
     );
 }
 
+/// Two rounds cannot decide any point (the sign test's interval cannot close): the verdict
+/// says so from its own numbers, with what would decide them, and says what the rounds took; a
+/// prebuilt base has no build to account for.
+#[test]
+fn when_most_points_stay_undecided_the_verdict_says_what_would_decide_them() {
+    let _serial = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (json, summary) = (
+        dir.path().join("verdict.json"),
+        dir.path().join("summary.md"),
+    );
+    let out = Command::new(bin())
+        .args(["gate", "--base-binary", bin(), "--suite", &suite()])
+        .args(["--rounds", "2", "--max-rounds", "2", "--time-budget", "60"])
+        .args(["--seed", "7", "--quiet", "--export-json"])
+        .arg(&json)
+        .arg("--export-markdown")
+        .arg(&summary)
+        .env_remove("STRIDELAB_INJECT_SLOWDOWN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let verdict: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(verdict["inconclusive"], 3, "{verdict:#}");
+    let context = &verdict["method"]["rounds_context"];
+    assert_eq!(context["stop"], "max-rounds", "{verdict:#}");
+    assert_eq!(context["budget_s"], 60.0, "{verdict:#}");
+    assert!(verdict["method"]["base_build"].is_null(), "{verdict:#}");
+    let advice = verdict["advice"]
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["kind"] == "points-undecided"))
+        .unwrap_or_else(|| panic!("no advice on the undecided points: {verdict:#}"));
+    let text = advice["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "3 of 3 timed points are still inconclusive (they pass) after 2 rounds each"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("the 2 rounds --max-rounds allows"), "{text}");
+    assert!(text.contains("below the 2.5% threshold"), "{text}");
+    assert_eq!(advice["try_next"], serde_json::json!(["--max-rounds 500"]));
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        md.contains("**Time.** A prebuilt base binary; rounds "),
+        "{md}"
+    );
+    assert!(md.contains("(--time-budget 60 s)"), "{md}");
+    assert!(md.contains("**What to do.** 3 of 3 timed points"), "{md}");
+    assert!(md.contains("Try: `--max-rounds 500`."), "{md}");
+}
+
 /// SIGTERM, what a CI runner's timeout and `kill` send, stops the rounds as Ctrl-C does: exit
 /// 130, nothing judged or written, and the point files' temporary directory removed.
 #[test]

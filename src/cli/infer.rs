@@ -1,8 +1,8 @@
 //! `stridelab infer [--json] [--budget SECONDS]`: the cache geometry from timing alone.
 //!
 //! Parses the arguments, runs [`crate::infer::infer_geometry`] and prints the document: one
-//! JSON object, or each parameter beside what sysfs reports, with a verdict, a confidence and
-//! the points behind it. Every number is *timed*.
+//! JSON object, or each parameter beside what the system reports (sysfs/CPUID), with a
+//! verdict, a confidence and the points behind it. Every inferred number is *timed*.
 
 use std::process::ExitCode;
 
@@ -65,7 +65,7 @@ pub fn render_text(report: &InferReport) -> String {
     out.push_str("stridelab infer — cache geometry from timing alone (every value TIMED: dependent pointer chases, median of interleaved rounds)\n\n");
     out.push_str(&format!(
         "{:<22} {:>12} {:>24} {:>12}  {:<13} {:>10}\n",
-        "parameter", "inferred", "interval", "sysfs", "verdict", "confidence"
+        "parameter", "inferred", "interval", "reported", "verdict", "confidence"
     ));
     for p in &report.parameters {
         out.push_str(&format!(

@@ -15,9 +15,10 @@ mod parameters;
 pub mod probe;
 mod run;
 mod stages;
+mod tlb;
 
 pub use run::{
     BUDGET_SHARES, BudgetShares, CONFLICT_STRIDE_LINES, InferError, MAX_BUDGET_S, MIN_BUDGET_S,
     budget_in_range, infer_geometry,
 };
-pub use stages::{Reported, reported_levels};
+pub use stages::{Reported, reported_l1_dtlb, reported_levels};

@@ -1,7 +1,9 @@
 //! The parameters of `stridelab infer`, each with its evidence in words and its confidence:
 //! the rule's own confidence (from the analysis) × how many single rounds (or
 //! leave-one-round-out curves) give the same value. Every value is held against what the
-//! system reports.
+//! system reports (the caches from sysfs/CPUID, the L1 DTLB from CPUID), and a verdict whose
+//! confidence is below `MIN_VERDICT_CONFIDENCE` is uncertain, its note saying what the
+//! confidence is made of.
 
 use crate::cache::geometry::CacheLevel;
 use crate::results::infer_doc::{
@@ -10,9 +12,8 @@ use crate::results::infer_doc::{
 };
 
 use super::analysis::{
-    self, CapacitySettings, LevelEdges, StepEstimate, StrideVerdict, TlbEstimate, WaysSetsFit,
+    self, CapacitySettings, LevelEdges, StepEstimate, StrideVerdict, WaysSetsFit,
 };
-use super::probe::SMALL_PAGE_BYTES;
 use super::stages::{CapacityStage, ConflictStage, LineStage, Reported, TlbStage};
 use crate::units::format_bytes as human_bytes;
 
@@ -54,8 +55,25 @@ pub(super) fn all(
         3,
         sysfs.llc.as_ref().map(|c| c.size as f64),
     ));
-    parameters.push(tlb_parameter(&tlb.spread, &tlb.packed, tlb.tlb));
+    parameters.push(super::tlb::tlb_parameter(
+        &tlb.spread,
+        &tlb.packed,
+        tlb.tlb,
+        sysfs.l1_dtlb.as_ref(),
+    ));
     parameters
+}
+
+/// `p` held to the confidence floor, `basis` saying what its confidence is made of.
+fn held(mut p: Parameter, basis: &str) -> Parameter {
+    p.hold_to_confidence(Some(basis));
+    p
+}
+
+/// A confidence's two factors in words: the rule's own, and how many of the rounds (`kind`:
+/// what they are and what they agree on) give the same value.
+fn basis(rule: &str, own: f64, same: usize, rounds: usize, kind: &str) -> String {
+    format!("{rule} {own:.2} × {same} of {rounds} {kind}")
 }
 
 /// Fits (ways, sets) on each round of the conflict probe alone: the consistency behind the
@@ -115,21 +133,25 @@ fn line_parameter(
             per_round.len()
         ));
     }
-    Parameter {
+    let own = line.map_or(0.0, |l| l.confidence);
+    let p = Parameter {
         key: "line_size".into(),
         name: "line size".into(),
         unit: "bytes".into(),
         value,
         is_upper_bound: false,
         source: "timed".into(),
-        confidence: line.map_or(0.0, |l| l.confidence) * round_share(same, per_round.len()),
+        confidence: own * round_share(same, per_round.len()),
         reported,
         verdict: Verdict::exact(value, reported),
         interval: None,
         is_tlb: false,
         evidence,
         note: None,
-    }
+    };
+    let rounds = per_round.len();
+    let kind = "single rounds giving the same line";
+    held(p, &basis("the step's own", own, same, rounds, kind))
 }
 
 fn round_share(same: usize, rounds: usize) -> f64 {
@@ -284,10 +306,18 @@ fn l1_parameters(
         "the same conflict probe as the ways (strides listed there)".to_string(),
         evidence.last().cloned().unwrap_or_default(),
     ];
-    let confidence = fit.map_or(0.0, |f| f.confidence * round_share(same, round_fits.len()));
+    let own = fit.map_or(0.0, |f| f.confidence);
+    let confidence = own * round_share(same, round_fits.len());
     let size = fit.map(|f| (f.ways * f.sets * f.line) as f64);
     let (size_evidence, size_confidence) = l1_size_evidence(size, levels, confidence);
-    vec![
+    let kind = "single rounds giving the same (ways, sets)";
+    let fit_basis = basis("the model fit's own", own, same, round_fits.len(), kind);
+    let size_basis = if size_confidence < confidence {
+        format!("{fit_basis} × 0.5 (the working-set step does not corroborate the size)")
+    } else {
+        fit_basis.clone()
+    };
+    let parameters = [
         exact_parameter(
             Naming {
                 key: "l1d_size",
@@ -321,7 +351,13 @@ fn l1_parameters(
             sets_evidence,
             confidence,
         ),
-    ]
+    ];
+    let bases = [size_basis, fit_basis.clone(), fit_basis];
+    parameters
+        .into_iter()
+        .zip(bases)
+        .map(|(p, b)| held(p, &b))
+        .collect()
 }
 
 /// The edge a capacity parameter reads (2 = L2, 3 = LLC) and, for the LLC without its own
@@ -466,86 +502,36 @@ fn capacity_parameter(
         );
         note = Some(note.map_or(text.clone(), |n| format!("{text}; {n}")));
     }
-    Parameter {
+    // An upper bound is half a claim: it bounds the level without finding its step.
+    let (rule, own) = match (&edge, upper_bound) {
+        (Some(e), _) => ("the step's own", e.confidence),
+        (None, Some(_)) => ("an upper bound's", 0.5),
+        (None, None) => ("no step:", 0.0),
+    };
+    let p = Parameter {
         key: key.into(),
         name: name.into(),
         unit: "bytes".into(),
         value,
         is_upper_bound: edge.is_none() && upper_bound.is_some(),
         source: "timed".into(),
-        confidence: edge
-            .as_ref()
-            .map_or(if upper_bound.is_some() { 0.5 } else { 0.0 }, |e| {
-                e.confidence
-            })
-            * round_share(same, per_round.len()),
+        confidence: own * round_share(same, per_round.len()),
         reported,
         verdict,
         interval,
         is_tlb: false,
         evidence,
         note,
-    }
-}
-
-fn tlb_parameter(spread: &[Point], packed: &[Point], tlb: Option<TlbEstimate>) -> Parameter {
-    let near: Vec<String> = tlb
-        .map(|t| {
-            spread
-                .iter()
-                .zip(packed)
-                .filter(|(p, _)| p.x as usize + 12 >= t.entries && p.x as usize <= t.first_slow + 8)
-                .map(|(p, c)| format!("{} pages {:.2} ns (packed {:.2})", p.x, p.ns, c.ns))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut evidence = vec![format!(
-        "one line per {} KiB page (lines staggered over the L1 sets) vs the same lines packed: {}",
-        SMALL_PAGE_BYTES / 1024,
-        near.join(", ")
-    )];
-    if let Some(t) = tlb {
-        evidence.push(format!(
-            "{} pages fit, {} slow; packed control {}",
-            t.entries,
-            t.first_slow,
-            if t.is_tlb {
-                "stays fast: a TLB effect"
-            } else {
-                "jumps too: NOT a TLB effect"
-            }
-        ));
-    }
-    Parameter {
-        key: "l1_dtlb_reach".into(),
-        name: "L1 DTLB reach (TLB)".into(),
-        unit: "bytes".into(),
-        value: tlb.filter(|t| t.is_tlb).map(|t| t.reach_bytes as f64),
-        is_upper_bound: false,
-        source: "timed".into(),
-        confidence: tlb.map_or(0.0, |t| t.confidence),
-        reported: None,
-        verdict: if tlb.is_some_and(|t| t.is_tlb) {
-            Verdict::NotReported
-        } else {
-            Verdict::NotInferred
-        },
-        interval: None,
-        is_tlb: true,
-        evidence,
-        note: tlb.map(|t| {
-            format!(
-                "≈ {} entries × {} KiB pages; a TLB, not a cache",
-                t.entries,
-                SMALL_PAGE_BYTES / 1024
-            )
-        }),
-    }
+    };
+    let kind = "leave-one-round-out curves giving the same value within 10 %";
+    held(p, &basis(rule, own, same, per_round.len(), kind))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::infer::tlb::tests::recorded_points;
+    use crate::results::infer_doc::MIN_VERDICT_CONFIDENCE;
 
     fn edge(last_inside: f64, first_outside: f64) -> Edge {
         Edge {
@@ -584,5 +570,94 @@ mod tests {
             ..split
         };
         assert_eq!(widened_over_unlabelled([1.0, 2.0], &plain, 2), [1.0, 2.0]);
+    }
+
+    fn capacity_parameters(curve: &[Point], l2: f64, llc: f64) -> [Parameter; 2] {
+        let analysis = analysis::capacity_edges(curve, CapacitySettings::default());
+        let levels = analysis::label_levels(&analysis.edges);
+        [
+            capacity_parameter("l2_size", "L2 size", &levels, curve, 2, Some(l2)),
+            capacity_parameter("llc_size", "LLC size", &levels, curve, 3, Some(llc)),
+        ]
+    }
+
+    /// The recorded working-set curves of the Zen 4 VM (sysfs: L2 1 MiB, L3 32 MiB) read with
+    /// the system's sizes and with a Zen 3's 512 KiB L2: a verdict that agrees or disagrees
+    /// has the confidence a verdict needs, and one that falls short is uncertain and says
+    /// what its confidence is made of.
+    #[test]
+    fn recorded_capacities_agree_or_disagree_only_with_the_confidence_a_verdict_needs() {
+        use Verdict::*;
+        const MIB: f64 = 1024.0 * 1024.0;
+        let (a, b) = (
+            "tests/data/infer_capacity_zen4_vm_a.json",
+            "tests/data/infer_capacity_zen4_vm_b.json",
+        );
+        let fixture = "tests/fixtures/infer.json";
+        // (file, its curve's field, reported L2, key, verdict, what the note says)
+        let table: [(&str, &str, f64, &str, Verdict, &str); 8] = [
+            (a, "points", MIB, "l2_size", Agrees, ""),
+            (a, "points", MIB, "llc_size", Disagrees, "an upper bound"),
+            (
+                a,
+                "points",
+                0.5 * MIB,
+                "l2_size",
+                Uncertain,
+                "between 640 KiB and 1.5 MiB",
+            ),
+            (b, "points", MIB, "l2_size", Agrees, ""),
+            (
+                b,
+                "points",
+                0.5 * MIB,
+                "l2_size",
+                Uncertain,
+                "between 512 KiB and 1.2 MiB",
+            ),
+            (
+                fixture,
+                "curves.capacity",
+                MIB,
+                "l2_size",
+                Uncertain,
+                "uncertain, not \"agrees\": confidence 0.14 is below the 0.50 a verdict needs \
+              (the step's own 0.28 × 2 of 4 leave-one-round-out curves giving the same value \
+              within 10 %)",
+            ),
+            (
+                fixture,
+                "curves.capacity",
+                MIB,
+                "llc_size",
+                Uncertain,
+                "uncertain, not \"disagrees\": confidence 0.38 is below the 0.50 a verdict needs \
+              (an upper bound's 0.50 × 3 of 4",
+            ),
+            (
+                fixture,
+                "curves.capacity",
+                0.5 * MIB,
+                "l2_size",
+                Uncertain,
+                "between 448 KiB and 2 MiB",
+            ),
+        ];
+        for (path, field, l2, key, verdict, says) in table {
+            let curve = recorded_points(path, field);
+            let parameters = capacity_parameters(&curve, l2, 32.0 * MIB);
+            let p = parameters.iter().find(|p| p.key == key).unwrap();
+            let at = format!("{path}, L2 {l2}, {key}");
+            assert_eq!(p.verdict, verdict, "{at}: {p:#?}");
+            let note = p.note.as_deref().unwrap_or("");
+            assert!(note.contains(says), "{at}: {note}");
+            if matches!(p.verdict, Agrees | Disagrees) {
+                assert!(
+                    p.confidence >= MIN_VERDICT_CONFIDENCE,
+                    "{at}: {}",
+                    p.confidence
+                );
+            }
+        }
     }
 }

@@ -18,7 +18,10 @@ use super::probe::{
     self, CapacityProbe, ConflictProbe, LINE_PAIR_BLOCK, LinePairProbe, ProbeBudget, ProbeError,
     SMALL_PAGE_BYTES, TlbProbe,
 };
-use super::stages::{CapacityStage, ConflictStage, LineStage, Reported, TlbStage, reported_levels};
+use super::stages::{
+    CapacityStage, ConflictStage, LineStage, Reported, TlbStage, reported_l1_dtlb, reported_levels,
+};
+use crate::harness::machine::dtlb_levels;
 
 /// The budget below which the probes cannot each get one round.
 pub const MIN_BUDGET_S: f64 = 10.0;
@@ -147,7 +150,8 @@ pub fn infer_geometry(budget_s: f64, show_progress: bool) -> Result<InferReport,
 }
 
 /// Pins the thread, and notes what colours the numbers before any probe runs: the pinning,
-/// the load, and what the system's geometry detection noted; returns the reported levels too.
+/// the load, and what the system's geometry detection noted; returns the reported levels too
+/// (caches from the geometry detection, the L1 DTLB from CPUID as `info` reads it).
 fn starting_conditions() -> (Reported, Vec<String>) {
     let mut conditions = Vec::new();
     let pinned = probe::pin_current_thread();
@@ -180,7 +184,11 @@ fn starting_conditions() -> (Reported, Vec<String>) {
                 .map(|w| format!("system geometry, {}: {w}", level.name)),
         );
     }
-    (reported_levels(&geometry), conditions)
+    let reported = Reported {
+        l1_dtlb: reported_l1_dtlb(&dtlb_levels(), SMALL_PAGE_BYTES as u64),
+        ..reported_levels(&geometry)
+    };
+    (reported, conditions)
 }
 
 /// Stage 1, working-set capacity: one random-cycle chase per size, timed in interleaved rounds.

@@ -4,6 +4,7 @@
 
 use crate::cache::geometry::{CacheKind, CacheLevel, Geometry};
 use crate::results::infer_doc::{CapacityAnalysis, ConflictCurves, Point};
+use crate::results::tlb::DtlbLevel;
 
 use super::analysis::{LevelEdges, StepEstimate, TlbEstimate, WaysSetsFit};
 
@@ -35,14 +36,26 @@ pub struct TlbStage {
     pub tlb: Option<TlbEstimate>,
 }
 
-/// What the system reports (sysfs, cross-checked with CPUID by [`Geometry::detect`]) for the
-/// levels `infer` measures; each absent when the system does not say.
+/// What the system reports (sysfs, cross-checked with CPUID by [`Geometry::detect`]; the data
+/// TLB from CPUID, as the machine manifest records it) for the levels `infer` measures; each
+/// absent when the system does not say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Reported {
     pub l1d: Option<CacheLevel>,
     pub l2: Option<CacheLevel>,
     /// The highest data/unified level above the L2.
     pub llc: Option<CacheLevel>,
+    /// The first-level data TLB for the pages the TLB probe spreads its lines over.
+    pub l1_dtlb: Option<DtlbLevel>,
+}
+
+/// The first-level data TLB's entries for pages of `page` bytes, out of the levels CPUID
+/// reports (`harness::machine::dtlb_levels`).
+pub fn reported_l1_dtlb(levels: &[DtlbLevel], page: u64) -> Option<DtlbLevel> {
+    levels
+        .iter()
+        .find(|l| l.level == 1 && l.page == page)
+        .cloned()
 }
 
 /// Picks the L1d, the L2 and the last level above the L2 out of a geometry.
@@ -60,6 +73,7 @@ pub fn reported_levels(geometry: &Geometry) -> Reported {
             .filter(|l| l.level > 2)
             .max_by_key(|l| l.level)
             .cloned(),
+        l1_dtlb: None,
     }
 }
 
@@ -82,5 +96,35 @@ mod tests {
             "no L3 listed: nothing to compare the LLC with"
         );
         assert_eq!(reported_levels(&Geometry::default()), Reported::default());
+    }
+
+    #[test]
+    fn the_l1_dtlb_is_the_first_level_for_the_probes_pages() {
+        let level = |level: u8, page: u64, entries: u64| DtlbLevel {
+            level,
+            page,
+            entries,
+            source: "cpuid 0x8000_0005".into(),
+        };
+        // A Zen 3 as CPUID describes it: L1 64 × 4 KiB and 64 × 2 MiB, L2 2048 × 4 KiB.
+        let zen3 = [
+            level(1, 4 << 10, 64),
+            level(2, 4 << 10, 2048),
+            level(1, 2 << 20, 64),
+        ];
+        // (levels, page, entries found)
+        let cases: [(&[DtlbLevel], u64, Option<u64>); 4] = [
+            (&zen3, 4 << 10, Some(64)),
+            (&zen3, 2 << 20, Some(64)),
+            (&zen3[1..2], 4 << 10, None),
+            (&[], 4 << 10, None),
+        ];
+        for (levels, page, entries) in cases {
+            assert_eq!(
+                reported_l1_dtlb(levels, page).map(|l| l.entries),
+                entries,
+                "{page}"
+            );
+        }
     }
 }

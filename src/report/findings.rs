@@ -6,7 +6,7 @@ use crate::results::{PointRecord, ResultsDocument};
 
 use super::chart::format_number;
 use super::claims::{Claim, slower_or_faster};
-use super::data;
+use super::{data, grid, padding};
 
 /// One computed finding.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,9 +20,13 @@ pub struct Finding {
     /// Whether the finding is about an access pattern (stride, order, view, layout) rather
     /// than general context such as DRAM latency; those rank first.
     pub about_strides: bool,
+    /// The kernels whose points it compares.
+    pub kernels: &'static [&'static str],
 }
 
-/// Every finding the data supports, largest effect first.
+/// Every finding the data supports, largest effect first; the kernels no finding above
+/// speaks of get the largest same-run ratio along their grid ([`grid::comparisons`]) after
+/// them.
 pub fn findings(doc: &ResultsDocument) -> Vec<Finding> {
     let mut out: Vec<Finding> = [
         conflict(doc),
@@ -34,6 +38,7 @@ pub fn findings(doc: &ResultsDocument) -> Vec<Finding> {
     ]
     .into_iter()
     .flatten()
+    .chain(padding(doc))
     .filter(|f| f.magnitude.is_finite() && f.magnitude > 0.0)
     .collect();
     out.sort_by(|a, b| {
@@ -41,6 +46,18 @@ pub fn findings(doc: &ResultsDocument) -> Vec<Finding> {
             .cmp(&a.about_strides)
             .then(b.magnitude.total_cmp(&a.magnitude))
     });
+    let covered: Vec<&str> = out.iter().flat_map(|f| f.kernels.iter().copied()).collect();
+    out.extend(
+        grid::comparisons(doc, &covered)
+            .into_iter()
+            .map(|c| Finding {
+                claim: c.claim,
+                magnitude: c.spread,
+                section: c.section,
+                about_strides: true,
+                kernels: &[],
+            }),
+    );
     out
 }
 
@@ -110,48 +127,106 @@ fn conflict(doc: &ResultsDocument) -> Option<Finding> {
         magnitude: ratio,
         section: "conflict",
         about_strides: true,
+        kernels: &["conflict"],
     })
 }
 
-fn row_vs_column(doc: &ResultsDocument) -> Option<Finding> {
-    // (rows, cols, col/row time) for every unpadded matrix summed both ways.
-    let pairs: Vec<(u64, u64, f64)> = data::of_kernel(doc, "col-sum")
+/// An unpadded matrix walked by columns, with the row walk of the same matrix beside it.
+struct ColumnAndRow<'a> {
+    rows: u64,
+    cols: u64,
+    dtype: &'a str,
+    col_ns: f64,
+    row_ns: f64,
+}
+
+impl ColumnAndRow<'_> {
+    fn ratio(&self) -> f64 {
+        self.col_ns / self.row_ns
+    }
+}
+
+/// Every unpadded matrix this run summed both by columns and by rows.
+fn columns_and_rows(doc: &ResultsDocument) -> Vec<ColumnAndRow<'_>> {
+    let unpadded = |r: &PointRecord, cols: u64| data::int(r, "ld").is_none_or(|ld| ld == cols);
+    data::of_kernel(doc, "col-sum")
         .filter_map(|c| {
             let rows = data::int(c, "rows")?;
             let cols = data::int(c, "cols")?;
-            if data::int(c, "ld").is_some_and(|ld| ld != cols) {
+            let dtype = data::element(c).0;
+            if !unpadded(c, cols) {
                 return None;
             }
             let r = data::of_kernel(doc, "row-sum").find(|r| {
                 data::int(r, "rows") == Some(rows)
                     && data::int(r, "cols") == Some(cols)
-                    && data::int(r, "ld").is_none_or(|ld| ld == cols)
+                    && data::element(r).0 == dtype
+                    && r.threads == c.threads
+                    && unpadded(r, cols)
             })?;
-            Some((rows, cols, ns(c)? / ns(r)?))
+            Some(ColumnAndRow {
+                rows,
+                cols,
+                dtype,
+                col_ns: ns(c)?,
+                row_ns: ns(r)?,
+            })
         })
-        .collect();
-    let &(rows, cols, r) = pairs
+        .collect()
+}
+
+fn row_vs_column(doc: &ResultsDocument) -> Option<Finding> {
+    let pairs = columns_and_rows(doc);
+    let worst = pairs
         .iter()
-        .filter(|p| p.1.is_power_of_two())
-        .max_by(|a, b| a.2.total_cmp(&b.2))?;
+        .filter(|p| p.cols.is_power_of_two())
+        .max_by(|a, b| a.ratio().total_cmp(&b.ratio()))?;
+    let (rows, cols, dtype) = (worst.rows, worst.cols, worst.dtype);
     let plus = pairs
         .iter()
-        .find(|p| p.0 == rows && p.1 == cols + 1)
-        .map(|p| format!("; at {}×{} it is {}", p.0, p.1, slower_or_faster(p.2, 1.0)))
+        .find(|p| p.rows == rows && p.cols == cols + 1 && p.dtype == dtype)
+        .map(|p| {
+            format!(
+                "; at {}×{} it is {}",
+                p.rows,
+                p.cols,
+                slower_or_faster(p.ratio(), 1.0)
+            )
+        })
         .unwrap_or_default();
     Some(Finding {
         claim: Claim::derived(
             "finding.row-vs-column",
             format!(
-                "Summing a {rows}×{cols} f64 matrix by columns is {} than by rows \
-                 (timed){plus}.",
-                slower_or_faster(r, 1.0)
+                "Summing a {rows}×{cols} {dtype} matrix by columns (col-sum, {} ns per element) \
+                 is {} than by rows (row-sum of the same matrix, {} ns, timed){plus}.",
+                format_number(worst.col_ns),
+                slower_or_faster(worst.ratio(), 1.0),
+                format_number(worst.row_ns)
             ),
         ),
-        magnitude: r,
+        magnitude: worst.ratio(),
         section: "traverse",
         about_strides: true,
+        kernels: &["row-sum", "col-sum"],
     })
+}
+
+/// One finding per matrix timed at several leading dimensions: the fastest `ld` measured.
+fn padding(doc: &ResultsDocument) -> Vec<Finding> {
+    padding::groups(doc)
+        .iter()
+        .map(|g| {
+            let slowest = g.points.iter().map(|p| p.run.value).fold(0.0, f64::max);
+            Finding {
+                claim: Claim::derived("finding.padding", padding::measured_sentence(g)),
+                magnitude: slowest / g.best().run.value,
+                section: "traverse",
+                about_strides: true,
+                kernels: &["row-sum", "col-sum"],
+            }
+        })
+        .collect()
 }
 
 fn transpose(doc: &ResultsDocument) -> Option<Finding> {
@@ -189,6 +264,7 @@ fn transpose(doc: &ResultsDocument) -> Option<Finding> {
         magnitude: best.2 / worst.2,
         section: "transpose",
         about_strides: true,
+        kernels: &["transpose"],
     })
 }
 
@@ -218,68 +294,219 @@ fn latency(doc: &ResultsDocument) -> Option<Finding> {
         magnitude: ratio,
         section: "latency",
         about_strides: false,
+        kernels: &["chase"],
     })
 }
 
 fn stride(doc: &ResultsDocument) -> Option<Finding> {
     let line = data::data_levels(doc).first().map(|l| u64::from(l.line))?;
-    let pts: Vec<(u64, f64)> = data::of_kernel(doc, "stride-sum")
-        .filter_map(|r| Some((data::int(r, "stride")? * 8, ns(r)?)))
+    // (step in bytes, buffer length, ns) of the f64 walks: the contiguous one must read the
+    // same buffer as the one-per-line one.
+    let pts: Vec<(u64, Option<u64>, f64)> = data::of_kernel(doc, "stride-sum")
+        .filter(|r| data::element(r).0 == "f64")
+        .filter_map(|r| Some((data::int(r, "stride")? * 8, data::int(r, "len"), ns(r)?)))
         .collect();
-    let unit = pts.iter().find(|p| p.0 == 8)?;
     let at_line = pts.iter().find(|p| p.0 == line)?;
-    let ratio = at_line.1 / unit.1;
+    let unit = pts.iter().find(|p| p.0 == 8 && p.1 == at_line.1)?;
+    let ratio = at_line.2 / unit.2;
     Some(Finding {
         claim: Claim::derived(
             "finding.stride",
             format!(
-                "Reading one f64 per {line} B line costs {} ns per element, {} than a \
-                 contiguous walk ({} ns, timed).",
-                format_number(at_line.1),
-                slower_or_faster(at_line.1, unit.1),
-                format_number(unit.1)
+                "Reading one f64 per {line} B line (stride-sum) costs {} ns per element, {} \
+                 than stride-sum's contiguous walk of the same buffer, stride 1 ({} ns, timed).",
+                format_number(at_line.2),
+                slower_or_faster(at_line.2, unit.2),
+                format_number(unit.2)
             ),
         ),
         magnitude: ratio,
         section: "stride",
         about_strides: true,
+        kernels: &["stride-sum"],
     })
 }
 
+/// A view-sum point: its expression, whether it is C-contiguous, its element count and time.
+struct ViewWalk<'a> {
+    expr: &'a str,
+    contiguous: Option<bool>,
+    elements: Option<u64>,
+    ns: f64,
+    record: &'a PointRecord,
+}
+
 fn view(doc: &ResultsDocument) -> Option<Finding> {
-    let walks: Vec<(String, Option<bool>, Option<u64>, f64)> = data::of_kernel(doc, "view-sum")
+    let walks: Vec<ViewWalk> = data::of_kernel(doc, "view-sum")
         .filter_map(|r| {
-            let expr = data::text(r, "expr")?;
-            let contiguous = data::view_facts(r).map(|v| v.c_contiguous);
-            Some((
-                expr.to_string(),
-                contiguous,
-                r.work.map(|w| w.elements),
-                ns(r)?,
-            ))
+            Some(ViewWalk {
+                expr: data::text(r, "expr")?,
+                contiguous: data::view_facts(r).map(|v| v.c_contiguous),
+                elements: r.work.map(|w| w.elements),
+                ns: ns(r)?,
+                record: r,
+            })
         })
         .collect();
-    let (expr, ratio, own, base) = walks
+    let (walk, control) = walks
         .iter()
-        .filter(|w| w.1 == Some(false))
+        .filter(|w| w.contiguous == Some(false))
         .filter_map(|w| {
-            let control = walks.iter().find(|c| c.1 == Some(true) && c.2 == w.2)?;
-            Some((w.0.clone(), w.3 / control.3, w.3, control.3))
+            let control = walks
+                .iter()
+                .find(|c| c.contiguous == Some(true) && c.elements == w.elements)?;
+            Some((w, control))
         })
-        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        .max_by(|a, b| (a.0.ns / a.1.ns).total_cmp(&(b.0.ns / b.1.ns)))?;
     Some(Finding {
         claim: Claim::derived(
             "finding.view",
             format!(
-                "Summing the view `{expr}` costs {} ns per element, {} than a contiguous walk \
-                 of the same element count ({} ns, timed).",
-                format_number(own),
-                slower_or_faster(own, base),
-                format_number(base)
+                "Summing the view `{}` costs {} ns per element, {} than view-sum's contiguous \
+                 walk of the same element count, `{}` ({} ns, timed).{}",
+                walk.expr,
+                format_number(walk.ns),
+                slower_or_faster(walk.ns, control.ns),
+                control.expr,
+                format_number(control.ns),
+                same_walk_as_col_sum(doc, walk.record)
             ),
         ),
-        magnitude: ratio,
+        magnitude: walk.ns / control.ns,
         section: "view",
         about_strides: true,
+        kernels: &["view-sum"],
     })
+}
+
+/// When the view walks its storage as a timed col-sum walks a matrix (shape `[cols, rows]`,
+/// strides `[1, ld]`), a sentence saying so, with that walk's time and the row-sum baseline
+/// its own finding uses: the two ratios differ because their baselines do.
+fn same_walk_as_col_sum(doc: &ResultsDocument, view: &PointRecord) -> String {
+    let Some(facts) = data::view_facts(view) else {
+        return String::new();
+    };
+    let (&[cols, rows], &[1, ld]) = (facts.shape.as_slice(), facts.strides.as_slice()) else {
+        return String::new();
+    };
+    let dtype = data::element(view).0;
+    let Some(pair) = columns_and_rows(doc).into_iter().find(|p| {
+        p.rows == rows && p.cols == cols && i64::try_from(p.cols) == Ok(ld) && p.dtype == dtype
+    }) else {
+        return String::new();
+    };
+    format!(
+        " It walks its storage as col-sum {rows}×{cols} does ({} ns per element there); the \
+         row-vs-column finding holds that walk against row-sum of the same matrix ({} ns): {}. \
+         The two ratios differ in their baselines.",
+        format_number(pair.col_ns),
+        format_number(pair.row_ns),
+        slower_or_faster(pair.col_ns, pair.row_ns)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::padding::tests::padded_doc;
+    use crate::vocab::ParamValue;
+
+    fn small() -> ResultsDocument {
+        serde_json::from_str(include_str!("../../tests/fixtures/results_small.json")).unwrap()
+    }
+
+    fn texts(doc: &ResultsDocument, id: &str) -> Vec<String> {
+        findings(doc)
+            .iter()
+            .filter(|f| f.claim.id == id)
+            .map(|f| f.claim.text())
+            .collect()
+    }
+
+    /// The small run with its 512×512 row and column walks copied to `n`×`n`.
+    fn with_square(mut doc: ResultsDocument, n: u64) -> ResultsDocument {
+        let copies: Vec<PointRecord> = doc
+            .records
+            .iter()
+            .filter(|r| {
+                matches!(r.kernel.as_str(), "row-sum" | "col-sum")
+                    && data::int(r, "cols") == Some(512)
+            })
+            .cloned()
+            .collect();
+        for mut r in copies {
+            for key in ["rows", "cols", "ld"] {
+                r.params.insert(key.into(), ParamValue::Int(n));
+            }
+            doc.records.push(r);
+        }
+        doc
+    }
+
+    #[test]
+    fn each_ratio_names_its_baseline() {
+        // (document, finding, words it must hold)
+        let cases: Vec<(ResultsDocument, &str, &str)> = vec![
+            (
+                small(),
+                "finding.row-vs-column",
+                "Summing a 512×512 f64 matrix by columns (col-sum, 7.29 ns per element) is \
+                 26.6× slower than by rows (row-sum of the same matrix, 0.274 ns, timed)",
+            ),
+            (
+                small(),
+                "finding.stride",
+                "than stride-sum's contiguous walk of the same buffer, stride 1 (0.281 ns, timed)",
+            ),
+            (
+                small(),
+                "finding.view",
+                "than view-sum's contiguous walk of the same element count, `arange(65536)` \
+                 (0.510 ns, timed).",
+            ),
+            // The transposed view walks its storage as col-sum does: said, with both baselines.
+            (
+                with_square(small(), 256),
+                "finding.view",
+                "It walks its storage as col-sum 256×256 does (7.29 ns per element there); the \
+                 row-vs-column finding holds that walk against row-sum of the same matrix \
+                 (0.274 ns): 26.6× slower. The two ratios differ in their baselines.",
+            ),
+        ];
+        for (doc, id, words) in cases {
+            let found = texts(&doc, id);
+            assert_eq!(found.len(), 1, "{id}: {found:?}");
+            assert!(found[0].contains(words), "{id}: {}", found[0]);
+        }
+        // Without a col-sum of the view's shape, no such sentence.
+        assert!(!texts(&small(), "finding.view")[0].contains("walks its storage"));
+    }
+
+    #[test]
+    fn a_leading_dimension_sweep_alone_gives_a_finding() {
+        // col-sum at four ld and nothing else of its family: no row-sum to compare with.
+        let mut doc = padded_doc(&[
+            (512, 7.7, 262_144),
+            (513, 4.7, 33_216),
+            (520, 1.8, 33_216),
+            (528, 3.9, 33_216),
+        ]);
+        doc.records.retain(|r| r.kernel == "col-sum");
+        let found = findings(&doc);
+        assert_eq!(
+            found.len(),
+            1,
+            "{:?}",
+            found.iter().map(|f| f.claim.text()).collect::<Vec<_>>()
+        );
+        assert_eq!(found[0].claim.id, "finding.padding");
+        assert!(
+            found[0]
+                .claim
+                .text()
+                .contains("ld=520 was fastest: 1.80 ms a run against 7.70 ms at ld=512"),
+            "{}",
+            found[0].claim.text()
+        );
+    }
 }

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::results::infer_doc::{
-    ConflictCurves, DISAGREEMENT_BAR, InferCurves, InferDocError, InferReport, Parameter, Point,
-    Verdict,
+    ConflictCurves, DISAGREEMENT_BAR, InferCurves, InferDocError, InferReport,
+    MIN_VERDICT_CONFIDENCE, Parameter, Point, Verdict,
 };
 
 use super::ReportError;
@@ -204,7 +204,8 @@ fn interval_text(p: &Parameter) -> Option<String> {
 }
 
 /// The headline: a disagreement is named only when its verdict cleared the bar (stated), an
-/// uncertain parameter is named with its interval, and agreement only when nothing else is.
+/// uncertain parameter is named with its interval (and its confidence when that is what made
+/// it uncertain), and agreement only when nothing else is.
 pub fn headline(report: &InferReport) -> String {
     let with = |verdict: Verdict| -> Vec<String> {
         report
@@ -212,7 +213,11 @@ pub fn headline(report: &InferReport) -> String {
             .iter()
             .filter(|p| p.verdict == verdict)
             .map(|p| {
-                let reported = value_text(&p.unit, p.reported, false);
+                let mut reported = value_text(&p.unit, p.reported, false);
+                // A verdict held to the confidence floor says so beside the system's value.
+                if p.confidence < MIN_VERDICT_CONFIDENCE {
+                    reported.push_str(&format!("; confidence {:.2}", p.confidence));
+                }
                 match interval_text(p) {
                     Some(i) => format!("{} {i} (system: {reported})", p.name),
                     None => format!("{} (system: {reported})", p.name),

@@ -13,8 +13,10 @@ pub(crate) mod compare;
 pub mod data;
 pub mod figures;
 pub(crate) mod findings;
+pub(crate) mod grid;
 pub mod infer;
 pub(crate) mod outdir;
+pub(crate) mod padding;
 pub(crate) mod page;
 
 use std::fs;

@@ -123,7 +123,8 @@ pub enum Verdict {
     Agrees,
     /// The evidence clears the bar for a disagreement (see [`capacity_verdict`]).
     Disagrees,
-    /// Neither: the interval is too wide to confirm or refute what the system reports.
+    /// Neither: the interval is too wide to confirm or refute what the system reports, or the
+    /// confidence is below [`MIN_VERDICT_CONFIDENCE`] (the note says which).
     Uncertain,
     /// The system reports nothing to compare with.
     NotReported,
@@ -163,7 +164,16 @@ impl Verdict {
 pub const DISAGREEMENT_BAR: &str = "a capacity disagrees only when what the system reports \
      lies outside the interval widened by 25 % and the interval spans at most one octave \
      (high ≤ 2 × low); an upper bound disagrees only when every leave-one-round-out bound is \
-     below the reported size by more than 25 %; anything else not within 25 % is uncertain";
+     below the reported size by more than 25 %; anything else not within 25 % is uncertain; \
+     the L1 DTLB reach agrees when CPUID's entries lie between the last page count that fit \
+     and the first that was slow, and disagrees when they lie more than 25 % outside; any \
+     agreement or disagreement with a confidence below 0.5 is uncertain";
+
+/// The least confidence a parameter needs for "agrees" or "disagrees": below it the rule's
+/// own evidence is weak or most rounds give another value (confidence is the rule's own
+/// confidence × the share of rounds that give the same value), so the comparison with what
+/// the system reports confirms or refutes nothing.
+pub const MIN_VERDICT_CONFIDENCE: f64 = 0.5;
 
 /// Relative tolerance of a capacity read off a latency curve.
 pub const CAPACITY_TOLERANCE: f64 = 0.25;
@@ -194,6 +204,24 @@ pub fn capacity_verdict(value: Option<f64>, interval: [f64; 2], reported: Option
     };
     let tight = upper_bound || high <= MAX_DISAGREEING_WIDTH * low;
     if outside && tight {
+        Verdict::Disagrees
+    } else {
+        Verdict::Uncertain
+    }
+}
+
+/// The verdict on the L1 DTLB's reach: the probe saw `interval` = [the last page count that
+/// fit, the one before the first slow count] (in bytes: pages × page size); what CPUID reports
+/// agrees inside it, disagrees more than [`CAPACITY_TOLERANCE`] outside it, and is uncertain
+/// between (the probe's page counts step by several pages).
+pub fn tlb_verdict(value: Option<f64>, interval: [f64; 2], reported: Option<f64>) -> Verdict {
+    let (Some(_), Some(r)) = (value, reported) else {
+        return Verdict::within(value, reported, 0.0);
+    };
+    let [low, high] = interval;
+    if low <= r && r <= high {
+        Verdict::Agrees
+    } else if r < low / (1.0 + CAPACITY_TOLERANCE) || r > high * (1.0 + CAPACITY_TOLERANCE) {
         Verdict::Disagrees
     } else {
         Verdict::Uncertain
@@ -232,6 +260,32 @@ pub struct Parameter {
     /// The measured points behind the value, in words (e.g. "stride 4096 B: 8 fit, 9 slow").
     pub evidence: Vec<String>,
     pub note: Option<String>,
+}
+
+impl Parameter {
+    /// Holds the verdict to [`MIN_VERDICT_CONFIDENCE`]: an agreement or disagreement with less
+    /// confidence becomes uncertain, and the note says what the comparison alone gave, the
+    /// confidence and what it is made of (`basis`, e.g. "the step's own 0.62 × the same value
+    /// in 0 of 7 leave-one-round-out curves"; `None` for a document read back).
+    pub fn hold_to_confidence(&mut self, basis: Option<&str>) {
+        if !matches!(self.verdict, Verdict::Agrees | Verdict::Disagrees)
+            || self.confidence >= MIN_VERDICT_CONFIDENCE
+        {
+            return;
+        }
+        let made_of = basis.map_or(String::new(), |b| format!(" ({b})"));
+        let why = format!(
+            "uncertain, not \"{}\": confidence {:.2} is below the {MIN_VERDICT_CONFIDENCE:.2} \
+             a verdict needs{made_of}",
+            self.verdict.label(),
+            self.confidence
+        );
+        self.verdict = Verdict::Uncertain;
+        self.note = Some(match self.note.take() {
+            Some(n) => format!("{why}; {n}"),
+            None => why,
+        });
+    }
 }
 
 /// One conflict-probe stride's two curves.
@@ -328,8 +382,9 @@ impl InferReport {
     }
 
     /// The document with every disagreement that has no interval behind it (documents from
-    /// before intervals) turned into "uncertain", with a note saying so: a reader never shows
-    /// a disagreement that did not clear [`DISAGREEMENT_BAR`].
+    /// before intervals) and every verdict below [`MIN_VERDICT_CONFIDENCE`] (documents from
+    /// before the floor) turned into "uncertain", with a note saying so: a reader never shows
+    /// a claim that did not clear [`DISAGREEMENT_BAR`].
     pub fn without_unsupported_claims(mut self) -> Self {
         for p in &mut self.parameters {
             if p.verdict == Verdict::Disagrees && p.interval.is_none() && p.unit == "bytes" {
@@ -341,6 +396,7 @@ impl InferReport {
                     None => old.to_string(),
                 });
             }
+            p.hold_to_confidence(None);
         }
         self
     }
@@ -451,6 +507,80 @@ mod tests {
         );
         assert_eq!(Verdict::within(Some(1.0), None, 0.25), Verdict::NotReported);
         assert_eq!(Verdict::within(None, Some(1.0), 0.25), Verdict::NotInferred);
+    }
+
+    #[test]
+    fn tlb_verdicts_bracket_the_reported_entries() {
+        use Verdict::*;
+        let page = 4096.0;
+        // (fits, last page before the first slow count, reported entries, verdict)
+        let cases = [
+            (64.0, 67.0, Some(64.0), Agrees),
+            (72.0, 75.0, Some(72.0), Agrees),
+            (68.0, 71.0, Some(64.0), Uncertain),
+            (52.0, 55.0, Some(64.0), Uncertain),
+            (48.0, 51.0, Some(64.0), Disagrees),
+            (128.0, 131.0, Some(64.0), Disagrees),
+            (64.0, 67.0, None, NotReported),
+        ];
+        for (fits, last, reported, verdict) in cases {
+            let interval = [fits * page, last * page];
+            assert_eq!(
+                tlb_verdict(Some(fits * page), interval, reported.map(|e: f64| e * page)),
+                verdict,
+                "{fits}–{last} pages vs {reported:?}"
+            );
+        }
+        assert_eq!(tlb_verdict(None, [0.0, 0.0], Some(page)), NotInferred);
+    }
+
+    #[test]
+    fn a_verdict_below_the_confidence_floor_is_uncertain_and_says_why() {
+        use Verdict::*;
+        // (verdict, confidence, verdict held to the floor)
+        let cases = [
+            (Agrees, 0.0, Uncertain),
+            (Agrees, 0.49, Uncertain),
+            (Agrees, 0.5, Agrees),
+            (Disagrees, 0.375, Uncertain),
+            (Disagrees, 0.96, Disagrees),
+            (Uncertain, 0.1, Uncertain),
+            (NotReported, 0.0, NotReported),
+            (NotInferred, 0.0, NotInferred),
+        ];
+        for (verdict, confidence, held) in cases {
+            let mut p = Parameter {
+                key: "l2_size".into(),
+                name: "L2 size".into(),
+                unit: "bytes".into(),
+                value: Some(414.8 * 1024.0),
+                is_upper_bound: false,
+                source: "timed".into(),
+                confidence,
+                reported: Some(512.0 * 1024.0),
+                verdict,
+                interval: Some([384.0 * 1024.0, 448.0 * 1024.0]),
+                is_tlb: false,
+                evidence: Vec::new(),
+                note: Some("earlier note".into()),
+            };
+            p.hold_to_confidence(Some("the step's own 0.62 × the same in 0 of 7 curves"));
+            assert_eq!(p.verdict, held, "{verdict:?} at {confidence}");
+            let note = p.note.unwrap();
+            if held != verdict {
+                assert!(
+                    note.starts_with(&format!(
+                        "uncertain, not \"{}\": confidence {confidence:.2} is below the 0.50 a \
+                         verdict needs (the step's own 0.62 × the same in 0 of 7 curves); \
+                         earlier note",
+                        verdict.label()
+                    )),
+                    "{note}"
+                );
+            } else {
+                assert_eq!(note, "earlier note");
+            }
+        }
     }
 
     fn minimal() -> InferReport {

@@ -168,10 +168,56 @@ fn a_baseline_from_another_cpu_model_passes_on_timing_alone_and_fails_on_one_mis
     );
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(
-        table.contains("timing not comparable (another CPU model or cache geometry)"),
+        table.contains("timing not judged (the baseline comes from another CPU model)"),
         "{table}"
     );
     assert!(table.contains("Timing track: not compared — the baseline was recorded on"));
+    // The reason in full once, each row short, and how to judge timing here.
+    assert_eq!(table.matches(why).count(), 1, "{table}");
+    let timing_rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with('|') && l.contains("| time (timed) |"))
+        .collect();
+    assert!(!timing_rows.is_empty(), "{table}");
+    for row in &timing_rows {
+        assert!(
+            row.ends_with("| not compared (another CPU model) |"),
+            "{row}"
+        );
+    }
+    for command in [
+        "`stridelab gate --base origin/main`",
+        "`stridelab gate --save-baseline FILE`",
+    ] {
+        assert!(table.contains(command), "{command}: {table}");
+    }
+    // The JSON keeps the full reason, what differs, the short notes and the advice.
+    assert_eq!(verdict["method"]["timing_differs_in"], "cpu-model");
+    for row in rows.iter().filter(|r| r["track"] == "timing") {
+        assert_eq!(row["note"], "another CPU model", "{row:#}");
+    }
+    let advice = &verdict["advice"][0];
+    assert_eq!(advice["kind"], "timing-not-comparable", "{verdict:#}");
+    assert!(
+        advice["try_next"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "stridelab gate --base origin/main"),
+        "{advice:#}"
+    );
+    // The job summary (every row) says it once too.
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.md");
+    let (out, _) =
+        compare_with_recorded(&current, &["--export-markdown", summary.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert_eq!(text.matches(why).count(), 1, "{text}");
+    assert!(
+        text.contains("`stridelab gate --base origin/main`"),
+        "{text}"
+    );
 
     one_more_miss(&mut current);
     let (out, verdict) = compare_with_recorded(&current, &[]);

@@ -1,6 +1,7 @@
 //! The verdict rule of `stridelab infer` on capacities (agrees / disagrees / uncertain at the
 //! edges of the bar), the report's headline naming a disagreement only when the verdict says
-//! so, and older documents (no intervals) read without a claim they cannot back.
+//! so, and older documents (no intervals, no confidence floor) read without a claim they
+//! cannot back.
 
 use stridelab::report::infer::headline;
 use stridelab::results::infer_doc::{
@@ -198,8 +199,10 @@ fn the_headline_names_a_disagreement_only_when_the_verdict_does() {
             p["interval"] = serde_json::json!([576.0 * KIB, 5.0 * MIB]);
         }
         if p["key"] == "llc_size" {
+            // A disagreement with the confidence a verdict needs.
             p["verdict"] = "disagrees".into();
             p["interval"] = serde_json::json!([0.0, 2.0 * MIB]);
+            p["confidence"] = 0.9.into();
         }
     }
     let report = read(&doc);
@@ -235,4 +238,41 @@ fn a_malformed_interval_is_refused_with_its_field() {
     std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
     let err = InferReport::read(&path).unwrap_err().to_string();
     assert!(err.contains("parameters[4].interval"), "{err}");
+}
+
+/// The recorded document (Zen 4 VM, load ≈ 7) as a reader shows it: every agreement or
+/// disagreement below the confidence floor reads as uncertain, its note saying what it was
+/// recorded as and its confidence; the confident verdicts stay.
+#[test]
+fn a_recorded_verdict_below_the_confidence_floor_reads_as_uncertain() {
+    let report = read(&fixture());
+    // (key, recorded verdict, recorded confidence, verdict read)
+    let table = [
+        ("line_size", "agrees", "1.00", Verdict::Agrees),
+        ("l1d_size", "agrees", "0.96", Verdict::Agrees),
+        ("l1d_ways", "agrees", "0.96", Verdict::Agrees),
+        ("l2_size", "agrees", "0.14", Verdict::Uncertain),
+        (
+            "l1_dtlb_reach",
+            "not_reported",
+            "1.00",
+            Verdict::NotReported,
+        ),
+    ];
+    for (key, recorded, confidence, read_as) in table {
+        let p = report.parameters.iter().find(|p| p.key == key).unwrap();
+        assert_eq!(p.verdict, read_as, "{key}: {p:#?}");
+        assert_eq!(format!("{:.2}", p.confidence), confidence, "{key}");
+        let held = p.note.as_deref().unwrap_or("").contains(&format!(
+            "uncertain, not \"{recorded}\": confidence {confidence} is below the 0.50"
+        ));
+        // 0.5: the floor (`MIN_VERDICT_CONFIDENCE`) the README states.
+        assert_eq!(held, p.confidence < 0.5, "{key}: {:?}", p.note);
+    }
+    let text = headline(&report);
+    assert!(
+        text.contains("L2 size (system: 1 MiB; confidence 0.14)"),
+        "{text}"
+    );
+    assert!(!text.contains("Every inferred parameter"), "{text}");
 }

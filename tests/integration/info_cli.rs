@@ -166,3 +166,46 @@ fn software_events_are_available_where_the_kernel_allows_them() {
         }
     }
 }
+
+/// The table shows the data TLB the JSON manifest has: a row per `dtlb` level (page, entries,
+/// source), or says CPUID reported none.
+#[test]
+fn the_table_shows_every_dtlb_level_the_json_has() {
+    let json = stridelab(&["info", "--json"]);
+    let table = stridelab(&["info"]);
+    assert!(json.status.success() && table.status.success());
+    let info: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let text = String::from_utf8_lossy(&table.stdout);
+    let section = text
+        .split("\nData TLB (CPUID)\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no data TLB section: {text}"));
+    let rows: Vec<&str> = section
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    let levels = info["dtlb"].as_array().unwrap();
+    if levels.is_empty() {
+        assert_eq!(
+            rows,
+            ["  (not reported by CPUID on this machine)"],
+            "{text}"
+        );
+        return;
+    }
+    assert_eq!(
+        rows.len(),
+        levels.len() + 1,
+        "a header and a row per level: {text}"
+    );
+    for (row, level) in rows[1..].iter().zip(levels) {
+        let entries = level["entries"].as_u64().unwrap().to_string();
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[0], format!("L{}", level["level"]), "{row}");
+        assert!(cells.contains(&entries.as_str()), "{row} vs {level}");
+        assert!(
+            row.ends_with(level["source"].as_str().unwrap()),
+            "{row} vs {level}"
+        );
+    }
+}

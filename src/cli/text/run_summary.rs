@@ -5,10 +5,9 @@
 
 use std::fmt::Write as _;
 
+use crate::cli::text::run_blocks::{Block, blocks};
 use crate::cli::text::table::{Align, TextTable, wrap};
-use crate::harness::catalogue_link::param_words;
 use crate::harness::measure::precision::{advice, mark, mark_legend, percent, remedy};
-use crate::harness::run::session::threads_phrase;
 use crate::results::{ChecksumOutcome, PointRecord, PrecisionWarning, ResultsDocument, RunStatus};
 use crate::units::{format_count, format_duration_ns, format_significant, format_time_ratio};
 
@@ -18,10 +17,6 @@ pub const MAX_WIDTH: usize = 120;
 
 /// Footnotes wrap narrower than the tables: prose reads badly across 120 columns.
 const NOTE_WIDTH: usize = 100;
-
-/// Longest point label: a record whose label would be longer starts a new table, where its
-/// parameters go to the header (a view expression does, whole).
-const MAX_LABEL: usize = 40;
 
 const INDENT: &str = "  ";
 const MISSING: &str = "-";
@@ -90,96 +85,6 @@ const TIMING_COLUMNS: [(&str, &str); 6] = [
         "GB/s against a copy (writing kernels) or read of the same bytes timed in the same run",
     ),
 ];
-
-/// A table's worth of records: what they share goes to its header, what varies labels rows.
-struct Block<'a> {
-    records: &'a [PointRecord],
-    /// The parameter words every record of the block has (the thread count last).
-    shared: Vec<String>,
-    /// Each record's words that vary within the block; empty for a block of one.
-    labels: Vec<String>,
-}
-
-/// One record's parameter words keyed by name, the thread count last (keyed `threads`).
-fn words_of(r: &PointRecord) -> Vec<(String, String)> {
-    let mut words: Vec<(String, String)> = param_words(&r.kernel, &r.params)
-        .into_iter()
-        .map(|w| (w.split('=').next().unwrap_or_default().to_string(), w))
-        .collect();
-    words.push(("threads".into(), threads_phrase(r.threads)));
-    words
-}
-
-fn label(words: &[(String, String)], varying: &[String]) -> String {
-    let picked: Vec<&str> = words
-        .iter()
-        .filter(|(name, _)| varying.contains(name))
-        .map(|(_, word)| word.as_str())
-        .collect();
-    picked.join(" ")
-}
-
-/// The names whose word in `words` is not the one in `first` (or is missing from either).
-fn differing(first: &[(String, String)], words: &[(String, String)]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for (name, word) in first.iter().chain(words) {
-        let same = first.contains(&(name.clone(), word.clone()))
-            && words.contains(&(name.clone(), word.clone()));
-        if !same && !names.contains(name) {
-            names.push(name.clone());
-        }
-    }
-    names
-}
-
-/// The tables: runs of consecutive records of one kernel and one sweep (or none), each cut
-/// before a record that would make some row's label longer than [`MAX_LABEL`] (a grid over
-/// `dtype` and `stride` becomes one table per dtype, each labelled by stride alone).
-fn blocks(records: &[PointRecord]) -> Vec<Block<'_>> {
-    let words: Vec<Vec<(String, String)>> = records.iter().map(words_of).collect();
-    let key = |r: &PointRecord| (r.kernel.clone(), r.sweep.clone());
-    let fits = |rows: &[Vec<(String, String)>], varying: &[String]| {
-        rows.iter()
-            .all(|w| label(w, varying).chars().count() <= MAX_LABEL)
-    };
-    let mut out = Vec::new();
-    let (mut start, mut varying): (usize, Vec<String>) = (0, Vec::new());
-    for i in 1..=records.len() {
-        // A name varies in a block when some record's word differs from the first record's.
-        let joins = i < records.len() && key(&records[i]) == key(&records[start]) && {
-            let mut grown = varying.clone();
-            for name in differing(&words[start], &words[i]) {
-                if !grown.contains(&name) {
-                    grown.push(name);
-                }
-            }
-            // Only a grown set can lengthen the labels of the rows already in.
-            let ok = if grown.len() == varying.len() {
-                fits(&words[i..=i], &grown)
-            } else {
-                fits(&words[start..=i], &grown)
-            };
-            if ok {
-                varying = grown;
-            }
-            ok
-        };
-        if !joins && i > start {
-            let rows = &words[start..i];
-            out.push(Block {
-                records: &records[start..i],
-                shared: rows[0]
-                    .iter()
-                    .filter(|(name, _)| !varying.contains(name))
-                    .map(|(_, word)| word.clone())
-                    .collect(),
-                labels: rows.iter().map(|w| label(w, &varying)).collect(),
-            });
-            (start, varying) = (i, Vec::new());
-        }
-    }
-    out
-}
 
 /// The header line of a block: the kernel, what its rows share, and what kind of points they
 /// are when they come from a geometry sweep.
@@ -268,6 +173,11 @@ fn render_block(table_of: &Block, seen: &mut Seen) -> String {
     } else {
         out.push_str(&table(&with_label(&timing_columns)).render(INDENT));
         out.push_str(&table(&with_label(&miss_columns)).render(INDENT));
+    }
+    // What each `expr #k` of the labels stands for (a view expression is too long for one).
+    for line in &table_of.legend {
+        out.push_str(INDENT);
+        out.push_str(&wrap(line, MAX_WIDTH - INDENT.len(), "      "));
     }
     out
 }
@@ -473,10 +383,14 @@ fn point_names(doc: &ResultsDocument) -> Vec<(usize, String)> {
     blocks(&doc.records)
         .into_iter()
         .flat_map(|block| {
-            block.records.iter().zip(block.labels).map(|(r, label)| {
-                let name = format!("{} {label}", r.kernel);
-                (r.index, name.trim_end().to_string())
-            })
+            block
+                .records
+                .iter()
+                .zip(block.full_labels)
+                .map(|(r, label)| {
+                    let name = format!("{} {label}", r.kernel);
+                    (r.index, name.trim_end().to_string())
+                })
         })
         .collect()
 }
@@ -654,6 +568,44 @@ mod tests {
             text.contains("stride-sum: dtype=f64 len=4194304 (32 MiB) stride=1 (8 B) · 1 thread"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_grid_over_long_expressions_is_one_table_with_aliases_and_a_legend() {
+        let a = "arange(1048576).view(1024,1024).T";
+        let b = "arange(1048576).view(1024,1024).flip(0)";
+        let mut views = points(
+            "view-sum",
+            &[&[("expr", a)], &[("expr", b)], &[("expr", a)]],
+        );
+        for (r, ns) in views.records.iter_mut().zip([6.6, 0.25, 6.6]) {
+            r.timing.as_mut().unwrap().ns_per_element = ns;
+        }
+        let tables = blocks(&views.records);
+        assert_eq!(tables.len(), 1, "one table for one kernel's grid");
+        assert_eq!(tables[0].labels, ["expr #1", "expr #2", "expr #1"]);
+        assert_eq!(
+            tables[0].legend,
+            [format!("expr #1 = {a}"), format!("expr #2 = {b}")]
+        );
+        assert_eq!(tables[0].full_labels[1], format!("expr={b}"));
+        let text = run_summary(&views, false);
+        for needle in [
+            "expr #2",
+            "26.4× faster",
+            &format!("  expr #1 = {a}\n"),
+            &format!("  expr #2 = {b}\n"),
+        ] {
+            assert!(text.contains(needle), "missing `{needle}` in\n{text}");
+        }
+        assert!(widest(&text) <= MAX_WIDTH, "{text}");
+        // Labels that fit spelled out are not aliased.
+        let fit = points("view-sum", &[&[("expr", a)], &[("expr", "arange(128)")]]);
+        assert_eq!(
+            blocks(&fit.records)[0].labels,
+            [format!("expr={a}"), "expr=arange(128)".to_string()]
+        );
+        assert!(blocks(&fit.records)[0].legend.is_empty());
     }
 
     /// Conflict probes at strides 511, 512, 513 timed at `ns_per_run`, with `warnings`.

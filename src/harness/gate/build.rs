@@ -48,6 +48,8 @@ pub struct BaseBuild {
     pub reused: bool,
     /// Seconds this run spent building (0 when reused).
     pub build_s: f64,
+    /// `gate-base/`: every kept base build and their shared target directory.
+    pub kept_in: PathBuf,
 }
 
 /// Builds `rev` (or finds its earlier build); progress lines go to stderr unless `quiet`.
@@ -72,6 +74,7 @@ pub fn build_base(rev: &str, quiet: bool) -> Result<BaseBuild, GateError> {
             binary,
             reused: true,
             build_s: 0.0,
+            kept_in: gate_dir,
         });
     }
     let started = Instant::now();
@@ -129,6 +132,7 @@ pub fn build_base(rev: &str, quiet: bool) -> Result<BaseBuild, GateError> {
         binary,
         reused: false,
         build_s: started.elapsed().as_secs_f64(),
+        kept_in: gate_dir,
     })
 }
 

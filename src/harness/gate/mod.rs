@@ -19,6 +19,8 @@
 //! (`info.gate.injected_slowdown`, see `kernels::slowdown`).
 
 pub(crate) mod build;
+pub(crate) mod child;
+pub(crate) mod cost;
 pub(crate) mod paired;
 
 use std::path::{Path, PathBuf};
@@ -28,7 +30,7 @@ use thiserror::Error;
 
 use crate::cache::geometry::{Geometry, GeometryError, PRESET_NAMES};
 use crate::harness::gate::build::GitError;
-use crate::harness::gate::paired::ChildRunError;
+use crate::harness::gate::child::ChildRunError;
 use crate::harness::machine::MachineInfo;
 use crate::harness::run::pool::{PoolError, pool_passes};
 use crate::harness::run::session::HarnessError;

@@ -22,26 +22,24 @@
 //! `--time-budget`, except one that shows no slowdown at all after twice the first rounds: it
 //! stays inconclusive (and passes), and the time goes to the points that could be slower.
 
-use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use thiserror::Error;
-
 use crate::harness::gate::GateError;
 use crate::harness::gate::build::build_base;
+use crate::harness::gate::child::{Build, measure};
+use crate::harness::gate::cost;
 use crate::harness::run::stop::stop_flag;
 use crate::harness::suite::{PlannedPoint, Suite};
-use crate::kernels::CATALOGUE_RULES;
-use crate::kernels::slowdown::SLOWDOWN_VAR;
+use crate::results::PointRecord;
 use crate::results::compare::{
-    GATE_MANIFEST_KEY, GateMethod, GateRow, GateVerdict, PairedOptions, PointRounds, Undecided,
-    check_judged, geometry_label, judge_paired, same_point,
+    BaseBuildCost, GateMethod, GateRow, GateVerdict, PairedOptions, PointRounds, RoundsContext,
+    StopCause, Undecided, check_judged, geometry_label, judge_paired, same_point, undecided_points,
 };
-use crate::results::{ChecksumOutcome, PointError, PointRecord, ResultsDocument, ResultsError};
 use crate::stats::SplitMix64;
+use crate::units::{format_bytes, format_wall_seconds};
 
 /// Relative slowdown the estimate must exceed to be a regression: below the 3% a gate must
 /// catch, since a slowdown sitting on the threshold is caught only half the time (docs/gate.md).
@@ -96,16 +94,6 @@ pub struct PairedConfig {
     pub quiet: bool,
 }
 
-/// A build the rounds run.
-struct Build {
-    role: &'static str,
-    binary: PathBuf,
-    /// How the verdict names it.
-    label: String,
-    /// The base never runs with an injected slowdown from the environment.
-    clear_slowdown: bool,
-}
-
 /// One point's measurements so far.
 struct Series {
     key: String,
@@ -145,7 +133,7 @@ impl Drop for PointFiles {
 pub fn run_paired(config: &PairedConfig) -> Result<GateVerdict, GateError> {
     check_config(config)?;
     let plan = Suite::load(&config.suite)?.plan(None)?;
-    let (base, candidate) = builds(config)?;
+    let (base, candidate, base_build) = builds(config)?;
     // The handler goes in before the directory exists, so a SIGTERM cannot skip its removal;
     // not earlier, so a signal during the base build still ends the gate at once.
     let stop = stop_flag()?;
@@ -174,9 +162,10 @@ pub fn run_paired(config: &PairedConfig) -> Result<GateVerdict, GateError> {
             config.seed
         );
     }
+    let load_before = cost::load_average();
     let started = Instant::now();
     let mut observed = Observed::default();
-    let stopped = run_rounds(
+    let (stopped, cause) = run_rounds(
         config,
         (&base, &candidate),
         &mut series,
@@ -184,10 +173,27 @@ pub fn run_paired(config: &PairedConfig) -> Result<GateVerdict, GateError> {
         &stop,
     )?;
     let measured_s = started.elapsed().as_secs_f64();
+    if !config.quiet {
+        eprintln!(
+            "gate: the rounds took {} (--time-budget {:.0} s)",
+            format_wall_seconds(measured_s),
+            config.budget.as_secs_f64()
+        );
+    }
     let rounds = Rounds {
         measured_s,
         stopped,
         observed,
+        context: RoundsContext {
+            budget_s: config.budget.as_secs_f64(),
+            first_rounds: config.rounds,
+            max_rounds: config.max_rounds,
+            stop: cause,
+            load_before,
+            load_after: cost::load_average(),
+            logical_cpus: cost::logical_cpus(),
+        },
+        base_build,
     };
     verdict(config, (&base, &candidate), series, rounds)
 }
@@ -216,20 +222,25 @@ fn check_config(config: &PairedConfig) -> Result<(), GateError> {
     Ok(())
 }
 
-/// The base (built or given) and the candidate, each checked to run.
-fn builds(config: &PairedConfig) -> Result<(Build, Build), GateError> {
-    let (base_binary, base_name) = match &config.base {
+/// The base (built or given) and the candidate, each checked to run, and what building the
+/// base cost (`--base REV` only).
+fn builds(config: &PairedConfig) -> Result<(Build, Build, Option<BaseBuildCost>), GateError> {
+    let (base_binary, base_name, base_build) = match &config.base {
         BaseSource::Revision(rev) => {
             let built = build_base(rev, config.quiet)?;
             let how = if built.reused {
                 "build reused".to_string()
             } else {
-                format!("built in {:.0} s", built.build_s)
+                format!("built in {}", format_wall_seconds(built.build_s))
             };
             let name = format!("commit {} (`{rev}`, {how})", built.commit);
-            (built.binary, name)
+            let build_cost = kept_cost(built.build_s, built.reused, &built.kept_in)?;
+            if !config.quiet {
+                eprintln!("gate: base {how}; {}", kept_line(&build_cost));
+            }
+            (built.binary, name, Some(build_cost))
         }
-        BaseSource::Binary(path) => (path.clone(), format!("`{}`", path.display())),
+        BaseSource::Binary(path) => (path.clone(), format!("`{}`", path.display()), None),
     };
     let candidate_binary = match &config.candidate {
         Some(path) => path.clone(),
@@ -255,7 +266,32 @@ fn builds(config: &PairedConfig) -> Result<(Build, Build), GateError> {
         binary: candidate_binary,
         clear_slowdown: false,
     };
-    Ok((base, candidate))
+    Ok((base, candidate, base_build))
+}
+
+/// What a base build took and what the kept builds in `kept_in` take on disk now.
+fn kept_cost(build_s: f64, reused: bool, kept_in: &Path) -> Result<BaseBuildCost, GateError> {
+    let kept_bytes = cost::disk_usage(kept_in).map_err(|e| GateError::WorkFile {
+        what: "measure the disk use of".into(),
+        path: kept_in.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    Ok(BaseBuildCost {
+        build_s,
+        reused,
+        kept_in: cost::as_typed(kept_in).display().to_string(),
+        kept_bytes,
+    })
+}
+
+/// Where the kept base builds are, their size, and how to remove them, in one line.
+fn kept_line(c: &BaseBuildCost) -> String {
+    format!(
+        "kept in {} ({} on disk; `rm -rf {}` removes every kept base build)",
+        c.kept_in,
+        format_bytes(c.kept_bytes as f64),
+        c.kept_in
+    )
 }
 
 /// `stridelab --version` of a binary: proves it runs.
@@ -332,14 +368,15 @@ fn point_series(point: &PlannedPoint, index: usize, dir: &Path) -> Result<Series
 }
 
 /// Runs rounds until every point is decided or the rounds or time run out; returns why it
-/// stopped early, if it did. `stop` set (a signal) ends it with [`GateError::RoundsInterrupted`].
+/// stopped early, in words and as a cause, if it did. `stop` set (a signal) ends it with
+/// [`GateError::RoundsInterrupted`].
 fn run_rounds(
     config: &PairedConfig,
     builds: (&Build, &Build),
     series: &mut [Series],
     observed: &mut Observed,
     stop: &AtomicBool,
-) -> Result<Option<String>, GateError> {
+) -> Result<(Option<String>, Option<StopCause>), GateError> {
     let mut rng = SplitMix64::new(config.seed);
     let started = Instant::now();
     let mut active: Vec<usize> = (0..series.len()).collect();
@@ -378,16 +415,22 @@ fn run_rounds(
         let stopped = if active.is_empty() {
             None
         } else if round >= config.max_rounds {
-            Some(format!(
-                "Stopped after {round} rounds (--max-rounds) with {} point(s) inconclusive",
-                active.len()
+            Some((
+                StopCause::MaxRounds,
+                format!(
+                    "Stopped after {round} rounds (--max-rounds) with {} point(s) inconclusive",
+                    active.len()
+                ),
             ))
         } else if spent_after_next_round(started, &active, series) > config.budget.as_secs_f64() {
-            Some(format!(
-                "Stopped after {round} rounds: another would overrun the {:.0} s time budget \
+            Some((
+                StopCause::Budget,
+                format!(
+                    "Stopped after {round} rounds: another would overrun the {:.0} s time budget \
                  (--time-budget), {} point(s) inconclusive",
-                config.budget.as_secs_f64(),
-                active.len()
+                    config.budget.as_secs_f64(),
+                    active.len()
+                ),
             ))
         } else {
             if !config.quiet {
@@ -405,10 +448,12 @@ fn run_rounds(
                 2 * config.rounds
             )
         });
-        return Ok(match (stopped, settled_note) {
+        let cause = stopped.as_ref().map(|(cause, _)| *cause);
+        let words = match (stopped.map(|(_, why)| why), settled_note) {
             (Some(why), Some(note)) => Some(format!("{why}; {note}")),
             (why, note) => why.or(note),
-        });
+        };
+        return Ok((words, cause));
     }
 }
 
@@ -446,19 +491,20 @@ fn measure_pair(
         return Ok(());
     }
     let base_first = base_goes_first(s.times.len(), &mut s.base_first, rng);
+    let sampling = (config.sample_ms, config.samples);
     let started = Instant::now();
     let (mut base_record, mut candidate_record) = (None, None);
     for base_now in [base_first, !base_first] {
         if base_now {
             let (record, info) =
-                measure(base, &s.file, config).map_err(|error| GateError::BaseFailed {
+                measure(base, &s.file, sampling).map_err(|error| GateError::BaseFailed {
                     point: s.key.clone(),
                     error,
                 })?;
             observed.base.get_or_insert(info);
             base_record = Some(record);
         } else {
-            match measure(candidate, &s.file, config) {
+            match measure(candidate, &s.file, sampling) {
                 Ok((record, info)) => {
                     observed.candidate.get_or_insert(info);
                     candidate_record = Some(record);
@@ -522,79 +568,6 @@ fn record_pair(s: &mut Series, b: PointRecord, c: PointRecord) -> Result<(), Gat
     Ok(())
 }
 
-/// Why one build's process gave no usable record of a point: the base's ends the gate, the
-/// candidate's fails the point (its text becomes the verdict's note).
-#[derive(Debug, Error)]
-pub enum ChildRunError {
-    // Causes are part of the message (fields not named `source`) so error chains do not repeat them.
-    #[error("cannot run `{}`: {error}", binary.display())]
-    Spawn { binary: PathBuf, error: io::Error },
-    /// `tail` is the process's last stderr lines (at most five).
-    #[error("the {role} process exited with {code:?}: {}", tail.join(" / "))]
-    Exited {
-        role: &'static str,
-        code: Option<i32>,
-        tail: Vec<String>,
-    },
-    #[error(transparent)]
-    Results(#[from] ResultsError),
-    #[error("{0} records for one point")]
-    RecordCount(usize),
-    /// The record's own error (stage and message).
-    #[error("{}: {}", .0.stage, .0.message)]
-    PointFailed(PointError),
-    #[error("checksum {0:?}")]
-    Checksum(ChecksumOutcome),
-}
-
-/// Runs one build on one point file: its one record and how it measured (`info.gate`), or
-/// why not.
-fn measure(
-    build: &Build,
-    file: &Path,
-    config: &PairedConfig,
-) -> Result<(PointRecord, serde_json::Value), ChildRunError> {
-    let mut command = Command::new(&build.binary);
-    command
-        .arg("gate")
-        .arg("--suite")
-        .arg(file)
-        .args(["--save-baseline", "-", "--baseline-runs", "1", "--quiet"])
-        .args(["--sample-ms", &config.sample_ms.to_string()])
-        .args(["--samples", &config.samples.to_string()])
-        .stdin(Stdio::null());
-    if build.clear_slowdown {
-        command.env_remove(SLOWDOWN_VAR);
-    }
-    let out = command.output().map_err(|error| ChildRunError::Spawn {
-        binary: build.binary.clone(),
-        error,
-    })?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let mut tail: Vec<String> = stderr.lines().rev().take(5).map(String::from).collect();
-        tail.reverse();
-        return Err(ChildRunError::Exited {
-            role: build.role,
-            code: out.status.code(),
-            tail,
-        });
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let origin = PathBuf::from(format!("(the {} build's results)", build.role));
-    let doc = ResultsDocument::from_json(&text, &origin, &CATALOGUE_RULES)?;
-    let info = doc.info.get(GATE_MANIFEST_KEY).cloned().unwrap_or_default();
-    let [record] = <[PointRecord; 1]>::try_from(doc.records)
-        .map_err(|records| ChildRunError::RecordCount(records.len()))?;
-    if let Some(error) = &record.error {
-        return Err(ChildRunError::PointFailed(error.clone()));
-    }
-    if record.checksum.status != ChecksumOutcome::Ok {
-        return Err(ChildRunError::Checksum(record.checksum.status));
-    }
-    Ok((record, info))
-}
-
 /// The series that have both builds' records, as the judge takes them, with their indices.
 fn point_rounds(series: &[Series]) -> (Vec<usize>, Vec<PointRounds>) {
     series
@@ -614,11 +587,13 @@ fn point_rounds(series: &[Series]) -> (Vec<usize>, Vec<PointRounds>) {
         .unzip()
 }
 
-/// How the rounds went.
+/// How the rounds went, and what the base build cost.
 struct Rounds {
     measured_s: f64,
     stopped: Option<String>,
     observed: Observed,
+    context: RoundsContext,
+    base_build: Option<BaseBuildCost>,
 }
 
 /// `label`, plus the injected slowdown its results recorded, if any.
@@ -667,9 +642,13 @@ fn verdict(
         rounds_max: counts.iter().copied().max().unwrap_or(0),
         measured_s: rounds.measured_s,
         stopped: rounds.stopped,
+        rounds_context: Some(rounds.context),
+        base_build: rounds.base_build,
     };
-    let verdict = GateVerdict::tally(judged.rows, method, config.options.sim_tolerance, geometry);
+    let mut verdict =
+        GateVerdict::tally(judged.rows, method, config.options.sim_tolerance, geometry);
     check_judged(&verdict, false).map_err(GateError::Compare)?;
+    verdict.advice.extend(undecided_points(&verdict));
     Ok(verdict)
 }
 
@@ -677,47 +656,6 @@ fn verdict(
 mod tests {
     use super::*;
     use crate::harness::suite::Suite;
-
-    /// A child's failure reads as it did when it was a string: the base's ends the gate with
-    /// it, the candidate's is the verdict's note.
-    #[test]
-    fn child_failures_keep_their_words() {
-        let exited = ChildRunError::Exited {
-            role: "candidate",
-            code: Some(2),
-            tail: vec!["error: one".into(), "error: two".into()],
-        };
-        assert_eq!(
-            exited.to_string(),
-            "the candidate process exited with Some(2): error: one / error: two"
-        );
-        let failed = ChildRunError::PointFailed(PointError {
-            stage: "prepare".into(),
-            message: "too big".into(),
-        });
-        assert_eq!(failed.to_string(), "prepare: too big");
-        assert_eq!(
-            ChildRunError::Checksum(ChecksumOutcome::Mismatch).to_string(),
-            "checksum Mismatch"
-        );
-        assert_eq!(
-            ChildRunError::RecordCount(2).to_string(),
-            "2 records for one point"
-        );
-        let base = GateError::BaseFailed {
-            point: "p".into(),
-            error: ChildRunError::RecordCount(0),
-        };
-        assert_eq!(
-            base.to_string(),
-            "the base build failed to measure `p`: 0 records for one point"
-        );
-        let drift = GateError::BaseDrift { point: "p".into() };
-        assert_eq!(
-            drift.to_string(),
-            "the base build failed to measure `p`: its simulated misses differ between rounds"
-        );
-    }
 
     #[test]
     fn only_an_undecided_point_without_a_slowdown_after_twice_the_first_rounds_stops() {

@@ -1,8 +1,10 @@
 //! Horizontal bar panels.
 
+use plotters::style::text_anchor::{HPos, VPos};
+
 use super::frame::{
-    Chart, DrawError, Whisker, build_chart, draw_dashed, draw_rect, draw_text, draw_whisker,
-    grid_lines, label_fonts, note_style,
+    Chart, DrawError, Whisker, anchored, build_chart, draw_dashed, draw_rect, draw_text,
+    draw_whisker, grid_lines, label_fonts, note_style,
 };
 use super::lines::plot_range;
 use super::*;
@@ -127,17 +129,31 @@ fn draw_category<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Vertical reference lines across all categories, labelled at the top.
+/// Vertical reference lines across all categories, labelled at the top: right of the line,
+/// or left of it where the label would run past the plot's right edge.
 fn draw_bar_vlines<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     p: &BarPanel,
     n: usize,
 ) -> Result<(), DrawError> {
     let ref_style = ShapeStyle::from(RGBColor(60, 60, 60)).stroke_width(1);
+    let (x0, x1) = (chart.x_range().start, chart.x_range().end);
+    let (right_edge, _) = chart.backend_coord(&(x1, 0.0));
     for v in &p.vlines {
         draw_dashed(chart, (v.at, -0.5), (v.at, n as f64 - 0.5), ref_style)?;
-        let label = format!(" {}", v.label);
-        draw_text(chart, label, (v.at, n as f64 - 0.55), note_style())?;
+        // A small gap from the line: an SVG renderer drops a leading space.
+        let gap = (x1 - x0) * 0.006;
+        let (width, _) = chart
+            .plotting_area()
+            .estimate_text_size(&v.label, &note_style())
+            .map_err(DrawError::from)?;
+        let (line_x, _) = chart.backend_coord(&(v.at + gap, 0.0));
+        let (at, style) = if line_x + width as i32 > right_edge {
+            (v.at - gap, anchored(note_style(), HPos::Right, VPos::Top))
+        } else {
+            (v.at + gap, note_style())
+        };
+        draw_text(chart, v.label.clone(), (at, n as f64 - 0.55), style)?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use super::frame::{
     Chart, DrawError, Whisker, anchored, build_chart, draw_dashed, draw_text, draw_whisker,
     grid_lines, label_fonts, note_style,
 };
+use super::place::{LabelBox, separate};
 use super::*;
 
 /// The plotted range of some values, padded; `from_zero` includes 0.
@@ -159,8 +160,29 @@ fn plotted_ranges(p: &LinePanel) -> (Range<f64>, Range<f64>) {
         }
         None => plot_range(&ys, p.y.from_zero && p.y.scale == Scale::Linear, 0.08),
     };
-    (x0..x1, y0..y1)
+    let lowest = p
+        .series
+        .iter()
+        .flat_map(|s| plot_points(p, s))
+        .map(|(_, y, _)| y)
+        .fold(f64::INFINITY, f64::min);
+    (x0..x1, clear_of_axis(y0, y1, lowest)..y1)
 }
+
+/// The bottom of a y range that leaves room under its lowest point: a point at the bottom
+/// (no misses on a 0..1 axis, a time axis from 0) would sit on the axis line, half hidden,
+/// so the range then starts [`BELOW_AXIS`] of its height lower.
+pub(super) fn clear_of_axis(y0: f64, y1: f64, lowest: f64) -> f64 {
+    let span = y1 - y0;
+    if lowest.is_finite() && span.is_finite() && span > 0.0 && lowest <= y0 + span * 1e-9 {
+        y0 - span * BELOW_AXIS
+    } else {
+        y0
+    }
+}
+
+/// How far below its lowest point a range starts when that point lies on the axis.
+const BELOW_AXIS: f64 = 0.03;
 
 /// How many tick labels each axis gets in a panel `width` pixels wide.
 fn label_counts(p: &LinePanel, x: &Range<f64>, y: &Range<f64>, width: u32) -> (usize, usize) {
@@ -264,7 +286,9 @@ fn ref_style() -> ShapeStyle {
     ShapeStyle::from(RGBColor(90, 90, 90)).stroke_width(1)
 }
 
-/// Vertical reference lines, labelled near the top; labels near the right edge turn left.
+/// Vertical reference lines, labelled near the top (or where the figure asks); labels near the
+/// right edge turn left, and a label that would print over an earlier one moves a row
+/// ([`separate`]).
 fn draw_vlines<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     p: &LinePanel,
@@ -273,12 +297,16 @@ fn draw_vlines<DB: DrawingBackend>(
 ) -> Result<(), DrawError> {
     let (Range { start: x0, end: x1 }, Range { start: y0, end: y1 }) =
         (x_range.clone(), y_range.clone());
+    let mut labels: Vec<(String, (f64, f64), TextStyle<'static>, LabelBox)> = Vec::new();
     for (i, v) in p.vlines.iter().enumerate() {
         if !p.x.accepts(v.at) {
             continue;
         }
         let x = p.x.to_plot(v.at);
         draw_dashed(chart, (x, y0), (x, y1), ref_style())?;
+        if v.label.is_empty() {
+            continue;
+        }
         // Stagger labels vertically so neighbouring lines do not print on top of each other.
         let y = match v.label_y.filter(|&y| p.y.accepts(y)) {
             Some(y) => p.y.to_plot(y),
@@ -286,12 +314,36 @@ fn draw_vlines<DB: DrawingBackend>(
         };
         // A small gap from the line: an SVG renderer drops a leading space.
         let gap = (x1 - x0) * 0.006;
-        let (at, style) = if x > x0 + (x1 - x0) * 0.8 {
+        let right_aligned = x > x0 + (x1 - x0) * 0.8;
+        let (at, style) = if right_aligned {
             (x - gap, anchored(note_style(), HPos::Right, VPos::Top))
         } else {
             (x + gap, note_style())
         };
-        draw_text(chart, v.label.clone(), (at, y), style)?;
+        let (w, h) = chart
+            .plotting_area()
+            .estimate_text_size(&v.label, &style)
+            .map_err(DrawError::from)?;
+        let (px, py) = chart.backend_coord(&(at, y));
+        let (w, h) = (w as i32, h as i32);
+        let left = if right_aligned { px - w } else { px };
+        let label_box = LabelBox {
+            left,
+            right: left + w,
+            top: py,
+            height: h + 2,
+        };
+        labels.push((v.label.clone(), (at, y), style, label_box));
+    }
+    let (_, plot_top) = chart.backend_coord(&(x0, y1));
+    let (_, plot_bottom) = chart.backend_coord(&(x0, y0));
+    let boxes: Vec<LabelBox> = labels.iter().map(|l| l.3).collect();
+    let tops = separate(&boxes, plot_top, plot_bottom);
+    // Pixels to plot units on y (screen y grows downwards).
+    let per_pixel = (y1 - y0) / f64::from((plot_bottom - plot_top).max(1));
+    for ((text, (at, y), style, wanted), top) in labels.into_iter().zip(tops) {
+        let moved = y - f64::from(top - wanted.top) * per_pixel;
+        draw_text(chart, text, (at, moved), style)?;
     }
     Ok(())
 }
@@ -331,8 +383,9 @@ fn plot_points(p: &LinePanel, s: &Series) -> Vec<PlotPoint> {
         .collect()
 }
 
-/// One series: solid line with filled markers (data) or dashed with hollow ones (model),
-/// then its error bars.
+/// One series: its error bars, then a solid line with filled markers (data) or dashed with
+/// hollow ones (model) over them. An error bar no longer than its marker is left out: its
+/// caps would stick out of the marker as a dash and hide it (the table gives the CI).
 fn draw_series_line<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     p: &LinePanel,
@@ -342,19 +395,35 @@ fn draw_series_line<DB: DrawingBackend>(
 ) -> Result<(), DrawError> {
     let line = ShapeStyle::from(s.colour.rgb()).stroke_width(2 + 2 * under);
     let grow = 2 * under as i32;
+    let radius = match s.kind {
+        SeriesKind::Markers => 3 + grow,
+        SeriesKind::ModelMarkers => 5 + grow,
+        SeriesKind::Model => 4 + grow,
+        _ => 3 + grow,
+    };
     let pts = plot_points(p, s);
+    // Error bars: a vertical stroke from the CI's low to high end, with small caps.
+    let cap = (x_range.end - x_range.start) * 0.006;
+    let whisker = ShapeStyle::from(s.colour.rgb()).stroke_width(2);
+    for &(x, _, ci) in &pts {
+        let Some((lo, hi)) = ci else { continue };
+        let pixels = chart.backend_coord(&(x, lo)).1 - chart.backend_coord(&(x, hi)).1;
+        if pixels > 2 * radius + 2 {
+            draw_whisker(chart, (lo, hi), x, cap, Whisker::Vertical, whisker)?;
+        }
+    }
     let xy: Vec<(f64, f64)> = pts.iter().map(|&(x, y, _)| (x, y)).collect();
     match s.kind {
         SeriesKind::Data | SeriesKind::Bar => {
             chart.draw_series(LineSeries::new(xy.clone(), line))?;
-            chart.draw_series(xy.iter().map(|&c| Circle::new(c, 3 + grow, line.filled())))?;
+            chart.draw_series(xy.iter().map(|&c| Circle::new(c, radius, line.filled())))?;
         }
         SeriesKind::Markers => {
-            chart.draw_series(xy.iter().map(|&c| Circle::new(c, 2 + grow, line.filled())))?;
+            chart.draw_series(xy.iter().map(|&c| Circle::new(c, radius, line.filled())))?;
         }
         SeriesKind::ModelMarkers => {
             let thin = ShapeStyle::from(s.colour.rgb()).stroke_width(1);
-            chart.draw_series(xy.iter().map(|&c| Circle::new(c, 5 + grow, thin)))?;
+            chart.draw_series(xy.iter().map(|&c| Circle::new(c, radius, thin)))?;
         }
         SeriesKind::Rug => {
             let tick = (y_range.end - y_range.start) * 0.035;
@@ -371,15 +440,7 @@ fn draw_series_line<DB: DrawingBackend>(
                 4,
                 line,
             )))?;
-            chart.draw_series(xy.iter().map(|&c| Circle::new(c, 4 + grow, line)))?;
-        }
-    }
-    // Error bars: a vertical stroke from the CI's low to high end, with small caps.
-    let cap = (x_range.end - x_range.start) * 0.006;
-    let line = ShapeStyle::from(s.colour.rgb()).stroke_width(2);
-    for &(x, _, ci) in &pts {
-        if let Some(ci) = ci {
-            draw_whisker(chart, ci, x, cap, Whisker::Vertical, line)?;
+            chart.draw_series(xy.iter().map(|&c| Circle::new(c, radius, line)))?;
         }
     }
     Ok(())

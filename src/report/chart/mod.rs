@@ -9,6 +9,7 @@ mod bars;
 mod frame;
 mod heat;
 mod lines;
+mod place;
 mod render;
 
 pub use render::MAX_FIGURE_WIDTH;
@@ -516,7 +517,7 @@ fn coincide(a: &Series, b: &Series, tolerance: f64) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::lines::{AXIS_LIMIT, plot_range, sane_range};
+    use super::lines::{AXIS_LIMIT, clear_of_axis, plot_range, sane_range};
     use super::*;
 
     #[test]
@@ -626,6 +627,27 @@ mod tests {
         assert!(lo < 2.0 && hi > 2.0);
         let (lo, hi) = plot_range(&[1.0, 3.0, f64::NAN], true, 0.0);
         assert_eq!((lo, hi), (0.0, 3.0));
+    }
+
+    #[test]
+    fn a_point_on_the_bottom_of_the_range_gets_room_under_it() {
+        // (range bottom, top, lowest point, the bottom drawn)
+        let cases: &[(f64, f64, f64, f64)] = &[
+            // Misses per load fixed to 0..1.05 with points at 0: the axis moves below them.
+            (0.0, 1.05, 0.0, -0.0315),
+            // Nothing at the bottom: the range stays.
+            (0.0, 1.05, 0.25, 0.0),
+            (1.0, 2.0, 1.5, 1.0),
+            // No points at all.
+            (0.0, 1.0, f64::INFINITY, 0.0),
+        ];
+        for &(y0, y1, lowest, want) in cases {
+            let got = clear_of_axis(y0, y1, lowest);
+            assert!(
+                (got - want).abs() < 1e-12,
+                "{y0}..{y1} lowest {lowest}: {got}"
+            );
+        }
     }
 
     #[test]

@@ -43,6 +43,20 @@ fn miss_rate_vs_stride(doc: &ResultsDocument) -> Outcome {
                 .iter()
                 .any(|p| data::sim_level(p.record, *li).is_some_and(|l| l.misses > l.compulsory))
         });
+    if missing.is_empty() {
+        return omitted(
+            &FIGURE,
+            format!(
+                "no probe misses after the first pass at {} at these strides: every K fits the \
+                 sets its stride uses, so there is no miss rate to draw",
+                quiet
+                    .iter()
+                    .map(|(_, l)| l.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+        );
+    }
     let panels = missing
         .iter()
         .map(|(li, level)| level_panel(&probes, &ks, &strides, *li, level))

@@ -37,6 +37,21 @@ fn sets_used(doc: &ResultsDocument) -> Outcome {
             ),
         );
     }
+    let sets: BTreeSet<u64> = probes
+        .iter()
+        .filter_map(|p| p.model(0).map(|m| m.sets_used))
+        .collect();
+    if sets.len() < 2 {
+        return omitted(
+            &FIGURE,
+            format!(
+                "it draws misses and time against the number of {} sets a stride uses, and \
+                 every probe here uses {} (model)",
+                l1.name,
+                sets.first().map_or_else(|| "—".into(), |n| n.to_string())
+            ),
+        );
+    }
     let ks: Vec<u64> = probes
         .iter()
         .map(|p| p.k)

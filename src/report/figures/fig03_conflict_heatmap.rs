@@ -26,6 +26,22 @@ fn conflict_heatmap(doc: &ResultsDocument) -> Outcome {
             "no timed `conflict` probe points in this results file",
         );
     }
+    if timed.len() < 2 {
+        // A heat map of one cell compares nothing.
+        let p = timed[0];
+        return omitted(
+            &FIGURE,
+            format!(
+                "one timed probe (K = {} at {} B: {} ns per load) is no stride × K map",
+                p.k,
+                p.stride_bytes,
+                p.ns.map_or_else(
+                    || "—".into(),
+                    |e| crate::report::chart::format_number(e.value)
+                )
+            ),
+        );
+    }
     let levels = data::data_levels(doc);
     let l1 = levels.first();
     // The set model predicts no L1 miss for K loads s bytes apart.

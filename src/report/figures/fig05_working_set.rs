@@ -237,6 +237,19 @@ fn working_set(doc: &ResultsDocument) -> Outcome {
             Some(XY::with_ci(data::int(r, "bytes")? as f64, e.value, e.ci()))
         })
         .collect();
+    if points.len() < 2 {
+        // One working set is no curve, and the cache sizes beside it say nothing.
+        let p = points.first();
+        return omitted(
+            &FIGURE,
+            format!(
+                "it draws the latency against the working set, and this file times one \
+                 working set only ({}: {} ns per load)",
+                p.map_or_else(|| "—".into(), |p| format_bytes(p.x)),
+                p.map_or_else(|| "—".into(), |p| format_number(p.y))
+            ),
+        );
+    }
     let mut vlines: Vec<RefLine> = levels
         .iter()
         .map(|l| RefLine {

@@ -97,9 +97,13 @@ fn look_for(recs: &[&PointRecord], level: &str) -> Vec<Claim> {
     vec![
         Claim::guide(
             "three-c.reading",
-            "Conflict misses are those a different address — padding, a ±1 leading dimension — \
-             would remove; capacity misses need a smaller working set or blocking; compulsory \
-             misses are first touches.",
+            "Compulsory misses are first touches; capacity misses are those a fully \
+             associative cache of the same size would have too (a smaller working set or \
+             blocking removes them); conflict misses are the rest, lines crowding too few \
+             sets, which a layout spreading them over more sets removes from the simulation. \
+             Whether such a layout is faster is a question for the timer: the padding figure \
+             (Row vs column order) shows what this run timed, where it timed several leading \
+             dimensions.",
         ),
         Claim::derived(
             "three-c.mostly",

@@ -163,18 +163,20 @@ fn one_curve_claim(agreement: &CurveAgreement) -> Claim {
     let n = agreement.shared;
     let observed = match agreement.verdict() {
         Verdict::Agrees => format!(
-            "middle: at all {n} byte steps both walks took, they differ by at most {within} \
-             (timed)"
+            "middle: both walks were timed at {n} byte steps, and at every one of them they \
+             differ by at most {within} (timed)"
         ),
         Verdict::Partly => format!(
-            "middle: at {} of the {n} byte steps both took they differ by at most {within}, but \
-             not at {} (timed)",
+            "middle: both walks were timed at {n} byte steps; at {} of them they differ by at \
+             most {within}, but at {} they differ by more than {:.0}%: {} (timed)",
             n - agreement.apart.len(),
+            agreement.apart.len(),
+            (SAME_CURVE - 1.0) * 100.0,
             and_list(&apart)
         ),
         Verdict::Disagrees => format!(
-            "middle: they differ by more than {:.0}% at every one of the {n} byte steps both \
-             took: {} (timed)",
+            "middle: both walks were timed at {n} byte steps, and at every one of them they \
+             differ by more than {:.0}%: {} (timed)",
             (SAME_CURVE - 1.0) * 100.0,
             and_list(&apart)
         ),
@@ -267,5 +269,43 @@ fn table(recs: &[&PointRecord]) -> Table {
         .map(String::from)
         .to_vec(),
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_one_curve_claim_counts_the_steps_in_a_sentence() {
+        let f64s = [(8.0, 0.30), (16.0, 0.70), (64.0, 2.20)];
+        // (f32 walk, verdict, the words the observed part must read)
+        type Case<'a> = (&'a [(f64, f64)], Verdict, &'a str);
+        let cases: &[Case] = &[
+            (
+                &[(8.0, 0.31), (16.0, 0.72), (64.0, 2.25)],
+                Verdict::Agrees,
+                "both walks were timed at 3 byte steps, and at every one of them they differ \
+                 by at most 3%",
+            ),
+            (
+                &[(8.0, 0.90), (16.0, 0.72), (64.0, 2.25)],
+                Verdict::Partly,
+                "both walks were timed at 3 byte steps; at 2 of them they differ by at most \
+                 3%, but at 1 they differ by more than 20%: 8 B (f32 0.900 ns, f64 0.300 ns: \
+                 f32 3× slower)",
+            ),
+            (
+                &[(8.0, 0.90), (16.0, 2.0), (64.0, 9.0)],
+                Verdict::Disagrees,
+                "both walks were timed at 3 byte steps, and at every one of them they differ \
+                 by more than 20%",
+            ),
+        ];
+        for &(f32s, verdict, words) in cases {
+            let claim = one_curve_claim(&compare_curves(f32s, &f64s));
+            assert_eq!(claim.verdict(), Some(verdict), "{}", claim.text());
+            assert!(claim.text().contains(words), "{}", claim.text());
+        }
     }
 }

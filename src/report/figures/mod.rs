@@ -31,6 +31,7 @@ pub(crate) mod fig14_matmul;
 pub(crate) mod fig15_channels;
 pub(crate) mod fig16_jagged;
 pub(crate) mod fig17_element_types;
+pub(crate) mod fig19_padding;
 mod labels;
 mod sweep;
 
@@ -65,6 +66,7 @@ pub const REGISTRY: &[&FigureDef] = &[
     &fig17_element_types::FIGURE,
     &fig05_working_set::FIGURE,
     &fig06_row_vs_column::FIGURE,
+    &fig19_padding::FIGURE,
     &fig07_transpose::FIGURE,
     &fig08_views::FIGURE,
     &fig09_blocked::FIGURE,
@@ -172,6 +174,92 @@ fn warm_misses_per_load(r: &PointRecord, li: usize) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::report::SECTIONS;
+
+    fn small() -> ResultsDocument {
+        serde_json::from_str(include_str!("../../../tests/fixtures/results_small.json")).unwrap()
+    }
+
+    /// The small run cut to the records `keep` accepts.
+    fn only(keep: impl Fn(&PointRecord) -> bool) -> ResultsDocument {
+        let mut doc = small();
+        doc.records.retain(|r| keep(r));
+        doc
+    }
+
+    #[test]
+    fn a_grid_of_one_point_omits_the_figures_it_cannot_draw_and_says_why() {
+        let one_probe = only(|r| {
+            r.kernel == "conflict"
+                && data::int(r, "count") == Some(8)
+                && data::int(r, "stride") == Some(512)
+        });
+        let one_chase = only(|r| r.kernel == "chase" && data::int(r, "bytes") == Some(16384));
+        // (document, figure, words its reason holds)
+        let cases: &[(&ResultsDocument, &FigureDef, &str)] = &[
+            (
+                &one_probe,
+                &fig01_miss_rate_vs_stride::FIGURE,
+                "every K fits the sets its stride uses",
+            ),
+            (
+                &one_probe,
+                &fig02_sets_used::FIGURE,
+                "every probe here uses 1",
+            ),
+            (
+                &one_probe,
+                &fig03_conflict_heatmap::FIGURE,
+                "one timed probe (K = 8 at 4096 B",
+            ),
+            (
+                &one_chase,
+                &fig05_working_set::FIGURE,
+                "one working set only (16 KiB",
+            ),
+        ];
+        for &(doc, figure, words) in cases {
+            match (figure.build)(doc) {
+                Outcome::Omitted { reason, .. } => {
+                    assert!(reason.contains(words), "{}: {reason}", figure.id)
+                }
+                Outcome::Drawn(_) => panic!("{}: drawn from one point", figure.id),
+            }
+        }
+    }
+
+    #[test]
+    fn a_grid_over_the_tile_size_draws_every_tile_size() {
+        let mut doc = only(|r| r.kernel == "tiled-sum");
+        let template = doc.records[0].clone();
+        for b in [8, 16] {
+            let mut r = template.clone();
+            r.params
+                .insert("B".into(), crate::vocab::ParamValue::Int(b));
+            doc.records.push(r);
+        }
+        let Outcome::Drawn(built) = (fig09_blocked::FIGURE.build)(&doc) else {
+            panic!("omitted");
+        };
+        let crate::report::chart::Panel::Bars(bars) = &built.figure.panels[0] else {
+            panic!("a bar panel");
+        };
+        let names: Vec<&str> = bars.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "tile-major, 32×32 tiles",
+                "tile-major, 8×8 tiles",
+                "tile-major, 16×16 tiles"
+            ]
+        );
+        // No row-major walk of that matrix in the file: no empty row-major series.
+        assert!(
+            bars.series
+                .iter()
+                .all(|s| s.values.iter().any(Option::is_some))
+        );
+        assert_eq!(built.tables.len(), 3);
+    }
 
     #[test]
     fn every_registered_figure_names_a_section_and_a_unique_id() {

@@ -37,9 +37,10 @@
 //!
 //! Files: `matching` (point keys, the comparability checks, matching points), `simulated` (the
 //! deterministic track), `normalise` and `timing` (the stored-baseline timing track), `paired`
-//! (the paired-builds timing track), `verdict` (the result types), `render` (headline and
-//! Markdown).
+//! (the paired-builds timing track), `verdict` (the result types), `advice` (what a user can
+//! do about what a verdict could not judge), `render` (headline and Markdown).
 
+mod advice;
 mod matching;
 mod normalise;
 mod paired;
@@ -53,10 +54,12 @@ mod test_fixtures;
 
 use crate::results::{ChecksumOutcome, ResultsDocument};
 
+pub use advice::undecided_points;
 pub use matching::{CompareError, geometry_label, point_key, recorded_preset};
 pub use paired::{PointRounds, Undecided, judge_paired, same_point};
 pub use verdict::{
-    GateMethod, GateRow, GateVerdict, PairedOptions, PairedStatistic, Track, Verdict,
+    BaseBuildCost, GateMethod, GateRow, GateVerdict, MachineDifference, PairedOptions,
+    PairedStatistic, RoundsContext, StopCause, Track, Verdict,
 };
 
 use matching::Matched;
@@ -104,7 +107,8 @@ pub fn compare(
     let not_comparable = timing_not_comparable(baseline, current);
     let speed = run_speed(&matched);
     let refs = (References::of(baseline), References::of(current));
-    let rows = point_rows(&matched, &refs, speed, options, not_comparable.as_deref());
+    let differs_in = not_comparable.as_ref().map(|(what, _)| *what);
+    let rows = point_rows(&matched, &refs, speed, options, differs_in);
     let method = GateMethod::StoredBaseline {
         baseline: options.baseline_label.clone(),
         threshold: options.threshold,
@@ -113,21 +117,26 @@ pub fn compare(
         seed: options.seed,
         run_speed: speed.map(|s| s.factor),
         run_speed_references: speed.map_or(0, |s| s.references),
-        timing_not_comparable: not_comparable.clone(),
+        timing_not_comparable: not_comparable.as_ref().map(|(_, why)| why.clone()),
+        timing_differs_in: differs_in,
     };
-    let verdict = GateVerdict::tally(rows, method, options.sim_tolerance, geometry);
+    let mut verdict = GateVerdict::tally(rows, method, options.sim_tolerance, geometry);
+    verdict
+        .advice
+        .extend(differs_in.map(advice::timing_not_comparable));
     check_judged(&verdict, not_comparable.is_some())?;
     Ok(verdict)
 }
 
 /// The rows of every matched point: a failed point's one row, else its simulated levels and
-/// its timing (`not_comparable`: the timing row only says why it was not compared).
+/// its timing (`not_comparable`: the timing row only names what differs; the verdict's method
+/// says it in full, once).
 fn point_rows(
     matched: &[Matched<'_>],
     (base_refs, cur_refs): &(References<'_>, References<'_>),
     speed: Option<RunSpeed>,
     options: &CompareOptions,
-    not_comparable: Option<&str>,
+    not_comparable: Option<MachineDifference>,
 ) -> Vec<GateRow> {
     let mut rows = Vec::new();
     for (row_index, (cur, base)) in matched.iter().enumerate() {
@@ -146,13 +155,13 @@ fn point_rows(
             continue;
         }
         simulated::deterministic_rows(base, cur, options, &mut rows);
-        if let Some(why) = not_comparable {
+        if let Some(what) = not_comparable {
             let row = GateRow::of(
                 cur,
                 Track::Timing,
                 "time (timed)",
                 Verdict::NotCompared,
-                Some(format!("not comparable: {why}")),
+                Some(what.label().to_string()),
             );
             rows.push(row);
             continue;
@@ -169,11 +178,12 @@ fn point_rows(
 }
 
 /// Why timing cannot be compared between the documents (another CPU model or another
-/// detected cache geometry, from their manifests), if it cannot.
+/// detected cache geometry, from their manifests), if it cannot: what differs, and the reason
+/// in full.
 pub(crate) fn timing_not_comparable(
     baseline: &ResultsDocument,
     current: &ResultsDocument,
-) -> Option<String> {
+) -> Option<(MachineDifference, String)> {
     let model = |doc: &ResultsDocument| {
         doc.info
             .get("cpu_model")
@@ -183,13 +193,19 @@ pub(crate) fn timing_not_comparable(
     if let (Some(then), Some(now)) = (model(baseline), model(current))
         && then != now
     {
-        return Some(format!(
-            "the baseline was recorded on `{then}`, this run on `{now}`, and timing ratios do not carry across CPU models"
+        return Some((
+            MachineDifference::CpuModel,
+            format!(
+                "the baseline was recorded on `{then}`, this run on `{now}`, and timing ratios do not carry across CPU models"
+            ),
         ));
     }
     match (machine_geometry(baseline), machine_geometry(current)) {
-        (Some(then), Some(now)) if then != now => Some(format!(
-            "the baseline's machine has caches {then}, this one {now}, and timing ratios do not carry across cache geometries"
+        (Some(then), Some(now)) if then != now => Some((
+            MachineDifference::CacheGeometry,
+            format!(
+                "the baseline's machine has caches {then}, this one {now}, and timing ratios do not carry across cache geometries"
+            ),
         )),
         _ => None,
     }
@@ -276,8 +292,11 @@ mod tests {
             &options,
         );
         assert!(!same.unwrap().pass);
-        // (current model, current L1d ways, what the reason names)
-        for (model, ways, named) in [(Some("CPU B"), 12, "`CPU B`"), (Some("CPU A"), 8, "8-way")] {
+        // (current model, current L1d ways, what the reason names, what differs)
+        for (model, ways, named, differs) in [
+            (Some("CPU B"), 12, "`CPU B`", MachineDifference::CpuModel),
+            (Some("CPU A"), 8, "8-way", MachineDifference::CacheGeometry),
+        ] {
             let v = compare(
                 &on_machine(&base, Some("CPU A"), 12),
                 &on_machine(&slower, model, ways),
@@ -296,10 +315,23 @@ mod tests {
             assert_eq!(v.timing_judged, 0);
             assert!(v.simulated_judged > 0);
             assert!(
-                v.headline().contains("timing not comparable"),
+                v.headline().contains(&format!(
+                    "timing not judged (the baseline comes from {})",
+                    differs.label()
+                )),
                 "{}",
                 v.headline()
             );
+            // The reason is said once; each row only names what differs; the advice says how to
+            // judge timing here.
+            let md = v.to_markdown(true);
+            assert_eq!(md.matches(why.as_str()).count(), 1, "{md}");
+            for row in v.rows.iter().filter(|r| r.track == Track::Timing) {
+                assert_eq!(row.note.as_deref(), Some(differs.label()), "{row:#?}");
+            }
+            assert_eq!(v.advice.len(), 1, "{:#?}", v.advice);
+            assert!(md.contains("`stridelab gate --base origin/main`"), "{md}");
+            assert!(md.contains("`stridelab gate --save-baseline FILE`"), "{md}");
             // One simulated miss more (in both points of the fixture) still fails.
             let more_misses = document(&noisy(130.0, 10, 3), &noisy(50.0, 10, 4), 8);
             let v = compare(

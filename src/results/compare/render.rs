@@ -1,10 +1,13 @@
 //! The verdict as text: the one-line headline (which says what each track judged) and the
-//! Markdown section (method paragraph and row table) that `stridelab gate` prints and appends
-//! to a CI job summary.
+//! Markdown section (method paragraph, what the run cost, advice, row table) that `stridelab
+//! gate` prints and appends to a CI job summary.
 
 use std::fmt::Write as _;
 
-use super::verdict::{GateMethod, GateRow, GateVerdict, PairedStatistic, Track, Verdict};
+use super::verdict::{
+    BaseBuildCost, GateMethod, GateRow, GateVerdict, PairedStatistic, Track, Verdict,
+};
+use crate::units::{format_bytes, format_wall_seconds};
 
 impl Verdict {
     fn label(self) -> &'static str {
@@ -48,11 +51,12 @@ impl GateVerdict {
     fn timing_summary(&self) -> String {
         if let GateMethod::StoredBaseline {
             timing_not_comparable: Some(_),
+            timing_differs_in,
             ..
         } = &self.method
         {
-            return "timing not comparable (another CPU model or cache geometry), not judged"
-                .into();
+            let what = timing_differs_in.map_or("another machine", |d| d.label());
+            return format!("timing not judged (the baseline comes from {what})");
         }
         let mut text = format!(
             "timing: {} of {} point(s) judged",
@@ -94,6 +98,24 @@ impl GateVerdict {
         let mut md = String::new();
         let _ = writeln!(md, "## stridelab gate: {}\n", self.headline());
         md.push_str(&self.method_paragraph());
+        if let GateMethod::PairedBuilds {
+            measured_s,
+            rounds_context,
+            base_build,
+            ..
+        } = &self.method
+        {
+            let budget = rounds_context.as_ref().map(|c| c.budget_s);
+            md.push_str(&cost_paragraph(base_build.as_ref(), *measured_s, budget));
+        }
+        for advice in &self.advice {
+            let tries: Vec<String> = advice.try_next.iter().map(|t| format!("`{t}`")).collect();
+            let _ = write!(md, "**What to do.** {}", advice.text);
+            if !tries.is_empty() {
+                let _ = write!(md, " Try: {}.", tries.join("; "));
+            }
+            md.push_str("\n\n");
+        }
         let paired = matches!(self.method, GateMethod::PairedBuilds { .. });
         let shown: Vec<&GateRow> = self
             .rows
@@ -154,6 +176,7 @@ impl GateVerdict {
                 run_speed,
                 run_speed_references,
                 timing_not_comparable,
+                ..
             } => {
                 let timing = match timing_not_comparable {
                     Some(why) => format!("Timing track: not compared — {why}."),
@@ -186,6 +209,7 @@ impl GateVerdict {
                 rounds_max,
                 measured_s,
                 stopped,
+                ..
             } => {
                 let rounds = if rounds_min == rounds_max {
                     rounds_min.to_string()
@@ -220,6 +244,35 @@ impl GateVerdict {
             }
         }
     }
+}
+
+/// What the run cost (paragraph with its trailing blank line): the base build's time and what
+/// it keeps on disk with how to remove it (`--base REV` only), and the rounds' time against
+/// the budget.
+fn cost_paragraph(build: Option<&BaseBuildCost>, rounds_s: f64, budget_s: Option<f64>) -> String {
+    let rounds = match budget_s {
+        Some(b) => format!(
+            "rounds {} (--time-budget {b:.0} s)",
+            format_wall_seconds(rounds_s)
+        ),
+        None => format!("rounds {}", format_wall_seconds(rounds_s)),
+    };
+    let Some(b) = build else {
+        return format!("**Time.** A prebuilt base binary; {rounds}.\n\n");
+    };
+    let built = if b.reused {
+        "reused from an earlier run (0 s)".to_string()
+    } else {
+        format_wall_seconds(b.build_s)
+    };
+    format!(
+        "**Time.** Base build {built}; {rounds}. **Disk.** Kept base builds and their shared \
+         cargo target directory take {} in `{}`; a later run against the same commit reuses \
+         its build; `rm -rf {}` removes them all (the next `--base` run builds again).\n\n",
+        format_bytes(b.kept_bytes as f64),
+        b.kept_in,
+        b.kept_in
+    )
 }
 
 /// One line of the Markdown table.
@@ -348,6 +401,58 @@ mod tests {
             quiet.contains("All 4 row(s) unchanged or reference"),
             "{quiet}"
         );
+    }
+
+    #[test]
+    fn the_cost_paragraph_says_what_the_base_build_took_and_what_it_keeps() {
+        let built = BaseBuildCost {
+            build_s: 334.2,
+            reused: false,
+            kept_in: "target/gate-base".into(),
+            kept_bytes: 860_000_000,
+        };
+        let reused = BaseBuildCost {
+            build_s: 0.0,
+            reused: true,
+            ..built.clone()
+        };
+        // (base build, rounds' seconds, budget, what the paragraph must say)
+        type Case = (
+            Option<BaseBuildCost>,
+            f64,
+            Option<f64>,
+            &'static [&'static str],
+        );
+        let cases: [Case; 3] = [
+            (
+                Some(built),
+                118.4,
+                Some(120.0),
+                &[
+                    "**Time.** Base build 5 min 34 s; rounds 1 min 58 s (--time-budget 120 s).",
+                    "take 820.2 MiB in `target/gate-base`",
+                    "`rm -rf target/gate-base` removes them all",
+                ],
+            ),
+            (
+                Some(reused),
+                30.0,
+                Some(60.0),
+                &["Base build reused from an earlier run (0 s); rounds 30 s (--time-budget 60 s)."],
+            ),
+            (
+                None,
+                12.0,
+                None,
+                &["**Time.** A prebuilt base binary; rounds 12 s.\n\n"],
+            ),
+        ];
+        for (build, rounds_s, budget, says) in cases {
+            let text = cost_paragraph(build.as_ref(), rounds_s, budget);
+            for part in says {
+                assert!(text.contains(part), "{part}: {text}");
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The gate's result types: a row per compared metric ([`GateRow`]), the whole verdict
 //! ([`GateVerdict`]) with how its timing was judged ([`GateMethod`]), their [`Track`] and
-//! [`Verdict`].
+//! [`Verdict`], and what a user can do about a verdict that judged less than it could
+//! ([`Advice`]).
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -169,6 +170,9 @@ pub enum GateMethod {
         /// Set when the baseline comes from another CPU model or cache geometry: timing is
         /// not compared at all, and only the simulated track judges.
         timing_not_comparable: Option<String>,
+        /// Which of the two differs (verdicts written before it was recorded have none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timing_differs_in: Option<MachineDifference>,
     },
     /// Two builds measured in interleaved rounds (`paired`).
     PairedBuilds {
@@ -186,7 +190,87 @@ pub enum GateMethod {
         measured_s: f64,
         /// Why the rounds stopped before every point was decided (budget, rounds).
         stopped: Option<String>,
+        /// The limits the rounds ran under and how busy the machine was (verdicts written
+        /// before it was recorded have none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rounds_context: Option<RoundsContext>,
+        /// What building the base cost and left on disk (`--base REV` only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_build: Option<BaseBuildCost>,
     },
+}
+
+/// What differs between a stored baseline's machine and this one, so timing is not compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MachineDifference {
+    CpuModel,
+    CacheGeometry,
+}
+
+impl MachineDifference {
+    /// The difference in a few words, as a row's note and the headline say it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::CpuModel => "another CPU model",
+            Self::CacheGeometry => "another cache geometry",
+        }
+    }
+}
+
+/// Why the paired rounds stopped with points still undecided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopCause {
+    /// Another round would have overrun `--time-budget`.
+    Budget,
+    /// The points reached `--max-rounds`.
+    MaxRounds,
+}
+
+/// The limits the paired rounds ran under, and the machine's load around them: what the advice
+/// on undecided points is derived from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundsContext {
+    /// `--time-budget`, seconds of rounds.
+    pub budget_s: f64,
+    /// `--rounds`: rounds every point gets before the first judgement.
+    pub first_rounds: usize,
+    /// `--max-rounds`.
+    pub max_rounds: usize,
+    /// What ended the rounds with points undecided, if anything did.
+    pub stop: Option<StopCause>,
+    /// The 1-minute load average (`/proc/loadavg`) when the rounds started and ended.
+    pub load_before: Option<f64>,
+    pub load_after: Option<f64>,
+    /// Logical CPUs this process may run on.
+    pub logical_cpus: usize,
+}
+
+/// What a base build cost this run and what it keeps on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaseBuildCost {
+    /// Wall-clock seconds this run spent building the base (0 when an earlier build was reused).
+    pub build_s: f64,
+    /// An earlier run's build of the same commit and settings was used.
+    pub reused: bool,
+    /// The directory holding every kept base build and their shared cargo target directory,
+    /// as the user would type it (relative to the current directory when inside it).
+    pub kept_in: String,
+    /// Its size on disk after this run, bytes (allocated blocks, as `du` counts them).
+    pub kept_bytes: u64,
+}
+
+/// Something a user can do about a verdict that judged less than it could, derived from the
+/// run's own numbers (the text names them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Advice {
+    /// Stable key: `timing-not-comparable`, `points-undecided`.
+    pub kind: String,
+    /// What was found and what would help, in words, with the numbers it rests on.
+    pub text: String,
+    /// Commands or flags to try, as typed (`REV`, `FILE`: the user's choice).
+    pub try_next: Vec<String>,
 }
 
 /// The gate's verdict on one comparison.
@@ -212,6 +296,9 @@ pub struct GateVerdict {
     /// Ids of the rows that fail the gate.
     pub regressed: Vec<String>,
     pub rows: Vec<GateRow>,
+    /// What a user can do about what this verdict could not judge (empty: nothing to add).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub advice: Vec<Advice>,
 }
 
 /// Which point a row is about: kernel, `key=value` parameters, threads.
@@ -327,6 +414,7 @@ impl GateVerdict {
             simulated_judged: judged(Track::Deterministic),
             regressed,
             rows,
+            advice: Vec::new(),
         }
     }
 }

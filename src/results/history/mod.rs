@@ -10,7 +10,7 @@
 //!    in the same run, where the point has such a reference (machine speed cancels, so it is far
 //!    steadier across runs than raw time); otherwise its median time per element ÷ its run's
 //!    speed, which the references give ([`figure`]). Each row says which ([`Basis`]).
-//! 3. The noise of a point is learnt from the earlier runs only ([`noise`]): how much its figure
+//! 3. The noise of a point is learnt from the earlier runs only (module `noise`): how much its figure
 //!    spread over them gives a band a run's change lies in 99% of the time when nothing changed.
 //!    A change counts when it lies beyond that band; its interval is the change ± the band.
 //! 4. Without two earlier runs holding a point there is nothing to learn the noise from: the row
@@ -41,7 +41,7 @@ pub const HISTORY_WINDOW: usize = 10;
 
 /// Why `other` cannot stand beside `current` (another CPU model or cache geometry), if so.
 pub fn machine_differs(other: &ResultsDocument, current: &ResultsDocument) -> Option<String> {
-    timing_not_comparable(other, current)
+    timing_not_comparable(other, current).map(|(_, why)| why)
 }
 
 /// The verdict on one point.
@@ -290,8 +290,9 @@ impl RunComparison {
             text.push_str(&format!(
                 ". Points without a same-run reference are judged on time per element ÷ the \
                  run's speed, the median change of every reference copy and read: this run's \
-                 references took {} the time of the baseline's",
-                signed_percent(speed)
+                 references took {} {} than the baseline's",
+                percent(speed.abs()),
+                if speed > 0.0 { "longer" } else { "less time" }
             ));
         }
         text
@@ -307,7 +308,7 @@ fn plural(n: usize) -> &'static str {
 const SHOWN_LIMIT: f64 = 10.0;
 
 /// `+4.1%`, `−12%`: a relative change with two significant digits, signed; `> +1000%` beyond
-/// [`SHOWN_LIMIT`].
+/// ten times the baseline.
 pub fn signed_percent(change: f64) -> String {
     if change > SHOWN_LIMIT {
         return format!("> +{}", percent(SHOWN_LIMIT));
