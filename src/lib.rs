@@ -34,7 +34,8 @@
 //!   generic over an accessor so the same code runs on real memory and feeds the simulator.
 //!   [`kernels::copy`] is the strided N-d copy engine every copy in the lab goes through.
 //! - [`harness`] — thread pinning, counters, timing, suites and the runner that turns kernels
-//!   into records. Kernels never time or print.
+//!   into records. Kernels do not time or print their runs; only the copy planner times
+//!   candidate schedules (and warns on stderr when it cannot keep its wisdom).
 //! - [`results`] — the versioned record schema, validation on load, atomic file writes and
 //!   output paths, baseline comparison, and the `stridelab infer` document.
 //! - [`report`] — figures and the HTML page; it reads only records (model predictions
