@@ -75,7 +75,10 @@ fn the_replayed_engine_misses_like_the_real_engine() {
     for (rows, cols) in [(512usize, 512usize), (203, 141)] {
         let tuning = Tuning::for_copy(rows * cols * 8);
         if tuning.stream {
-            eprintln!("note: {rows}×{cols} skipped: the engine streams it here");
+            common::case_skipped(
+                "the copy engine streams a copy that size here",
+                &format!("the {rows}×{cols} comparison"),
+            );
             continue;
         }
         let profile = run_cachegrind(
