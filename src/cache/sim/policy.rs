@@ -304,7 +304,7 @@ mod tests {
         assert_eq!(json(Policy::FIFO), r#""fifo""#);
         assert_eq!(json(Policy::random(7)), r#"{"random":{"seed":7}}"#);
         assert_eq!(Policy::named("plru"), Some(Policy::TREE_PLRU));
-        assert_eq!(Policy::named("mru"), None);
+        assert_eq!(Policy::named("no-such-policy"), None);
         assert_eq!(Policy::random(7).title(), "random (seed 7)");
         assert_eq!(Policy::default(), Policy::LRU);
     }
