@@ -154,12 +154,12 @@ fn bench_with<M: Measurement>(c: &mut Criterion<M>, clock: &str) {
             ("l1-l2-lru-3c", &design[..2], true),
         ];
         for (name, levels, classify) in configs {
-            let mut sim = Hierarchy::new(levels, Policy::Lru, classify).unwrap();
+            let mut sim = Hierarchy::new(levels, Policy::LRU, classify).unwrap();
             group.bench_function(format!("{name}/{order}"), |b| {
                 b.iter(|| feed(&mut sim, black_box(&addrs)));
             });
             black_box(sim.stats());
-            let mut sim = Hierarchy::new(levels, Policy::Lru, classify).unwrap();
+            let mut sim = Hierarchy::new(levels, Policy::LRU, classify).unwrap();
             group.bench_function(format!("{name}/{order}-runs"), |b| {
                 b.iter(|| feed_runs(&mut sim, black_box(column)));
             });
@@ -172,12 +172,12 @@ fn bench_with<M: Measurement>(c: &mut Criterion<M>, clock: &str) {
         ("l1-lru", &design[..1], false),
         ("l1-l2-lru-3c", &design[..2], true),
     ] {
-        let mut sim = Hierarchy::new(levels, Policy::Lru, classify).unwrap();
+        let mut sim = Hierarchy::new(levels, Policy::LRU, classify).unwrap();
         group.bench_function(format!("{name}/transpose"), |b| {
             b.iter(|| feed_transpose(&mut sim, black_box(&trace)));
         });
         black_box(sim.stats());
-        let mut sim = Hierarchy::new(levels, Policy::Lru, classify).unwrap();
+        let mut sim = Hierarchy::new(levels, Policy::LRU, classify).unwrap();
         group.bench_function(format!("{name}/transpose-moves"), |b| {
             b.iter(|| feed_transpose_moves(&mut sim));
         });

@@ -41,7 +41,8 @@
 //!   strides, its walks simulated and judged, padding advice, and the sentences `stridelab
 //!   layout` prints about them. It stands on [`layout`] and [`cache`] alone.
 //! - [`harness`] — thread pinning, counters, timing, suites and the runner that turns kernels
-//!   into records. Kernels never time or print.
+//!   into records. Kernels do not time or print their runs; only the copy planner times
+//!   candidate schedules (and warns on stderr when it cannot keep its wisdom).
 //! - [`results`] — the versioned record schema, validation on load, atomic file writes and
 //!   output paths, baseline comparison, and the `stridelab infer` document.
 //! - [`report`] — figures and the HTML page; it reads only records (model predictions

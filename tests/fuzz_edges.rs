@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use common::guarded::{Outcome, leftover_temp_files, run_guarded};
 use serde_json::{Value, json};
+use stridelab::cache::sim::Policy;
 use stridelab::stats::SplitMix64;
 
 /// Cases per fuzzed surface (the floors the suite promises).
@@ -597,7 +598,10 @@ fn sim_arguments(rng: &mut SplitMix64) -> Vec<String> {
     }
     if rng.below(4) == 0 {
         args.push("--policy".into());
-        args.push(pick(rng, &["lru", "plru", "fifo", "random", "mru"]).to_string());
+        // Every policy the tool knows, and one it does not.
+        let mut policies: Vec<&str> = Policy::ALL.iter().map(|policy| policy.name()).collect();
+        policies.push("no-such-policy");
+        args.push(pick(rng, &policies).to_string());
     }
     if rng.below(3) == 0 {
         args.push("--warm".into());

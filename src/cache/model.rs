@@ -512,7 +512,7 @@ mod tests {
             // 64 sets, so the ≤ 64 accesses always fit in the cache as a whole.
             let l1 = parse_cache_override(&format!("L1d={},{ways},64", 64 * ways * 64)).unwrap();
             let p = &predict(std::slice::from_ref(&l1), BASE, stride, count)[0];
-            let mut sim = Hierarchy::new(&[l1], Policy::Lru, true).unwrap();
+            let mut sim = Hierarchy::new(&[l1], Policy::LRU, true).unwrap();
             for pass in 0..2 {
                 if pass == 1 {
                     sim.reset_stats();

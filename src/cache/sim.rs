@@ -3,7 +3,8 @@
 //! Two engines implement it ([`Engine`], one [`Simulator`] type over both): the fast
 //! [`Hierarchy`], and a plain reference (`sim/reference.rs`), the executable specification
 //! the fast one is checked against (`stridelab sim --engine reference`). docs/simulator.md is
-//! the design in prose.
+//! the design in prose. Each replacement policy lives in a file of its own under `sim/policy/`
+//! and is listed in [`Policy::ALL`], which the command line, both engines and the tests read.
 //!
 //! Semantics (chosen to match valgrind's cachegrind, `cg_sim.c`, so the two can be compared):
 //!
@@ -79,6 +80,7 @@ mod moves;
 #[cfg(test)]
 mod moves_tests;
 mod pipeline;
+mod policy;
 mod reference;
 #[cfg(test)]
 mod run_tests;
@@ -91,6 +93,7 @@ use counts::Counts;
 pub use engine::{Engine, Simulator};
 use level::{LevelSim, NO_LINE};
 use pipeline::{Below, CHUNK, run_levels};
+pub use policy::Policy;
 use shadow::{FullyAssociativeLru, MAX_CAPACITY as MAX_SHADOW_LINES};
 use stream::{Access, Run, Stream};
 
@@ -100,29 +103,19 @@ use thiserror::Error;
 use crate::cache::geometry::CacheLevel;
 use crate::cache::{AccessSink, Walk};
 
-/// Replacement policy, the same for every level of a hierarchy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Policy {
-    /// True least-recently-used (cachegrind's policy).
-    #[default]
-    Lru,
-    /// Binary-tree pseudo-LRU (what many real L1s use); needs a power-of-two number of ways.
-    TreePlru,
-    /// First in, first out: hits do not change the order.
-    Fifo,
-    /// A uniformly random way, from a seeded generator (reproducible).
-    Random { seed: u64 },
-}
-
 /// Why a hierarchy cannot be built.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SimError {
     #[error("a hierarchy needs at least one cache level")]
     NoLevels,
-    #[error("{name}: tree pseudo-LRU needs a power-of-two number of ways (≤ 64), not {ways}")]
-    PlruWays { name: String, ways: u32 },
+    #[error("{name}: {policy} needs {needs}, not {ways}")]
+    WaysRefused {
+        name: String,
+        policy: &'static str,
+        needs: &'static str,
+        ways: u32,
+    },
     #[error("{name}: {sets} sets × {ways} ways, or the line size, is not usable")]
     BadGeometry { name: String, sets: u32, ways: u32 },
     #[error("{name}: {lines} lines is too many to classify misses (3C); the limit is 2^32 - 3")]
@@ -296,7 +289,7 @@ impl Hierarchy {
             repeated: Counts::default(),
             pending: Vec::with_capacity(BATCH),
             outgoing: Stream::default(),
-            first_level_plain_lru: policy == Policy::Lru && !classify_3c,
+            first_level_plain_lru: policy.is_lru() && !classify_3c,
             chunk: if pipelined { CHUNK } else { BATCH },
             pipelined,
             lower: None,
@@ -376,9 +369,10 @@ impl Hierarchy {
         self.repeated = Counts::default();
     }
 
-    /// Resident line *addresses* of level `level`, per set. Within a set: most recent first
-    /// (LRU), newest first (FIFO), way order (tree-PLRU, random). For tests and teaching
-    /// output. Panics if `level` is out of range.
+    /// Resident line *addresses* of level `level`, per set, in the policy's order (each says
+    /// which in its file under `sim/policy/`: most recent first for LRU, newest first for
+    /// FIFO, way order for tree-PLRU and random). For tests and teaching output. Panics if
+    /// `level` is out of range.
     pub fn resident_lines(&mut self, level: usize) -> Vec<Vec<u64>> {
         self.flush();
         let shift = self.levels[level].line_shift;

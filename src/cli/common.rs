@@ -1,5 +1,5 @@
 //! Pieces the subcommands share, kept here so no subcommand file imports another: the Ctrl-C
-//! stop flag, the count and percentage parsers, the geometry options (`--cache`, `--preset`)
+//! stop flag and exit code, the count and percentage parsers, the geometry options (`--cache`, `--preset`)
 //! of every subcommand that simulates, the copy planner's `--wisdom`, `--list [KERNEL]`, and
 //! the value parsers that give shell completions their words (kernel and preset names).
 
@@ -207,6 +207,10 @@ impl ListArgs {
         Ok(true)
     }
 }
+
+/// Exit code of every command stopped by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT, as a shell
+/// reports a command Ctrl-C ended), after whatever it had finished was written.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// The process-wide stop flag set by Ctrl-C, SIGTERM or SIGHUP (see `harness::run::stop`).
 pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {

@@ -18,7 +18,7 @@ use clap::Args;
 
 use crate::cache::geometry::Geometry;
 
-use super::common::parse_fraction;
+use super::common::{EXIT_INTERRUPTED, parse_fraction};
 use crate::harness::gate::paired::{
     BaseSource, PAIRED_ALPHA, PAIRED_BUDGET_S, PAIRED_FLOOR, PAIRED_MAX_ROUNDS, PAIRED_ROUNDS,
     PAIRED_SAMPLE_MS, PAIRED_SAMPLES, PAIRED_THRESHOLD, PairedConfig, run_paired,
@@ -28,9 +28,6 @@ use crate::harness::gate::{
     GateOutputs, evaluate, plan_outputs, save_baseline, write_verdict,
 };
 use crate::results::compare::{CompareOptions, GateVerdict, PairedOptions, PairedStatistic};
-
-/// Exit code of a comparison stopped by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT), as `run`'s.
-const EXIT_INTERRUPTED: u8 = 130;
 
 /// The stored-baseline mode's threshold: its ratios to same-run references moved by up to
 /// ±2% between unchanged runs (docs/gate.md).

@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::common::{CacheArgs, HistoryArgs, WisdomArgs};
+use crate::cli::common::{CacheArgs, EXIT_INTERRUPTED, HistoryArgs, WisdomArgs};
 use crate::cli::text::history::history_text;
 use crate::cli::text::table::wrap;
 use crate::harness::history::{HistoryPlan, REPORTS_DIR, earlier_runs};
@@ -28,10 +28,6 @@ use crate::results::precision_summary::PrecisionSummary;
 
 /// How a main-job user samples longer (the main job's own flag, so the advice works as typed).
 const SAMPLE_LONGER: &str = "`stridelab --sampling-budget 1`";
-
-/// Exit code of a main job stopped by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT), after its
-/// report was written.
-const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {

@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::cli::common::{CacheArgs, HistoryArgs, ListArgs, WisdomArgs, kernel_name_parser};
+use crate::cli::common::{
+    CacheArgs, EXIT_INTERRUPTED, HistoryArgs, ListArgs, WisdomArgs, kernel_name_parser,
+};
 use crate::cli::text::history::history_text;
 use crate::cli::text::progress::RunProgress;
 use crate::cli::text::run_summary::{problems, run_summary};
@@ -20,10 +22,6 @@ use crate::harness::suite::DEFAULT_MAX_ACCESSES_PER_RUN;
 use crate::kernels::CATALOGUE_RULES;
 use crate::results::RunStatus;
 use crate::results::output::FileTarget;
-
-/// Exit code of a run stopped by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT), after its results
-/// were written.
-const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {

@@ -1,5 +1,5 @@
 //! `stridelab sim KERNEL [key=value ...] [--preset P] [--cache NAME=SIZE,WAYS,LINE ...]
-//! [--policy lru|plru|fifo|random] [--warm] [--json] [--engine fast|reference]` (or
+//! [--policy P] [--warm] [--json] [--engine fast|reference]` (or
 //! `sim --list [KERNEL]`): feeds one run of a kernel's address stream to the cache simulator and
 //! prints, per level, the counts, the 3C split of the misses and the analytic set/GCD model's
 //! prediction for the kernel's strided pattern. `--engine reference` counts with the plain
@@ -23,18 +23,6 @@ use crate::cache::sim::{Engine, Policy};
 use crate::cli::common::{CacheArgs, ListArgs, WisdomArgs, kernel_name_parser};
 use crate::cli::text::sim::sim_text;
 use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PolicyArg {
-    /// True least-recently-used (cachegrind's policy).
-    Lru,
-    /// Binary-tree pseudo-LRU.
-    Plru,
-    /// First in, first out.
-    Fifo,
-    /// A random way (seeded by --seed).
-    Random,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
@@ -64,8 +52,8 @@ pub struct SimArgs {
     #[command(flatten)]
     pub wisdom: WisdomArgs,
     /// Replacement policy of every level.
-    #[arg(long, value_enum, default_value = "lru")]
-    pub policy: PolicyArg,
+    #[arg(long, default_value = "lru", value_parser = policy_parser())]
+    pub policy: Policy,
     /// Seed of the random policy.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -88,6 +76,15 @@ pub struct SimArgs {
     pub max_sim_memory: u64,
 }
 
+/// `--policy`: the name of one of [`Policy::ALL`], each listed with its help line.
+fn policy_parser() -> impl clap::builder::TypedValueParser<Value = Policy> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let names = Policy::ALL
+        .iter()
+        .map(|policy| PossibleValue::new(policy.name()).help(policy.summary()));
+    PossibleValuesParser::new(names).map(|name| Policy::named(&name).unwrap_or_default())
+}
+
 /// `SIZE` for `--max-sim-memory`, read by the crate's one size parser.
 fn parse_memory_size(text: &str) -> Result<u64, String> {
     crate::units::parse_size(text).map_err(|e| e.to_string())
@@ -102,12 +99,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     };
     let geometry = args.cache.choose()?;
     let copies = args.wisdom.planner()?;
-    let policy = match args.policy {
-        PolicyArg::Lru => Policy::Lru,
-        PolicyArg::Plru => Policy::TreePlru,
-        PolicyArg::Fifo => Policy::Fifo,
-        PolicyArg::Random => Policy::Random { seed: args.seed },
-    };
+    let policy = args.policy.with_seed(args.seed);
     let engine = match args.engine {
         EngineArg::Fast => Engine::Fast,
         EngineArg::Reference => Engine::Reference,

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Args;
 use stridelab_copy::{PlanSource, WisdomChoice};
 
-use crate::cli::common::{CacheArgs, WisdomArgs};
+use crate::cli::common::{CacheArgs, EXIT_INTERRUPTED, WisdomArgs};
 use crate::harness::Suite;
 use crate::harness::run::plan::geometry_and_manifest;
 use crate::harness::run::prefill::prefill_plans;
@@ -79,7 +79,7 @@ pub fn run(args: WisdomCmdArgs) -> anyhow::Result<ExitCode> {
     );
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!("interrupted: the plans made so far are in the file");
-        return Ok(ExitCode::from(130));
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
     if failed > 0 {
         return Err(anyhow::anyhow!("{failed} points could not be prepared"))

@@ -217,7 +217,7 @@ pub fn simulate_passes(
     limit: u64,
 ) -> Result<Vec<PassMisses>, SimError> {
     let mut hierarchy =
-        Hierarchy::with_state_budget(std::slice::from_ref(level), Policy::Lru, true, SIM_MEMORY)?;
+        Hierarchy::with_state_budget(std::slice::from_ref(level), Policy::LRU, true, SIM_MEMORY)?;
     let base = crate::cache::buffer_base(0);
     let len = u32::try_from(itemsize).unwrap_or(u32::MAX);
     let take = usize::try_from(limit).unwrap_or(usize::MAX);

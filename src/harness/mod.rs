@@ -1,4 +1,6 @@
-//! The harness turns kernel instances into records; it never plots and never prints. Its parts:
+//! The harness turns kernel instances into records. It never plots, and only the gate prints:
+//! its progress lines (the base build, each round, each point) go to stderr (`gate/`); a run
+//! reports through a [`Progress`] that the command line renders. Its parts:
 //! - [`suite`]: suites as data (the built-in `quick`, `full`, `gate` and TOML files), with the
 //!   working-set reaches and geometry sweeps they expand;
 //! - `run`: a validated [`Plan`] run point by point ([`run_suite`]), passes pooled, Ctrl-C;
@@ -7,7 +9,9 @@
 //! - `sim`: simulated points and the models' predictions a record carries;
 //! - `gate`: the regression gate, against a stored baseline or a base commit built here;
 //! - `machine`: the manifest every results file embeds;
-//! - the one link to the kernel catalogue ([`catalogue`] and its lookups).
+//! - `catalogue_link`: the catalogue's lookups re-exported ([`catalogue`] and the rest); the
+//!   parts above also import `kernels` directly, for kernel specs, instances and the copy
+//!   planner's events.
 
 #![forbid(unsafe_code)]
 

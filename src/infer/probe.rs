@@ -219,7 +219,7 @@ fn windowed_ns(steps: usize, mut follow: impl FnMut(usize)) -> f64 {
         *window = started.elapsed().as_nanos() as f64 / per_window as f64;
     }
     windows.sort_by(f64::total_cmp);
-    (windows[WINDOWS / 2 - 1] + windows[WINDOWS / 2]) / 2.0
+    crate::stats::median_of_sorted(&windows)
 }
 
 /// How hard each probe works and when it must stop.

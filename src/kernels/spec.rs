@@ -2,7 +2,10 @@
 //! [`Instance`] the harness times and the simulator counts.
 //!
 //! This is the contract between `kernels` (which defines access orders) and `harness`
-//! (which times them): kernels never time or print; the harness never knows an access order.
+//! (which times them): a kernel neither times nor prints its runs; the harness never knows an
+//! access order. The one timing in `kernels` is the copy engine's planner (`copy/planner.rs`),
+//! which times candidate schedules to choose one and warns on stderr when its wisdom file cannot
+//! be written.
 
 #![forbid(unsafe_code)]
 

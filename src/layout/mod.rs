@@ -11,6 +11,26 @@
 //! - `iter` — storage offsets in logical C order.
 //! - [`expr`] — the `arange(N).op(...)[...]` language of `stridelab layout`, and its
 //!   layout-only evaluation.
+//!
+//! A view is built from a [`Layout`] by its ops, each returning a new layout over the same
+//! storage (or a [`LayoutError`] saying which rule it breaks); [`expr::evaluate_layout`] builds
+//! the same from the text `stridelab layout` takes:
+//!
+//! ```
+//! use stridelab::layout::Layout;
+//! use stridelab::layout::expr::evaluate_layout;
+//!
+//! // Column 5 of a 64×64 row-major matrix: 64 elements, one row (64 elements) apart.
+//! let matrix = Layout::contiguous(&[4096])?.view(&[64, 64])?;
+//! let column = matrix.t()?.select(0, 5)?;
+//! assert_eq!((column.shape(), column.strides(), column.offset()), (&[64][..], &[64][..], 5));
+//! assert!(!column.is_c_contiguous());
+//!
+//! // The same view as an expression.
+//! let (parsed, storage_len) = evaluate_layout("arange(4096).view(64,64).T[5]")?;
+//! assert_eq!((parsed, storage_len), (column, 4096));
+//! # Ok::<(), stridelab::layout::LayoutError>(())
+//! ```
 #![forbid(unsafe_code)]
 
 pub(crate) mod contiguity;

@@ -60,9 +60,9 @@ pub enum ReportError {
     )]
     NotOwned { path: PathBuf, reason: String },
     #[error(
-        "another stridelab process (PID {pid}) is writing a report into `{path}`; wait for it or choose another directory"
+        "another stridelab process is writing a report into `{path}` (it holds `{held}` there); wait for it or choose another directory"
     )]
-    Busy { path: PathBuf, pid: u32 },
+    Busy { path: PathBuf, held: String },
     #[error("interrupted: no report was written")]
     Interrupted,
 }

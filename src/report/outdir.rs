@@ -9,10 +9,12 @@
 //! CSV files only). Anything else is refused with the names of the files in the way.
 //!
 //! [`Claim::stage`] creates a staging directory *inside* the report directory
-//! (`.stridelab-render.tmp-PID`, so the files later move by rename on one file system);
-//! [`Staging::publish`] moves the files in (`index.html` last), removes the files of the previous
-//! report that the new one no longer has and rewrites the manifest. A staging directory is
-//! removed when dropped unpublished; one left by a killed process is removed by the next claim.
+//! (`.stridelab-render.XXXXXX.tmp`, a locked temporary of `results/temporaries.rs`, so the files
+//! later move by rename on one file system); [`Staging::publish`] moves the files in
+//! (`index.html` last), removes the files of the previous report that the new one no longer has
+//! and rewrites the manifest. A staging directory is removed when dropped unpublished; one left
+//! by a killed process is removed by the next claim, and one another process holds makes the
+//! claim refuse the directory ([`ReportError::Busy`]).
 #![forbid(unsafe_code)]
 
 use std::collections::BTreeSet;
@@ -22,12 +24,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ReportError;
-use crate::results::output::{Parents, check_parent, clean_stale, live_temp_owners, temp_name};
+use crate::results::output::{Parents, check_parent};
+use crate::results::temporaries::{self, LockedDir};
 
 /// The manifest file of a report directory.
 pub const MANIFEST: &str = ".stridelab-report.json";
 
-/// Name stem of the staging directory: `.stridelab-render.tmp-PID`.
+/// Name stem of the staging directory: `.stridelab-render.XXXXXX.tmp`.
 const STAGING: &str = "stridelab-render";
 
 /// The page written last, so a reader sees the new page only once its figures are in place.
@@ -68,8 +71,8 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Repor
 }
 
 /// Checks that `dir`, a directory the user named, may receive a report (see the module doc):
-/// when it is missing, its parent must exist. Writes nothing but removes staging leftovers of
-/// processes that no longer run.
+/// when it is missing, its parent must exist. Writes nothing but removes the staging and
+/// manifest temporaries a killed process left.
 pub fn claim(dir: &Path) -> Result<Claim, ReportError> {
     claim_with(dir, Parents::MustExist)
 }
@@ -89,7 +92,6 @@ pub fn claim_out(out: Option<&Path>) -> Result<Claim, ReportError> {
 }
 
 fn claim_with(dir: &Path, parents: Parents) -> Result<Claim, ReportError> {
-    clean_legacy_leftovers(dir);
     let meta = match fs::metadata(dir) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -108,12 +110,16 @@ fn claim_with(dir: &Path, parents: Parents) -> Result<Claim, ReportError> {
             path: dir.to_path_buf(),
         });
     }
-    clean_stale(dir, STAGING);
-    clean_stale(dir, MANIFEST);
-    if let Some(&pid) = live_temp_owners(dir, STAGING).first() {
+    let mut held = temporaries::sweep(dir, STAGING);
+    held.extend(temporaries::sweep(dir, MANIFEST));
+    if let Some(held) = held.first() {
         return Err(ReportError::Busy {
             path: dir.to_path_buf(),
-            pid,
+            held: held
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into(),
         });
     }
     let mut entries = BTreeSet::new();
@@ -211,17 +217,6 @@ fn is_legacy_report(dir: &Path, entries: &BTreeSet<String>) -> bool {
             .is_ok_and(|page| page.contains("<title>stridelab report"))
 }
 
-/// Earlier builds staged a report beside it (`.NAME.tmp-PID`); those of dead processes go.
-fn clean_legacy_leftovers(dir: &Path) {
-    let Ok(full) = std::path::absolute(dir) else {
-        return;
-    };
-    let full: PathBuf = full.components().collect();
-    if let (Some(parent), Some(name)) = (full.parent(), full.file_name()) {
-        clean_stale(parent, &name.to_string_lossy());
-    }
-}
-
 impl Claim {
     /// Checks the directory again (it may have changed since the claim, e.g. while measuring),
     /// creates it when missing (with its parents only at a location the tool owns) and makes
@@ -236,13 +231,15 @@ impl Claim {
             };
             made.map_err(io("create directory", &self.dir))?;
         }
-        let tmp = self.dir.join(temp_name(STAGING));
-        if let Err(e) = fs::create_dir(&tmp) {
-            if created {
-                let _ = fs::remove_dir(&self.dir);
+        let tmp = match temporaries::dir_in(&self.dir, STAGING) {
+            Ok(tmp) => tmp,
+            Err(e) => {
+                if created {
+                    let _ = fs::remove_dir(&self.dir);
+                }
+                return Err(io("create a staging directory in", &self.dir)(e));
             }
-            return Err(io("create directory", &tmp)(e));
-        }
+        };
         Ok(Staging {
             dir: self.dir.clone(),
             tmp,
@@ -257,7 +254,7 @@ impl Claim {
 #[derive(Debug)]
 pub struct Staging {
     dir: PathBuf,
-    tmp: PathBuf,
+    tmp: LockedDir,
     old: BTreeSet<String>,
     created: bool,
     done: bool,
@@ -266,14 +263,15 @@ pub struct Staging {
 impl Staging {
     /// The staging directory to write the report's files into.
     pub fn path(&self) -> &Path {
-        &self.tmp
+        self.tmp.path()
     }
 
     /// Moves the staged files into the report directory and returns their names.
     pub fn publish(mut self) -> Result<Vec<String>, ReportError> {
         let mut files = Vec::new();
-        for entry in fs::read_dir(&self.tmp).map_err(io("list", &self.tmp))? {
-            let entry = entry.map_err(io("list", &self.tmp))?;
+        let tmp = self.tmp.path().to_path_buf();
+        for entry in fs::read_dir(&tmp).map_err(io("list", &tmp))? {
+            let entry = entry.map_err(io("list", &tmp))?;
             if entry.file_type().is_ok_and(|t| t.is_file()) {
                 files.push(entry.file_name().to_string_lossy().into_owned());
             }
@@ -286,7 +284,7 @@ impl Staging {
         let union: BTreeSet<String> = self.old.union(&new).cloned().collect();
         self.write_manifest(&union)?;
         for name in &files {
-            let (from, to) = (self.tmp.join(name), self.dir.join(name));
+            let (from, to) = (tmp.join(name), self.dir.join(name));
             fs::rename(&from, &to).map_err(io("move into place", &to))?;
         }
         for name in self.old.difference(&new) {
@@ -300,7 +298,7 @@ impl Staging {
         }
         self.write_manifest(&new)?;
         self.done = true;
-        fs::remove_dir_all(&self.tmp).map_err(io("remove", &self.tmp))?;
+        fs::remove_dir_all(&tmp).map_err(io("remove", &tmp))?;
         Ok(files)
     }
 
@@ -323,7 +321,9 @@ impl Drop for Staging {
     /// An unpublished report leaves nothing: the staging directory goes, and so does the report
     /// directory when this staging created it and it is still empty.
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.tmp);
+        // Before the report directory, which must be empty to go; the `LockedDir` dropped
+        // after this finds its directory gone.
+        let _ = fs::remove_dir_all(self.tmp.path());
         if !self.done && self.created {
             let _ = fs::remove_dir(&self.dir);
         }
@@ -384,6 +384,25 @@ mod tests {
         fs::write(staging.path().join("index.html"), "x").unwrap();
         drop(staging);
         assert!(!dir.exists());
+    }
+
+    /// A staging directory some process holds refuses the directory; one nobody holds (a
+    /// killed process's) goes with the next report.
+    #[test]
+    fn a_held_staging_refuses_the_directory_and_an_abandoned_one_goes() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("r");
+        publish(&dir, &[("index.html", "1")]).unwrap();
+        let held = claim(&dir).unwrap().stage().unwrap();
+        let err = claim(&dir).unwrap_err();
+        assert!(matches!(err, ReportError::Busy { .. }), "{err}");
+        drop(held);
+        let abandoned = dir.join(".stridelab-render.abc123.tmp");
+        fs::create_dir(&abandoned).unwrap();
+        fs::write(abandoned.join("index.html"), "half").unwrap();
+        publish(&dir, &[("index.html", "2")]).unwrap();
+        assert!(!abandoned.exists());
+        assert_eq!(fs::read_to_string(dir.join("index.html")).unwrap(), "2");
     }
 
     #[test]

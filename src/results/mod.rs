@@ -6,6 +6,7 @@
 //! - [`infer_doc`]: the `stridelab infer --json` document;
 //! - `compare`: two documents in, one gate verdict out;
 //! - `output`: the output-path policy and atomic writes;
+//! - `temporaries`: the temporaries beside outputs, made and swept;
 //! - `csv`: the CSV export.
 #![forbid(unsafe_code)]
 
@@ -17,6 +18,7 @@ pub(crate) mod model;
 pub(crate) mod output;
 pub mod precision_summary;
 pub(crate) mod schema;
+pub(crate) mod temporaries;
 #[cfg(test)]
 pub(crate) mod test_docs;
 pub(crate) mod tlb;

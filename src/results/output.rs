@@ -11,8 +11,9 @@
 //!   existing ancestor is probed.
 //! - No two outputs, and no output and input, may be the same file (same inode, or the same
 //!   resolved path when the file does not exist yet).
-//! - Temporary names are `.{name}.tmp-{pid}` beside their target; leftovers of processes that no
-//!   longer run (no `/proc/PID`) are removed on the next write into that directory.
+//! - A file is written through a temporary beside it that becomes the file by rename
+//!   (`results/temporaries.rs`): removed on failure, and a killed process's leftover is removed by
+//!   the next write of that file.
 #![forbid(unsafe_code)]
 
 use std::fs;
@@ -272,21 +273,18 @@ pub fn check_parent(role: &'static str, path: &Path, parents: Parents) -> Result
             dir: parent,
         });
     }
-    let probe = ancestor.join(temp_name("stridelab-probe"));
-    match fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
+    // The probe is removed when dropped.
+    match tempfile::Builder::new()
+        .prefix(".stridelab-probe.")
+        .tempfile_in(&ancestor)
     {
-        Ok(_) => {
-            let _ = fs::remove_file(&probe);
-            Ok(())
-        }
+        Ok(_) => Ok(()),
+        // tempfile's error names its random file; the cause alone is what the user needs.
         Err(error) => Err(OutputError::NotWritable {
             role,
             path: path.to_path_buf(),
             dir: ancestor,
-            error,
+            error: std::io::Error::from(error.kind()),
         }),
     }
 }
@@ -449,123 +447,9 @@ impl OutputPlan {
     }
 }
 
-/// `.{name}.tmp-{pid}`: the temporary sibling of `name` owned by this process.
-pub fn temp_name(name: &str) -> String {
-    format!(".{name}.tmp-{}", std::process::id())
-}
-
-/// Whether process `pid` runs; without `/proc` every process counts as running, so nothing is
-/// ever removed on a guess.
-pub fn pid_alive(pid: u32) -> bool {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return true;
-    }
-    pid == std::process::id() || proc.join(pid.to_string()).exists()
-}
-
-/// The PID in `.{name}.{kind}-{pid}`, when `entry` is exactly that.
-fn owner_pid(entry: &str, name: &str, kind: &str) -> Option<u32> {
-    let rest = entry.strip_prefix('.')?.strip_prefix(name)?;
-    let digits = rest
-        .strip_prefix('.')?
-        .strip_prefix(kind)?
-        .strip_prefix('-')?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
-}
-
-/// Live processes that hold a temporary `.{name}.tmp-{pid}` in `dir`.
-pub fn live_temp_owners(dir: &Path, name: &str) -> Vec<u32> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| owner_pid(&e.file_name().to_string_lossy(), name, "tmp"))
-        .filter(|&pid| pid != std::process::id() && pid_alive(pid))
-        .collect()
-}
-
-/// Removes `dir/.{name}.tmp-{pid}` leftovers (files or directories) of processes that no longer
-/// run. A `.{name}.old-{pid}` leftover (an earlier build moved `name` aside there) is moved back
-/// when `name` is missing and otherwise left alone: it may hold the only copy of a file.
-pub fn clean_stale(dir: &Path, name: &str) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let entry_name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(pid) = owner_pid(&entry_name, name, "tmp") {
-            if pid_alive(pid) {
-                continue;
-            }
-            let path = entry.path();
-            let _ = match entry.file_type() {
-                Ok(t) if t.is_dir() => fs::remove_dir_all(&path),
-                _ => fs::remove_file(&path),
-            };
-        } else if let Some(pid) = owner_pid(&entry_name, name, "old") {
-            let target = dir.join(name);
-            if !pid_alive(pid) && fs::symlink_metadata(&target).is_err() {
-                let _ = fs::rename(entry.path(), target);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Above the largest `pid_max` Linux allows, so never a running process.
-    const DEAD_PID: u32 = 4_194_305;
-
-    #[test]
-    fn owner_pids_match_only_the_exact_pattern() {
-        assert_eq!(owner_pid(".q.json.tmp-12", "q.json", "tmp"), Some(12));
-        assert_eq!(owner_pid(".q.json.old-7", "q.json", "old"), Some(7));
-        for other in [
-            ".q.json.tmp-",
-            ".q.json.tmp-1x",
-            "q.json.tmp-1",
-            ".qjson.tmp-1",
-        ] {
-            assert_eq!(owner_pid(other, "q.json", "tmp"), None, "{other}");
-        }
-    }
-
-    #[test]
-    fn stale_temporaries_of_dead_processes_go_and_the_rest_stay() {
-        let dir = tempfile::tempdir().unwrap();
-        let dead = dir.path().join(format!(".q.json.tmp-{DEAD_PID}"));
-        let live = dir.path().join(".q.json.tmp-1");
-        let other = dir.path().join(format!(".notes.tmp-{DEAD_PID}"));
-        let dead_dir = dir.path().join(format!(".q.json.tmp-{}", DEAD_PID - 1));
-        for f in [&dead, &live, &other] {
-            fs::write(f, "x").unwrap();
-        }
-        fs::create_dir(&dead_dir).unwrap();
-        fs::write(dead_dir.join("inner"), "x").unwrap();
-        clean_stale(dir.path(), "q.json");
-        assert!(!dead.exists() && !dead_dir.exists());
-        assert!(live.exists() && other.exists());
-    }
-
-    #[test]
-    fn a_moved_aside_file_comes_back_only_when_its_place_is_free() {
-        let dir = tempfile::tempdir().unwrap();
-        let old = dir.path().join(format!(".a.old-{DEAD_PID}"));
-        fs::write(&old, "mine").unwrap();
-        fs::write(dir.path().join("a"), "other").unwrap();
-        clean_stale(dir.path(), "a");
-        assert!(old.exists(), "kept while `a` exists");
-        fs::remove_file(dir.path().join("a")).unwrap();
-        clean_stale(dir.path(), "a");
-        assert_eq!(fs::read_to_string(dir.path().join("a")).unwrap(), "mine");
-    }
 
     #[test]
     fn outputs_must_differ_from_each_other_and_from_inputs() {

@@ -615,22 +615,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "results".into());
-    super::output::clean_stale(&dir, &file_name);
-    // The temporary's name carries this process's PID (`output::temp_name`), so a crash's
-    // leftover is recognised and removed by the next write; tempfile removes it on every
-    // error or panic before the rename. A leftover with this very PID is an earlier process's
-    // whose PID was reused: it is not anyone's file any more.
-    let name = super::output::temp_name(&file_name);
-    let tmp_path = dir.join(&name);
-    let _ = fs::remove_file(&tmp_path);
-    // 0o666 less the umask (the kernel applies it), as `File::create` would: results are
-    // meant to be read by others; tempfile's own default is 0o600.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&name)
-        .rand_bytes(0)
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-        .tempfile_in(&dir)
-        .map_err(io("create", &tmp_path))?;
+    // A temporary a killed process left for this file goes; one being written stays. Ours is
+    // removed on every error or panic before the rename (`results/temporaries.rs`).
+    super::temporaries::sweep(&dir, &file_name);
+    let mut tmp = super::temporaries::file_in(&dir, &file_name).map_err(io("create", &dir))?;
+    let tmp_path = tmp.path().to_path_buf();
     tmp.write_all(bytes).map_err(io("write", &tmp_path))?;
     tmp.as_file().sync_all().map_err(io("sync", &tmp_path))?;
     tmp.persist(path)

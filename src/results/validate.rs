@@ -463,14 +463,9 @@ fn check_summary(s: &Summary, samples: &[f64], at: &str) -> Checked {
             format!("{} but there are {} samples", s.n, samples.len()),
         ));
     }
-    let mut sorted = samples.to_vec();
-    sorted.sort_by(f64::total_cmp);
+    let sorted = crate::stats::sorted(samples);
     let n = sorted.len();
-    let median = if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    };
+    let median = crate::stats::median_of_sorted(&sorted);
     for (name, value, expected) in [
         ("min", s.min, sorted[0]),
         ("max", s.max, sorted[n - 1]),

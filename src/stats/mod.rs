@@ -3,8 +3,10 @@
 //! samples), outlier and drift detectors (`precision`), the paired sign and signed-rank tests
 //! with Holm's correction (`sign_test`, `signed_rank`), plus the crate's one seeded generator
 //! ([`SplitMix64`]).
-//! Every median in the crate is computed here. Ground floor: it imports nothing from the rest
-//! of the crate.
+//! Every median in this crate is computed by the functions here (the copy engine, a crate of
+//! its own, takes the upper median of its trial times itself): [`median_of_sorted`] (the mean
+//! of the two middle values) for samples, [`upper_median`] where the median must be one of the
+//! measured values. Ground floor: it imports nothing from the rest of the crate.
 
 #![forbid(unsafe_code)]
 
@@ -104,7 +106,12 @@ pub fn median_of_finite(values: &[f64]) -> Option<f64> {
 /// The nearest-rank median: the upper of the two middle values for even lengths, NaN for none.
 /// The cache inference reads plateaus with it, so a level is always a measured value.
 pub fn upper_median(values: &[f64]) -> f64 {
-    nearest_rank(&sorted(values), 0.5)
+    upper_median_of_sorted(&sorted(values)).unwrap_or(f64::NAN)
+}
+
+/// [`upper_median`] of values already sorted, of any type (integer times too); `None` for none.
+pub fn upper_median_of_sorted<T: Copy>(sorted: &[T]) -> Option<T> {
+    sorted.get(sorted.len() / 2).copied()
 }
 
 /// The `q` quantile (0..=1) of sorted values by nearest rank; NaN for none.
@@ -197,6 +204,26 @@ pub fn percentile_of_sorted(sorted: &[f64], q: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The upper median is one of the values: the middle one, or the upper of the two middle
+    /// ones; the same as the nearest-rank 0.5 quantile, for floats and integers alike.
+    #[test]
+    fn the_upper_median_is_the_upper_middle_value() {
+        let cases: [(&[u64], Option<u64>); 5] = [
+            (&[], None),
+            (&[7], Some(7)),
+            (&[1, 9], Some(9)),
+            (&[1, 2, 9], Some(2)),
+            (&[1, 2, 8, 9], Some(8)),
+        ];
+        for (sorted, want) in cases {
+            assert_eq!(upper_median_of_sorted(sorted), want, "{sorted:?}");
+            let floats: Vec<f64> = sorted.iter().map(|&v| v as f64).collect();
+            let rank = nearest_rank(&floats, 0.5);
+            assert_eq!(want.map(|v| v as f64), (!rank.is_nan()).then_some(rank));
+            assert_eq!(upper_median(&floats).to_bits(), rank.to_bits());
+        }
+    }
 
     #[test]
     fn median_min_max_mad_on_hand_computed_samples() {

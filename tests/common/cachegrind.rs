@@ -179,7 +179,7 @@ pub fn parse_profile(text: &str) -> Profile {
 
 /// A two-level LRU hierarchy like cachegrind's D1 + LL.
 pub fn cachegrind_like(d1: &CacheLevel, ll: &CacheLevel) -> Hierarchy {
-    Hierarchy::new(&[d1.clone(), ll.clone()], Policy::Lru, false).expect("hierarchy")
+    Hierarchy::new(&[d1.clone(), ll.clone()], Policy::LRU, false).expect("hierarchy")
 }
 
 /// The catalogue kernel `kernel` with `k=v` parameter `words`, its stream fed through a cold

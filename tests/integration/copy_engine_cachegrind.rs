@@ -76,7 +76,10 @@ fn the_replayed_engine_misses_like_the_real_engine() {
     for (rows, cols) in [(512usize, 512usize), (203, 141)] {
         let tuning = Tuning::for_caches(rows * cols * 8, 1, detected_caches());
         if tuning.stream {
-            eprintln!("note: {rows}×{cols} skipped: the engine streams it here");
+            common::case_skipped(
+                "the copy engine streams a copy that size here",
+                &format!("the {rows}×{cols} comparison"),
+            );
             continue;
         }
         let profile = run_cachegrind(
@@ -95,7 +98,7 @@ fn the_replayed_engine_misses_like_the_real_engine() {
             engine.iter().map(f).sum()
         };
 
-        let mut hierarchy = Hierarchy::new(&[d1.clone(), ll.clone()], Policy::Lru, false).unwrap();
+        let mut hierarchy = Hierarchy::new(&[d1.clone(), ll.clone()], Policy::LRU, false).unwrap();
         let strides = [1, cols as isize];
         engine_order(
             &analytic_planner(),

@@ -14,9 +14,6 @@ use common::signals::{signal, wait};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
-/// Above the largest `pid_max` Linux allows, so never a running process.
-const DEAD_PID: u32 = 4_194_305;
-
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -458,7 +455,7 @@ fn wait_for_staging(dir: &Path, child: &mut Child) -> PathBuf {
             for e in entries.flatten() {
                 if e.file_name()
                     .to_string_lossy()
-                    .starts_with(".stridelab-render.tmp-")
+                    .starts_with(".stridelab-render.")
                 {
                     return e.path();
                 }
@@ -537,28 +534,30 @@ fn a_killed_report_leaves_staging_that_the_next_report_removes() {
     assert_eq!(leftover_temp_files(dir.path()), Vec::<String>::new());
 }
 
+/// What a killed process left (temporaries nobody holds a lock on) goes with the next report
+/// or results file; a temporary another process holds, and files not named as temporaries of
+/// that output, stay.
 #[test]
-fn stale_temporaries_of_dead_processes_are_removed_and_others_kept() {
+fn temporaries_of_killed_processes_are_removed_and_others_kept() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let r = root.join("r");
-    let staging = r.join(format!(".stridelab-render.tmp-{DEAD_PID}"));
+    let staging = r.join(".stridelab-render.abc123.tmp");
     fs::create_dir_all(&staging).unwrap();
     fs::write(staging.join("index.html"), "half").unwrap();
-    // What earlier builds left beside a report and a results file.
-    let legacy = root.join(format!(".r.tmp-{DEAD_PID}"));
-    fs::create_dir(&legacy).unwrap();
-    let results_tmp = root.join(format!(".q.json.tmp-{DEAD_PID}"));
+    let results_tmp = root.join(".q.json.abc123.tmp");
     fs::write(&results_tmp, "half").unwrap();
-    // Not stridelab's, or of a live process (PID 1): kept.
+    // Another output's, not a temporary's name, or held by a live process (this one): kept.
     let kept = [
-        root.join(format!(".notes.tmp-{DEAD_PID}")),
-        root.join(".q.json.tmp-1"),
+        root.join(".notes.abc123.tmp"),
         root.join(".q.json.tmp-abc"),
+        root.join(".q.json.def456.tmp"),
     ];
     for k in &kept {
         fs::write(k, "keep").unwrap();
     }
+    let held = fs::File::open(&kept[2]).unwrap();
+    held.try_lock().unwrap();
     run_guarded(
         root,
         &[
@@ -571,7 +570,7 @@ fn stale_temporaries_of_dead_processes_are_removed_and_others_kept() {
         LIMIT,
     )
     .assert_exits(&[0], "report");
-    assert!(!staging.exists() && !legacy.exists());
+    assert!(!staging.exists());
     assert!(r.join("index.html").is_file());
     run_guarded(root, &run_args(&["--quiet", "--out", "q.json"]), LIMIT).assert_exits(&[0], "run");
     assert!(!results_tmp.exists());

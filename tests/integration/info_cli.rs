@@ -152,7 +152,10 @@ fn software_events_are_available_where_the_kernel_allows_them() {
         .ok()
         .and_then(|s| s.trim().parse::<i32>().ok());
     let Some(level) = paranoid.filter(|&p| p <= 2) else {
-        eprintln!("note: perf_event_paranoid > 2 or unreadable; skipping");
+        common::tool_unusable(
+            "perf events: perf_event_paranoid is above 2 or unreadable",
+            "the software-event availability check",
+        );
         return;
     };
     let out = stridelab(&["info", "--json"]);

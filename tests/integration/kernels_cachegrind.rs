@@ -190,7 +190,10 @@ fn compare_size(large: bool) {
     // cache), when it reads the source in address order instead.
     let tiles_bytes = if large { 512 * 512 * 8 } else { 96 * 96 * 8 };
     if Tuning::for_caches(tiles_bytes, 1, detected_caches()).stream {
-        eprintln!("note: to-tiles skipped: the copy engine streams a {tiles_bytes}-byte copy here");
+        common::case_skipped(
+            &format!("the copy engine streams a {tiles_bytes}-byte copy here"),
+            "to-tiles",
+        );
         cases.retain(|case| case.kernel != "to-tiles");
     }
     let flush = (2 * ll.size).to_string();

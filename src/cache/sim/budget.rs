@@ -17,16 +17,13 @@ pub(super) fn size_text(bytes: u64) -> String {
     crate::units::format_bytes_tenths(bytes)
 }
 
-/// Bytes of the state [`Hierarchy::new`](super::Hierarchy::new) allocates up front for `levels` under `policy`: 8 per
-/// way of every set (tags) plus each set's replacement state (a 4-byte ring head under LRU and
-/// FIFO, 8 bytes of tree bits under pseudo-LRU). Checked arithmetic: `u64::MAX` on overflow.
-/// The 3C shadow and line tables grow with the lines touched, so they are not part of it.
+/// Bytes of the state [`Hierarchy::new`](super::Hierarchy::new) allocates up front for
+/// `levels` under `policy`: 8 per way of every set (tags) plus each set's replacement state, as
+/// the policy states it (a 4-byte ring head under LRU and FIFO, 8 bytes of tree bits under
+/// pseudo-LRU). Checked arithmetic: `u64::MAX` on overflow. The 3C shadow and line tables grow
+/// with the lines touched, so they are not part of it.
 pub fn state_bytes(levels: &[CacheLevel], policy: Policy) -> u64 {
-    let per_set = match policy {
-        Policy::Lru | Policy::Fifo => 4,
-        Policy::TreePlru => 8,
-        Policy::Random { .. } => 0,
-    };
+    let per_set = policy.rule().state_bytes_per_set();
     levels
         .iter()
         .try_fold(0u64, |total, level| {
@@ -45,12 +42,12 @@ mod tests {
     fn state_counts_tags_and_replacement_state_per_set() {
         let l1 = parse_cache_override("L1d=32K,8,64").unwrap();
         assert_eq!(
-            state_bytes(std::slice::from_ref(&l1), Policy::Lru),
+            state_bytes(std::slice::from_ref(&l1), Policy::LRU),
             64 * (8 * 8 + 4)
         );
-        assert_eq!(state_bytes(&[l1], Policy::Random { seed: 1 }), 64 * 8 * 8);
+        assert_eq!(state_bytes(&[l1], Policy::random(1)), 64 * 8 * 8);
         let huge = parse_cache_override("L1d=4G,1,2").unwrap();
-        assert!(state_bytes(&[huge], Policy::Lru) > DEFAULT_STATE_BUDGET);
+        assert!(state_bytes(&[huge], Policy::LRU) > DEFAULT_STATE_BUDGET);
         assert_eq!(size_text(3 << 29), "1.5 GiB");
     }
 }

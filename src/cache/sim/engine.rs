@@ -99,13 +99,7 @@ mod tests {
     /// walk: both engines count the same, under every policy, 3C on.
     #[test]
     fn both_engines_count_a_warm_trace_alike() {
-        let policies = [
-            Policy::Lru,
-            Policy::Fifo,
-            Policy::TreePlru,
-            Policy::Random { seed: 3 },
-        ];
-        for policy in policies {
+        for policy in Policy::ALL.iter().map(|policy| policy.with_seed(3)) {
             let stats = [Engine::Fast, Engine::Reference].map(|engine| {
                 let mut sim = Simulator::new(engine, &levels(), policy, true, 1 << 20).unwrap();
                 let feed = |sink: &mut dyn AccessSink| {
@@ -128,11 +122,11 @@ mod tests {
     #[test]
     fn both_engines_refuse_alike() {
         let cases = [
-            (Vec::new(), Policy::Lru, 1 << 20),
-            (levels(), Policy::Lru, 16),
+            (Vec::new(), Policy::LRU, 1 << 20),
+            (levels(), Policy::LRU, 16),
             (
                 vec![parse_cache_override("L1d=768,12,64").unwrap()],
-                Policy::TreePlru,
+                Policy::TREE_PLRU,
                 1 << 20,
             ),
         ];

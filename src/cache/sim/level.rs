@@ -1,7 +1,7 @@
-//! One simulated cache level of the fast engine: its tags, replacement state (LRU and FIFO
-//! rings, tree pseudo-LRU bits, seeded random), counts (`sim/counts.rs`) and 3C shadow, the
-//! set lookups the hierarchy calls per access, and which geometries a level can take
-//! ([`usable`]). The hot path lives here; `#[inline]` attributes mark what the hierarchy
+//! One simulated cache level of the fast engine: its tags, replacement state (LRU rings here,
+//! any other policy's through its `FastSets`, `sim/policy/`), counts (`sim/counts.rs`) and
+//! 3C shadow, the set lookups the hierarchy calls per access, and which geometries a level can
+//! take ([`usable`]). The hot path lives here; `#[inline]` attributes mark what the hierarchy
 //! inlines.
 
 mod moves;
@@ -16,44 +16,24 @@ pub(super) use runs::RunShape;
 
 use super::counts::{Counts, Outcome, classified};
 use super::hits::HitLog;
+use super::policy::{
+    EMPTY_WAY as EMPTY, Fast, Lookup, Probe, lru_probe, ring_move_to_front, wrap_add,
+};
 use super::shadow::{FullyAssociativeLru, ShadowOutcome};
 use super::stream::{Access, Stream};
 use super::{Policy, SimError};
 use crate::cache::geometry::CacheLevel;
-use crate::stats::SplitMix64;
 
 /// No line number: lines are addresses shifted right by at least one bit (geometry rule 2).
 pub(super) const NO_LINE: u64 = u64::MAX;
 
-/// The tag of an empty way. A way holds its line's complement ([`tag_of`]), so an empty tag
-/// array is all zero bytes: the allocator hands it over as untouched zero pages, and a
-/// level's tags cost memory and time only for the sets a trace reaches (an L3 of 260 MiB has
-/// 34 MiB of tags; filling them took 27 ms per point).
-const EMPTY: u64 = 0;
-
-/// The tag that stands for `line` in a way (never [`EMPTY`], as no line is [`NO_LINE`]).
+/// The tag that stands for `line` in a way: its complement, never [`EMPTY`] (0) as no line is
+/// [`NO_LINE`]. So an empty tag array is all zero bytes: the allocator hands it over as
+/// untouched zero pages, and a level's tags cost memory and time only for the sets a trace
+/// reaches (an L3 of 260 MiB has 34 MiB of tags; filling them took 27 ms per point).
 #[inline(always)]
 fn tag_of(line: u64) -> u64 {
     !line
-}
-
-/// Replacement state beyond the tag array (and the ring heads, [`LevelSim::ring_heads`]).
-#[derive(Debug, Clone)]
-enum Replacement {
-    /// Each set's tags are a ring in recency order: most recent at `ring_heads[set]`, then
-    /// onwards (wrapping within the set), least recent last. A miss moves the head back one
-    /// way onto the least recent tag and overwrites it — O(1), where keeping tags most-recent
-    /// first in place (cachegrind's layout) shifted the whole set. A hit at recency position p
-    /// closes the gap from whichever side is shorter: O(min(p, ways - 1 - p)) tag moves, so
-    /// the cyclic patterns that hit the least recent way cost O(1) too.
-    Lru,
-    /// The same rings in insertion order (newest at the head); hits change nothing.
-    Fifo,
-    /// Tags stay in their way; `bits[set]` holds the tree (node k at bit k-1, root k=1; a
-    /// bit set means "the pseudo-LRU side is the right subtree").
-    TreePlru { bits: Vec<u64>, depth: u32 },
-    /// Tags stay in their way; invalid ways are filled first, then a random victim.
-    Random { state: SplitMix64 },
 }
 
 /// One simulated level.
@@ -67,10 +47,11 @@ pub(super) struct LevelSim {
     pub(super) line_shift: u32,
     /// Each way's [`tag_of`] its line, [`EMPTY`] if it holds none; set s at `[s × ways ..]`.
     tags: Vec<u64>,
-    /// Each set's ring head under LRU and FIFO (empty for the other policies). Kept out of
-    /// [`Replacement`] so the inline LRU path reaches it without matching on the policy.
+    /// Each set's ring head under LRU (empty for the other policies): the set's most recent
+    /// tag, the least recent the way before it (wrapping). Kept out of [`Fast`] so the inline
+    /// LRU path reaches it without matching on the policy.
     ring_heads: Vec<u32>,
-    replacement: Replacement,
+    replacement: Fast,
     pub(super) counts: Counts,
     shadow: Option<FullyAssociativeLru>,
     /// While the shadow is detached to a thread of its own (`sim/detached.rs`): every line
@@ -102,17 +83,9 @@ impl LevelSim {
         let slots = usable(geometry, policy)?;
         let sets = u64::from(geometry.sets);
         let ways = geometry.ways as usize;
-        let replacement = match policy {
-            Policy::Lru => Replacement::Lru,
-            Policy::Fifo => Replacement::Fifo,
-            Policy::TreePlru => Replacement::TreePlru {
-                bits: vec![0; sets as usize],
-                depth: geometry.ways.trailing_zeros(),
-            },
-            Policy::Random { seed } => Replacement::Random {
-                state: random_start(seed, index),
-            },
-        };
+        let replacement = policy
+            .rule()
+            .fast(geometry, policy.seed().unwrap_or(0), index);
         Ok(Self {
             geometry: geometry.clone(),
             sets,
@@ -121,8 +94,8 @@ impl LevelSim {
             line_shift: geometry.line.trailing_zeros(),
             tags: vec![EMPTY; slots],
             ring_heads: match replacement {
-                Replacement::Lru | Replacement::Fifo => vec![0; sets as usize],
-                Replacement::TreePlru { .. } | Replacement::Random { .. } => Vec::new(),
+                Fast::LruRings => vec![0; sets as usize],
+                Fast::Sets(_) => Vec::new(),
             },
             replacement,
             counts: Counts::default(),
@@ -183,6 +156,12 @@ impl LevelSim {
         }
     }
 
+    /// Whether this level is LRU, the policy with fast paths of its own.
+    #[inline(always)]
+    pub(super) fn is_lru(&self) -> bool {
+        matches!(self.replacement, Fast::LruRings)
+    }
+
     /// Whether `line` is resident (no state changes).
     pub(super) fn holds(&self, line: u64) -> bool {
         let ways = self.ways;
@@ -210,7 +189,7 @@ impl LevelSim {
     /// 3C shadow compiled in or out, counting in locals; every other policy takes the accesses
     /// one by one.
     pub(super) fn run_batch(&mut self, batch: &[Access], mut misses: Option<&mut Stream>) {
-        if !matches!(self.replacement, Replacement::Lru) {
+        if !self.is_lru() {
             for access in batch {
                 let missed = self.access(access.addr, access.len, access.is_store);
                 if let (true, Some(misses)) = (missed, misses.as_deref_mut()) {
@@ -308,7 +287,7 @@ impl LevelSim {
     #[inline(always)]
     fn lookup(&mut self, line: u64) -> bool {
         let set = self.set_of(line);
-        if !matches!(self.replacement, Replacement::Lru) {
+        if !self.is_lru() {
             return self.lookup_other(set, line);
         }
         // Width-generic: the batch loops ([`Self::run_batch`]) have the fixed-width copies.
@@ -377,73 +356,39 @@ impl LevelSim {
         }
     }
 
-    /// [`Self::lookup`] for every policy but LRU.
+    /// [`Self::lookup`] for every policy but LRU: through the policy's [`FastSets`].
+    ///
+    /// [`FastSets`]: super::policy::FastSets
     #[inline(never)]
     fn lookup_other(&mut self, set: usize, line: u64) -> bool {
-        let tag = tag_of(line);
+        let Fast::Sets(sets) = &mut self.replacement else {
+            unreachable!("LRU is looked up inline")
+        };
         let ways = self.ways;
         let tags = &mut self.tags[set * ways..][..ways];
-        match &mut self.replacement {
-            Replacement::Lru => unreachable!("LRU is looked up inline"),
-            Replacement::Fifo => {
-                if tags.contains(&tag) {
-                    return true;
-                }
-                if ring_push_front(tags, &mut self.ring_heads[set], tag) != EMPTY {
-                    self.counts.record_evictions(1);
-                }
-                false
-            }
-            Replacement::TreePlru { bits, depth } => {
-                let depth = *depth;
-                let tree = &mut bits[set];
-                let way = match tags.iter().position(|&t| t == tag) {
-                    Some(way) => {
-                        plru_touch(tree, depth, way);
-                        return true;
-                    }
-                    None => match tags.iter().position(|&t| t == EMPTY) {
-                        Some(free) => free,
-                        None => {
-                            self.counts.record_evictions(1);
-                            plru_victim(*tree, depth)
-                        }
-                    },
-                };
-                tags[way] = tag;
-                plru_touch(tree, depth, way);
-                false
-            }
-            Replacement::Random { state } => {
-                if tags.contains(&tag) {
-                    return true;
-                }
-                let way = match tags.iter().position(|&t| t == EMPTY) {
-                    Some(free) => free,
-                    None => {
-                        self.counts.record_evictions(1);
-                        state.below_by_modulo(ways)
-                    }
-                };
-                tags[way] = tag;
+        match sets.look_up(set, tags, tag_of(line)) {
+            Lookup::Hit => true,
+            Lookup::Filled => false,
+            Lookup::Replaced => {
+                self.counts.record_evictions(1);
                 false
             }
         }
     }
 
-    /// Resident line numbers per set: recency order (most recent first) for LRU, insertion
-    /// order (newest first) for FIFO, way order for tree-PLRU and random.
+    /// Resident line numbers per set, in the policy's order: most recent first for LRU, from
+    /// the way its [`FastSets::first_way`] names for the others.
+    ///
+    /// [`FastSets::first_way`]: super::policy::FastSets::first_way
     pub(super) fn resident(&self) -> Vec<Vec<u64>> {
-        let heads = match &self.replacement {
-            Replacement::Lru | Replacement::Fifo => Some(&self.ring_heads),
-            Replacement::TreePlru { .. } | Replacement::Random { .. } => None,
-        };
         self.tags
             .chunks(self.ways)
             .enumerate()
             .map(|(set, tags)| {
-                // Rings read from their head; the other policies in way order.
-                let start = heads.map_or(0, |heads| heads[set] as usize);
+                let start = match &self.replacement {
+                    Fast::LruRings => self.ring_heads[set] as usize,
+                    Fast::Sets(sets) => sets.first_way(set),
+                };
                 (0..self.ways)
                     .map(|i| tags[wrap_add(start, i, self.ways)])
                     .filter(|&t| t != EMPTY)
@@ -455,8 +400,8 @@ impl LevelSim {
 }
 
 /// The ways of every set (`sets × ways`) of `geometry`, or why no engine can simulate it
-/// under `policy`: a geometry without sets, ways or a usable line, or tree pseudo-LRU on a
-/// number of ways that is not a power of two up to 64.
+/// under `policy`: a geometry without sets, ways or a usable line, or ways the policy refuses
+/// (tree pseudo-LRU: a power of two up to 64).
 pub(super) fn usable(geometry: &CacheLevel, policy: Policy) -> Result<usize, SimError> {
     let bad = || SimError::BadGeometry {
         name: geometry.name.clone(),
@@ -475,9 +420,11 @@ pub(super) fn usable(geometry: &CacheLevel, policy: Policy) -> Result<usize, Sim
         .ok()
         .and_then(|sets| sets.checked_mul(geometry.ways as usize))
         .ok_or_else(bad)?;
-    if policy == Policy::TreePlru && (!geometry.ways.is_power_of_two() || geometry.ways > 64) {
-        return Err(SimError::PlruWays {
+    if let Some(needs) = policy.rule().refuses_ways(geometry.ways) {
+        return Err(SimError::WaysRefused {
             name: geometry.name.clone(),
+            policy: policy.rule().title(),
+            needs,
             ways: geometry.ways,
         });
     }
@@ -495,131 +442,4 @@ const DETACHED: u8 = 2;
 pub(super) fn line_span(addr: u64, len: u32, line_shift: u32) -> (u64, u64) {
     let last = addr.saturating_add(u64::from(len.max(1)) - 1);
     (addr >> line_shift, last >> line_shift)
-}
-
-/// `(a + b) mod ways` for `a, b < ways`, without a division.
-#[inline]
-fn wrap_add(a: usize, b: usize, ways: usize) -> usize {
-    let sum = a + b;
-    if sum >= ways { sum - ways } else { sum }
-}
-
-/// What [`lru_probe`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Probe {
-    /// At the most or the least recent way; the ring is updated.
-    Hit,
-    /// Not in the set; the line replaced the least recent tag.
-    Miss,
-    /// Elsewhere in the set; nothing is updated yet ([`LevelSim::lru_hit_deeper`] does it).
-    HitDeeper,
-}
-
-/// The inline part of an LRU lookup in one ring set (see [`Replacement::Lru`]); counts a
-/// valid tag a miss evicts.
-///
-/// The most and the least recent ways are checked first: cyclic traces (a loop over a few
-/// lines more than a set holds, or exactly as many) hit the latter every time, and the move
-/// is O(1). Then one pass over the set tells a miss from a deeper hit.
-#[inline(always)]
-fn lru_probe(tags: &mut [u64], head: &mut u32, tag: u64, evictions: &mut u64) -> Probe {
-    let ways = tags.len();
-    let start = *head as usize;
-    if tags[start] == tag {
-        return Probe::Hit;
-    }
-    let oldest = if start == 0 { ways - 1 } else { start - 1 };
-    if tags[oldest] == tag {
-        *head = oldest as u32;
-        return Probe::Hit;
-    }
-    if set_holds(tags, tag) {
-        return Probe::HitDeeper;
-    }
-    // A miss: the head steps back onto the least recent tag, which the new one replaces.
-    *head = oldest as u32;
-    let victim = std::mem::replace(&mut tags[oldest], tag);
-    *evictions += u64::from(victim != EMPTY);
-    Probe::Miss
-}
-
-/// Whether `tag` is among `tags`: an OR over the set, with no dependency chain between
-/// ways. Over a slice of unknown length it vectorises; over a constant width the compiler
-/// emits a compare against memory per way, which measured faster on a set that misses every
-/// access (in the profile the vector loop held ~40% of the samples; its 16-byte loads overlap
-/// the previous access's 8-byte tag store, which cannot be forwarded to them).
-#[inline(always)]
-fn set_holds(tags: &[u64], tag: u64) -> bool {
-    tags.iter().fold(false, |any, &held| any | (held == tag))
-}
-
-/// Makes the tag at recency `position` of a ring set (see [`Replacement::Lru`]) the most
-/// recent, as `tag`. Either the `position` more recent tags move one step older, or the
-/// older ones move one step more recent and the head steps back onto the freed least recent
-/// slot — whichever moves fewer tags.
-#[inline]
-fn ring_move_to_front(tags: &mut [u64], head: &mut u32, position: usize, tag: u64) {
-    let ways = tags.len();
-    let start = *head as usize;
-    if position <= ways - 1 - position {
-        let mut to = wrap_add(start, position, ways);
-        for _ in 0..position {
-            let from = if to == 0 { ways - 1 } else { to - 1 };
-            tags[to] = tags[from];
-            to = from;
-        }
-        tags[start] = tag;
-    } else {
-        let mut to = wrap_add(start, position, ways);
-        for _ in position..ways - 1 {
-            let from = if to + 1 == ways { 0 } else { to + 1 };
-            tags[to] = tags[from];
-            to = from;
-        }
-        let new_head = if start == 0 { ways - 1 } else { start - 1 };
-        tags[new_head] = tag;
-        *head = new_head as u32;
-    }
-}
-
-/// Puts `tag` at the head of a ring set in place of its oldest tag; returns that tag.
-#[inline]
-fn ring_push_front(tags: &mut [u64], head: &mut u32, tag: u64) -> u64 {
-    let ways = tags.len();
-    let start = *head as usize;
-    let new_head = if start == 0 { ways - 1 } else { start - 1 };
-    *head = new_head as u32;
-    std::mem::replace(&mut tags[new_head], tag)
-}
-
-/// Marks `way` most recently used: every node on its path points away from it.
-#[inline]
-pub(super) fn plru_touch(tree: &mut u64, depth: u32, way: usize) {
-    let mut node = 1usize;
-    for level in (0..depth).rev() {
-        let went_right = (way >> level) & 1;
-        // The pseudo-LRU side is the other subtree.
-        let lru_is_right = (went_right ^ 1) as u64;
-        *tree = (*tree & !(1 << (node - 1))) | (lru_is_right << (node - 1));
-        node = node * 2 + went_right;
-    }
-}
-
-/// Follows the bits from the root to the pseudo-least-recently-used way.
-#[inline]
-pub(super) fn plru_victim(tree: u64, depth: u32) -> usize {
-    let mut node = 1usize;
-    let mut way = 0usize;
-    for _ in 0..depth {
-        let right = ((tree >> (node - 1)) & 1) as usize;
-        way = way * 2 + right;
-        node = node * 2 + right;
-    }
-    way
-}
-
-/// The random policy's generator for level `index` under `seed`: the crate's one seeded
-/// generator, a distinct stream per level.
-pub(super) fn random_start(seed: u64, index: usize) -> SplitMix64 {
-    SplitMix64::new(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F))
 }

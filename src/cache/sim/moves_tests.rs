@@ -6,7 +6,7 @@ use proptest::prelude::*;
 
 use super::reference::Reference;
 use super::stream::Moves;
-use super::tests::{arbitrary_level, arbitrary_policy};
+use super::tests::{arbitrary_level, mostly_lru};
 use super::*;
 
 /// One step of a trace.
@@ -99,12 +99,11 @@ proptest! {
     #[test]
     fn moves_equal_the_reference(
         shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
-        policy in (0u8..5, proptest::num::u64::ANY),
+        policy in mostly_lru(),
         classify in proptest::bool::ANY,
         passing in (0u8..4, 1usize..40),
         steps in steps(),
     ) {
-        let policy = arbitrary_policy(policy.0, policy.1);
         let geometry: Vec<CacheLevel> = shapes
             .iter()
             .enumerate()
@@ -176,9 +175,9 @@ fn transpose_column(n: u64, j: u64) -> (Walk, Walk) {
 /// figures equal the reference's), and one-by-one feeding gives the same counts.
 #[test]
 fn transpose_columns_are_taken_whole_and_exactly() {
-    let geometry = [arbitrary_level(0, 4, 2, 2, Policy::Lru)]; // 8 lines of 64 B
-    let mut fast = Hierarchy::new(&geometry, Policy::Lru, true).unwrap();
-    let mut plain = Reference::new(&geometry, Policy::Lru, true, DEFAULT_STATE_BUDGET).unwrap();
+    let geometry = [arbitrary_level(0, 4, 2, 2, Policy::LRU)]; // 8 lines of 64 B
+    let mut fast = Hierarchy::new(&geometry, Policy::LRU, true).unwrap();
+    let mut plain = Reference::new(&geometry, Policy::LRU, true, DEFAULT_STATE_BUDGET).unwrap();
     let n = 64u64;
     for j in 0..n {
         let (from, to) = transpose_column(n, j);
@@ -218,14 +217,14 @@ fn transpose_columns_in_one_set_are_taken_apart_exactly() {
     for (n, (sets, ways)) in cases {
         for (classify, pipelined) in [(false, false), (true, false), (false, true), (true, true)] {
             let geometry = [
-                arbitrary_level(0, 4, 2, 2, Policy::Lru),
-                arbitrary_level(1, sets, ways, 2, Policy::Lru),
+                arbitrary_level(0, 4, 2, 2, Policy::LRU),
+                arbitrary_level(1, sets, ways, 2, Policy::LRU),
             ];
-            let mut fast = Hierarchy::new(&geometry, Policy::Lru, classify)
+            let mut fast = Hierarchy::new(&geometry, Policy::LRU, classify)
                 .unwrap()
                 .with_chunk(300, pipelined);
             let mut plain =
-                Reference::new(&geometry, Policy::Lru, classify, DEFAULT_STATE_BUDGET).unwrap();
+                Reference::new(&geometry, Policy::LRU, classify, DEFAULT_STATE_BUDGET).unwrap();
             // A column steps n × 8 B, a whole number of lines in one set of level 0.
             for j in 0..n {
                 let (from, to) = transpose_column(n, j);

@@ -1,15 +1,17 @@
 //! The reference engine (`stridelab sim --engine reference`): a deliberately plain simulator,
 //! the executable specification that the fast [`super::Hierarchy`] must equal count for count
 //! and line for line (the proptests beside it check that). Every access looks up each line it
-//! touches, one by one, at each level it reaches: a set is a `Vec` in recency, insertion or
-//! way order, made when the set is first reached; the 3C shadow is a fully-associative LRU
-//! kept as each held line's last use, and a `HashSet` of the lines ever seen. No fast paths,
-//! batches, rings or threads.
+//! touches, one by one, at each level it reaches, in the policy's plain sets (each policy's
+//! file under `sim/policy/` keeps them: a `Vec` per set in recency, insertion or way order,
+//! made when the set is first reached); the 3C shadow is a fully-associative LRU kept as each
+//! held line's last use, and a `HashSet` of the lines ever seen. No fast paths, batches, rings
+//! or threads.
 //!
 //! Same semantics as the module docs of [`super`] (rules 1–6 and the 3C definitions), written
 //! out again here rather than shared with the fast engine, so that the check compares two
-//! readings of them. Tree-PLRU and random replacement reuse the fast engine's tree and
-//! generator helpers, which hand-computed unit tests pin down.
+//! readings of them; a policy's plain sets are likewise a second reading of its fast ones.
+//! Tree-PLRU's tree and random's generator are shared by both readings, and hand-computed
+//! unit tests pin them down.
 //!
 //! Its work is bounded like the fast engine's: the same checks of the levels before anything
 //! is allocated (and nothing per set until a set is reached), and `sim`'s access estimate
@@ -18,42 +20,26 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::level::{plru_touch, plru_victim, random_start};
+use super::policy::{Lookup, PlainSets};
 use super::{LevelStats, Policy, SimError, check_levels, shadow_capacity};
 use crate::cache::AccessSink;
 use crate::cache::geometry::CacheLevel;
-use crate::stats::SplitMix64;
-
-/// An invalid way (no line number is `u64::MAX`).
-const EMPTY: u64 = u64::MAX;
 
 /// The reference hierarchy, innermost level first.
 #[derive(Debug)]
 pub(super) struct Reference {
     levels: Vec<Level>,
-    policy: Policy,
 }
 
 #[derive(Debug)]
 struct Level {
     line_shift: u32,
     sets: u64,
-    ways: usize,
-    /// The sets reached so far, by index.
-    reached: HashMap<u64, Set>,
-    /// The random policy's generator.
-    rng: SplitMix64,
+    /// The policy's sets, made as they are reached.
+    plain: Box<dyn PlainSets>,
     stats: LevelStats,
     /// Present when the hierarchy classifies misses (3C).
     shadow: Option<Shadow>,
-}
-
-/// One set: LRU lines most recent first, FIFO newest first; tree-PLRU and random one entry
-/// per way (`EMPTY` when invalid), with the tree's bits for tree-PLRU.
-#[derive(Debug, Default)]
-struct Set {
-    lines: Vec<u64>,
-    plru_bits: u64,
 }
 
 /// What classifies a level's misses: every line it has seen, and a fully-associative LRU
@@ -103,20 +89,14 @@ impl Reference {
             built.push(Level {
                 line_shift: geometry.line.trailing_zeros(),
                 sets: u64::from(geometry.sets),
-                ways: geometry.ways as usize,
-                reached: HashMap::new(),
-                rng: match policy {
-                    Policy::Random { seed } => random_start(seed, index),
-                    _ => SplitMix64::new(0),
-                },
+                plain: policy
+                    .rule()
+                    .plain(geometry, policy.seed().unwrap_or(0), index),
                 stats: LevelStats::default(),
                 shadow,
             });
         }
-        Ok(Self {
-            levels: built,
-            policy,
-        })
+        Ok(Self { levels: built })
     }
 
     /// Per-level counts, innermost first.
@@ -137,14 +117,12 @@ impl Reference {
     pub(super) fn resident_lines(&self, level: usize) -> Vec<Vec<u64>> {
         let l = &self.levels[level];
         (0..l.sets)
-            .map(|index| match l.reached.get(&index) {
-                Some(set) => set
-                    .lines
-                    .iter()
-                    .filter(|&&line| line != EMPTY)
-                    .map(|&line| line << l.line_shift)
-                    .collect(),
-                None => Vec::new(),
+            .map(|index| {
+                l.plain
+                    .resident(index)
+                    .into_iter()
+                    .map(|line| line << l.line_shift)
+                    .collect()
             })
             .collect()
     }
@@ -153,14 +131,13 @@ impl Reference {
     /// counted once, as a miss if any line missed, classified by its worst line; a miss goes
     /// on to the next level whole, a hit stops.
     fn access(&mut self, addr: u64, len: u32, is_store: bool) {
-        let policy = self.policy;
         for level in &mut self.levels {
             let first = addr >> level.line_shift;
             let last = addr.saturating_add(u64::from(len.max(1)) - 1) >> level.line_shift;
             let mut missed = false;
             let mut worst: Option<Cause> = None;
             for line in first..=last {
-                let hit = level.lookup(line, policy);
+                let hit = level.lookup(line);
                 missed |= !hit;
                 if let Some(shadow) = &mut level.shadow {
                     let (first_touch, held) = shadow.access(line);
@@ -198,59 +175,13 @@ impl Reference {
 }
 
 impl Level {
-    /// Looks `line` up in its set under `policy`, bringing it in on a miss; true on a hit.
-    fn lookup(&mut self, line: u64, policy: Policy) -> bool {
-        let ways = self.ways;
-        let fixed_ways = matches!(policy, Policy::TreePlru | Policy::Random { .. });
-        let set = self.reached.entry(line % self.sets).or_insert_with(|| Set {
-            lines: if fixed_ways {
-                vec![EMPTY; ways]
-            } else {
-                Vec::new()
-            },
-            plru_bits: 0,
-        });
-        let lines = &mut set.lines;
-        match policy {
-            Policy::Lru | Policy::Fifo => {
-                if let Some(i) = lines.iter().position(|&t| t == line) {
-                    if policy == Policy::Lru {
-                        lines.remove(i);
-                        lines.insert(0, line);
-                    }
-                    return true;
-                }
-                lines.insert(0, line);
-                if lines.len() > ways {
-                    lines.pop();
-                    self.stats.evictions += 1;
-                }
-                false
-            }
-            Policy::TreePlru => {
-                let depth = ways.trailing_zeros();
-                let tree = &mut set.plru_bits;
-                if let Some(way) = lines.iter().position(|&t| t == line) {
-                    plru_touch(tree, depth, way);
-                    return true;
-                }
-                let way = lines.iter().position(|&t| t == EMPTY).unwrap_or_else(|| {
-                    self.stats.evictions += 1;
-                    plru_victim(*tree, depth)
-                });
-                lines[way] = line;
-                plru_touch(tree, depth, way);
-                false
-            }
-            Policy::Random { .. } => {
-                if lines.contains(&line) {
-                    return true;
-                }
-                let way = lines.iter().position(|&t| t == EMPTY).unwrap_or_else(|| {
-                    self.stats.evictions += 1;
-                    self.rng.below_by_modulo(ways)
-                });
-                lines[way] = line;
+    /// Looks `line` up in its set, bringing it in on a miss; true on a hit.
+    fn lookup(&mut self, line: u64) -> bool {
+        match self.plain.look_up(line % self.sets, line) {
+            Lookup::Hit => true,
+            Lookup::Filled => false,
+            Lookup::Replaced => {
+                self.stats.evictions += 1;
                 false
             }
         }

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 
 use super::reference::Reference;
-use super::tests::arbitrary_level;
+use super::tests::{arbitrary_level, mostly_lru};
 use super::*;
 
 /// One step of a trace: a single load or store, a run, or a run made from the last one.
@@ -79,18 +79,12 @@ proptest! {
     #[test]
     fn runs_taken_whole_equal_the_reference(
         shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
-        policy in (0u8..7, proptest::num::u64::ANY),
+        policy in mostly_lru(),
         classify in proptest::bool::ANY,
         passing in (0u8..4, 1usize..40),
         steps in steps(),
     ) {
-        // LRU, whose levels take runs whole, four times in seven.
-        let policy = match policy.0 {
-            0 => Policy::Fifo,
-            1 => Policy::Random { seed: policy.1 },
-            2 => Policy::TreePlru,
-            _ => Policy::Lru,
-        };
+        // LRU, whose levels take runs whole, half the time.
         let geometry: Vec<CacheLevel> = shapes
             .iter()
             .enumerate()

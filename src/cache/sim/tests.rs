@@ -1,11 +1,14 @@
 //! The hierarchy against hand-worked traces, cachegrind's semantics and the plain reference
 //! simulator (`reference.rs`): counts, contents, the 3C split and every policy.
 
+use proptest::prelude::{Just, Strategy};
+use proptest::prop_oneof;
+
 use super::*;
 use crate::cache::geometry::{CacheKind, GeometrySource};
 use crate::stats::SplitMix64;
 
-fn level(name: &str, size: u64, ways: u64, line: u64) -> CacheLevel {
+pub(super) fn level(name: &str, size: u64, ways: u64, line: u64) -> CacheLevel {
     let kind = if name == "L1d" {
         CacheKind::Data
     } else {
@@ -15,105 +18,20 @@ fn level(name: &str, size: u64, ways: u64, line: u64) -> CacheLevel {
 }
 
 /// A tiny cache: 2 sets × 2 ways × 16 B lines (64 B).
-fn tiny(policy: Policy, classify: bool) -> Hierarchy {
+pub(super) fn tiny(policy: Policy, classify: bool) -> Hierarchy {
     Hierarchy::new(&[level("L1d", 64, 2, 16)], policy, classify).unwrap()
 }
 
-fn loads(h: &mut Hierarchy, lines: &[u64]) {
+/// Loads 8 bytes at the start of each of `lines` (16-byte lines).
+pub(super) fn loads(h: &mut Hierarchy, lines: &[u64]) {
     for &l in lines {
         h.load(l * 16, 8);
     }
 }
 
 #[test]
-fn lru_tiny_cache_exact_contents_and_counts() {
-    let mut h = tiny(Policy::Lru, false);
-    // Lines 0,2,4 share set 0; line 1 is set 1. 0 2 0 4 → 4 evicts 2 (LRU).
-    loads(&mut h, &[0, 2, 0, 4, 1]);
-    assert_eq!(h.resident_lines(0), vec![vec![4 * 16, 0], vec![16]]);
-    let s = h.stats()[0];
-    assert_eq!((s.loads, s.load_misses, s.evictions), (5, 4, 1));
-    loads(&mut h, &[2]); // 2 was evicted: miss, evicts 0 (LRU now)
-    assert_eq!(h.resident_lines(0)[0], vec![2 * 16, 4 * 16]);
-    assert_eq!(h.stats()[0].load_misses, 5);
-}
-
-#[test]
-fn fifo_ignores_hits_when_choosing_a_victim() {
-    let mut h = tiny(Policy::Fifo, false);
-    loads(&mut h, &[0, 2, 0, 4]); // 0 was inserted first: FIFO evicts 0 despite the hit
-    assert_eq!(h.resident_lines(0)[0], vec![4 * 16, 2 * 16]);
-    let s = h.stats()[0];
-    assert_eq!((s.load_misses, s.evictions), (3, 1));
-}
-
-#[test]
-fn tree_plru_four_ways_exact_victims() {
-    // 1 set × 4 ways × 16 B.
-    let mut h = Hierarchy::new(&[level("L1d", 64, 4, 16)], Policy::TreePlru, false).unwrap();
-    loads(&mut h, &[0, 1, 2, 3]); // fills ways 0..3 in order
-    assert_eq!(h.resident_lines(0)[0], vec![0, 16, 32, 48]);
-    // After touching way 3 last, root points left, left node points at way 0.
-    loads(&mut h, &[4]);
-    assert_eq!(h.resident_lines(0)[0], vec![64, 16, 32, 48]);
-    // Way 0 just touched: root → right, right node (last touched way 3) → way 2.
-    loads(&mut h, &[5]);
-    assert_eq!(h.resident_lines(0)[0], vec![64, 16, 80, 48]);
-    // Touch line 1 (way 1): root → right; right node → way 3 (way 2 touched last).
-    loads(&mut h, &[1, 6]);
-    assert_eq!(h.resident_lines(0)[0], vec![64, 16, 80, 96]);
-    let s = h.stats()[0];
-    assert_eq!((s.loads, s.load_misses, s.evictions), (8, 7, 3));
-}
-
-#[test]
-fn tree_plru_differs_from_lru() {
-    // 0 1 2 3 then 0 2: LRU victim is 1. PLRU after touching way 2 last: root → left,
-    // left node last touched way 0 → way 1 → line 1. Then 0 1 3: LRU victim is 2.
-    // PLRU: last touched way 3 → root → left; left node last touched way 1 → way 0 → line
-    // 0 (LRU would keep 0). They differ here.
-    let geometry = [level("L1d", 64, 4, 16)];
-    let mut plru = Hierarchy::new(&geometry, Policy::TreePlru, false).unwrap();
-    let mut lru = Hierarchy::new(&geometry, Policy::Lru, false).unwrap();
-    for h in [&mut plru, &mut lru] {
-        loads(h, &[0, 1, 2, 3, 0, 2, 4, 0, 4, 3, 5]);
-    }
-    // LRU: after 0 1 2 3 0 2 → order 2 0 3 1; 4 evicts 1 → 4 2 0 3; 0 → 0 4 2 3;
-    // 4 → 4 0 2 3; 3 → 3 4 0 2; 5 evicts 2.
-    assert_eq!(lru.resident_lines(0)[0], vec![80, 48, 64, 0]);
-    // PLRU ways: [0,1,2,3]; 4 → way 1. Touches: 0 (way 0), 4 (way 1), 3 (way 3) → root
-    // left; left node: way 1 touched after way 0 → way 0 → 5 evicts line 0.
-    assert_eq!(plru.resident_lines(0)[0], vec![80, 64, 32, 48]);
-    assert_ne!(
-        lru.contains(0, 0),
-        plru.contains(0, 0),
-        "PLRU approximates LRU"
-    );
-}
-
-#[test]
-fn random_is_reproducible_and_fills_invalid_ways_first() {
-    let geometry = [level("L1d", 256, 4, 16)]; // 4 sets × 4 ways
-    let run = |seed| {
-        let mut h = Hierarchy::new(&geometry, Policy::Random { seed }, false).unwrap();
-        loads(&mut h, &[0, 4, 8, 12]);
-        assert_eq!(h.stats()[0].evictions, 0);
-        assert_eq!(h.resident_lines(0)[0], vec![0, 64, 128, 192]);
-        loads(&mut h, &(16..64).step_by(4).collect::<Vec<_>>());
-        (h.resident_lines(0), h.stats()[0])
-    };
-    let (a, sa) = run(7);
-    let (b, sb) = run(7);
-    assert_eq!((a.clone(), sa), (b, sb));
-    assert_eq!(sa.evictions, 12);
-    assert_eq!(a[0].len(), 4);
-    let (c, _) = run(8);
-    assert_ne!(a, c, "different seeds should pick different victims");
-}
-
-#[test]
 fn stores_write_allocate_and_count_apart() {
-    let mut h = tiny(Policy::Lru, false);
+    let mut h = tiny(Policy::LRU, false);
     h.store(0, 8);
     h.load(8, 8); // same line: hit thanks to write-allocate
     h.modify(0, 8); // one load
@@ -126,7 +44,7 @@ fn stores_write_allocate_and_count_apart() {
 
 #[test]
 fn straddling_access_touches_both_lines_and_counts_once() {
-    let mut h = tiny(Policy::Lru, false);
+    let mut h = tiny(Policy::LRU, false);
     h.load(12, 8); // bytes 12..20: lines 0 and 1
     let s = h.stats()[0];
     assert_eq!((s.loads, s.load_misses), (1, 1));
@@ -142,7 +60,7 @@ fn straddling_miss_sends_the_whole_access_to_the_next_level() {
     // L1: 2 sets × 1 way × 16 B; L2: big. Line 1 resident in L1, line 0 not.
     let mut h = Hierarchy::new(
         &[level("L1d", 32, 1, 16), level("L2", 1024, 4, 16)],
-        Policy::Lru,
+        Policy::LRU,
         false,
     )
     .unwrap();
@@ -158,7 +76,7 @@ fn straddling_miss_sends_the_whole_access_to_the_next_level() {
 fn misses_go_down_hits_stop() {
     let mut h = Hierarchy::new(
         &[level("L1d", 64, 2, 16), level("L2", 256, 4, 16)],
-        Policy::Lru,
+        Policy::LRU,
         false,
     )
     .unwrap();
@@ -171,7 +89,7 @@ fn misses_go_down_hits_stop() {
 #[test]
 fn three_c_on_a_hand_computed_trace() {
     // 2 sets × 2 ways × 16 B = 4 lines. Fully-associative shadow holds 4 lines.
-    let mut h = tiny(Policy::Lru, true);
+    let mut h = tiny(Policy::LRU, true);
     // Set 0 gets 0, 2, 4 (3 lines > 2 ways) while only 3 distinct lines live: conflicts.
     loads(&mut h, &[0, 2, 4, 0, 2, 4]);
     let s = h.stats()[0];
@@ -183,7 +101,7 @@ fn three_c_on_a_hand_computed_trace() {
     );
     // Now cycle 5 distinct lines spread over both sets: 0 1 2 3 4 repeatedly. FA-LRU of 4
     // lines misses on every access of a 5-line cycle.
-    let mut h = tiny(Policy::Lru, true);
+    let mut h = tiny(Policy::LRU, true);
     for _ in 0..3 {
         loads(&mut h, &[0, 1, 2, 3, 4]);
     }
@@ -199,7 +117,7 @@ fn three_c_on_a_hand_computed_trace() {
 #[test]
 fn three_c_conflict_vs_capacity_on_stride() {
     // 4 sets × 2 ways × 16 B (8 lines). Stride of 4 lines hits set 0 only.
-    let mut h = Hierarchy::new(&[level("L1d", 128, 2, 16)], Policy::Lru, true).unwrap();
+    let mut h = Hierarchy::new(&[level("L1d", 128, 2, 16)], Policy::LRU, true).unwrap();
     let trace: Vec<u64> = [0, 4, 8].repeat(4);
     loads(&mut h, &trace);
     let s = h.stats()[0];
@@ -214,24 +132,21 @@ fn three_c_conflict_vs_capacity_on_stride() {
 #[test]
 fn non_power_of_two_sets_index_by_modulo() {
     // 3 sets × 1 way × 16 B.
-    let mut h = Hierarchy::new(&[level("L1d", 48, 1, 16)], Policy::Lru, false).unwrap();
+    let mut h = Hierarchy::new(&[level("L1d", 48, 1, 16)], Policy::LRU, false).unwrap();
     loads(&mut h, &[0, 1, 2, 3]); // line 3 → set 0, evicts line 0
     assert_eq!(h.resident_lines(0), vec![vec![48], vec![16], vec![32]]);
     loads(&mut h, &[4, 5]); // sets 1, 2
     assert_eq!(h.stats()[0].evictions, 3);
     // A stride of 4 lines visits every set (gcd(4, 3) = 1); stride 3 only set 0.
-    let mut h = Hierarchy::new(&[level("L1d", 48, 1, 16)], Policy::Lru, false).unwrap();
+    let mut h = Hierarchy::new(&[level("L1d", 48, 1, 16)], Policy::LRU, false).unwrap();
     loads(&mut h, &[0, 3, 6, 9]);
     assert_eq!(h.resident_lines(0), vec![vec![9 * 16], vec![], vec![]]);
 }
 
 #[test]
-fn plru_rejects_twelve_ways() {
-    let err =
-        Hierarchy::new(&[level("L1d", 48 << 10, 12, 64)], Policy::TreePlru, false).unwrap_err();
-    assert!(matches!(err, SimError::PlruWays { ways: 12, .. }));
+fn a_hierarchy_needs_a_level() {
     assert_eq!(
-        Hierarchy::new(&[], Policy::Lru, false).unwrap_err(),
+        Hierarchy::new(&[], Policy::LRU, false).unwrap_err(),
         SimError::NoLevels
     );
 }
@@ -299,7 +214,7 @@ fn shadow_growth_keeps_two_levels_exact() {
         .collect();
     let mut h = Hierarchy::new(
         &[level("L1d", 64, 2, 16), level("L2", 256, 4, 16)],
-        Policy::Lru,
+        Policy::LRU,
         true,
     )
     .unwrap();
@@ -332,7 +247,7 @@ fn shadow_growth_keeps_two_levels_exact() {
 fn sparse_trace_allocates_one_chunk_per_access() {
     let mut h = Hierarchy::new(
         &[level("L1d", 4096, 4, 64), level("L2", 65536, 8, 64)],
-        Policy::Lru,
+        Policy::LRU,
         true,
     )
     .unwrap();
@@ -406,7 +321,7 @@ proptest::proptest! {
         ways in 1usize..5,
     ) {
         let geometry = level("L1d", sets * ways as u64 * 16, ways as u64, 16);
-        let mut h = Hierarchy::new(&[geometry], Policy::Lru, true).unwrap();
+        let mut h = Hierarchy::new(&[geometry], Policy::LRU, true).unwrap();
         for &(line, store) in &trace {
             if store { h.store(line * 16, 4) } else { h.load(line * 16 + 4, 8) }
         }
@@ -424,7 +339,7 @@ proptest::proptest! {
     ) {
         let mut h = Hierarchy::new(
             &[level("L1d", 128, 2, 16), level("L2", 512, 4, 16)],
-            Policy::Lru,
+            Policy::LRU,
             classify,
         )
         .unwrap();
@@ -460,7 +375,8 @@ proptest::proptest! {
 }
 
 /// One random level for the equivalence proptests: sets 1–9 (non-powers of two
-/// included), ways 1–6 (powers of two up to 8 for tree-PLRU), lines of 16, 32 or 64 B.
+/// included), ways 1–6 (a count the policy refuses becomes a power of two up to 8, as
+/// tree-PLRU needs), lines of 16, 32 or 64 B.
 pub(super) fn arbitrary_level(
     index: usize,
     sets: u64,
@@ -468,22 +384,25 @@ pub(super) fn arbitrary_level(
     line_bits: u32,
     policy: Policy,
 ) -> CacheLevel {
-    let ways = if policy == Policy::TreePlru {
-        1 << (ways % 4)
-    } else {
+    let ways = if policy.takes_ways(ways as u32) {
         ways
+    } else {
+        1 << (ways % 4)
     };
     let line = 16u64 << line_bits;
     level(&format!("L{}", index + 1), sets * ways * line, ways, line)
 }
 
-pub(super) fn arbitrary_policy(choice: u8, seed: u64) -> Policy {
-    match choice % 4 {
-        0 => Policy::Lru,
-        1 => Policy::Fifo,
-        2 => Policy::TreePlru,
-        _ => Policy::Random { seed },
-    }
+/// Every policy of [`Policy::ALL`], each as likely, a seeded one with a random seed: a policy
+/// added to the list is drawn by every proptest that takes this.
+pub(super) fn any_policy() -> impl Strategy<Value = Policy> {
+    (0..Policy::ALL.len(), proptest::num::u64::ANY)
+        .prop_map(|(i, seed)| Policy::ALL[i].with_seed(seed))
+}
+
+/// [`any_policy`], but LRU half the time: the fast paths of its own have the most to check.
+pub(super) fn mostly_lru() -> impl Strategy<Value = Policy> {
+    prop_oneof![Just(Policy::LRU), any_policy()]
 }
 
 /// Feeds `trace` (address, length, 0 load / 1 store / 2 modify) to the fast simulator and
@@ -526,13 +445,12 @@ proptest::proptest! {
     #[test]
     fn fast_simulator_equals_reference(
         shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
-        policy in (0u8..4, proptest::num::u64::ANY),
+        policy in any_policy(),
         classify in proptest::bool::ANY,
         passing in (0u8..4, 1usize..40),
         trace in proptest::collection::vec(
             (0u64..3000, 0u32..=20, 0u8..3, 0u8..4), 0..600),
     ) {
-        let policy = arbitrary_policy(policy.0, policy.1);
         let geometry: Vec<CacheLevel> = shapes
             .iter()
             .enumerate()
@@ -578,11 +496,11 @@ proptest::proptest! {
             .enumerate()
             .map(|(i, &(sets, width, line_bits))| {
                 let ways = [8, 12, 16][width];
-                arbitrary_level(i, sets, ways, line_bits, Policy::Lru)
+                arbitrary_level(i, sets, ways, line_bits, Policy::LRU)
             })
             .collect();
-        let mut h = Hierarchy::new(&geometry, Policy::Lru, classify).unwrap();
-        assert_matches_reference(&mut h, &geometry, Policy::Lru, classify, &trace)?;
+        let mut h = Hierarchy::new(&geometry, Policy::LRU, classify).unwrap();
+        assert_matches_reference(&mut h, &geometry, Policy::LRU, classify, &trace)?;
     }
 
     /// A run fed through `load_run` (whose ascending short-step runs count the repeated-line
@@ -591,12 +509,11 @@ proptest::proptest! {
     #[test]
     fn load_runs_equal_their_loads(
         shapes in proptest::collection::vec((1u64..10, 1u64..7, 0u32..3), 1..4),
-        policy in (0u8..4, proptest::num::u64::ANY),
+        policy in any_policy(),
         classify in proptest::bool::ANY,
         runs in proptest::collection::vec(
             (0u64..3000, -40i64..70, 0u64..80, 1u32..=20), 0..40),
     ) {
-        let policy = arbitrary_policy(policy.0, policy.1);
         let geometry: Vec<CacheLevel> = shapes
             .iter()
             .enumerate()
@@ -632,7 +549,7 @@ proptest::proptest! {
             .iter()
             .enumerate()
             .map(|(i, &(sets, ways, line_bits))| {
-                arbitrary_level(i, sets, ways, line_bits, Policy::Lru)
+                arbitrary_level(i, sets, ways, line_bits, Policy::LRU)
             })
             .collect();
         // Region r starts at r·2^26 bytes, a directory page spans 2^20 lines (2^21 to 2^26
@@ -645,7 +562,7 @@ proptest::proptest! {
                 (base + step * stride * 8, 8, 0)
             })
             .collect();
-        let mut h = Hierarchy::new(&geometry, Policy::Lru, true).unwrap();
-        assert_matches_reference(&mut h, &geometry, Policy::Lru, true, &trace)?;
+        let mut h = Hierarchy::new(&geometry, Policy::LRU, true).unwrap();
+        assert_matches_reference(&mut h, &geometry, Policy::LRU, true, &trace)?;
     }
 }

@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 
 use crate::cache::geometry::{CacheLevel, warning_lines};
 use crate::cache::model::LevelPrediction;
-use crate::cache::sim::Policy;
 use crate::cli::text::table::{Align, TextTable};
 use crate::harness::catalogue_link::params_with_bytes;
 use crate::harness::sim::model_words::model_sentence;
@@ -28,15 +27,6 @@ fn marked_name(name: &str, warnings: &[String]) -> String {
     }
 }
 
-fn policy_name(policy: Policy) -> String {
-    match policy {
-        Policy::Lru => "LRU".to_string(),
-        Policy::TreePlru => "tree pseudo-LRU".to_string(),
-        Policy::Fifo => "FIFO".to_string(),
-        Policy::Random { seed } => format!("random (seed {seed})"),
-    }
-}
-
 /// The tables a person reads: counts per level, the 3C split, and the model beside it.
 pub fn sim_text(report: &SimReport) -> String {
     let mut text = String::new();
@@ -46,7 +36,7 @@ pub fn sim_text(report: &SimReport) -> String {
         "{} {} — simulated ({} replacement, {start} start, cachegrind semantics)",
         report.kernel,
         params_with_bytes(report.kernel, &report.params),
-        policy_name(report.policy)
+        report.policy.title()
     );
     let _ = writeln!(text, "caches: {}", report.geometry_source);
     let uses = format!("the rows marked {DOUBTED} simulate these levels");
@@ -148,6 +138,7 @@ fn model_line(model: &LevelPrediction, level: &CacheLevel, pattern: &StridePatte
 mod tests {
     use super::*;
     use crate::cache::geometry::{ChosenGeometry, GeometryChoice, parse_cache_override};
+    use crate::cache::sim::Policy;
     use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point};
 
     fn simulate(geometry: &ChosenGeometry, words: &[String], policy: Policy, warm: bool) -> String {
@@ -169,7 +160,7 @@ mod tests {
     fn the_text_names_the_policy_the_start_and_the_model() {
         let words = vec!["stride=4096".to_string(), "count=16".to_string()];
         let geometry = ChosenGeometry::preset("design-vm").unwrap();
-        let text = simulate(&geometry, &words, Policy::Random { seed: 7 }, true);
+        let text = simulate(&geometry, &words, Policy::random(7), true);
         assert!(
             text.contains("random (seed 7) replacement, warm start"),
             "{text}"
@@ -204,7 +195,7 @@ mod tests {
         ];
         for (choice, source, l2_onset) in cases {
             let geometry = choice.choose().unwrap();
-            let text = simulate(&geometry, &words, Policy::Lru, false);
+            let text = simulate(&geometry, &words, Policy::LRU, false);
             assert!(text.contains(source), "{text}");
             assert!(
                 text.contains("L1d   uses 1 of 64 sets (S/gcd(s/L, S) = 64/gcd(64, 64) = 1)"),
@@ -234,7 +225,7 @@ mod tests {
         }
         .choose()
         .unwrap();
-        let text = simulate(&geometry, &words, Policy::Lru, false);
+        let text = simulate(&geometry, &words, Policy::LRU, false);
         assert!(
             text.contains("\nwarning: L3 192 MiB 16-way (override): implausible: 192 MiB"),
             "{text}"

@@ -286,7 +286,7 @@ mod tests {
             kernel,
             words,
             geometry,
-            policy: Policy::Lru,
+            policy: Policy::LRU,
             warm: false,
             max_accesses: DEFAULT_MAX_ACCESSES,
             max_sim_memory: 1 << 30,

@@ -204,7 +204,7 @@ pub fn simulate_instance(
     budget: Duration,
     threads: usize,
 ) -> Result<SimulatedMisses, SimError> {
-    let mut hierarchy = Hierarchy::new(levels, Policy::Lru, true)?;
+    let mut hierarchy = Hierarchy::new(levels, Policy::LRU, true)?;
     let (seen, forwarded, timed_out) = {
         let mut capped = CappedSink::new(&mut hierarchy, cap).with_time_budget(budget);
         instance.simulate(&mut capped);

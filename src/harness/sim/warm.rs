@@ -38,7 +38,7 @@ fn simulate_warm(
     budget: Duration,
     threads: usize,
 ) -> Result<SimulatedMisses, SimError> {
-    let mut hierarchy = Hierarchy::new(levels, Policy::Lru, true)?;
+    let mut hierarchy = Hierarchy::new(levels, Policy::LRU, true)?;
     let warm_cut = {
         let mut capped = CappedSink::new(&mut hierarchy, cap).with_time_budget(budget);
         instance.simulate_warm_up(&mut capped);

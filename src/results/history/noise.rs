@@ -94,9 +94,8 @@ impl NoiseEstimate {
 
     /// The median band over the points, as a relative change (`0.04` = ±4%).
     pub fn median_band(&self) -> f64 {
-        let mut bands: Vec<f64> = self.points.values().map(|p| p.band).collect();
-        bands.sort_by(f64::total_cmp);
-        bands[bands.len() / 2].exp() - 1.0
+        let bands: Vec<f64> = self.points.values().map(|p| p.band).collect();
+        crate::stats::upper_median(&bands).exp() - 1.0
     }
 }
 

@@ -7,7 +7,7 @@ use std::ops::Range;
 use super::super::counts::{Counts, classified};
 use super::super::shadow::SideLines;
 use super::super::stream::{Access, Moves, Stream};
-use super::{LevelSim, NO_LINE, Replacement, tag_of, wrap_add};
+use super::{LevelSim, NO_LINE, tag_of, wrap_add};
 
 /// How the level's 3C shadow takes a move run, decided before its first access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +46,7 @@ impl LevelSim {
         plan: ShadowPlan,
         misses: Option<&mut Stream>,
     ) {
-        if !matches!(self.replacement, Replacement::Lru) {
+        if !self.is_lru() {
             return self.moves_with::<0, false>(moves, range, plan, misses);
         }
         match self.ways {

@@ -19,8 +19,8 @@ use std::ops::Range;
 use super::super::counts::Counts;
 use super::super::shadow::Segment;
 use super::super::stream::{MARKED_PAIRS, Marks, Moves, MovesMissed, Run, Stream};
+use super::LevelSim;
 use super::moves::ShadowPlan;
-use super::{LevelSim, Replacement};
 use crate::cache::model::closed_form_sets;
 
 /// Most sets a level may have to take moves apart: a side's sets are marked in a bitmap of
@@ -36,9 +36,7 @@ impl LevelSim {
     /// Whether this level can take moves apart under `plan`: LRU, a shadow that took the
     /// run whole or none, and sets few enough to mark.
     pub(super) fn may_take_apart(&self, plan: ShadowPlan) -> bool {
-        matches!(self.replacement, Replacement::Lru)
-            && plan != ShadowPlan::EachAccess
-            && self.sets as usize <= MAX_SETS
+        self.is_lru() && plan != ShadowPlan::EachAccess && self.sets as usize <= MAX_SETS
     }
 
     /// Moves `range` of `moves` exactly as pair by pair: the pairs whose store (or load)

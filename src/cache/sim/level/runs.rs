@@ -16,7 +16,7 @@
 use super::super::counts::{Counts, classified};
 use super::super::shadow::Segment;
 use super::super::stream::{MissCollector, Run, Stream};
-use super::{LevelSim, Replacement, tag_of};
+use super::{LevelSim, tag_of};
 use crate::cache::model::closed_form_sets;
 
 /// What decides how a level takes a run (its geometry and whether it is LRU): shared by the
@@ -79,7 +79,7 @@ impl LevelSim {
             line: self.geometry.line,
             sets: self.geometry.sets,
             ways: self.ways as u64,
-            lru: matches!(self.replacement, Replacement::Lru),
+            lru: self.is_lru(),
         }
     }
 
