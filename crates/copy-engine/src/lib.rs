@@ -76,8 +76,8 @@ pub use plan::CacheSizes;
 use plan::Plan;
 #[doc(hidden)]
 pub use plan::{KernelSet, Tuning};
-pub use planner::{Machine, PlanEvent, PlanSource, Planner, WisdomChoice};
-pub use wisdom::{BadPlan, Schedule, Trial, WisdomError};
+pub use planner::{PlanEvent, PlanSource, Planner, WisdomChoice};
+pub use wisdom::{BadPlan, Machine, Schedule, Trial, WisdomError};
 
 /// Why a copy was refused. The engine checks bounds once, before touching memory.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]

@@ -36,7 +36,9 @@ use std::time::Instant;
 use crate::loops::copy_planned;
 use crate::plan::{CacheSizes, Inner, Plan, Tuning};
 use crate::trials::{TrialBand, TrialRunner, band_fits, candidates, measure, trial_bands};
-use crate::wisdom::{CopyClass, MachineKey, Schedule, Trial, Verdict, Wisdom, WisdomError};
+use crate::wisdom::{
+    CopyClass, Machine, MachineKey, Schedule, Trial, Verdict, Wisdom, WisdomError,
+};
 
 /// Below this many destination bytes the analytic tuning stands: the copy fits L2, where the
 /// candidates differ by less than planning them costs.
@@ -60,16 +62,6 @@ pub enum WisdomChoice {
     /// [`WisdomChoice::File`] at the application's default location, whose missing
     /// directories are created on the first save.
     DefaultFile(PathBuf),
-}
-
-/// The machine a planner's measurements belong to: a wisdom file records it, and a file of
-/// another machine is not read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Machine {
-    /// The CPU's model name (`/proc/cpuinfo`'s, or CPUID's brand string).
-    pub cpu_model: String,
-    /// The cache sizes the planner plans for.
-    pub caches: CacheSizes,
 }
 
 /// How a copy's schedule was found.

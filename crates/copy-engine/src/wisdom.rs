@@ -18,8 +18,17 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::plan::{Plan, Tuning};
-use crate::planner::Machine;
+use crate::plan::{CacheSizes, Plan, Tuning};
+
+/// The machine a planner's measurements belong to: a wisdom file records it, and a file of
+/// another machine is not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    /// The CPU's model name (`/proc/cpuinfo`'s, or CPUID's brand string).
+    pub cpu_model: String,
+    /// The cache sizes the planner plans for.
+    pub caches: CacheSizes,
+}
 
 /// The `format` field of every wisdom file.
 const FORMAT: &str = "stridelab-wisdom";
