@@ -148,9 +148,8 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
     let options = RunOptions {
         method,
         manifest,
-        cache_levels: geometry.levels.clone(),
         copies: wisdom.planner()?,
-        ..RunOptions::on(Vec::new())
+        ..RunOptions::on(geometry.levels.clone())
     };
     let stop = super::common::stop_flag()?;
     let bar = if std::io::stderr().is_terminal() {

@@ -71,3 +71,8 @@ pub fn case_skipped(why: &str, what_is_skipped: &str) {
 fn skip_note(why: &str, what_is_skipped: &str) {
     eprintln!("note: {why}; skipping {what_is_skipped}");
 }
+
+/// This machine's data-cache levels, as the binary detects them once per process.
+pub fn detected_levels() -> Vec<stridelab::cache::geometry::CacheLevel> {
+    stridelab::cache::geometry::Geometry::detect().data_levels()
+}

@@ -16,7 +16,7 @@ fn fast_options() -> RunOptions {
             ..MethodOptions::default()
         },
         simulation_access_cap: 1 << 16,
-        ..RunOptions::on(detected_levels())
+        ..RunOptions::on(crate::common::detected_levels())
     }
 }
 
@@ -37,7 +37,7 @@ params = { stride = [512, 513], count = 16, mode = "lat", reps = 10 }
 fn every_point_gets_a_record_with_statistics_and_progress_events() {
     let plan = Suite::parse(SUITE, "tiny.toml")
         .unwrap()
-        .plan(None, &detected_levels())
+        .plan(None, &crate::common::detected_levels())
         .unwrap();
     assert_eq!(plan.points.len(), 4);
     let stop = AtomicBool::new(false);
@@ -68,7 +68,7 @@ fn every_point_gets_a_record_with_statistics_and_progress_events() {
 fn a_stop_request_keeps_finished_points_and_marks_the_document() {
     let plan = Suite::parse(SUITE, "tiny.toml")
         .unwrap()
-        .plan(None, &detected_levels())
+        .plan(None, &crate::common::detected_levels())
         .unwrap();
     let stop = AtomicBool::new(false);
     let doc = run_suite(&plan, &fast_options(), &stop, &mut |event| {
@@ -87,9 +87,4 @@ fn a_stop_request_keeps_finished_points_and_marks_the_document() {
     let back = ResultsDocument::read(&path, &stridelab::kernels::CATALOGUE_RULES).unwrap();
     assert_eq!(back.records.len(), 2);
     assert_eq!(back.status, RunStatus::Interrupted);
-}
-
-/// This machine's data-cache levels, as the binary detects them once per process.
-fn detected_levels() -> Vec<stridelab::cache::geometry::CacheLevel> {
-    stridelab::cache::geometry::Geometry::detect().data_levels()
 }

@@ -12,7 +12,7 @@ fn every_builtin_suite_plans_without_errors() {
     for (name, _) in BUILTIN_SUITES {
         let suite = Suite::builtin(name).expect("built-in");
         let plan = suite
-            .plan(None, &detected_levels())
+            .plan(None, &crate::common::detected_levels())
             .unwrap_or_else(|e| panic!("suite {name}: {e}"));
         assert!(!plan.points.is_empty(), "{name}");
         assert_eq!(plan.source, "builtin");
@@ -23,7 +23,7 @@ fn every_builtin_suite_plans_without_errors() {
 fn the_quick_suite_covers_every_family_and_sweeps_threads() {
     let plan = Suite::builtin("quick")
         .unwrap()
-        .plan(None, &detected_levels())
+        .plan(None, &crate::common::detected_levels())
         .unwrap();
     let families: BTreeSet<Family> = plan.points.iter().map(|p| p.spec.family).collect();
     for family in [
@@ -126,7 +126,7 @@ fn a_suite_with_a_bad_parameter_names_its_line_and_rule() {
     let text = "name = \"bad\"\n\n[[point]]\nkernel = \"row-sum\"\nparams = { rows = 4, cols = 4 }\n\n[[point]]\nkernel = \"col-sum\"\nparams = { rows = 0, cols = 4 }\n";
     let err = Suite::parse(text, "bad.toml")
         .unwrap()
-        .plan(None, &detected_levels())
+        .plan(None, &crate::common::detected_levels())
         .unwrap_err()
         .to_string();
     assert!(err.contains("line 8"), "{err}");
@@ -138,7 +138,7 @@ fn an_unknown_kernel_names_its_line() {
     let text = "name = \"bad\"\n[[point]]\nkernel = \"row-summ\"\n";
     let err = Suite::parse(text, "bad.toml")
         .unwrap()
-        .plan(None, &detected_levels())
+        .plan(None, &crate::common::detected_levels())
         .unwrap_err()
         .to_string();
     assert!(err.contains("line 3") && err.contains("row-summ"), "{err}");
@@ -154,7 +154,7 @@ fn a_point_may_raise_its_own_access_limit_within_a_bound() {
     let plan = |text: String| {
         Suite::parse(&text, "m.toml")
             .unwrap()
-            .plan(None, &detected_levels())
+            .plan(None, &crate::common::detected_levels())
     };
     let err = plan(point("")).unwrap_err().to_string();
     assert!(err.contains("--max-accesses"), "{err}");
@@ -175,7 +175,7 @@ fn a_point_may_raise_its_own_access_limit_within_a_bound() {
     // The full suite reaches n = 512 and 513 with every order.
     let full = Suite::builtin("full")
         .unwrap()
-        .plan(None, &detected_levels())
+        .plan(None, &crate::common::detected_levels())
         .unwrap();
     for n in [512, 513] {
         let orders = full
@@ -194,7 +194,7 @@ fn a_point_may_raise_its_own_access_limit_within_a_bound() {
 fn the_gate_suite_simulates_the_same_stream_on_every_machine() {
     let plan = Suite::builtin("gate")
         .unwrap()
-        .plan(None, &detected_levels())
+        .plan(None, &crate::common::detected_levels())
         .unwrap();
     for point in &plan.points {
         let note = stridelab::kernels::simulation_note(point.spec, &point.params);
@@ -250,9 +250,4 @@ fn the_quick_and_full_chases_reach_past_twice_the_llc_of_the_geometry() {
             assert!(last < 16 * llc, "{suite}: {last} B is far past the LLC");
         }
     }
-}
-
-/// This machine's data-cache levels, as the binary detects them once per process.
-fn detected_levels() -> Vec<stridelab::cache::geometry::CacheLevel> {
-    stridelab::cache::geometry::Geometry::detect().data_levels()
 }

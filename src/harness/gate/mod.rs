@@ -451,13 +451,12 @@ fn gate_run_options(
     Ok(RunOptions {
         method: gate_method(config, passes)?,
         manifest,
-        cache_levels: levels,
         // Only the access cap may bound the simulation: a time budget would make the miss
         // counts depend on how busy the machine is, and the deterministic track must not.
         simulation_time_budget: SIMULATION_TIME_BUDGET,
         // The cap the baselines were recorded with: a different cap is a different method.
         simulation_access_cap: GATE_SIMULATION_CAP,
-        ..RunOptions::on(Vec::new())
+        ..RunOptions::on(levels)
     })
 }
 

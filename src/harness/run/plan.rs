@@ -127,10 +127,9 @@ pub fn prepare_run(request: &RunRequest, machine: Geometry) -> Result<PreparedRu
     let options = RunOptions {
         method: method_of(request)?,
         manifest,
-        cache_levels: geometry.levels.clone(),
         // Every point the plan admits is simulated in full.
         simulation_access_cap: request.max_accesses,
-        ..RunOptions::on(Vec::new())
+        ..RunOptions::on(geometry.levels.clone())
     };
     Ok(PreparedRun {
         plan,
