@@ -26,7 +26,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use stridelab::kernels::copy_planner::{detected_caches, this_machine};
+use stridelab::cache::geometry::Geometry;
+use stridelab::kernels::copy_planner::{machine_caches, this_machine};
 use stridelab::mem::AlignedBuffer;
 use stridelab_copy::reference::{nt_copy, plain_copy};
 use stridelab_copy::{
@@ -214,7 +215,7 @@ fn pinned_pool(threads: usize) -> rayon::ThreadPool {
 fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
     let base = Tuning {
         kernels: swept_kernels(),
-        ..Tuning::for_caches(case.elements() * 8, 1, detected_caches())
+        ..Tuning::for_caches(case.elements() * 8, 1, machine_caches(&Geometry::detect()))
     };
     if case.batched {
         let shapes = match numbers_lists("COPY_ENGINE_BATCH") {
@@ -414,7 +415,8 @@ fn main() {
     } else {
         WisdomChoice::Memory
     };
-    let planner = Planner::new(this_machine(), choice).expect("no wisdom file: nothing to refuse");
+    let planner = Planner::new(this_machine(&Geometry::detect()), choice)
+        .expect("no wisdom file: nothing to refuse");
 
     println!("Copy engine vs the best of a plain and a non-temporal copy of the same bytes");
     println!("(timed; medians over interleaved repetitions; `best copy` = each repetition's");

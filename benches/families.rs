@@ -170,8 +170,15 @@ fn bench_family(c: &mut Criterion<LabMeasurement>, family: &str, cases: Vec<Case
             .collect();
         let name = format!("{}/{}", case.kernel, label.join(","));
         let id = BenchmarkId::new(case.kernel, label.join(","));
-        let mut instance = (spec.prepare)(&params, &PrepareOptions::default())
-            .unwrap_or_else(|e| panic!("bench {family}/{name}: cannot prepare: {e}"));
+        let mut instance = (spec.prepare)(
+            &params,
+            &PrepareOptions::with_planner(std::sync::Arc::new(
+                stridelab::kernels::copy_planner::analytic_planner(
+                    &stridelab::cache::geometry::Geometry::detect(),
+                ),
+            )),
+        )
+        .unwrap_or_else(|e| panic!("bench {family}/{name}: cannot prepare: {e}"));
         // A bench must time a correct kernel: check one run before timing many.
         let (actual, expected) = (instance.run(), instance.expected_checksum());
         assert!(

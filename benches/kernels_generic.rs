@@ -105,7 +105,7 @@ fn bench_row_sum(c: &mut Criterion) {
 }
 
 fn bench_transpose_blocked(c: &mut Criterion) {
-    let planner = analytic_planner();
+    let planner = analytic_planner(&stridelab::cache::geometry::Geometry::detect());
     for n in [256usize, 1024] {
         let m = Matrix {
             rows: n,
@@ -192,7 +192,7 @@ fn paired_report() {
                 .sum()
         });
     }
-    let planner = analytic_planner();
+    let planner = analytic_planner(&stridelab::cache::geometry::Geometry::detect());
     for n in [256usize, 1024] {
         let m = Matrix {
             rows: n,

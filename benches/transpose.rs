@@ -34,7 +34,7 @@ fn blocked(src: &[f64], rows: usize, cols: usize, ld: usize, dst: &mut [f64]) {
 }
 
 fn transposes(c: &mut Criterion) {
-    let planner = analytic_planner();
+    let planner = analytic_planner(&stridelab::cache::geometry::Geometry::detect());
     let mut group = c.benchmark_group("transpose");
     group.sample_size(10);
     for n in [1024usize, 2048, 4096, 4097] {

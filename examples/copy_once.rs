@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     let flushed: f64 = std::hint::black_box(&flush).iter().sum();
     let strides = [1, cols as isize];
     if let Err(err) = copy_into_contiguous(
-        &analytic_planner(),
+        &analytic_planner(&stridelab::cache::geometry::Geometry::detect()),
         &src,
         &[cols, rows],
         &strides,

@@ -91,8 +91,8 @@ impl WisdomArgs {
 
     /// The planner chosen, for the command's run to own; an unusable wisdom file is a warning
     /// (plans kept in memory, the file left alone), a named one in a missing directory an error.
-    pub fn planner(&self) -> anyhow::Result<Arc<Planner>> {
-        let planner = copy_planner(self.choice())?;
+    pub fn planner(&self, machine: &Geometry) -> anyhow::Result<Arc<Planner>> {
+        let planner = copy_planner(self.choice(), machine)?;
         if let Some(problem) = planner.wisdom_problem() {
             eprintln!("warning: wisdom ignored, plans kept in memory only: {problem}");
         }

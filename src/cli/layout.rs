@@ -12,10 +12,12 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
+use stridelab_copy::Planner;
 
-use crate::cache::geometry::{ChosenGeometry, GeometryError};
+use crate::cache::geometry::{ChosenGeometry, Geometry, GeometryError};
 use crate::cli::common::CacheArgs;
 use crate::cli::text::layout::{
     error_json, error_object, error_text, explain, json_line, view_json,
@@ -25,6 +27,7 @@ use crate::explain::cache::{Dtype, UnknownDtype, ViewCacheError};
 use crate::explain::levels::{GeometryExplanation, explain_geometry};
 use crate::explain::listing::{DEFAULT_SHOWN, Listing, cap_set_lines, check_all};
 use crate::explain::padding::ViewChain;
+use crate::kernels::copy_planner::analytic_planner;
 use crate::kernels::eval as expr;
 use crate::layout::ErrorKind;
 use crate::layout::describe::error_kinds_help;
@@ -80,11 +83,15 @@ fn parse_dtype(text: &str) -> Result<Dtype, String> {
 }
 
 pub fn run(args: LayoutArgs) -> anyhow::Result<ExitCode> {
+    // This machine, detected once: the copies an expression makes are planned for its caches,
+    // and (without a preset) it is the geometry explained.
+    let machine = args.cache.choice().detect();
+    let copies = Arc::new(analytic_planner(&machine));
     if let Some(path) = &args.batch {
-        return run_batch(path);
+        return run_batch(path, &copies);
     }
     let text = args.expr.clone().unwrap_or_default();
-    let evaluation = match expr::evaluate(&text) {
+    let evaluation = match expr::evaluate(&text, copies) {
         Ok(evaluation) => evaluation,
         Err(err) => {
             if args.json {
@@ -95,7 +102,7 @@ pub fn run(args: LayoutArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let chosen = match chosen_geometry(&args.cache) {
+    let chosen = match chosen_geometry(&args.cache, &machine) {
         Ok(chosen) => chosen,
         Err(err) => return Ok(fail(args.json, USAGE, &format!("{err:#}"))),
     };
@@ -154,21 +161,21 @@ fn cache_error_kind(err: &ViewCacheError) -> &'static str {
 
 /// The geometry `sim` would simulate; `None` when this machine's is unknown and no option
 /// gives one (the explanation then says how to give one).
-fn chosen_geometry(args: &CacheArgs) -> anyhow::Result<Option<ChosenGeometry>> {
-    match args.choice().choose() {
+fn chosen_geometry(args: &CacheArgs, machine: &Geometry) -> anyhow::Result<Option<ChosenGeometry>> {
+    match args.choice().resolve(machine) {
         Ok(chosen) => Ok(Some(chosen)),
         Err(GeometryError::Empty) if !args.is_given() => Ok(None),
         Err(err) => Err(anyhow::Error::new(err).context("choosing the cache levels to explain")),
     }
 }
 
-fn run_batch(path: &PathBuf) -> anyhow::Result<ExitCode> {
+fn run_batch(path: &PathBuf, copies: &Arc<Planner>) -> anyhow::Result<ExitCode> {
     let input = std::fs::read_to_string(path)
         .with_context(|| format!("reading the batch file {}", path.display()))?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     for text in input.lines().filter(|l| !l.trim().is_empty()) {
-        writeln!(out, "{}", json_line(text).0)?;
+        writeln!(out, "{}", json_line(text, copies).0)?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -148,8 +148,7 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
     let options = RunOptions {
         method,
         manifest,
-        copies: wisdom.planner()?,
-        ..RunOptions::on(geometry.levels.clone())
+        ..RunOptions::on(geometry.levels.clone(), wisdom.planner(&machine)?)
     };
     let stop = super::common::stop_flag()?;
     let bar = if std::io::stderr().is_terminal() {

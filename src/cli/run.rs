@@ -113,8 +113,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         &CATALOGUE_RULES,
     )?;
     let request = args.request();
-    let mut prepared = prepare_run(&request, request.geometry.detect())?;
-    prepared.options.copies = args.wisdom.planner()?;
+    let machine = request.geometry.detect();
+    let copies = args.wisdom.planner(&machine)?;
+    let prepared = prepare_run(&request, machine, copies)?;
     // Where the simulated misses come from, before the table and again after it (a doubtful
     // level's warning would otherwise scroll away).
     let geometry = geometry_lines(&prepared.geometry);

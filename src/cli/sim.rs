@@ -19,6 +19,8 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
+
 use crate::cache::sim::{Engine, Policy};
 use crate::cli::common::{CacheArgs, ListArgs, WisdomArgs, kernel_name_parser};
 use crate::cli::text::sim::sim_text;
@@ -97,8 +99,14 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let Some(kernel) = &args.kernel else {
         anyhow::bail!("sim needs a kernel name (`stridelab sim --list` lists them)");
     };
-    let geometry = args.cache.choose()?;
-    let copies = args.wisdom.planner()?;
+    // This machine, detected once: the copy engine plans for its caches, and (without a
+    // preset) it is the geometry simulated.
+    let choice = args.cache.choice();
+    let machine = choice.detect();
+    let geometry = choice
+        .resolve(&machine)
+        .context("choosing the cache levels to simulate")?;
+    let copies = args.wisdom.planner(&machine)?;
     let policy = args.policy.with_seed(args.seed);
     let engine = match args.engine {
         EngineArg::Fast => Engine::Fast,

@@ -38,10 +38,11 @@ pub fn run(args: WisdomCmdArgs) -> anyhow::Result<ExitCode> {
     let suite_name = args.suite.as_deref().unwrap_or("quick");
     let suite = Suite::load(suite_name)?;
     let cache = CacheArgs::default().choice();
-    let (geometry, _) = geometry_and_manifest(&cache, cache.detect())?;
+    let machine = cache.detect();
+    let (geometry, _) = geometry_and_manifest(&cache, machine.clone())?;
     let plan = suite.plan_on(None, PlanLimits::default(), &geometry.levels)?;
     // A file that cannot be read is left alone, so nothing could be prefilled into it.
-    let planner = std::sync::Arc::new(copy_planner(choice)?);
+    let planner = std::sync::Arc::new(copy_planner(choice, &machine)?);
     if let Some(problem) = planner.wisdom_problem() {
         anyhow::bail!(
             "cannot prefill: {problem}; move it aside or name another file with --wisdom"

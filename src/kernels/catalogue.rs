@@ -695,7 +695,11 @@ mod tests {
         for (kernel, list) in small {
             let spec = find(kernel).unwrap();
             let params = resolve_params(spec, &args(list)).unwrap();
-            let mut instance = (spec.prepare)(&params, &PrepareOptions::default()).unwrap();
+            let mut instance = (spec.prepare)(
+                &params,
+                &PrepareOptions::with_planner(crate::kernels::copy_planner::planner_for_tests()),
+            )
+            .unwrap();
             assert_eq!(instance.run(), instance.expected_checksum(), "{kernel}");
         }
     }

@@ -1,12 +1,12 @@
 //! The lab's side of the copy engine (the `stridelab-copy` crate, `crates/copy-engine`): the
 //! cache sizes the engine plans for, taken from the lab's one cache geometry, and the planner
-//! a command asks for. The engine detects no machine; the lab does, here, and hands the sizes
-//! in, so the engine plans for the caches `stridelab info` shows.
+//! a command asks for. The engine detects no machine; the command does, once, and these
+//! functions turn that geometry into the sizes handed in, so the engine plans for the caches
+//! `stridelab info` shows.
 
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use stridelab_copy::{CacheSizes, Machine, Planner, WisdomChoice, WisdomError};
 
@@ -43,35 +43,38 @@ pub fn engine_caches(levels: &[CacheLevel]) -> CacheSizes {
     }
 }
 
-/// This machine's caches as [`Geometry::detect`] reads them (sysfs, cross-checked by CPUID),
-/// as the engine plans for them. Never a preset or an override: those are what the simulator
-/// models, while the engine copies on this machine. Read once per process: every tensor copy
-/// builds an analytic planner, and the caches do not change under a running process (this is
-/// a fact about the machine, not planner state: no plan or wisdom is kept here).
-pub fn detected_caches() -> CacheSizes {
-    static DETECTED: OnceLock<CacheSizes> = OnceLock::new();
-    *DETECTED.get_or_init(|| engine_caches(&Geometry::detect().data_levels()))
+/// The caches the engine plans for on `machine` (the geometry the command detected once,
+/// never a preset or an override: those are what the simulator models, while the engine
+/// copies on this machine).
+pub fn machine_caches(machine: &Geometry) -> CacheSizes {
+    engine_caches(&machine.data_levels())
 }
 
-/// This machine as a wisdom file records it: its CPU model and [`detected_caches`].
-pub fn this_machine() -> Machine {
+/// `machine` as a wisdom file records it: its CPU model and [`machine_caches`].
+pub fn this_machine(machine: &Geometry) -> Machine {
     Machine {
         cpu_model: cpu_model().unwrap_or_else(|| "unknown".into()),
-        caches: detected_caches(),
+        caches: machine_caches(machine),
     }
 }
 
-/// The planner of a caller that asked for no wisdom: the analytic schedules for this machine's
-/// detected caches.
-pub fn analytic_planner() -> Planner {
-    Planner::analytic(detected_caches())
+/// The planner of a caller that asked for no wisdom: the analytic schedules for `machine`'s
+/// caches.
+pub fn analytic_planner(machine: &Geometry) -> Planner {
+    Planner::analytic(machine_caches(machine))
 }
 
-/// The planner `choice` asks for, on this machine ([`Planner::new`]: a file that cannot be
+/// The planner `choice` asks for, on `machine` ([`Planner::new`]: a file that cannot be
 /// used is reported by [`Planner::wisdom_problem`], a named file in a missing directory is an
 /// error).
-pub fn copy_planner(choice: WisdomChoice) -> Result<Planner, WisdomError> {
-    Planner::new(this_machine(), choice)
+pub fn copy_planner(choice: WisdomChoice, machine: &Geometry) -> Result<Planner, WisdomError> {
+    Planner::new(this_machine(machine), choice)
+}
+
+/// The analytic planner for the machine the tests run on, as a command would build it.
+#[cfg(test)]
+pub(crate) fn planner_for_tests() -> std::sync::Arc<Planner> {
+    std::sync::Arc::new(analytic_planner(&Geometry::detect()))
 }
 
 /// The default wisdom file: `$XDG_CACHE_HOME/stridelab/wisdom.json`, else

@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use stridelab_copy::Planner;
+
 use super::tensor::{Tensor, TensorError};
 use crate::layout::Layout;
 use crate::layout::expr::{MAX_VALUE_ELEMENTS, StepResult, parse_bounded, run_steps};
@@ -71,20 +73,23 @@ impl<T: StorageElement> Evaluation<T> {
     }
 }
 
-/// Evaluates `text` over an `i64` storage `0..N` (at most [`MAX_VALUE_ELEMENTS`]).
-pub fn evaluate(text: &str) -> Result<Evaluation<i64>, TensorError> {
-    evaluate_as::<i64>(text, MAX_VALUE_ELEMENTS)
+/// Evaluates `text` over an `i64` storage `0..N` (at most [`MAX_VALUE_ELEMENTS`]), its
+/// copies planned by `copies`.
+pub fn evaluate(text: &str, copies: Arc<Planner>) -> Result<Evaluation<i64>, TensorError> {
+    evaluate_as::<i64>(text, MAX_VALUE_ELEMENTS, copies)
 }
 
 /// Evaluates `text` over a storage of `T::from_index(0..N)`; storages, copies and (for
-/// value-bearing `T`) views larger than `max_elements` are refused with `too_large`.
+/// value-bearing `T`) views larger than `max_elements` are refused with `too_large`; copies
+/// are planned by `copies`.
 pub fn evaluate_as<T: StorageElement>(
     text: &str,
     max_elements: usize,
+    copies: Arc<Planner>,
 ) -> Result<Evaluation<T>, TensorError> {
     let expr = parse_bounded(text, max_elements)?;
     let storage: Arc<[T]> = (0..expr.arange).map(T::from_index).collect();
-    let base = Tensor::from_storage(storage, Layout::contiguous(&[expr.arange])?)?;
+    let base = Tensor::from_storage(storage, Layout::contiguous(&[expr.arange])?, copies)?;
     let (steps, tensor) = run_steps(&expr, base.clone(), max_elements)?;
     if std::mem::size_of::<T>() > 0 && tensor.layout().numel() > max_elements {
         return Err(crate::layout::LayoutError::TooLarge {

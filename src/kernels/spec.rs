@@ -15,7 +15,6 @@ use stridelab_copy::Planner;
 use thiserror::Error;
 
 use crate::cache::AccessSink;
-use crate::kernels::copy_planner::analytic_planner;
 use crate::units::{format_count, format_count_signed};
 // The plain-data vocabulary lives on the ground floor, shared with the records.
 pub use crate::vocab::{Family, ParamValue, Params, Work, format_params};
@@ -118,14 +117,14 @@ pub struct PrepareOptions {
     pub copies: Arc<Planner>,
 }
 
-impl Default for PrepareOptions {
-    /// Run and simulated, no huge pages, copies planned analytically for this machine's
-    /// detected caches with no wisdom ([`crate::kernels::copy_planner::analytic_planner`]).
-    fn default() -> Self {
+impl PrepareOptions {
+    /// Run and simulated, no huge pages, every copy through `copies` (the caller's planner:
+    /// the kernels floor never detects the machine or builds a planner of its own).
+    pub fn with_planner(copies: Arc<Planner>) -> Self {
         PrepareOptions {
             huge_pages: false,
             simulate_only: false,
-            copies: Arc::new(analytic_planner()),
+            copies,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! [`Tensor`]: a shared storage plus a [`Layout`] — views share the storage, copies go
-//! through the copy engine ([`stridelab_copy::copy_into_contiguous`], with the analytic
-//! planner for this machine's caches: a tensor's copies are never planned). It lives on the
+//! through the copy engine ([`stridelab_copy::copy_into_contiguous`], with the planner the
+//! tensor was made with and its views inherit: the analytic one for the caller's machine). It lives on the
 //! kernels floor because it copies; the layout floor below holds the metadata it is built
 //! from.
 
@@ -8,10 +8,9 @@
 
 use std::sync::Arc;
 
-use stridelab_copy::{CopyError, copy_into_contiguous};
+use stridelab_copy::{CopyError, Planner, copy_into_contiguous};
 use thiserror::Error;
 
-use super::copy_planner::analytic_planner;
 use crate::layout::expr::{self, ViewSubject};
 use crate::layout::{ErrorKind, IndexItem, Layout, LayoutError};
 
@@ -71,18 +70,28 @@ pub struct Tensor<T> {
     storage: Arc<[T]>,
     layout: Layout,
     writable: bool,
+    /// Plans this tensor's copies (and its views' and copies' copies).
+    copies: Arc<Planner>,
 }
 
 impl<T: Copy + 'static> Tensor<T> {
-    /// A C-contiguous tensor owning `values` with the given shape.
-    pub fn from_vec(values: Vec<T>, shape: &[usize]) -> Result<Tensor<T>, LayoutError> {
+    /// A C-contiguous tensor owning `values` with the given shape, copying through `copies`.
+    pub fn from_vec(
+        values: Vec<T>,
+        shape: &[usize],
+        copies: Arc<Planner>,
+    ) -> Result<Tensor<T>, LayoutError> {
         let layout = Layout::contiguous(shape)?;
-        Tensor::from_storage(values.into(), layout)
+        Tensor::from_storage(values.into(), layout, copies)
     }
 
-    /// A tensor over an existing storage; the layout must have been validated for exactly
-    /// this storage length.
-    pub fn from_storage(storage: Arc<[T]>, layout: Layout) -> Result<Tensor<T>, LayoutError> {
+    /// A tensor over an existing storage, copying through `copies`; the layout must have been
+    /// validated for exactly this storage length.
+    pub fn from_storage(
+        storage: Arc<[T]>,
+        layout: Layout,
+        copies: Arc<Planner>,
+    ) -> Result<Tensor<T>, LayoutError> {
         if layout.storage_len() != storage.len() {
             return Err(LayoutError::ShapeMismatch(format!(
                 "the layout was validated for a storage of {} elements, this one has {}",
@@ -95,6 +104,7 @@ impl<T: Copy + 'static> Tensor<T> {
             storage,
             layout,
             writable,
+            copies,
         })
     }
 
@@ -135,6 +145,7 @@ impl<T: Copy + 'static> Tensor<T> {
             storage: Arc::clone(&self.storage),
             layout,
             writable,
+            copies: Arc::clone(&self.copies),
         }
     }
 
@@ -145,18 +156,26 @@ impl<T: Copy + 'static> Tensor<T> {
         let numel = layout.numel();
         let Some(&fill) = self.storage.first() else {
             // An empty storage backs only empty views, so there is nothing to copy.
-            return Ok(Tensor::from_storage(Vec::new().into(), layout)?);
+            return Ok(Tensor::from_storage(
+                Vec::new().into(),
+                layout,
+                Arc::clone(&self.copies),
+            )?);
         };
         let mut data = vec![fill; numel];
         copy_into_contiguous(
-            &analytic_planner(),
+            &self.copies,
             &self.storage,
             self.layout.shape(),
             self.layout.strides(),
             self.layout.offset(),
             &mut data,
         )?;
-        Ok(Tensor::from_storage(data.into(), layout)?)
+        Ok(Tensor::from_storage(
+            data.into(),
+            layout,
+            Arc::clone(&self.copies),
+        )?)
     }
 
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor<T>, LayoutError> {

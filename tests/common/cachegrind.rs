@@ -194,7 +194,11 @@ pub fn simulate_kernel(
     use stridelab::kernels::{find, resolve_params};
     let spec = find(kernel).unwrap();
     let params = resolve_params(spec, words).unwrap();
-    let mut instance = (spec.prepare)(&params, &PrepareOptions::default()).unwrap();
+    let mut instance = (spec.prepare)(
+        &params,
+        &PrepareOptions::with_planner(crate::common::planner()),
+    )
+    .unwrap();
     let mut hierarchy = cachegrind_like(d1, ll);
     instance.simulate(&mut hierarchy);
     let stats = hierarchy.stats();

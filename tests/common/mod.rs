@@ -76,3 +76,10 @@ fn skip_note(why: &str, what_is_skipped: &str) {
 pub fn detected_levels() -> Vec<stridelab::cache::geometry::CacheLevel> {
     stridelab::cache::geometry::Geometry::detect().data_levels()
 }
+
+/// The analytic copy planner for this machine, as a command builds it from its one detection.
+pub fn planner() -> std::sync::Arc<stridelab_copy::Planner> {
+    std::sync::Arc::new(stridelab::kernels::copy_planner::analytic_planner(
+        &stridelab::cache::geometry::Geometry::detect(),
+    ))
+}

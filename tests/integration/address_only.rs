@@ -29,7 +29,7 @@ fn prepared(kernel: &str, args: &[(String, String)], simulate_only: bool) -> Box
     let options = PrepareOptions {
         huge_pages: false,
         simulate_only,
-        ..PrepareOptions::default()
+        ..PrepareOptions::with_planner(crate::common::planner())
     };
     (spec.prepare)(&params, &options).unwrap_or_else(|e| panic!("{kernel} {args:?}: {e}"))
 }

@@ -23,7 +23,6 @@ use stridelab::cache::AccessSink;
 use stridelab::cache::geometry::Geometry;
 use stridelab::cache::sim::{Hierarchy, Policy};
 use stridelab::kernels::access::{ELEMENT_BYTES, STAGE_BUFFER, sim_address};
-use stridelab::kernels::copy_planner::{analytic_planner, detected_caches};
 use stridelab_copy::Tuning;
 use stridelab_copy::order::{OrderSink, engine_order};
 
@@ -74,7 +73,13 @@ fn the_replayed_engine_misses_like_the_real_engine() {
     // A power-of-two matrix, and one whose destination rows start mid-line (carried runs) with
     // edges on both sides.
     for (rows, cols) in [(512usize, 512usize), (203, 141)] {
-        let tuning = Tuning::for_caches(rows * cols * 8, 1, detected_caches());
+        let tuning = Tuning::for_caches(
+            rows * cols * 8,
+            1,
+            stridelab::kernels::copy_planner::machine_caches(
+                &stridelab::cache::geometry::Geometry::detect(),
+            ),
+        );
         if tuning.stream {
             common::case_skipped(
                 "the copy engine streams a copy that size here",
@@ -101,7 +106,7 @@ fn the_replayed_engine_misses_like_the_real_engine() {
         let mut hierarchy = Hierarchy::new(&[d1.clone(), ll.clone()], Policy::LRU, false).unwrap();
         let strides = [1, cols as isize];
         engine_order(
-            &analytic_planner(),
+            &crate::common::planner(),
             rows * cols,
             &[cols, rows],
             &strides,

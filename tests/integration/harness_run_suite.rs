@@ -16,7 +16,7 @@ fn fast_options() -> RunOptions {
             ..MethodOptions::default()
         },
         simulation_access_cap: 1 << 16,
-        ..RunOptions::on(crate::common::detected_levels())
+        ..RunOptions::on(crate::common::detected_levels(), crate::common::planner())
     }
 }
 

@@ -18,7 +18,6 @@ use common::cachegrind::{
 };
 use stridelab::cache::geometry::Geometry;
 use stridelab::cache::sim::LevelStats;
-use stridelab::kernels::copy_planner::detected_caches;
 use stridelab_copy::Tuning;
 
 /// One kernel run: the catalogue kernel with its parameters, and the C fixture's command and
@@ -189,7 +188,15 @@ fn compare_size(large: bool) {
     // unless the engine streams (a destination above an eighth of this host's last-level
     // cache), when it reads the source in address order instead.
     let tiles_bytes = if large { 512 * 512 * 8 } else { 96 * 96 * 8 };
-    if Tuning::for_caches(tiles_bytes, 1, detected_caches()).stream {
+    if Tuning::for_caches(
+        tiles_bytes,
+        1,
+        stridelab::kernels::copy_planner::machine_caches(
+            &stridelab::cache::geometry::Geometry::detect(),
+        ),
+    )
+    .stream
+    {
         common::case_skipped(
             &format!("the copy engine streams a {tiles_bytes}-byte copy here"),
             "to-tiles",

@@ -4,7 +4,6 @@
 use stridelab::cache::AccessSink;
 use stridelab::kernels::access::RealMem;
 use stridelab::kernels::common::{Matrix, cell_value};
-use stridelab::kernels::copy_planner::analytic_planner;
 use stridelab::kernels::families::blocked::{Tiling, to_tiles};
 use stridelab::kernels::families::channels::{Tensor4, stencil3x3};
 use stridelab::kernels::families::to_nhwc::{Variant as Conversion, to_nhwc};
@@ -31,7 +30,11 @@ fn instance(kernel: &str, args: &str) -> Box<dyn Instance> {
         })
         .collect();
     let params = resolve_params(spec, &args).unwrap_or_else(|e| panic!("{kernel} {args:?}: {e}"));
-    (spec.prepare)(&params, &PrepareOptions::default()).unwrap()
+    (spec.prepare)(
+        &params,
+        &PrepareOptions::with_planner(crate::common::planner()),
+    )
+    .unwrap()
 }
 
 fn assert_checksum(name: &str, mut instance: Box<dyn Instance>) {
@@ -205,7 +208,12 @@ fn view_sum_checksums_on_seed_views() {
         let name = format!("view-sum {view:?}");
         assert_checksum(
             &name,
-            prepare_view(view, Dtype::F64, &PrepareOptions::default()).unwrap(),
+            prepare_view(
+                view,
+                Dtype::F64,
+                &PrepareOptions::with_planner(crate::common::planner()),
+            )
+            .unwrap(),
         );
     }
     let outside = ViewGeometry {
@@ -214,15 +222,19 @@ fn view_sum_checksums_on_seed_views() {
         offset: 0,
         storage_len: n * n,
     };
-    let err = prepare_view(outside, Dtype::F64, &PrepareOptions::default())
-        .err()
-        .unwrap();
+    let err = prepare_view(
+        outside,
+        Dtype::F64,
+        &PrepareOptions::with_planner(crate::common::planner()),
+    )
+    .err()
+    .unwrap();
     assert!(err.to_string().contains("outside"), "{err}");
 }
 
 #[test]
 fn transposes_write_the_transpose() {
-    let planner = analytic_planner();
+    let planner = crate::common::planner();
     for (rows, cols, ld) in [
         (1, 1, 1),
         (7, 13, 13),
@@ -260,7 +272,7 @@ fn transposes_write_the_transpose() {
 
 #[test]
 fn to_tiles_writes_tile_major_storage() {
-    let planner = analytic_planner();
+    let planner = crate::common::planner();
     for (n, block) in [(1, 1), (4, 2), (7, 3), (10, 4), (2, 5), (16, 16)] {
         let tiling = Tiling { n, block };
         let mut src: Vec<f64> = (0..n * n).map(cell_value).collect();
@@ -280,7 +292,7 @@ fn to_tiles_writes_tile_major_storage() {
 
 #[test]
 fn every_to_nhwc_variant_writes_channels_last_and_the_stencil_writes_box_sums() {
-    let planner = analytic_planner();
+    let planner = crate::common::planner();
     for (n, c, h, w) in [(1, 1, 3, 3), (2, 3, 5, 7), (1, 16, 4, 9)] {
         let nchw = Tensor4 {
             n,

@@ -42,7 +42,13 @@ fn stream(kernel: &str, args: &[(&str, &str)]) -> Vec<Access> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let params = resolve_params(spec, &args).unwrap();
-    record((spec.prepare)(&params, &PrepareOptions::default()).unwrap())
+    record(
+        (spec.prepare)(
+            &params,
+            &PrepareOptions::with_planner(crate::common::planner()),
+        )
+        .unwrap(),
+    )
 }
 
 fn record(mut instance: Box<dyn Instance>) -> Vec<Access> {
@@ -332,7 +338,14 @@ fn view_walks_in_logical_c_order() {
             }
         }
     }
-    let got = record(prepare_view(view, Dtype::F64, &PrepareOptions::default()).unwrap());
+    let got = record(
+        prepare_view(
+            view,
+            Dtype::F64,
+            &PrepareOptions::with_planner(crate::common::planner()),
+        )
+        .unwrap(),
+    );
     assert_same("view-sum", got, want);
 
     // Through the layout language: the anti-diagonal of a 4×4 matrix.
@@ -364,7 +377,7 @@ fn the_fast_transpose_replays_the_engines_blocks() {
     let (rows, cols) = (16usize, 24usize);
     let mut engine = Sink(Vec::new());
     stridelab_copy::order::engine_order(
-        &stridelab::kernels::copy_planner::analytic_planner(),
+        &crate::common::planner(),
         rows * cols,
         &[cols, rows],
         &[1, cols as isize],

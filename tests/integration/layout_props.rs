@@ -9,7 +9,6 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use stridelab::kernels::copy_planner::analytic_planner;
 use stridelab::kernels::eval as expr;
 use stridelab::kernels::tensor::Tensor;
 use stridelab::layout::{IndexItem, Layout};
@@ -842,10 +841,10 @@ proptest! {
         let mut rng = Rng(seed);
         let layout = random_layout(&mut rng);
         let storage: Arc<[i64]> = (0..layout.storage_len() as i64).map(|v| v * 10 + 7).collect();
-        let tensor = Tensor::from_storage(Arc::clone(&storage), layout.clone()).unwrap();
+        let tensor = Tensor::from_storage(Arc::clone(&storage), layout.clone(), crate::common::planner()).unwrap();
 
         let mut engine = vec![0i64; layout.numel()];
-        stridelab_copy::copy_into_contiguous(&analytic_planner(), &storage, layout.shape(), layout.strides(), layout.offset(), &mut engine).unwrap();
+        stridelab_copy::copy_into_contiguous(&crate::common::planner(), &storage, layout.shape(), layout.strides(), layout.offset(), &mut engine).unwrap();
         prop_assert_eq!(&engine, &tensor.values());
 
         let copy = tensor.clone_data().unwrap();
@@ -876,7 +875,7 @@ proptest! {
     /// No string makes the EXPR parser or evaluator panic.
     #[test]
     fn random_strings_never_panic(text in "[ -~]{0,40}") {
-        let _ = expr::evaluate_as::<i64>(&text, 4096);
+        let _ = expr::evaluate_as::<i64>(&text, 4096, crate::common::planner());
     }
 
     /// Nor do small mutations of valid expressions.
@@ -907,7 +906,7 @@ proptest! {
             }
         }
         let text: String = chars.into_iter().collect();
-        if let Err(e) = expr::evaluate_as::<i64>(&text, 4096) {
+        if let Err(e) = expr::evaluate_as::<i64>(&text, 4096, crate::common::planner()) {
             prop_assert!(!e.to_string().is_empty());
         }
     }
@@ -995,7 +994,7 @@ proptest! {
     fn extreme_integers_never_panic(seed in any::<u64>()) {
         let mut rng = Rng(seed);
         let text = random_grammar_expr(&mut rng);
-        match expr::evaluate_as::<i64>(&text, 4096) {
+        match expr::evaluate_as::<i64>(&text, 4096, crate::common::planner()) {
             Ok(e) => {
                 let storage_len = e.storage_len();
                 prop_assert!(e.layout().offsets().all(|o| o < storage_len), "{}", text);

@@ -12,7 +12,7 @@ use stridelab::kernels::tensor::Tensor;
 use stridelab::layout::{ErrorKind, Layout};
 
 fn eval(text: &str) -> Evaluation<i64> {
-    expr::evaluate(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+    expr::evaluate(text, crate::common::planner()).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
 fn strides(text: &str) -> Vec<isize> {
@@ -53,7 +53,7 @@ fn seed000_transpose_swaps_strides_and_shares_storage() {
 
 #[test]
 fn seed001_2x3_and_its_transpose() {
-    let x = Tensor::from_vec(vec![1, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+    let x = Tensor::from_vec(vec![1, 2, 3, 4, 5, 6], &[2, 3], crate::common::planner()).unwrap();
     assert_eq!(x.layout().strides(), &[3, 1]);
     let y = x.t().unwrap();
     assert_eq!(y.layout().shape(), &[3, 2]);
@@ -77,7 +77,8 @@ fn seed001_row_slice_is_a_writable_view() {
 
 #[test]
 fn seed001_view_on_transpose_fails_and_suggests_reshape() {
-    let err = expr::evaluate("arange(6).view(2, 3).T.view(6)").unwrap_err();
+    let err =
+        expr::evaluate("arange(6).view(2, 3).T.view(6)", crate::common::planner()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ViewIncompatible);
     let message = err.to_string();
     assert!(message.contains(".reshape(6)"), "{message}");
@@ -97,7 +98,12 @@ fn seed001_view_on_transpose_fails_and_suggests_reshape() {
 // ------------------------------------------------------------------ seed 002
 
 fn points() -> Tensor<f64> {
-    Tensor::from_vec(vec![1.0, 4.0, 2.0, 1.0, 3.0, 5.0], &[3, 2]).unwrap()
+    Tensor::from_vec(
+        vec![1.0, 4.0, 2.0, 1.0, 3.0, 5.0],
+        &[3, 2],
+        crate::common::planner(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -288,7 +294,8 @@ fn layout_only_evaluation_matches_the_tensor_evaluation() {
         "arange(6).view(2, 3).T.view(6)",
         "arange(8).as_strided((2, 2), (1, 1)).flatten()",
     ] {
-        let with_values = expr::evaluate(text).map(|e| (e.layout().clone(), e.storage_len()));
+        let with_values = expr::evaluate(text, crate::common::planner())
+            .map(|e| (e.layout().clone(), e.storage_len()));
         let layout_only = stridelab::layout::expr::evaluate_layout(text);
         match (with_values, layout_only) {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),

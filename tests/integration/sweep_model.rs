@@ -31,7 +31,7 @@ fn swept(preset: &str) -> ResultsDocument {
         .plan_on(None, PlanLimits::default(), &levels)
         .unwrap();
     assert_eq!(plan.points.len(), 2 * (40 + 3));
-    let options = RunOptions::on(levels);
+    let options = RunOptions::on(levels, crate::common::planner());
     run_suite(&plan, &options, &AtomicBool::new(false), &mut |_| {}).unwrap()
 }
 
@@ -152,7 +152,7 @@ fn a_preset_sweep_is_simulated_on_the_presets_geometry_beside_the_runs() {
         .plan_on(None, PlanLimits::default(), &levels)
         .unwrap();
     assert_eq!(plan.points.len(), 16 + 2 * 24);
-    let options = RunOptions::on(levels);
+    let options = RunOptions::on(levels, crate::common::planner());
     let doc = run_suite(&plan, &options, &AtomicBool::new(false), &mut |_| {}).unwrap();
     validate(&doc, &CATALOGUE_RULES).unwrap();
     let (on_preset, on_run): (Vec<_>, Vec<_>) = doc

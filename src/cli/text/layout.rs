@@ -3,8 +3,10 @@
 //! object, and the error text with a caret under a parse error.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde::Serialize;
+use stridelab_copy::Planner;
 
 use crate::explain::levels::GeometryExplanation;
 use crate::explain::listing::{ListedValues, Listing, check_all, list_values};
@@ -49,8 +51,8 @@ struct JsonError<'a> {
 
 /// The `--json` object for one expression of `--batch`: the view with every value, or
 /// `{"error": {...}}` (also when listing every value would be too large).
-pub fn json_line(text: &str) -> (String, bool) {
-    match expr::evaluate(text) {
+pub fn json_line(text: &str, copies: &Arc<Planner>) -> (String, bool) {
+    match expr::evaluate(text, Arc::clone(copies)) {
         Ok(evaluation) => {
             let largest = evaluation.storage_len().saturating_sub(1) as u64;
             match check_all(evaluation.layout().numel() as u64, largest, &[]) {
@@ -219,26 +221,28 @@ fn cells_and_values(evaluation: &Evaluation<i64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::copy_planner::planner_for_tests;
 
     #[test]
     fn json_gives_the_view_or_the_error_kind() {
-        let (line, ok) = json_line("arange(12).view(3,4).T");
+        let (line, ok) = json_line("arange(12).view(3,4).T", &planner_for_tests());
         assert!(ok);
         assert!(line.contains("\"shape\":[4,3],\"strides\":[1,4]"), "{line}");
-        let (line, ok) = json_line("arange(12).view(5,3)");
+        let (line, ok) = json_line("arange(12).view(5,3)", &planner_for_tests());
         assert!(!ok);
         assert!(line.starts_with("{\"error\":{\"kind\":"), "{line}");
     }
 
     #[test]
     fn a_parse_error_gets_a_caret_and_a_copy_is_named() {
-        let err = expr::evaluate("arange(12).view(3,4").unwrap_err();
+        let err = expr::evaluate("arange(12).view(3,4", planner_for_tests()).unwrap_err();
         let text = error_text("arange(12).view(3,4", &err);
         assert!(
             text.starts_with("error: ") && text.ends_with("^\n"),
             "{text}"
         );
-        let evaluation = expr::evaluate("arange(12).view(3,4).T.contiguous()").unwrap();
+        let evaluation =
+            expr::evaluate("arange(12).view(3,4).T.contiguous()", planner_for_tests()).unwrap();
         let text = explain(&evaluation);
         assert!(text.contains("a copy made by `.contiguous()`"), "{text}");
         assert!(text.contains("COPY (new storage)"), "{text}");

@@ -150,7 +150,7 @@ mod tests {
             warm,
             max_accesses: DEFAULT_MAX_ACCESSES,
             max_sim_memory: 1 << 30,
-            copies: std::sync::Arc::new(crate::kernels::copy_planner::analytic_planner()),
+            copies: crate::kernels::copy_planner::planner_for_tests(),
         })
         .unwrap();
         sim_text(&report)

@@ -24,6 +24,7 @@ pub(crate) mod cost;
 pub(crate) mod paired;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use thiserror::Error;
@@ -38,6 +39,7 @@ use crate::harness::run::stop::{StopError, stop_flag};
 use crate::harness::suite::{Suite, SuiteError};
 use crate::harness::{MethodOptions, Progress, RunOptions, run_suite};
 use crate::kernels::CATALOGUE_RULES;
+use crate::kernels::copy_planner::analytic_planner;
 use crate::kernels::slowdown::injected;
 use crate::kernels::spec::KernelError;
 use crate::results::compare::{
@@ -456,7 +458,7 @@ fn gate_run_options(
         simulation_time_budget: SIMULATION_TIME_BUDGET,
         // The cap the baselines were recorded with: a different cap is a different method.
         simulation_access_cap: GATE_SIMULATION_CAP,
-        ..RunOptions::on(levels)
+        ..RunOptions::on(levels, Arc::new(analytic_planner(&config.machine)))
     })
 }
 

@@ -7,8 +7,10 @@
 //! points.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use stridelab_copy::Planner;
 use thiserror::Error;
 
 use crate::cache::geometry::{
@@ -102,8 +104,12 @@ pub struct PreparedRun {
 }
 
 /// Validates every parameter and output of `request` before anything runs; `machine` is this
-/// machine's geometry as the process detected it.
-pub fn prepare_run(request: &RunRequest, machine: Geometry) -> Result<PreparedRun, RunPlanError> {
+/// machine's geometry as the process detected it, `copies` the planner the run copies with.
+pub fn prepare_run(
+    request: &RunRequest,
+    machine: Geometry,
+    copies: Arc<Planner>,
+) -> Result<PreparedRun, RunPlanError> {
     let suite = match &request.kernel {
         Some(words) => {
             let (name, rest) = words.split_first().ok_or(RunPlanError::NoKernelName)?;
@@ -129,7 +135,7 @@ pub fn prepare_run(request: &RunRequest, machine: Geometry) -> Result<PreparedRu
         manifest,
         // Every point the plan admits is simulated in full.
         simulation_access_cap: request.max_accesses,
-        ..RunOptions::on(geometry.levels.clone())
+        ..RunOptions::on(geometry.levels.clone(), copies)
     };
     Ok(PreparedRun {
         plan,
@@ -271,6 +277,12 @@ pub fn results_line(outputs: &RunOutputs) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::copy_planner::planner_for_tests;
+
+    /// `prepare_run` on this machine, with the planner a command would build for it.
+    fn prepare(request: &RunRequest) -> Result<PreparedRun, RunPlanError> {
+        prepare_run(request, Geometry::detect(), planner_for_tests())
+    }
 
     fn kernel(words: &[&str]) -> RunRequest {
         RunRequest {
@@ -284,11 +296,7 @@ mod tests {
 
     #[test]
     fn a_kernel_grid_becomes_one_point_per_value() {
-        let run = prepare_run(
-            &kernel(&["row-sum", "rows=64,128", "cols=64"]),
-            Geometry::detect(),
-        )
-        .unwrap();
+        let run = prepare(&kernel(&["row-sum", "rows=64,128", "cols=64"])).unwrap();
         assert_eq!(run.plan.points.len(), 2);
         assert_eq!(run.outputs.json, Some(FileTarget::Stdout));
         assert!(run.outputs.csv.is_none());
@@ -306,9 +314,7 @@ mod tests {
                 "--out" => request.out = Some(path.clone()),
                 _ => request.export_csv = Some(path.clone()),
             }
-            let err = prepare_run(&request, Geometry::detect())
-                .unwrap_err()
-                .to_string();
+            let err = prepare(&request).unwrap_err().to_string();
             assert!(err.contains(flag), "{err}");
             assert!(
                 err.contains(&format!(
@@ -325,18 +331,15 @@ mod tests {
     fn bad_options_are_refused_before_measuring() {
         let mut request = kernel(&["row-sum", "rows=64", "cols=64"]);
         request.out = Some(PathBuf::from("x.csv"));
-        let err = prepare_run(&request, Geometry::detect()).unwrap_err();
+        let err = prepare(&request).unwrap_err();
         assert!(err.to_string().contains("--export-csv x.csv"), "{err}");
         request.out = Some(PathBuf::from("-"));
         request.threads = Some("bad".into());
-        assert!(matches!(
-            prepare_run(&request, Geometry::detect()),
-            Err(RunPlanError::Threads(_))
-        ));
+        assert!(matches!(prepare(&request), Err(RunPlanError::Threads(_))));
         request.threads = None;
         request.sampling_budget = Some(1e9);
         assert!(matches!(
-            prepare_run(&request, Geometry::detect()),
+            prepare(&request),
             Err(RunPlanError::SamplingBudget(_))
         ));
     }

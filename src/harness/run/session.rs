@@ -19,7 +19,6 @@ use crate::harness::run::runner::{
 use crate::harness::sim::predict::predict;
 use crate::harness::sim::warm::simulate_from;
 use crate::harness::suite::{Plan, PlannedPoint};
-use crate::kernels::copy_planner::analytic_planner;
 use crate::kernels::simulation_start;
 use crate::kernels::spec::{Family, Instance, KernelError, PrepareOptions};
 use crate::mem::anon_huge_pages_bytes;
@@ -44,15 +43,15 @@ pub struct RunOptions {
     /// The cache levels to simulate, innermost first.
     pub cache_levels: Vec<CacheLevel>,
     /// The copy engine's planner of this run: every copying kernel is prepared with it, and
-    /// the plans it reports during a point go into that point's record (`copy_plans`). By
-    /// default the analytic schedules for this machine's caches, with no wisdom.
+    /// the plans it reports during a point go into that point's record (`copy_plans`).
     pub copies: Arc<Planner>,
 }
 
 impl RunOptions {
-    /// The default method and simulation limits, simulating `cache_levels` (the caller's
-    /// choice: the harness never detects the machine itself, the binary does, once).
-    pub fn on(cache_levels: Vec<CacheLevel>) -> Self {
+    /// The default method and simulation limits, simulating `cache_levels` and copying
+    /// through `copies` (the caller's choices: the harness never detects the machine itself,
+    /// the binary does, once).
+    pub fn on(cache_levels: Vec<CacheLevel>, copies: Arc<Planner>) -> Self {
         Self {
             method: MethodOptions::default(),
             // As many accesses as a point's run may make (the plan refuses larger points), so
@@ -62,7 +61,7 @@ impl RunOptions {
             simulate: true,
             manifest: serde_json::Value::Null,
             cache_levels,
-            copies: Arc::new(analytic_planner()),
+            copies,
         }
     }
 }

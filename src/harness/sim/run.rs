@@ -290,7 +290,7 @@ mod tests {
             warm: false,
             max_accesses: DEFAULT_MAX_ACCESSES,
             max_sim_memory: 1 << 30,
-            copies: Arc::new(crate::kernels::copy_planner::analytic_planner()),
+            copies: crate::kernels::copy_planner::planner_for_tests(),
         }
     }
 

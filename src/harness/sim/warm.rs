@@ -97,7 +97,11 @@ mod tests {
     fn chase_misses(bytes: &str, start: SimStart) -> (f64, String) {
         let spec = find("chase").unwrap();
         let params = resolve_params(spec, &[("bytes".into(), bytes.into())]).unwrap();
-        let mut instance = (spec.prepare)(&params, &PrepareOptions::default()).unwrap();
+        let mut instance = (spec.prepare)(
+            &params,
+            &PrepareOptions::with_planner(crate::kernels::copy_planner::planner_for_tests()),
+        )
+        .unwrap();
         let sim = simulate_from(
             start,
             instance.as_mut(),
@@ -124,7 +128,11 @@ mod tests {
         // 32 MiB of 64 B lines: 2 runs of 2^18 hops each; the warm-up feeds both.
         let spec = find("chase").unwrap();
         let params = resolve_params(spec, &[("bytes".into(), "32M".into())]).unwrap();
-        let mut instance = (spec.prepare)(&params, &PrepareOptions::default()).unwrap();
+        let mut instance = (spec.prepare)(
+            &params,
+            &PrepareOptions::with_planner(crate::kernels::copy_planner::planner_for_tests()),
+        )
+        .unwrap();
         let sim = simulate_from(
             SimStart::Warm,
             instance.as_mut(),

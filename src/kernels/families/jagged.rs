@@ -340,7 +340,11 @@ mod tests {
             };
             params.insert(name.to_string(), value);
         }
-        let mut instance = prepare(&params, &PrepareOptions::default()).unwrap();
+        let mut instance = prepare(
+            &params,
+            &PrepareOptions::with_planner(crate::kernels::copy_planner::planner_for_tests()),
+        )
+        .unwrap();
         let mut recorder = Recorder::default();
         instance.simulate(&mut recorder);
         (recorder.0, instance.run(), instance.expected_checksum())
