@@ -3,7 +3,7 @@
 # `stridelab gate --base HEAD` blocks an unchanged build (A/A: the candidate and the base are
 # two separate builds of the same commit) and how often it catches one gated kernel made
 # slower by a known amount (row-sum with 2, 3, 5, 10% of its elements read again, compiled in
-# with STRIDELAB_INJECT_SLOWDOWN, see src/kernels/slowdown.rs).
+# with STRIDELAB_INJECT_SLOWDOWN, see crates/core/src/kernels/slowdown.rs).
 #
 # Usage: scripts/gate-calibrate.sh [RUNS=100] [KINDS="0 2 3 5 10"]
 #   KINDS: 0 is A/A, N an N% slowdown. Each round of the experiment makes one gate run of every

@@ -23,7 +23,7 @@ use crate::cli::text::layout::{
     error_json, error_object, error_text, explain, json_line, view_json,
 };
 use crate::cli::text::layout_cache::geometry_text;
-use crate::explain::cache::{Dtype, UnknownDtype, ViewCacheError};
+use crate::explain::cache::{Dtype, UnknownDtype};
 use crate::explain::levels::{GeometryExplanation, explain_geometry};
 use crate::explain::listing::{DEFAULT_SHOWN, Listing, cap_set_lines, check_all};
 use crate::explain::padding::ViewChain;
@@ -118,7 +118,7 @@ pub fn run(args: LayoutArgs) -> anyhow::Result<ExitCode> {
     };
     let mut explained = match explained {
         Ok(explained) => explained,
-        Err(err) => return Ok(fail(args.json, cache_error_kind(&err), &err.to_string())),
+        Err(err) => return Ok(fail(args.json, err.kind(), &err.to_string())),
     };
     if !args.json {
         print!("{}{}", explain(&evaluation), geometry_text(&explained));
@@ -150,13 +150,6 @@ fn fail(json: bool, kind: &str, message: &str) -> ExitCode {
         eprintln!("error: {message}");
     }
     ExitCode::from(2)
-}
-
-fn cache_error_kind(err: &ViewCacheError) -> &'static str {
-    match err {
-        ViewCacheError::TooLarge { .. } => "too_large",
-        ViewCacheError::StrideOverflow { .. } => "overflow",
-    }
 }
 
 /// The geometry `sim` would simulate; `None` when this machine's is unknown and no option

@@ -1,7 +1,11 @@
-//! The floor plan, enforced: every module of `src/` sits on a floor and may import only from
-//! floors below it, so data flows one way (suite → runner → records → report | gate) and a
-//! change on a low floor never has to reason about the floors above. `docs/architecture.md`
-//! draws the same plan; `src/lib.rs`'s module map says it in words.
+//! The floor plan, enforced: every module of the lab's crates sits on a floor and may import
+//! only from floors below it, so data flows one way (suite → runner → records → report | gate)
+//! and a change on a low floor never has to reason about the floors above.
+//! `docs/architecture.md` draws the same plan; `crates/core/src/lib.rs`'s module map says it in
+//! words. The modules live in three crates ([`ROOTS`]): the core (`crates/core`, floors 0–4
+//! but the report), the report (`crates/report`) and the command line (`src/`, which
+//! re-exports the others under their module names); a module is named the same wherever its
+//! crate puts it.
 //!
 //! The copy engine is a crate of its own (`crates/copy-engine`, `stridelab_copy`) on floor 1:
 //! a `stridelab_copy::` path is an import of it, and the crate itself imports nothing of the lab
@@ -40,6 +44,62 @@ const ENGINE: &str = "stridelab_copy";
 /// Narrower than the floors allow: the report draws records and never measures nor re-derives
 /// an analysis, so it reads `results` (and the ground floor) only.
 const ONLY: &[(&str, &[&str])] = &[("report", &["units", "stats", "mem", "vocab", "results"])];
+
+/// Where each crate's modules live: its source directory, the module path of its root file
+/// (the report crate's `lib.rs` is the module `report`), and the names its code uses for the
+/// crates whose modules it imports.
+struct Root {
+    dir: &'static str,
+    module: &'static [&'static str],
+}
+
+const ROOTS: &[Root] = &[
+    Root {
+        dir: "crates/core/src",
+        module: &[],
+    },
+    Root {
+        dir: "crates/report/src",
+        module: &["report"],
+    },
+    Root {
+        dir: "src",
+        module: &[],
+    },
+];
+
+/// A path of one of these crates names modules from the root of the whole lab: the core's
+/// modules under `stridelab_core::`, the report's under `stridelab_report::`.
+const LAB_CRATES: &[(&str, &[&str])] =
+    &[("stridelab_core", &[]), ("stridelab_report", &["report"])];
+
+/// Every source file of the lab with its module path (crate roots other than the report's are
+/// no module: they only declare and re-export).
+fn lab_files() -> Vec<(PathBuf, ModPath, ModPath)> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for root in ROOTS {
+        let dir = workspace.join(root.dir);
+        let base: ModPath = root.module.iter().map(|s| s.to_string()).collect();
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        files.sort();
+        for file in files {
+            let rel = module_path(&dir, &file);
+            if matches!(rel.first().map(String::as_str), Some("lib" | "main")) && rel.len() == 1 {
+                if base.is_empty() {
+                    continue;
+                }
+                out.push((file, base.clone(), base.clone()));
+                continue;
+            }
+            let mut module = base.clone();
+            module.extend(rel);
+            out.push((file, module, base.clone()));
+        }
+    }
+    out
+}
 
 /// The modules `module` may import.
 fn allowed(module: &str) -> Vec<&'static str> {
@@ -82,12 +142,13 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level modules a file's text refers to through `crate::` or escaping `super::` paths,
-/// and the copy engine's crate when it names a `stridelab_copy::` path.
-fn imported_modules(text: &str, module: &[String]) -> BTreeSet<String> {
+/// The top-level modules a file's text refers to through `crate::`, a lab crate's name or
+/// escaping `super::` paths, and the copy engine's crate when it names a `stridelab_copy::`
+/// path. `crate_base` is the module path of the file's crate root.
+fn imported_modules(text: &str, module: &[String], crate_base: &[String]) -> BTreeSet<String> {
     // The first segment of every path a file names, groups included: `crate::{harness::x,
     // report::y}` names `harness` and `report`, however the group is spread over lines.
-    let mut modules: BTreeSet<String> = imported_paths(text, module)
+    let mut modules: BTreeSet<String> = imported_paths(text, module, crate_base)
         .into_iter()
         .filter_map(|path| path.into_iter().next())
         .filter(|name| !name.starts_with(char::is_uppercase))
@@ -137,24 +198,16 @@ fn group_items(group: &str) -> Vec<&str> {
 
 #[test]
 fn imports_only_point_down_the_floors() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
     let mut violations = Vec::new();
     let mut unplaced = Vec::new();
-    for file in &files {
-        let module = module_path(&src, file);
+    for (file, module, crate_base) in &lab_files() {
         let Some(top) = module.first() else { continue };
-        if top == "lib" || top == "main" {
-            continue;
-        }
         let Some(floor) = floor_of(top) else {
             unplaced.push(format!("{} (module `{top}`)", file.display()));
             continue;
         };
         let text = std::fs::read_to_string(file).unwrap();
-        for imported in imported_modules(&text, &module) {
+        for imported in imported_modules(&text, module, crate_base) {
             if &imported == top {
                 continue;
             }
@@ -201,7 +254,7 @@ fn the_scanner_sees_crate_and_escaping_super_paths() {
                 use super::spec::Params; // kernels itself\n\
                 // use crate::report::x; a comment is no import\n\
                 fn f() { crate::cache::model::sets_used(1, 2); }\n";
-    let found = imported_modules(text, &module);
+    let found = imported_modules(text, &module, &[]);
     let expected: BTreeSet<String> = ["harness", "kernels", "cache"]
         .iter()
         .map(|s| s.to_string())
@@ -212,21 +265,27 @@ fn the_scanner_sees_crate_and_escaping_super_paths() {
         "copy".to_string(),
         "simd".to_string(),
     ];
-    let found = imported_modules("use super::super::super::layout::Layout;", &deep);
+    let found = imported_modules("use super::super::super::layout::Layout;", &deep, &[]);
     assert!(found.contains("layout"), "{found:?}");
     // A group at the crate root, spread over lines, names each of its modules.
     let grouped = "use crate::{\n    harness::x, // a comment\n    report::{chart, y},\n};\n";
-    let found = imported_modules(grouped, &module);
+    let found = imported_modules(grouped, &module, &[]);
     let expected: BTreeSet<String> = ["harness", "report"].map(String::from).into();
+    assert_eq!(found, expected);
+    // In the report's crate, `crate::` is the report itself and the core is named by its crate.
+    let report: ModPath = vec!["report".into(), "page".into()];
+    let text = "use crate::chart::x;\nuse stridelab_core::results::{self, R};\n";
+    let found = imported_modules(text, &report, &["report".to_string()]);
+    let expected: BTreeSet<String> = ["report", "results"].map(String::from).into();
     assert_eq!(found, expected);
     // The copy engine's crate, by name only: not a crate whose name ends in it, not a comment.
     let engine = "use stridelab_copy::{Planner, order};\n// stridelab_copy::x\n";
     assert_eq!(
-        imported_modules(engine, &module),
+        imported_modules(engine, &module, &[]),
         [ENGINE.to_string()].into()
     );
-    assert!(imported_modules("use my_stridelab_copy::X;", &module).is_empty());
-    assert!(imported_modules("use stridelab::kernels::X;", &module).is_empty());
+    assert!(imported_modules("use my_stridelab_copy::X;", &module, &[]).is_empty());
+    assert!(imported_modules("use stridelab::kernels::X;", &module, &[]).is_empty());
 }
 
 /// The copy engine's crate directory.
@@ -275,6 +334,44 @@ fn the_copy_engine_crate_imports_nothing_of_the_lab() {
     );
 }
 
+/// The dependency names of every table of a crate's manifest.
+fn manifest_dependencies(crate_dir: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(crate_dir)
+        .join("Cargo.toml");
+    let manifest: toml::Table = std::fs::read_to_string(path).unwrap().parse().unwrap();
+    ["dependencies", "dev-dependencies", "build-dependencies"]
+        .iter()
+        .filter_map(|table| manifest.get(*table).and_then(|t| t.as_table()))
+        .flat_map(|t| t.keys().cloned())
+        .collect()
+}
+
+#[test]
+fn the_crates_depend_one_way() {
+    // The core builds without the report's drawing and rasterising stack (so a fresh build
+    // compiles the two side by side) and without the command line above it.
+    let core = manifest_dependencies("crates/core");
+    for above in [
+        "stridelab",
+        "stridelab-report",
+        "plotters",
+        "resvg",
+        "maud",
+        "clap",
+    ] {
+        assert!(
+            !core.iter().any(|d| d == above),
+            "crates/core depends on {above}: {core:?}"
+        );
+    }
+    assert!(core.iter().any(|d| d == "stridelab-copy"), "{core:?}");
+    // The report reads the core's records and nothing of the command line.
+    let report = manifest_dependencies("crates/report");
+    assert!(!report.iter().any(|d| d == "stridelab"), "{report:?}");
+    assert!(report.iter().any(|d| d == "stridelab-core"), "{report:?}");
+}
+
 /// A line declaring a `static` item (not a `'static` lifetime).
 fn declares_static(line: &str) -> bool {
     let line = line.trim_start();
@@ -298,12 +395,7 @@ fn no_global_planner_state() {
         }
     }
     // The lab keeps no planner or lock in a static either: the harness owns its planner.
-    let mut files = Vec::new();
-    rust_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
-    for file in &files {
+    for (file, _, _) in &lab_files() {
         let text = std::fs::read_to_string(file).unwrap();
         for line in text.lines().filter(|l| declares_static(l)) {
             if ["Planner", "PlanEvent", "Mutex", "RwLock"]
@@ -327,16 +419,26 @@ type ModPath = Vec<String>;
 /// The module paths a file names, from every `crate::a::b` and `super::a` path, with `{x, y::z}`
 /// groups expanded at any depth and across lines (`use crate::kernels::{blocked, spec::Entry}`
 /// names both).
-fn imported_paths(text: &str, module: &[String]) -> Vec<ModPath> {
+fn imported_paths(text: &str, module: &[String], crate_base: &[String]) -> Vec<ModPath> {
     let mut paths = Vec::new();
     let joined = code_of(text);
     {
         let code = joined.as_str();
-        for (i, _) in code.match_indices("crate::") {
-            if code[..i].ends_with('$') || code[..i].ends_with(|c: char| c.is_alphanumeric()) {
-                continue;
+        let own = ("crate", crate_base.to_vec());
+        let named = LAB_CRATES
+            .iter()
+            .map(|(name, base)| (*name, base.iter().map(|s| s.to_string()).collect()));
+        for (name, base) in std::iter::once(own).chain(named) {
+            let prefix = format!("{name}::");
+            for (i, _) in code.match_indices(&prefix) {
+                let before = &code[..i];
+                if before.ends_with('$')
+                    || before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                {
+                    continue;
+                }
+                paths.extend(path_segments(&code[i + prefix.len()..], base.clone()));
             }
-            paths.extend(path_segments(&code[i + "crate::".len()..], Vec::new()));
         }
         for (i, _) in code.match_indices("super::") {
             let before = &code[..i];
@@ -383,23 +485,21 @@ fn path_segments(mut rest: &str, mut base: ModPath) -> Vec<ModPath> {
     }
 }
 
-/// The file-to-file import graph of `src/` (code before each file's test module), leaving out
-/// edges between a module and its own submodules: a parent re-exporting its children and a
+/// The file-to-file import graph of the lab (code before each file's test module), leaving
+/// out edges between a module and its own submodules: a parent re-exporting its children and a
 /// child using its parent's items is one unit, not a circle.
-fn file_graph(src: &Path) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
-    let modules: BTreeMap<ModPath, PathBuf> = files
-        .iter()
-        .map(|f| (module_path(src, f), f.clone()))
-        .filter(|(m, _)| !matches!(m.first().map(String::as_str), Some("lib" | "main")))
+fn file_graph() -> BTreeMap<ModPath, BTreeSet<ModPath>> {
+    let files = lab_files();
+    let modules: BTreeMap<ModPath, (PathBuf, ModPath)> = files
+        .into_iter()
+        .map(|(file, module, base)| (module, (file, base)))
         .collect();
     let mut graph = BTreeMap::new();
-    for (module, file) in &modules {
+    for (module, (file, crate_base)) in &modules {
         let text = std::fs::read_to_string(file).unwrap();
         let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
         let mut targets = BTreeSet::new();
-        for path in imported_paths(code, module) {
+        for path in imported_paths(code, module, crate_base) {
             let deepest = (1..=path.len())
                 .rev()
                 .map(|n| path[..n].to_vec())
@@ -460,8 +560,7 @@ fn circles(graph: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Vec<Vec<ModPath>> {
 
 #[test]
 fn no_import_circle_between_files() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let shown: Vec<String> = circles(&file_graph(&src))
+    let shown: Vec<String> = circles(&file_graph())
         .iter()
         .map(|circle| {
             circle
@@ -502,7 +601,7 @@ fn file_paths_resolve_groups_and_climbing_super() {
     let module: ModPath = vec!["infer".into(), "run".into()];
     let text = "use crate::kernels::{blocked, spec::Entry};\nuse super::stages::Reported;\n\
                 use crate::{\n    cache::{self, sim::Hierarchy},\n    stats as s,\n};\n";
-    let paths = imported_paths(text, &module);
+    let paths = imported_paths(text, &module, &[]);
     let want: Vec<ModPath> = [
         &["kernels", "blocked"][..],
         &["kernels", "spec", "Entry"],

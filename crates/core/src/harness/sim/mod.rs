@@ -1,0 +1,10 @@
+//! Simulated points: one point as `stridelab sim` runs it ([`run`]), an instance's stream fed
+//! to the cache model ([`simulate`]), where that simulation starts ([`warm`]) and the analytic
+//! models' predictions a record carries ([`predict`]), and the set/GCD model's verdict on a
+//! point in words ([`model_words`]).
+
+pub mod model_words;
+pub mod predict;
+pub mod run;
+pub mod simulate;
+pub mod warm;
