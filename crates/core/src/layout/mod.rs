@@ -17,8 +17,8 @@
 //! the same from the text `stridelab layout` takes:
 //!
 //! ```
-//! use stridelab::layout::Layout;
-//! use stridelab::layout::expr::evaluate_layout;
+//! use stridelab_core::layout::Layout;
+//! use stridelab_core::layout::expr::evaluate_layout;
 //!
 //! // Column 5 of a 64×64 row-major matrix: 64 elements, one row (64 elements) apart.
 //! let matrix = Layout::contiguous(&[4096])?.view(&[64, 64])?;
@@ -29,7 +29,7 @@
 //! // The same view as an expression.
 //! let (parsed, storage_len) = evaluate_layout("arange(4096).view(64,64).T[5]")?;
 //! assert_eq!((parsed, storage_len), (column, 4096));
-//! # Ok::<(), stridelab::layout::LayoutError>(())
+//! # Ok::<(), stridelab_core::layout::LayoutError>(())
 //! ```
 #![forbid(unsafe_code)]
 

@@ -147,7 +147,7 @@ impl Layout {
     /// Swaps two dimensions.
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// // A 2×3 row-major matrix: one row is 3 elements apart, one column 1.
     /// let m = Layout::contiguous(&[2, 3])?;
@@ -156,7 +156,7 @@ impl Layout {
     /// // The same storage, walked column by column: no element moved.
     /// assert_eq!(t.offsets().collect::<Vec<_>>(), [0, 3, 1, 4, 2, 5]);
     /// assert!(!t.is_c_contiguous() && t.is_f_contiguous());
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Layout, LayoutError> {
         if self.ndim() == 0 && matches!(dim0, 0 | -1) && matches!(dim1, 0 | -1) {
@@ -175,7 +175,7 @@ impl Layout {
     /// Reorders dimensions: result dim `k` is input dim `dims[k]`.
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// // NCHW to NHWC without a copy: the channel stride moves last.
     /// let nchw = Layout::contiguous(&[1, 3, 4, 5])?;
@@ -184,7 +184,7 @@ impl Layout {
     /// assert_eq!(nhwc.strides(), [60, 5, 1, 20]);
     /// // Each dim once: a repeat is refused.
     /// assert!(nchw.permute(&[0, 1, 1, 2]).is_err());
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn permute(&self, dims: &[i64]) -> Result<Layout, LayoutError> {
         if dims.len() != self.ndim() {
@@ -214,12 +214,12 @@ impl Layout {
     /// `.T`: reverses all dimensions (NumPy's `.T`).
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// let x = Layout::contiguous(&[2, 3, 4])?;
     /// let t = x.reversed_dims()?;
     /// assert_eq!((t.shape(), t.strides()), (&[4, 3, 2][..], &[1, 4, 12][..]));
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn reversed_dims(&self) -> Result<Layout, LayoutError> {
         let shape = self.shape().iter().rev().copied().collect();
@@ -230,12 +230,12 @@ impl Layout {
     /// `t()`: transpose of a view with at most 2 dims (identity below 2).
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// assert_eq!(Layout::contiguous(&[2, 3])?.t()?.strides(), [1, 3]);
     /// assert_eq!(Layout::contiguous(&[5])?.t()?.strides(), [1]); // 1-d: unchanged
     /// assert!(Layout::contiguous(&[2, 3, 4])?.t().is_err()); // use .T or permute
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn t(&self) -> Result<Layout, LayoutError> {
         match self.ndim() {
@@ -251,7 +251,7 @@ impl Layout {
     /// Picks position `index` of dimension `dim` and removes that dimension.
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// let m = Layout::contiguous(&[3, 4])?;
     /// // Column 2: one element per row, a row's length apart.
@@ -260,7 +260,7 @@ impl Layout {
     /// assert_eq!(column.strides(), [4]);
     /// // Negative indices count from the end: the last row.
     /// assert_eq!(m.select(0, -1)?.offsets().collect::<Vec<_>>(), [8, 9, 10, 11]);
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn select(&self, dim: i64, index: i64) -> Result<Layout, LayoutError> {
         if self.ndim() == 0 {
@@ -280,13 +280,13 @@ impl Layout {
     /// Keeps positions `start..start+length` of dimension `dim` (PyTorch `narrow`).
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// // Rows 1 and 2 of a 4×4 matrix: the offset moves, the strides stay.
     /// let band = Layout::contiguous(&[4, 4])?.narrow(0, 1, 2)?;
     /// assert_eq!((band.shape(), band.offset()), (&[2, 4][..], 4));
     /// assert!(Layout::contiguous(&[4, 4])?.narrow(0, 3, 2).is_err()); // past the end
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Layout, LayoutError> {
         if self.ndim() == 0 {
@@ -329,7 +329,7 @@ impl Layout {
     /// NumPy/PyTorch basic indexing: integers, slices (negative steps allowed), `None`, `...`.
     ///
     /// ```
-    /// use stridelab::layout::{IndexItem, Layout};
+    /// use stridelab_core::layout::{IndexItem, Layout};
     ///
     /// let m = Layout::contiguous(&[4, 6])?;
     /// // m[1, ::-2]: row 1, every second element from the end, as a negative stride.
@@ -342,7 +342,7 @@ impl Layout {
     /// // m[None, ...]: a leading axis of size 1.
     /// let batched = m.index(&[IndexItem::NewAxis, IndexItem::Ellipsis])?;
     /// assert_eq!(batched.shape(), [1, 4, 6]);
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn index(&self, items: &[IndexItem]) -> Result<Layout, LayoutError> {
         let ellipses = items
@@ -417,7 +417,7 @@ impl Layout {
     /// A diagonal of the `dim1`×`dim2` planes, appended as the last dim (stride `s1 + s2`).
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// // The diagonal of a 3×3 matrix steps a row and a column at once: stride 3 + 1.
     /// let m = Layout::contiguous(&[3, 3])?;
@@ -425,7 +425,7 @@ impl Layout {
     /// assert_eq!((d.strides(), d.offsets().collect::<Vec<_>>()), (&[4][..], vec![0, 4, 8]));
     /// // offset 1: the one above it.
     /// assert_eq!(m.diagonal(1, 0, 1)?.offsets().collect::<Vec<_>>(), [1, 5]);
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Layout, LayoutError> {
         let a = normalize_dim(dim1, self.ndim())?;
@@ -462,13 +462,13 @@ impl Layout {
     /// Removes every size-1 dimension.
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// let x = Layout::contiguous(&[1, 3, 1, 2])?;
     /// assert_eq!(x.squeeze()?.shape(), [3, 2]);
     /// assert_eq!(x.squeeze_dim(2)?.shape(), [1, 3, 2]);
     /// assert_eq!(x.squeeze_dim(1)?.shape(), [1, 3, 1, 2]); // size 3: unchanged
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn squeeze(&self) -> Result<Layout, LayoutError> {
         let (shape, strides) = self
@@ -498,12 +498,12 @@ impl Layout {
     /// Inserts a size-1 dimension at position `dim` (`-(ndim+1)..=ndim`).
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// let v = Layout::contiguous(&[4])?;
     /// assert_eq!(v.unsqueeze(0)?.shape(), [1, 4]); // a row
     /// assert_eq!(v.unsqueeze(-1)?.shape(), [4, 1]); // a column
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn unsqueeze(&self, dim: i64) -> Result<Layout, LayoutError> {
         let d = normalize_dim(dim, self.ndim() + 1)?;
@@ -518,7 +518,7 @@ impl Layout {
     /// dim. The result aliases storage cells, so tensors built on it are read-only.
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// // A 3-vector broadcast to 2×3: every row reads the same three cells (stride 0).
     /// let row = Layout::contiguous(&[1, 3])?;
@@ -527,7 +527,7 @@ impl Layout {
     /// assert_eq!(grid.offsets().collect::<Vec<_>>(), [0, 1, 2, 0, 1, 2]);
     /// assert!(!grid.is_non_overlapping()); // cells are shared: read-only
     /// assert!(row.expand(&[2, 4]).is_err()); // only size-1 dims grow
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn expand(&self, sizes: &[i64]) -> Result<Layout, LayoutError> {
         if sizes.len() < self.ndim() {
@@ -583,13 +583,13 @@ impl Layout {
     /// (NumPy `flip`; PyTorch copies instead).
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// let m = Layout::contiguous(&[2, 3])?;
     /// let mirrored = m.flip(&[1])?; // each row backwards
     /// assert_eq!((mirrored.strides(), mirrored.offset()), (&[3, -1][..], 2));
     /// assert_eq!(mirrored.offsets().collect::<Vec<_>>(), [2, 1, 0, 5, 4, 3]);
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn flip(&self, dims: &[i64]) -> Result<Layout, LayoutError> {
         let targets: Vec<usize> = if dims.is_empty() {
@@ -624,7 +624,7 @@ impl Layout {
     /// allowed (NumPy's `as_strided`; PyTorch refuses them).
     ///
     /// ```
-    /// use stridelab::layout::{ErrorKind, Layout};
+    /// use stridelab_core::layout::{ErrorKind, Layout};
     ///
     /// // Sliding windows of 3 over 6 elements: 4 windows, each starting one element later.
     /// let storage = Layout::contiguous(&[6])?;
@@ -634,7 +634,7 @@ impl Layout {
     /// // An element past the storage is refused, not read.
     /// let past = storage.as_strided(&[4, 4], &[1, 1], None).unwrap_err();
     /// assert_eq!(past.kind(), ErrorKind::OutOfBounds);
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn as_strided(
         &self,

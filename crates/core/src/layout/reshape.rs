@@ -146,14 +146,14 @@ impl Layout {
     /// `view_incompatible` error that suggests `reshape`.
     ///
     /// ```
-    /// use stridelab::layout::{ErrorKind, Layout};
+    /// use stridelab_core::layout::{ErrorKind, Layout};
     ///
     /// let x = Layout::contiguous(&[4, 6])?;
     /// assert_eq!(x.view(&[2, -1, 3])?.shape(), [2, 4, 3]); // -1: inferred
     /// // A transpose's elements are no longer in storage order: a flat view would need a copy.
     /// let err = x.t()?.view(&[24]).unwrap_err();
     /// assert_eq!(err.kind(), ErrorKind::ViewIncompatible);
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn view(&self, requested: &[i64]) -> Result<Layout, LayoutError> {
         let new_shape = infer_shape(requested, self.numel())?;

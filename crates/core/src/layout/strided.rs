@@ -147,14 +147,14 @@ impl Layout {
     /// Builds and validates a layout (see `validate` for the rules).
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// // Every other element of a 10-element storage, starting at 1: offsets 1, 3, 5, 7, 9.
     /// let odd = Layout::new(vec![5], vec![2], 1, 10)?;
     /// assert_eq!(odd.offsets().collect::<Vec<_>>(), [1, 3, 5, 7, 9]);
     /// // One more element would reach offset 11, outside the storage.
     /// assert!(Layout::new(vec![6], vec![2], 1, 10).is_err());
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn new(
         shape: Vec<usize>,
@@ -174,13 +174,13 @@ impl Layout {
     /// A C-contiguous layout covering a fresh storage of exactly `Π shape` elements.
     ///
     /// ```
-    /// use stridelab::layout::Layout;
+    /// use stridelab_core::layout::Layout;
     ///
     /// let x = Layout::contiguous(&[2, 3, 4])?;
     /// assert_eq!(x.strides(), [12, 4, 1]); // the last index is fastest
     /// assert_eq!((x.numel(), x.storage_len()), (24, 24));
     /// assert_eq!(x.offset_of(&[1, 2, 3]), Some(12 + 2 * 4 + 3));
-    /// # Ok::<(), stridelab::layout::LayoutError>(())
+    /// # Ok::<(), stridelab_core::layout::LayoutError>(())
     /// ```
     pub fn contiguous(shape: &[usize]) -> Result<Layout, LayoutError> {
         let strides = contiguous_strides(shape)?;
