@@ -9,6 +9,8 @@
 //! - `sim`: simulated points and the models' predictions a record carries;
 //! - `gate`: the regression gate, against a stored baseline or a base commit built here;
 //! - `machine`: the manifest every results file embeds;
+//! - [`custom`]: a user's own kernel, written against the accessor, timed and simulated as the
+//!   lab's are;
 //! - `catalogue_link`: the catalogue's lookups re-exported ([`catalogue`] and the rest); the
 //!   parts above also import `kernels` directly, for kernel specs, instances and the copy
 //!   planner's events.
@@ -16,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod catalogue_link;
+pub mod custom;
 pub mod gate;
 pub mod history;
 pub mod machine;
