@@ -11,6 +11,7 @@
 //! - `iter` — storage offsets in logical C order.
 //! - [`expr`] — the `arange(N).op(...)[...]` language of `stridelab layout`, and its
 //!   layout-only evaluation.
+//! - [`loops`] — the LOOP language of `stridelab sim --loop`: affine loop nests over arrays.
 //!
 //! A view is built from a [`Layout`] by its ops, each returning a new layout over the same
 //! storage (or a [`LayoutError`] saying which rule it breaks); [`expr::evaluate_layout`] builds
@@ -38,6 +39,7 @@ pub(crate) mod describe;
 pub(crate) mod error;
 pub mod expr;
 pub(crate) mod iter;
+pub mod loops;
 pub(crate) mod ops;
 pub(crate) mod reshape;
 pub(crate) mod strided;
