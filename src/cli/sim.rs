@@ -108,7 +108,16 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(text) = &args.loop_text {
-        return super::sim_loop::run(text, &args);
+        let options = super::sim_loop::LoopOptions {
+            arrays: &args.arrays,
+            cache: &args.cache,
+            policy: args.policy.with_seed(args.seed),
+            warm: args.warm,
+            json: args.json,
+            max_accesses: args.max_accesses,
+            max_sim_memory: args.max_sim_memory,
+        };
+        return super::sim_loop::run(text, &options);
     }
     let Some(kernel) = &args.kernel else {
         anyhow::bail!("sim needs a kernel name (`stridelab sim --list` lists them)");

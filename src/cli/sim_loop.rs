@@ -6,20 +6,32 @@
 
 use std::process::ExitCode;
 
-use crate::cli::sim::SimArgs;
+use crate::cache::sim::Policy;
+use crate::cli::common::CacheArgs;
 use crate::cli::text::sim_loop::{error_text, loop_text};
 use crate::harness::sim::loops::{LoopSimError, LoopSimRequest, simulate_nest};
 use crate::layout::loops::LoopNest;
 
-pub fn run(text: &str, args: &SimArgs) -> anyhow::Result<ExitCode> {
+/// The options of `sim` that `--loop` reads.
+pub struct LoopOptions<'a> {
+    pub arrays: &'a [String],
+    pub cache: &'a CacheArgs,
+    pub policy: Policy,
+    pub warm: bool,
+    pub json: bool,
+    pub max_accesses: u64,
+    pub max_sim_memory: u64,
+}
+
+pub fn run(text: &str, args: &LoopOptions) -> anyhow::Result<ExitCode> {
     let geometry = args.cache.choose()?;
-    let outcome = LoopNest::parse(text, &args.arrays)
+    let outcome = LoopNest::parse(text, args.arrays)
         .map_err(LoopSimError::from)
         .and_then(|nest| {
             simulate_nest(&LoopSimRequest {
                 nest: &nest,
                 geometry: &geometry,
-                policy: args.policy.with_seed(args.seed),
+                policy: args.policy,
                 warm: args.warm,
                 max_accesses: args.max_accesses,
                 max_sim_memory: args.max_sim_memory,

@@ -24,6 +24,9 @@ use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, ChosenGeometry, GeometrySource};
 use crate::cache::model::predict;
 use crate::cache::sim::{Engine, LevelStats, Policy, SimError, Simulator};
+pub use crate::harness::sim::loops_report::{
+    PaddingCandidate, PaddingOutput, ReferenceLevel, ReferenceOutput,
+};
 use crate::harness::sim::loops_words::{padding_sentence, reference_findings, stride_sentence};
 use crate::harness::sim::model_words::model_sentence;
 use crate::harness::sim::run::simulated_level;
@@ -51,8 +54,8 @@ pub enum LoopSimError {
     )]
     AttributionDisagrees {
         level: String,
-        attributed: LevelStats,
-        whole: LevelStats,
+        attributed: Box<LevelStats>,
+        whole: Box<LevelStats>,
     },
 }
 
@@ -91,65 +94,6 @@ pub struct NestLevel {
     pub warnings: Vec<String>,
 }
 
-/// One reference's counts on one level.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ReferenceLevel {
-    pub level: String,
-    pub loads: u64,
-    pub stores: u64,
-    pub misses: u64,
-    pub compulsory: u64,
-    pub capacity: u64,
-    pub conflict: u64,
-    /// The sets its conflict misses fell in most, with their counts (most first).
-    pub top_conflict_sets: Vec<(u64, u64)>,
-    /// Distinct sets its conflict misses fell in.
-    pub conflict_sets: u64,
-}
-
-/// One array reference: where it is, its innermost stride and the model of it, its counts.
-#[derive(Debug, Clone, Serialize)]
-pub struct ReferenceOutput {
-    pub reference: String,
-    /// 1-based.
-    pub statement: usize,
-    pub array: String,
-    pub loads_per_iteration: usize,
-    pub stores_per_iteration: usize,
-    /// Bytes between two consecutive iterations of the innermost loop.
-    pub stride_bytes: i64,
-    /// What the stride is, in words.
-    pub stride: String,
-    /// The set/GCD model's verdict on one innermost run, per level (analytic).
-    pub model: Vec<String>,
-    /// Simulated, per level; empty when the nest was too long to attribute.
-    pub levels: Vec<ReferenceLevel>,
-}
-
-/// One leading dimension tried for an array, re-simulated.
-#[derive(Debug, Clone, Serialize)]
-pub struct PaddingCandidate {
-    pub ld: usize,
-    /// Conflict misses of the whole nest per level, simulated.
-    pub conflict: Vec<u64>,
-    pub misses: Vec<u64>,
-}
-
-/// The padding search for one array.
-#[derive(Debug, Clone, Serialize)]
-pub struct PaddingOutput {
-    pub array: String,
-    pub ld: usize,
-    /// The nest as declared, per level (simulated).
-    pub conflict_before: Vec<u64>,
-    pub misses_before: Vec<u64>,
-    pub candidates: Vec<PaddingCandidate>,
-    /// Index into `candidates` of the one that removes the most conflict misses, if any does
-    /// (of those that remove as many, the one with the fewest misses, then the least padding).
-    pub best: Option<usize>,
-    pub sentence: String,
-}
-
 /// A simulated loop nest; serialises to the `stridelab sim --loop --json` object.
 #[derive(Debug, Serialize)]
 pub struct LoopReport {
@@ -180,6 +124,9 @@ impl LoopReport {
         serde_json::to_string(self)
     }
 }
+
+/// Per reference, per level: its counts, and its conflict misses per set.
+type Attributed = (Vec<Vec<LevelStats>>, Vec<Vec<HashMap<u64, u64>>>);
 
 /// Feeds the nest's stream to `sink`.
 fn feed(
@@ -219,10 +166,7 @@ fn simulate_whole(
 
 /// Per reference and level: counts and the sets of its conflict misses, on the reference
 /// engine, each access credited with the change it made to the engine's counts.
-fn attribute(
-    nest: &LoopNest,
-    request: &LoopSimRequest,
-) -> Result<(Vec<Vec<LevelStats>>, Vec<Vec<HashMap<u64, u64>>>), LoopSimError> {
+fn attribute(nest: &LoopNest, request: &LoopSimRequest) -> Result<Attributed, LoopSimError> {
     let levels = &request.geometry.levels;
     let placement = Placement::of(&nest.arrays)?;
     let mut sim = Simulator::new(
@@ -374,15 +318,13 @@ fn agree(
         if sum != expected {
             return Err(LoopSimError::AttributionDisagrees {
                 level: level.name.clone(),
-                attributed: sum,
-                whole: whole[k],
+                attributed: Box::new(sum),
+                whole: Box::new(whole[k]),
             });
         }
     }
     Ok(())
 }
-
-type Attributed = (Vec<Vec<LevelStats>>, Vec<Vec<HashMap<u64, u64>>>);
 
 fn references(
     nest: &LoopNest,

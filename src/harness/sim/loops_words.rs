@@ -4,7 +4,7 @@
 //! was re-simulated.
 
 use crate::cache::geometry::CacheLevel;
-use crate::harness::sim::loops::{PaddingOutput, ReferenceOutput};
+use crate::harness::sim::loops_report::{PaddingOutput, ReferenceOutput};
 use crate::layout::loops::{ArrayDecl, Declared};
 use crate::units::{format_count, format_count_signed, format_in_lines, format_share};
 

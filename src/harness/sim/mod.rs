@@ -5,6 +5,7 @@
 //! padding advice re-simulated ([`loops`], its sentences in `loops_words`).
 
 pub mod loops;
+pub(crate) mod loops_report;
 pub(crate) mod loops_words;
 pub(crate) mod model_words;
 pub(crate) mod predict;

@@ -7,7 +7,7 @@
 //! row's own range, so it raises no false alarm.
 
 use super::LoopNest;
-use super::error::LoopError;
+use super::error::{LoopError, OutOfBounds};
 
 /// What [`check`] found: the nest's size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,7 +135,7 @@ impl Walker<'_> {
                     .map(i128::to_string)
                     .collect::<Vec<_>>()
                     .join(", ");
-                return Err(LoopError::OutOfBounds {
+                return Err(LoopError::OutOfBounds(Box::new(OutOfBounds {
                     statement: reference.statement + 1,
                     statement_text: self.nest.statements[reference.statement].text.clone(),
                     reference: reference.text.clone(),
@@ -143,7 +143,7 @@ impl Walker<'_> {
                     reached: format!("{}[{reached}]", array.name),
                     array: array.name.clone(),
                     shape: array.shape.clone(),
-                });
+                })));
             }
         }
         Ok(())

@@ -40,21 +40,10 @@ pub enum LoopError {
     Declaration { array: String, message: String },
     /// An index that leaves its array somewhere in the nest.
     #[error(
-        "statement {statement} (`{statement_text}`): {reference} leaves its array: {point} gives \
-         {reached}, but {array} has shape {shape:?}"
+        "statement {} (`{}`): {} leaves its array: {} gives {}, but {} has shape {:?}",
+        .0.statement, .0.statement_text, .0.reference, .0.point, .0.reached, .0.array, .0.shape
     )]
-    OutOfBounds {
-        /// 1-based.
-        statement: usize,
-        statement_text: String,
-        reference: String,
-        /// `i = 1023, j = 0`.
-        point: String,
-        /// `a[0, 1024]`.
-        reached: String,
-        array: String,
-        shape: Vec<usize>,
-    },
+    OutOfBounds(Box<OutOfBounds>),
     /// More accesses than the budget.
     #[error(
         "the loop nest makes more than {limit} accesses (at least {counted} counted before \
@@ -70,6 +59,21 @@ pub enum LoopError {
     /// A bound, an index or an address beyond 64-bit integers.
     #[error("{0} does not fit in 64-bit integers")]
     Overflow(String),
+}
+
+/// Where a reference leaves its array (boxed to keep [`LoopError`] small).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutOfBounds {
+    /// 1-based.
+    pub statement: usize,
+    pub statement_text: String,
+    pub reference: String,
+    /// `i = 1023, j = 0`.
+    pub point: String,
+    /// `a[0, 1024]`.
+    pub reached: String,
+    pub array: String,
+    pub shape: Vec<usize>,
 }
 
 impl LoopError {

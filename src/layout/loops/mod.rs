@@ -149,16 +149,16 @@ pub(crate) fn shape_strides(
     ld: Option<usize>,
 ) -> Result<(Vec<i64>, usize), LoopError> {
     let n = shape.len();
-    if let (Some(ld), true) = (ld, n >= 2) {
-        if ld < shape[n - 1] {
-            return Err(LoopError::Declaration {
-                array: name.to_string(),
-                message: format!(
-                    "ld={ld} is smaller than the last dim ({}): rows would overlap",
-                    shape[n - 1]
-                ),
-            });
-        }
+    if let (Some(ld), true) = (ld, n >= 2)
+        && ld < shape[n - 1]
+    {
+        return Err(LoopError::Declaration {
+            array: name.to_string(),
+            message: format!(
+                "ld={ld} is smaller than the last dim ({}): rows would overlap",
+                shape[n - 1]
+            ),
+        });
     }
     let overflow = || LoopError::Declaration {
         array: name.to_string(),
