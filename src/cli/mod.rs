@@ -17,6 +17,7 @@ pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod shell;
 pub(crate) mod sim;
+pub(crate) mod sim_loop;
 pub(crate) mod text;
 pub(crate) mod wisdom;
 

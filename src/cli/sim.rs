@@ -16,6 +16,8 @@
 //! `rows=1,2` is refused), the accesses the simulation will make (estimated from the
 //! parameters, twice with `--warm`) must not exceed `--max-accesses`, and the caches' up-front
 //! state must fit in `--max-sim-memory`.
+//!
+//! `sim --loop TEXT --array DECL …` simulates a user's loop nest instead (`sim_loop.rs`).
 
 use std::process::ExitCode;
 
@@ -38,13 +40,24 @@ pub enum EngineArg {
 pub struct SimArgs {
     /// The kernel, e.g. col-sum (`--list` lists them).
     #[arg(
-        required_unless_present = "list",
+        required_unless_present_any = ["list", "loop_text"],
         value_parser = kernel_name_parser(),
         hide_possible_values = true
     )]
     pub kernel: Option<String>,
     /// Kernel parameters: key=value, or plain values in the kernel's parameter order.
     pub params: Vec<String>,
+    /// Simulate your own loop nest instead of a kernel, e.g.
+    /// 'for i in 0..1024: for j in 0..1024: a[j, i] += b[i, j]' (docs/loops.md: bounds affine
+    /// in enclosing indices, `step N`, statements separated by `;`, `read a[i]`, scalars `s +=`).
+    /// Counts per level and per array reference, and padded leading dimensions re-simulated.
+    #[arg(long = "loop", value_name = "TEXT", conflicts_with_all = ["kernel", "list"])]
+    pub loop_text: Option<String>,
+    /// An array of --loop: 'a = f64[1024, 1024]', 'a = f64[1024, 1024] ld=1032', or a view
+    /// 'b = f64 arange(1024*1024).view(1024,1024).T'; placed one after another from 2^32,
+    /// each on a 4 KiB boundary (`align=N` to change). Repeatable.
+    #[arg(long = "array", value_name = "DECL", requires = "loop_text")]
+    pub arrays: Vec<String>,
     #[command(flatten)]
     pub list: ListArgs,
     #[command(flatten)]
@@ -95,6 +108,18 @@ fn parse_memory_size(text: &str) -> Result<u64, String> {
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     if args.list.print()? {
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(text) = &args.loop_text {
+        let options = super::sim_loop::LoopOptions {
+            arrays: &args.arrays,
+            cache: &args.cache,
+            policy: args.policy.with_seed(args.seed),
+            warm: args.warm,
+            json: args.json,
+            max_accesses: args.max_accesses,
+            max_sim_memory: args.max_sim_memory,
+        };
+        return super::sim_loop::run(text, &options);
     }
     let Some(kernel) = &args.kernel else {
         anyhow::bail!("sim needs a kernel name (`stridelab sim --list` lists them)");

@@ -45,5 +45,6 @@ mod run_cli;
 mod run_history;
 mod shell_cli;
 mod sim_against_build;
+mod sim_loop_cli;
 mod sweep_model;
 mod tensor_cachegrind;

@@ -11,6 +11,7 @@
 //! - `iter` — storage offsets in logical C order.
 //! - [`expr`] — the `arange(N).op(...)[...]` language of `stridelab layout`, and its
 //!   layout-only evaluation.
+//! - [`loops`] — the LOOP language of `stridelab sim --loop`: affine loop nests over arrays.
 //!
 //! A view is built from a [`Layout`] by its ops, each returning a new layout over the same
 //! storage (or a [`LayoutError`] saying which rule it breaks); [`expr::evaluate_layout`] builds
@@ -38,6 +39,7 @@ pub mod describe;
 pub mod error;
 pub mod expr;
 pub mod iter;
+pub mod loops;
 pub mod ops;
 pub mod reshape;
 pub mod strided;

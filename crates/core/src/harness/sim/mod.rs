@@ -1,8 +1,12 @@
 //! Simulated points: one point as `stridelab sim` runs it ([`run`]), an instance's stream fed
 //! to the cache model ([`simulate`]), where that simulation starts ([`warm`]) and the analytic
 //! models' predictions a record carries ([`predict`]), and the set/GCD model's verdict on a
-//! point in words ([`model_words`]).
+//! point in words ([`model_words`]); a user's own loop nest simulated per array reference, with
+//! padding advice re-simulated ([`loops`], its sentences in `loops_words`).
 
+pub mod loops;
+pub mod loops_report;
+pub mod loops_words;
 pub mod model_words;
 pub mod predict;
 pub mod run;

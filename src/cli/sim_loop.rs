@@ -1,0 +1,54 @@
+//! `stridelab sim --loop TEXT --array DECL …`: parses the nest, simulates it
+//! (`harness::sim::loops`) on the geometry, policy and budgets of `sim`, and prints the report
+//! (`cli::text::sim_loop`) or its JSON. A malformed nest or declaration, an index out of
+//! bounds or a nest beyond the budget exits 2 with the error (and a caret under the column
+//! it points at); with `--json` the error is one object, `{"error": {"message": …}}`.
+
+use std::process::ExitCode;
+
+use crate::cache::sim::Policy;
+use crate::cli::common::CacheArgs;
+use crate::cli::text::sim_loop::{error_text, loop_text};
+use crate::harness::sim::loops::{LoopSimError, LoopSimRequest, simulate_nest};
+use crate::layout::loops::LoopNest;
+
+/// The options of `sim` that `--loop` reads.
+pub struct LoopOptions<'a> {
+    pub arrays: &'a [String],
+    pub cache: &'a CacheArgs,
+    pub policy: Policy,
+    pub warm: bool,
+    pub json: bool,
+    pub max_accesses: u64,
+    pub max_sim_memory: u64,
+}
+
+pub fn run(text: &str, args: &LoopOptions) -> anyhow::Result<ExitCode> {
+    let geometry = args.cache.choose()?;
+    let outcome = LoopNest::parse(text, args.arrays)
+        .map_err(LoopSimError::from)
+        .and_then(|nest| {
+            simulate_nest(&LoopSimRequest {
+                nest: &nest,
+                geometry: &geometry,
+                policy: args.policy,
+                warm: args.warm,
+                max_accesses: args.max_accesses,
+                max_sim_memory: args.max_sim_memory,
+            })
+        });
+    match outcome {
+        Ok(report) if args.json => println!("{}", report.to_json()?),
+        Ok(report) => print!("{}", loop_text(&report)),
+        Err(err) if args.json => {
+            let message = serde_json::json!({ "error": { "message": err.to_string() } });
+            println!("{message}");
+            return Ok(ExitCode::from(2));
+        }
+        Err(err) => {
+            eprint!("{}", error_text(&err));
+            return Ok(ExitCode::from(2));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
