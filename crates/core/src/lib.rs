@@ -57,7 +57,11 @@
 //!
 //! ## The public API
 //!
-//! Public is what the command line, the report, the benches and the integration tests use:
+//! For your own code: [`harness::custom`] times and simulates a kernel you write once against
+//! the accessor ([`kernels::access::Mem`]); [`cache::sim::Hierarchy`] takes addresses you feed
+//! it ([`cache::AccessSink`]); `examples/own_kernel.rs` and `examples/feed_addresses.rs` show
+//! both. Public besides is what the command line, the report, the benches and the integration
+//! tests use:
 //! - [`kernels`]: the catalogue ([`kernels::find`], [`kernels::resolve_params`],
 //!   [`kernels::catalogue()`]), the accessor ([`kernels::access`]), the copy engine's
 //!   planner for this machine ([`kernels::copy_planner`]), the strided tensor with values
