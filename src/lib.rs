@@ -8,7 +8,7 @@
 //!
 //! Data flows one way: **suite → runner → records → (report | gate)**. Modules stand on floors
 //! and import only from floors below: ground ([`units`], [`stats`], [`mem`], [`vocab`]) <
-//! [`layout`], [`cache`] < [`kernels`], [`explain`], [`results`] < [`harness`] < [`report`],
+//! [`layout`], [`cache`], [`trace`] < [`kernels`], [`explain`], [`results`] < [`harness`] < [`report`],
 //! [`infer`] < [`cli`]. The two floor-4 modules never import each other: the infer document
 //! they share is data in [`results::infer_doc`]. Beneath the lab's kernels floor stands the copy
 //! engine, a crate of its own ([`stridelab_copy`], `crates/copy-engine`): it imports nothing of
@@ -31,6 +31,9 @@
 //! - [`cache`] — cache geometry (sysfs, CPUID cross-check, overrides, presets), the
 //!   set-associative simulator with cachegrind-compatible semantics and a 3C miss split, and the
 //!   analytic set/GCD model that predicts how many sets a stride really uses.
+//! - [`trace`] — memory traces of a user's own programs (valgrind lackey, Dinero IV din, plain
+//!   `R|W ADDRESS [SIZE]`; gzip or not), streamed a buffer at a time into records that
+//!   `sim --trace` feeds the simulator. No unsafe.
 //! - [`kernels`] — the kernel catalogue as data (`KernelSpec`) and the kernel families
 //!   (traversals, transposes, view walks, conflict probes, blocked layouts), each written once,
 //!   generic over an accessor so the same code runs on real memory and feeds the simulator.
@@ -82,5 +85,6 @@ pub mod mem;
 pub mod report;
 pub mod results;
 pub mod stats;
+pub mod trace;
 pub mod units;
 pub mod vocab;

@@ -1,6 +1,6 @@
 //! `stridelab sim KERNEL [key=value ...] [--preset P] [--cache NAME=SIZE,WAYS,LINE ...]
 //! [--policy P] [--warm] [--json] [--engine fast|reference]` (or
-//! `sim --list [KERNEL]`): feeds one run of a kernel's address stream to the cache simulator and
+//! `sim --list [KERNEL]`, or `sim --trace FILE`: a user's trace, `cli/sim_trace.rs`): feeds one run of a kernel's address stream to the cache simulator and
 //! prints, per level, the counts, the 3C split of the misses and the analytic set/GCD model's
 //! prediction for the kernel's strided pattern. `--engine reference` counts with the plain
 //! reference simulator instead of the fast one: the same output, the definition the fast one is
@@ -21,6 +21,7 @@ use std::process::ExitCode;
 
 use crate::cache::sim::{Engine, Policy};
 use crate::cli::common::{CacheArgs, ListArgs, WisdomArgs, kernel_name_parser};
+use crate::cli::sim_trace::{SimFlags, TraceArgs};
 use crate::cli::text::sim::sim_text;
 use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
 
@@ -36,7 +37,7 @@ pub enum EngineArg {
 pub struct SimArgs {
     /// The kernel, e.g. col-sum (`--list` lists them).
     #[arg(
-        required_unless_present = "list",
+        required_unless_present_any = ["list", "trace"],
         value_parser = kernel_name_parser(),
         hide_possible_values = true
     )]
@@ -45,6 +46,8 @@ pub struct SimArgs {
     pub params: Vec<String>,
     #[command(flatten)]
     pub list: ListArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
     #[command(flatten)]
     pub cache: CacheArgs,
     // Copy-engine kernels replay the schedule the wisdom holds for their copy (what `run`
@@ -66,8 +69,9 @@ pub struct SimArgs {
     /// Which simulator counts (the same counts either way).
     #[arg(long, value_enum, default_value = "fast")]
     pub engine: EngineArg,
-    /// Most accesses the simulation may make (estimated from the parameters, doubled by
-    /// --warm; N takes K/M/G); a larger one is refused before anything is allocated.
+    /// Most accesses a kernel's simulation may make (estimated from the parameters, doubled
+    /// by --warm; N takes K/M/G); a larger one is refused before anything is allocated. A
+    /// --trace is streamed whatever its length.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ACCESSES, value_parser = super::common::parse_count_arg)]
     pub max_accesses: u64,
     /// Most memory the simulated caches' tags and replacement state may take up front
@@ -94,16 +98,26 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     if args.list.print()? {
         return Ok(ExitCode::SUCCESS);
     }
+    let engine = match args.engine {
+        EngineArg::Fast => Engine::Fast,
+        EngineArg::Reference => Engine::Reference,
+    };
+    if let Some(file) = &args.trace.trace {
+        let flags = SimFlags {
+            cache: &args.cache,
+            policy: args.policy.with_seed(args.seed),
+            engine,
+            max_sim_memory: args.max_sim_memory,
+            json: args.json,
+        };
+        return super::sim_trace::run(&args.trace, file, flags);
+    }
     let Some(kernel) = &args.kernel else {
         anyhow::bail!("sim needs a kernel name (`stridelab sim --list` lists them)");
     };
     let geometry = args.cache.choose()?;
     let copies = args.wisdom.planner()?;
     let policy = args.policy.with_seed(args.seed);
-    let engine = match args.engine {
-        EngineArg::Fast => Engine::Fast,
-        EngineArg::Reference => Engine::Reference,
-    };
     let report = simulate_point_on(
         engine,
         &SimRequest {
