@@ -47,3 +47,4 @@ mod shell_cli;
 mod sim_against_build;
 mod sweep_model;
 mod tensor_cachegrind;
+mod trace_cli;
