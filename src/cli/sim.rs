@@ -102,6 +102,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         EngineArg::Fast => Engine::Fast,
         EngineArg::Reference => Engine::Reference,
     };
+    args.trace.check_used_with_trace()?;
     if let Some(file) = &args.trace.trace {
         let flags = SimFlags {
             cache: &args.cache,

@@ -31,9 +31,27 @@ pub struct TraceArgs {
     /// instead of stopping at the first with an error.
     #[arg(long, requires = "trace")]
     pub skip_bad_lines: bool,
-    /// Busiest sets listed per level.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_TOP_SETS, requires = "trace")]
-    pub top_sets: usize,
+    /// Busiest sets listed per level (default 8).
+    #[arg(long, value_name = "N", requires = "trace")]
+    pub top_sets: Option<usize>,
+}
+
+impl TraceArgs {
+    /// Refuses the trace's flags without `--trace` (clap's `requires` lets them through beside
+    /// a kernel).
+    pub fn check_used_with_trace(&self) -> anyhow::Result<()> {
+        let given = [
+            ("--trace-format", self.trace_format.is_some()),
+            ("--skip-bad-lines", self.skip_bad_lines),
+            ("--top-sets", self.top_sets.is_some()),
+        ];
+        match given.iter().find(|(_, given)| *given) {
+            Some((flag, _)) if self.trace.is_none() => {
+                anyhow::bail!("{flag} applies to a trace: it needs --trace FILE")
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// `--trace-format`: one of [`TraceFormat::ALL`], each listed with what its lines look like.
@@ -71,7 +89,7 @@ pub fn run(args: &TraceArgs, file: &Path, sim: SimFlags<'_>) -> anyhow::Result<E
             policy: sim.policy,
             engine: sim.engine,
             max_sim_memory: sim.max_sim_memory,
-            top_sets: args.top_sets,
+            top_sets: args.top_sets.unwrap_or(DEFAULT_TOP_SETS),
         },
     )?;
     if sim.json {

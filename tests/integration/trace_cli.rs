@@ -386,6 +386,8 @@ fn a_file_its_gzip_and_stdin_read_alike() {
 
 #[test]
 fn help_documents_the_trace_flags() {
+    let alone = stridelab(&["sim", "col-sum", "rows=8", "cols=8", "--top-sets", "3"]);
+    assert_eq!(alone.status.code(), Some(2), "--top-sets without --trace");
     let out = stridelab(&["sim", "--help"]);
     let help = String::from_utf8_lossy(&out.stdout);
     for flag in [
