@@ -8,7 +8,7 @@
 //! lab's library crates, re-exported here under the names the floors have in
 //! `docs/architecture.md`: the lab itself (`stridelab-core`: [`units`], [`stats`], [`mem`],
 //! [`vocab`], [`layout`], [`cache`], [`kernels`], [`explain`], [`results`], [`harness`],
-//! [`infer`]), the report (`stridelab-report`, as [`report`]) and the copy engine
+//! [`infer`], [`trace`]), the report (`stridelab-report`, as [`report`]) and the copy engine
 //! (`stridelab-copy`). Data flows one way: **suite → runner → records → (report | gate)**;
 //! `tests/integration/architecture.rs` enforces the floors.
 //!
@@ -21,6 +21,6 @@
 pub mod cli;
 
 pub use stridelab_core::{
-    cache, explain, harness, infer, kernels, layout, mem, results, stats, units, vocab,
+    cache, explain, harness, infer, kernels, layout, mem, results, stats, trace, units, vocab,
 };
 pub use stridelab_report as report;

@@ -18,6 +18,7 @@ pub(crate) mod run;
 pub(crate) mod shell;
 pub(crate) mod sim;
 pub(crate) mod sim_loop;
+pub(crate) mod sim_trace;
 pub(crate) mod text;
 pub(crate) mod wisdom;
 
@@ -68,7 +69,8 @@ pub enum Command {
     Gate(gate::GateArgs),
     /// Render the HTML report (figures, tables) from one or more results files.
     Report(report::ReportArgs),
-    /// Simulate a kernel's address stream through a cache hierarchy (counts, 3C, GCD model).
+    /// Simulate a kernel's address stream, or a memory trace of your own program (--trace),
+    /// through a cache hierarchy (counts, 3C, GCD model).
     Sim(sim::SimArgs),
     /// Describe this machine: CPU, caches (source, warnings), pages, pinning, perf events.
     Info(info::InfoArgs),

@@ -1,6 +1,6 @@
 //! `stridelab sim KERNEL [key=value ...] [--preset P] [--cache NAME=SIZE,WAYS,LINE ...]
 //! [--policy P] [--warm] [--json] [--engine fast|reference]` (or
-//! `sim --list [KERNEL]`): feeds one run of a kernel's address stream to the cache simulator and
+//! `sim --list [KERNEL]`, or `sim --trace FILE`: a user's trace, `cli/sim_trace.rs`): feeds one run of a kernel's address stream to the cache simulator and
 //! prints, per level, the counts, the 3C split of the misses and the analytic set/GCD model's
 //! prediction for the kernel's strided pattern. `--engine reference` counts with the plain
 //! reference simulator instead of the fast one: the same output, the definition the fast one is
@@ -25,6 +25,7 @@ use anyhow::Context;
 
 use crate::cache::sim::{Engine, Policy};
 use crate::cli::common::{CacheArgs, ListArgs, WisdomArgs, kernel_name_parser};
+use crate::cli::sim_trace::{SimFlags, TraceArgs};
 use crate::cli::text::sim::sim_text;
 use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
 
@@ -40,7 +41,7 @@ pub enum EngineArg {
 pub struct SimArgs {
     /// The kernel, e.g. col-sum (`--list` lists them).
     #[arg(
-        required_unless_present_any = ["list", "loop_text"],
+        required_unless_present_any = ["list", "loop_text", "trace"],
         value_parser = kernel_name_parser(),
         hide_possible_values = true
     )]
@@ -51,7 +52,7 @@ pub struct SimArgs {
     /// 'for i in 0..1024: for j in 0..1024: a[j, i] += b[i, j]' (docs/loops.md: bounds affine
     /// in enclosing indices, `step N`, statements separated by `;`, `read a[i]`, scalars `s +=`).
     /// Counts per level and per array reference, and padded leading dimensions re-simulated.
-    #[arg(long = "loop", value_name = "TEXT", conflicts_with_all = ["kernel", "list"])]
+    #[arg(long = "loop", value_name = "TEXT", conflicts_with_all = ["kernel", "list", "trace"])]
     pub loop_text: Option<String>,
     /// An array of --loop: 'a = f64[1024, 1024]', 'a = f64[1024, 1024] ld=1032', or a view
     /// 'b = f64 arange(1024*1024).view(1024,1024).T'; placed one after another from 2^32,
@@ -60,6 +61,8 @@ pub struct SimArgs {
     pub arrays: Vec<String>,
     #[command(flatten)]
     pub list: ListArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
     #[command(flatten)]
     pub cache: CacheArgs,
     // Copy-engine kernels replay the schedule the wisdom holds for their copy (what `run`
@@ -81,8 +84,9 @@ pub struct SimArgs {
     /// Which simulator counts (the same counts either way).
     #[arg(long, value_enum, default_value = "fast")]
     pub engine: EngineArg,
-    /// Most accesses the simulation may make (estimated from the parameters, doubled by
-    /// --warm; N takes K/M/G); a larger one is refused before anything is allocated.
+    /// Most accesses a kernel's simulation may make (estimated from the parameters, doubled
+    /// by --warm; N takes K/M/G); a larger one is refused before anything is allocated. A
+    /// --trace is streamed whatever its length.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ACCESSES, value_parser = super::common::parse_count_arg)]
     pub max_accesses: u64,
     /// Most memory the simulated caches' tags and replacement state may take up front
@@ -109,6 +113,11 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     if args.list.print()? {
         return Ok(ExitCode::SUCCESS);
     }
+    let engine = match args.engine {
+        EngineArg::Fast => Engine::Fast,
+        EngineArg::Reference => Engine::Reference,
+    };
+    args.trace.check_used_with_trace()?;
     if let Some(text) = &args.loop_text {
         let options = super::sim_loop::LoopOptions {
             arrays: &args.arrays,
@@ -120,6 +129,16 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             max_sim_memory: args.max_sim_memory,
         };
         return super::sim_loop::run(text, &options);
+    }
+    if let Some(file) = &args.trace.trace {
+        let flags = SimFlags {
+            cache: &args.cache,
+            policy: args.policy.with_seed(args.seed),
+            engine,
+            max_sim_memory: args.max_sim_memory,
+            json: args.json,
+        };
+        return super::sim_trace::run(&args.trace, file, flags);
     }
     let Some(kernel) = &args.kernel else {
         anyhow::bail!("sim needs a kernel name (`stridelab sim --list` lists them)");
@@ -133,10 +152,6 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         .context("choosing the cache levels to simulate")?;
     let copies = args.wisdom.planner(&machine)?;
     let policy = args.policy.with_seed(args.seed);
-    let engine = match args.engine {
-        EngineArg::Fast => Engine::Fast,
-        EngineArg::Reference => Engine::Reference,
-    };
     let report = simulate_point_on(
         engine,
         &SimRequest {

@@ -78,6 +78,8 @@ pub fn compile_fixture(name: &str, extra_flags: &[&str]) -> Compiled {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FunctionCounts {
     pub ir: u64,
+    /// Instruction fetches that missed the unified LL.
+    pub ilmr: u64,
     pub dr: u64,
     pub d1mr: u64,
     pub dlmr: u64,
@@ -163,6 +165,7 @@ pub fn parse_profile(text: &str) -> Profile {
                 let value: u64 = value.parse().expect("cachegrind count");
                 match event.as_str() {
                     "Ir" => counts.ir += value,
+                    "ILmr" => counts.ilmr += value,
                     "Dr" => counts.dr += value,
                     "D1mr" => counts.d1mr += value,
                     "DLmr" => counts.dlmr += value,

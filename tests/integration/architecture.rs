@@ -27,6 +27,8 @@ const FLOORS: &[(&str, u8)] = &[
     ("vocab", 0),
     ("layout", 1),
     ("cache", 1),
+    // A user's memory trace, streamed and parsed: the ground floor only.
+    ("trace", 1),
     // The copy engine's crate: beneath `kernels`, beside `layout` and `cache`.
     (ENGINE, 1),
     ("kernels", 2),

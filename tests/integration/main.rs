@@ -48,3 +48,4 @@ mod sim_against_build;
 mod sim_loop_cli;
 mod sweep_model;
 mod tensor_cachegrind;
+mod trace_cli;

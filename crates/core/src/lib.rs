@@ -9,7 +9,7 @@
 //!
 //! Data flows one way: **suite → runner → records → (report | gate)**. Modules stand on floors
 //! and import only from floors below: ground ([`units`], [`stats`], [`mem`], [`vocab`]) <
-//! [`layout`], [`cache`] < [`kernels`], [`explain`], [`results`] < [`harness`] < the report
+//! [`layout`], [`cache`], [`trace`] < [`kernels`], [`explain`], [`results`] < [`harness`] < the report
 //! (its own crate), [`infer`] < the command line (the `stridelab` crate). The two floor-4
 //! modules never import each other: the infer document they share is data in
 //! [`results::infer_doc`]. Beneath the lab's kernels floor stands the copy
@@ -33,6 +33,8 @@
 //! - [`cache`] — cache geometry (sysfs, CPUID cross-check, overrides, presets), the
 //!   set-associative simulator with cachegrind-compatible semantics and a 3C miss split, and the
 //!   analytic set/GCD model that predicts how many sets a stride really uses.
+//! - [`trace`] — memory traces a user brings (valgrind lackey, Dinero din, plain `R|W ADDR`;
+//!   gzip or not), read as a stream of records in constant memory.
 //! - [`kernels`] — the kernel catalogue as data (`KernelSpec`) and the kernel families
 //!   (traversals, transposes, view walks, conflict probes, blocked layouts), each written once,
 //!   generic over an accessor so the same code runs on real memory and feeds the simulator.
@@ -83,5 +85,6 @@ pub mod layout;
 pub mod mem;
 pub mod results;
 pub mod stats;
+pub mod trace;
 pub mod units;
 pub mod vocab;

@@ -11,7 +11,7 @@ use crate::cache::model::LevelPrediction;
 use crate::cli::text::table::{Align, TextTable};
 use crate::harness::catalogue_link::params_with_bytes;
 use crate::harness::sim::model_words::model_sentence;
-use crate::harness::sim::run::SimReport;
+use crate::harness::sim::run::{LevelOutput, SimReport};
 use crate::kernels::StridePattern;
 use crate::units::{format_bytes_exact, format_count, format_share as percent};
 
@@ -19,7 +19,7 @@ use crate::units::{format_bytes_exact, format_count, format_share as percent};
 pub const DOUBTED: &str = "!";
 
 /// `L3!` for a level with warnings, `L1d` otherwise.
-fn marked_name(name: &str, warnings: &[String]) -> String {
+pub(crate) fn marked_name(name: &str, warnings: &[String]) -> String {
     if warnings.is_empty() {
         name.to_string()
     } else {
@@ -51,8 +51,8 @@ pub fn sim_text(report: &SimReport) -> String {
         "{} accesses reach the first level\n",
         format_count(report.accesses)
     );
-    counts_table(&mut text, report);
-    causes_table(&mut text, report);
+    counts_table(&mut text, &report.levels);
+    causes_table(&mut text, &report.levels);
     match &report.pattern {
         None => {
             let _ = writeln!(
@@ -72,7 +72,8 @@ pub fn sim_text(report: &SimReport) -> String {
     text
 }
 
-fn counts_table(text: &mut String, report: &SimReport) {
+/// Counts per level: the table `sim` prints for a kernel and for a trace.
+pub(crate) fn counts_table(text: &mut String, levels: &[LevelOutput]) {
     let right = |h| (h, Align::Right);
     let mut table = TextTable::new(&[
         ("level", Align::Left),
@@ -86,7 +87,7 @@ fn counts_table(text: &mut String, report: &SimReport) {
         right("store miss"),
         right("miss"),
     ]);
-    for (level, warnings) in report.levels.iter().map(|l| (&l.counts, &l.warnings)) {
+    for (level, warnings) in levels.iter().map(|l| (&l.counts, &l.warnings)) {
         table.push(vec![
             marked_name(&level.name, warnings),
             format_bytes_exact(level.size),
@@ -103,7 +104,8 @@ fn counts_table(text: &mut String, report: &SimReport) {
     text.push_str(&table.render(""));
 }
 
-fn causes_table(text: &mut String, report: &SimReport) {
+/// The 3C split of each level's misses.
+pub(crate) fn causes_table(text: &mut String, levels: &[LevelOutput]) {
     let _ = writeln!(text, "\nmisses by cause (3C, simulated)");
     let right = |h| (h, Align::Right);
     let mut table = TextTable::new(&[
@@ -113,7 +115,7 @@ fn causes_table(text: &mut String, report: &SimReport) {
         right("capacity"),
         right("conflict"),
     ]);
-    for (level, warnings) in report.levels.iter().map(|l| (&l.counts, &l.warnings)) {
+    for (level, warnings) in levels.iter().map(|l| (&l.counts, &l.warnings)) {
         let cell = |n: u64| format!("{} ({})", format_count(n), percent(n, level.misses));
         table.push(vec![
             marked_name(&level.name, warnings),

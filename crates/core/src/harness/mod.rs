@@ -30,4 +30,5 @@ pub mod suite;
 pub use catalogue_link::catalogue;
 pub use run::runner::MethodOptions;
 pub use run::session::{Progress, RunOptions, run_suite};
+pub use sim::trace::{TraceReport, TraceRequest, TraceRunError, simulate_trace};
 pub use suite::{Plan, Suite};

@@ -2,7 +2,8 @@
 //! to the cache model ([`simulate`]), where that simulation starts ([`warm`]) and the analytic
 //! models' predictions a record carries ([`predict`]), and the set/GCD model's verdict on a
 //! point in words ([`model_words`]); a user's own loop nest simulated per array reference, with
-//! padding advice re-simulated ([`loops`], its sentences in `loops_words`).
+//! padding advice re-simulated ([`loops`], its sentences in `loops_words`); a user's memory trace
+//! through the same simulator ([`trace`]) with the figures counted beside it ([`trace_figures`]).
 
 pub mod loops;
 pub mod loops_report;
@@ -11,4 +12,6 @@ pub mod model_words;
 pub mod predict;
 pub mod run;
 pub mod simulate;
+pub mod trace;
+pub mod trace_figures;
 pub mod warm;
