@@ -10,7 +10,7 @@
 //! reason to grow the buffer.
 //!
 //! What each format's lines mean is in [`parse`]; how the format is told from the first data
-//! line in [`detect`]. Instruction fetches and din's escape and flush records are counted and
+//! line in `detect`. Instruction fetches and din's escape and flush records are counted and
 //! skipped: the simulator takes data accesses only.
 
 mod detect;

@@ -11,7 +11,7 @@ use crate::cache::geometry::CacheLevel;
 /// Loads per set, for each level: one counter per set (the sets are bounded by the state
 /// budget the simulator was built under, so this takes at most an eighth of it).
 #[derive(Debug)]
-pub(crate) struct SetTally {
+pub struct SetTally {
     levels: Vec<LevelSets>,
 }
 
@@ -126,7 +126,7 @@ pub struct SetLoads {
 /// Signed address steps between consecutive data accesses, bucketed by size: 0, 1 byte to a
 /// line, then each doubling (a line to two, two to four, …), each way.
 #[derive(Debug)]
-pub(crate) struct StepTally {
+pub struct StepTally {
     line_shift: u32,
     previous: Option<u64>,
     zero: u64,

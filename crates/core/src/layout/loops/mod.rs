@@ -22,9 +22,9 @@
 //!   `align=` says otherwise (a power of two).
 //!
 //! Parsing ([`parse`]) checks names and arity and points at the column of what is wrong;
-//! [`check`] then counts the accesses against a budget and proves every index in bounds (or
+//! [`check()`] then counts the accesses against a budget and proves every index in bounds (or
 //! names the reference and the loop index values that leave them), walking the outer loops
-//! and taking the innermost loop's extremes analytically; [`walk`] feeds the address stream.
+//! and taking the innermost loop's extremes analytically; [`walk()`] feeds the address stream.
 
 pub mod check;
 pub mod error;

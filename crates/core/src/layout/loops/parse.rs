@@ -17,7 +17,7 @@ use super::error::{LoopError, Source};
 use super::{Affine, ArrayDecl, Loop, LoopNest, MAX_LOOPS, Reference, Slot, Statement};
 
 /// Most parentheses an expression may nest.
-const MAX_NESTING: usize = 64;
+pub const MAX_NESTING: usize = 64;
 
 /// Words that cannot name an array, a loop index or a scalar.
 const KEYWORDS: &[&str] = &["for", "in", "step", "read"];

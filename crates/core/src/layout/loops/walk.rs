@@ -45,7 +45,7 @@ pub struct AccessEvent {
 }
 
 /// Calls `visit` for every access of `nest` in program order. The nest must have passed
-/// [`super::check`] (indices in bounds, work within budget): this walks without checking.
+/// [`super::check()`] (indices in bounds, work within budget): this walks without checking.
 pub fn walk<F: FnMut(AccessEvent)>(
     nest: &LoopNest,
     placement: &Placement,
