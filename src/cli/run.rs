@@ -26,8 +26,15 @@ use crate::results::output::FileTarget;
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Suite to run: quick (default), full, gate, or a TOML file.
-    #[arg(long, conflicts_with = "kernel")]
+    #[arg(long, conflicts_with_all = ["kernel", "loop_text"])]
     pub suite: Option<String>,
+    /// Time your own loop nest instead (the language of `sim --loop`, docs/loops.md) on one
+    /// pinned thread, with the misses of the same stream simulated; with --array.
+    #[arg(long = "loop", value_name = "TEXT", conflicts_with_all = ["kernel", "list"])]
+    pub loop_text: Option<String>,
+    /// An array of --loop, as for `sim --loop` (repeatable).
+    #[arg(long = "array", value_name = "DECL", requires = "loop_text")]
+    pub arrays: Vec<String>,
     /// One kernel instead of a suite: NAME then key=value pairs; `key=a,b,c` is a grid.
     #[arg(
         long,
@@ -104,6 +111,16 @@ impl RunArgs {
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.list.print()? {
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(text) = &args.loop_text {
+        let options = super::run_loop::LoopRunOptions {
+            arrays: &args.arrays,
+            cache: &args.cache,
+            json: args.json,
+            max_accesses: args.max_accesses,
+            target_ci: args.target_ci,
+        };
+        return super::run_loop::run(text, &options);
     }
     // Every parameter and output is validated before anything runs.
     let history = HistoryPlan::settle(

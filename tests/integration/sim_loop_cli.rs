@@ -253,3 +253,111 @@ fn bad_input_exits_2_with_a_useful_message() {
             .contains("unknown array")
     );
 }
+
+/// `run --loop`'s JSON for `loop_text` on design-vm's caches.
+fn run_loop_json(loop_text: &str, arrays: &[&str]) -> Value {
+    let mut args = vec![
+        "run",
+        "--loop",
+        loop_text,
+        "--preset",
+        "design-vm",
+        "--json",
+    ];
+    for array in arrays {
+        args.extend(["--array", array]);
+    }
+    let out = stridelab(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+#[test]
+fn run_loop_times_the_stream_sim_loop_simulates() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "for i in 0..96: for j in 0..96: a[j, i] += b[i, j]",
+            &["a = f64[96, 96] ld=128", "b = f64[96, 96]"],
+        ),
+        (
+            "for j in 0..64: for i in 0..64: s += a[i, j]",
+            &["a = f32[64, 64]"],
+        ),
+        (
+            "for i in 0..32: for j in i..32: a[i, j] = a[j, i]; c[i] += a[i, j]",
+            &["a = f64[32, 32]", "c = f64[32]"],
+        ),
+    ];
+    for (text, arrays) in cases {
+        let timed = run_loop_json(text, arrays);
+        let simulated = loop_json(text, arrays, &["--preset", "design-vm"]);
+        assert!(
+            timed["timing"]["ns_per_run"]["median"].as_f64().unwrap() > 0.0,
+            "{text}"
+        );
+        assert_eq!(timed["accesses"], simulated["accesses"], "{text}");
+        let levels = timed["simulated"]["levels"].as_array().unwrap();
+        let expected = simulated["levels"].as_array().unwrap();
+        assert_eq!(levels.len(), expected.len(), "{text}");
+        for (got, want) in levels.iter().zip(expected) {
+            for key in [
+                "loads",
+                "stores",
+                "misses",
+                "compulsory",
+                "capacity",
+                "conflict",
+            ] {
+                assert_eq!(got[key], want[key], "{text}: {} {key}", want["name"]);
+            }
+        }
+    }
+}
+
+#[test]
+fn run_loop_refuses_bad_nests_with_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["for i in 0..8: a[i + 1] = 1", "--array", "a = f64[8]"],
+            "leaves its array",
+        ),
+        (
+            &["for i in 0..8 a[i] = 1", "--array", "a = f64[8]"],
+            "column",
+        ),
+        (
+            &[
+                "for i in 0..8: a[i] = b[i]",
+                "--array",
+                "a = f64[8]",
+                "--array",
+                "b = i32[8]",
+            ],
+            "one element type",
+        ),
+        (
+            &["for i in 0..8: s += a[i]", "--array", "a = i64[8]"],
+            "f64 or f32",
+        ),
+        (
+            &[
+                "for i in 0..100000000000: s += a[0]",
+                "--array",
+                "a = f64[8]",
+            ],
+            "accesses",
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["run", "--loop"];
+        all.extend(*args);
+        let out = stridelab(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}

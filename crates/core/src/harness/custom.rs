@@ -100,6 +100,17 @@ pub trait Kernel: Send + Sync + 'static {
     fn expected_checksum(&self) -> Option<f64> {
         None
     }
+    /// Whether runs are held to a checksum at all: a kernel that computes no values (a loop
+    /// nest's accesses, say) says `false`, and its runs' results only keep the compiler from
+    /// dropping its loads.
+    fn checks_checksum(&self) -> bool {
+        true
+    }
+    /// Each buffer's simulated byte address (default: buffer `b` at `(b+1)·2^32`, as the lab's
+    /// kernels are placed), for a kernel whose misses must match another placement's.
+    fn placement(&self) -> Option<Vec<u64>> {
+        None
+    }
 }
 
 /// A kernel's timing and its simulated misses, the same order behind both.
@@ -107,8 +118,8 @@ pub trait Kernel: Send + Sync + 'static {
 pub struct Measured {
     /// Timed on one pinned thread, after a warm-up.
     pub timing: Timing,
-    /// Whether every timed run returned the expected checksum.
-    pub checksum: ChecksumStatus,
+    /// Whether every timed run returned the expected checksum (`None`: the kernel checks none).
+    pub checksum: Option<ChecksumStatus>,
     /// One cold run simulated on the levels given (LRU, with the 3C split).
     pub simulated: SimulatedMisses,
 }
@@ -136,7 +147,18 @@ pub fn measure<K: Kernel>(
     levels: &[CacheLevel],
     method: &MethodOptions,
 ) -> Result<Measured, CustomError> {
-    check_buffers(&kernel.buffers())?;
+    let lengths = kernel.buffers();
+    check_buffers(&lengths)?;
+    if let Some(bases) = kernel.placement()
+        && bases.len() != lengths.len()
+    {
+        return Err(CustomError::Buffers(format!(
+            "{} buffers but {} placed",
+            lengths.len(),
+            bases.len()
+        )));
+    }
+    let checks = kernel.checks_checksum();
     let kernel = Arc::new(kernel);
     let pool = PinnedPool::new(1)?;
     let prepare = || -> Result<Box<dyn Instance>, KernelError> {
@@ -154,7 +176,7 @@ pub fn measure<K: Kernel>(
     let simulated = simulate_instance(&mut *instance, levels, SIMULATION_CAP, budget, 1)?;
     Ok(Measured {
         timing,
-        checksum: measurement.checksum,
+        checksum: checks.then_some(measurement.checksum),
         simulated,
     })
 }
@@ -186,6 +208,7 @@ struct Own<K: Kernel> {
     buffers: Vec<Box<[K::Elem]>>,
     placement: Placement,
     expected: f64,
+    checked: bool,
 }
 
 impl<K: Kernel> Own<K> {
@@ -199,17 +222,18 @@ impl<K: Kernel> Own<K> {
                     .collect()
             })
             .collect();
-        let placement = Placement {
-            bases: (0..lengths.len())
+        let bases = kernel.placement().unwrap_or_else(|| {
+            (0..lengths.len())
                 .map(|b| element_address::<K::Elem>(b, 0))
-                .collect(),
-            table: None,
-        };
+                .collect()
+        });
+        let placement = Placement { bases, table: None };
         let expected = match kernel.expected_checksum() {
             Some(expected) => expected,
             None => kernel.run(&mut RealMem::table(&mut buffers)),
         };
         Own {
+            checked: kernel.checks_checksum(),
             kernel,
             buffers,
             placement,
@@ -224,7 +248,14 @@ impl<K: Kernel> Instance for Own<K> {
     }
 
     fn run(&mut self) -> f64 {
-        self.kernel.run(&mut RealMem::table(&mut self.buffers))
+        let value = self.kernel.run(&mut RealMem::table(&mut self.buffers));
+        if self.checked {
+            value
+        } else {
+            // Nothing to check: the value only has to be used, so its loads stay.
+            std::hint::black_box(value);
+            self.expected
+        }
     }
 
     fn expected_checksum(&self) -> f64 {

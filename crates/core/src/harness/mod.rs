@@ -10,7 +10,7 @@
 //! - `gate`: the regression gate, against a stored baseline or a base commit built here;
 //! - `machine`: the manifest every results file embeds;
 //! - [`custom`]: a user's own kernel, written against the accessor, timed and simulated as the
-//!   lab's are;
+//!   lab's are; [`loop_run`]: a user's loop nest as such a kernel;
 //! - `catalogue_link`: the catalogue's lookups re-exported ([`catalogue`] and the rest); the
 //!   parts above also import `kernels` directly, for kernel specs, instances and the copy
 //!   planner's events.
@@ -21,6 +21,7 @@ pub mod catalogue_link;
 pub mod custom;
 pub mod gate;
 pub mod history;
+pub mod loop_run;
 pub mod machine;
 pub mod measure;
 pub mod run;

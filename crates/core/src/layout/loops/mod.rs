@@ -33,7 +33,7 @@ pub mod walk;
 
 pub use check::{NestFacts, check};
 pub use error::{LoopError, Source};
-pub use walk::{AccessEvent, Placement, walk};
+pub use walk::{AccessEvent, InnerRun, Placement, walk, walk_runs};
 
 /// Most loops a nest may have (each is a level of recursion of the walkers).
 pub const MAX_LOOPS: usize = 8;

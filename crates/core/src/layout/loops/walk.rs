@@ -44,20 +44,34 @@ pub struct AccessEvent {
     pub is_store: bool,
 }
 
-/// Calls `visit` for every access of `nest` in program order. The nest must have passed
-/// [`super::check()`] (indices in bounds, work within budget): this walks without checking.
-pub fn walk<F: FnMut(AccessEvent)>(
-    nest: &LoopNest,
-    placement: &Placement,
-    visit: &mut F,
-) -> Result<(), LoopError> {
-    let mut values = vec![0i64; nest.loops.len()];
-    level(nest, placement, &mut values, 0, visit)
+/// One innermost run of the nest: `count` iterations, in each of which slot `k`
+/// ([`LoopNest::slots`]) touches element `starts[k] + t·steps[k]` of its array's storage
+/// (`t` = 0, 1, …). Every index is in bounds once the nest has passed [`super::check()`].
+#[derive(Debug, Clone, Copy)]
+pub struct InnerRun<'a> {
+    pub count: u64,
+    pub starts: &'a [i64],
+    pub steps: &'a [i64],
 }
 
-fn level<F: FnMut(AccessEvent)>(
+/// Calls `visit` for every innermost run of `nest`, in program order: the one definition of the
+/// order that [`walk`] expands into accesses and an executor runs over real buffers. The nest
+/// must have passed [`super::check()`].
+pub fn walk_runs<F: FnMut(InnerRun<'_>)>(nest: &LoopNest, visit: &mut F) -> Result<(), LoopError> {
+    let mut values = vec![0i64; nest.loops.len()];
+    let steps: Vec<i64> = nest
+        .slots
+        .iter()
+        .map(|slot| nest.innermost_stride(slot.reference))
+        .collect();
+    let mut starts = vec![0i64; nest.slots.len()];
+    runs_at(nest, &steps, &mut starts, &mut values, 0, visit)
+}
+
+fn runs_at<F: FnMut(InnerRun<'_>)>(
     nest: &LoopNest,
-    placement: &Placement,
+    steps: &[i64],
+    starts: &mut [i64],
     values: &mut [i64],
     k: usize,
     visit: &mut F,
@@ -68,7 +82,7 @@ fn level<F: FnMut(AccessEvent)>(
     if k + 1 < nest.loops.len() {
         for t in 0..count {
             values[k] = index_value(lo + i128::from(t) * i128::from(l.step), &l.var)?;
-            level(nest, placement, values, k + 1, visit)?;
+            runs_at(nest, steps, starts, values, k + 1, visit)?;
         }
         return Ok(());
     }
@@ -76,34 +90,56 @@ fn level<F: FnMut(AccessEvent)>(
         return Ok(());
     }
     values[k] = index_value(lo, &l.var)?;
-    // Each slot's address at the run's first iteration and its step per iteration, in bytes.
-    let starts: Vec<(u64, i64, u32)> = nest
+    for (start, slot) in starts.iter_mut().zip(&nest.slots) {
+        let reference = &nest.references[slot.reference];
+        let array = &nest.arrays[reference.array];
+        let element = reference
+            .indices
+            .iter()
+            .zip(&array.strides)
+            .fold(array.offset as i128, |acc, (index, &stride)| {
+                acc + index.at(values) * i128::from(stride)
+            });
+        *start = i64::try_from(element)
+            .map_err(|_| LoopError::Overflow(format!("an element of {}", array.name)))?;
+    }
+    visit(InnerRun {
+        count,
+        starts,
+        steps,
+    });
+    Ok(())
+}
+
+/// Calls `visit` for every access of `nest` in program order (its runs, [`walk_runs`],
+/// expanded at `placement`). The nest must have passed [`super::check()`] (indices in bounds,
+/// work within budget): this walks without checking.
+pub fn walk<F: FnMut(AccessEvent)>(
+    nest: &LoopNest,
+    placement: &Placement,
+    visit: &mut F,
+) -> Result<(), LoopError> {
+    let sizes: Vec<(u64, i64, u32)> = nest
         .slots
         .iter()
         .map(|slot| {
-            let reference = &nest.references[slot.reference];
-            let array = &nest.arrays[reference.array];
-            let element = reference
-                .indices
-                .iter()
-                .zip(&array.strides)
-                .fold(array.offset as i128, |acc, (index, &stride)| {
-                    acc + index.at(values) * i128::from(stride)
-                });
-            let addr = placement.bases[reference.array] as i128 + element * array.itemsize as i128;
-            let step = nest.innermost_stride(slot.reference) * array.itemsize as i64;
-            (addr as u64, step, array.itemsize as u32)
+            let array = &nest.arrays[nest.references[slot.reference].array];
+            let base = placement.bases[nest.references[slot.reference].array];
+            (base, array.itemsize as i64, array.itemsize as u32)
         })
         .collect();
-    for t in 0..count {
-        for (slot, &(addr, step, len)) in nest.slots.iter().zip(&starts) {
-            visit(AccessEvent {
-                reference: slot.reference,
-                addr: addr.wrapping_add((t as i64).wrapping_mul(step) as u64),
-                len,
-                is_store: slot.is_store,
-            });
+    walk_runs(nest, &mut |run: InnerRun<'_>| {
+        for t in 0..run.count as i64 {
+            for (k, slot) in nest.slots.iter().enumerate() {
+                let (base, itemsize, len) = sizes[k];
+                let element = run.starts[k].wrapping_add(t.wrapping_mul(run.steps[k]));
+                visit(AccessEvent {
+                    reference: slot.reference,
+                    addr: base.wrapping_add(element.wrapping_mul(itemsize) as u64),
+                    len,
+                    is_store: slot.is_store,
+                });
+            }
         }
-    }
-    Ok(())
+    })
 }
