@@ -204,6 +204,72 @@ impl<T: Element> NestKernel<T> {
     }
 }
 
+/// What a run's loads add up to: the accumulators of sums, a scalar, and dot products.
+#[derive(Default)]
+struct Sums<T> {
+    acc: [f64; ACCUMULATORS],
+    scalar: f64,
+    total: T,
+}
+
+/// The run being extended: slot k at `starts[k] + t·steps[k]`, `count` iterations so far.
+struct Pending {
+    starts: Vec<i64>,
+    steps: Vec<i64>,
+    count: u64,
+}
+
+impl Pending {
+    /// Whether `run` is this run's next iterations, slot by slot.
+    fn continues_with(&self, run: &InnerRun<'_>) -> bool {
+        self.count > 0
+            && self.steps.as_slice() == run.steps
+            && self.starts.iter().zip(&self.steps).zip(run.starts).all(
+                |((&start, &step), &next)| {
+                    i128::from(start) + i128::from(step) * i128::from(self.count)
+                        == i128::from(next)
+                },
+            )
+    }
+
+    fn as_run(&self) -> InnerRun<'_> {
+        InnerRun {
+            count: self.count,
+            starts: &self.starts,
+            steps: &self.steps,
+        }
+    }
+}
+
+impl<T: Element> NestKernel<T> {
+    /// One (joined) innermost run, as the accessor's strided run where its shape has one.
+    fn execute<M: Mem<Elem = T>>(&self, m: &mut M, run: &InnerRun<'_>, sums: &mut Sums<T>) {
+        if run.count == 0 {
+            return;
+        }
+        let count = run.count as usize;
+        let forward = run.steps.iter().all(|&s| s >= 1);
+        let apart = self.arrays.first() != self.arrays.get(1);
+        match self.shape {
+            Shape::Sum => m.sum_run(self.strided(run, 0), count, &mut sums.acc),
+            Shape::Move if forward && apart => {
+                m.move_run(self.strided(run, 0), self.strided(run, 1), count)
+            }
+            Shape::Update if forward && apart => m.axpy_run(
+                self.strided(run, 0),
+                self.strided(run, 1),
+                count,
+                T::default(),
+            ),
+            Shape::Dot if forward => {
+                sums.total =
+                    sums.total + m.dot_run(self.strided(run, 0), self.strided(run, 1), count)
+            }
+            _ => self.each(m, run, &mut sums.scalar),
+        }
+    }
+}
+
 /// The run shape of a one-statement body whose runs the accessor has, else [`Shape::Each`]
 /// (a two-sided run also needs steps ≥ 1, and a move or update two arrays: checked per run).
 fn shape_of(nest: &LoopNest) -> Shape {
@@ -240,32 +306,28 @@ impl<T: Element> Kernel for NestKernel<T> {
     }
 
     fn run<M: Mem<Elem = T>>(&self, m: &mut M) -> f64 {
-        let mut acc = [0.0f64; ACCUMULATORS];
-        let mut scalar = 0.0f64;
-        let mut total = T::default();
+        let mut sums = Sums::default();
+        let slots = self.nest.slots.len();
+        // Runs that continue where the last one stopped (rows of a matrix whose leading
+        // dimension is its width) are joined into one: the same iterations in the same order,
+        // with the per-run cost paid once.
+        let mut pending = Pending {
+            starts: vec![0; slots],
+            steps: vec![0; slots],
+            count: 0,
+        };
         // The nest passed its check before this kernel was made: the walk cannot fail.
         let _ = walk_runs(&self.nest, &mut |run: InnerRun<'_>| {
-            let count = run.count as usize;
-            let forward = run.steps.iter().all(|&s| s >= 1);
-            let apart = self.arrays.first() != self.arrays.get(1);
-            match self.shape {
-                Shape::Sum => m.sum_run(self.strided(&run, 0), count, &mut acc),
-                Shape::Move if forward && apart => {
-                    m.move_run(self.strided(&run, 0), self.strided(&run, 1), count)
-                }
-                Shape::Update if forward && apart => m.axpy_run(
-                    self.strided(&run, 0),
-                    self.strided(&run, 1),
-                    count,
-                    T::default(),
-                ),
-                Shape::Dot if forward => {
-                    total = total + m.dot_run(self.strided(&run, 0), self.strided(&run, 1), count)
-                }
-                _ => self.each(m, &run, &mut scalar),
+            if !pending.continues_with(&run) {
+                self.execute(m, &pending.as_run(), &mut sums);
+                pending.starts.copy_from_slice(run.starts);
+                pending.steps.copy_from_slice(run.steps);
+                pending.count = 0;
             }
+            pending.count += run.count;
         });
-        acc.iter().sum::<f64>() + scalar + total.to_f64()
+        self.execute(m, &pending.as_run(), &mut sums);
+        sums.acc.iter().sum::<f64>() + sums.scalar + sums.total.to_f64()
     }
 
     fn checks_checksum(&self) -> bool {
@@ -333,6 +395,19 @@ mod tests {
             (
                 "for j in 0..16: for i in 0..12: s += a[i, j]",
                 &["a = f64[12, 16]"],
+            ),
+            // Rows that continue each other, joined into one run (one with a fixed cell).
+            (
+                "for i in 0..8: for j in 0..8: s += a[i, j]",
+                &["a = f64[8, 8]"],
+            ),
+            (
+                "for i in 0..4: for j in 0..8: b[i, j] = a[i, j]",
+                &["a = f64[4, 8]", "b = f64[4, 8]"],
+            ),
+            (
+                "for i in 0..4: for j in 0..8: s += a[i, j] * c[0]",
+                &["a = f64[4, 8]", "c = f64[1]"],
             ),
             (
                 "for i in 0..8: for j in 0..8: a[j, i] = b[i, j]",
