@@ -5,6 +5,7 @@
 use std::process::ExitCode;
 
 use crate::cli::common::CacheArgs;
+use crate::cli::sim_loop::error_exit;
 use crate::cli::text::sim_loop::error_text;
 use crate::harness::MethodOptions;
 use crate::harness::loop_run::{LoopRunError, run_nest};
@@ -48,18 +49,9 @@ pub fn run(text: &str, args: &LoopRunOptions) -> anyhow::Result<ExitCode> {
 }
 
 fn fail(json: bool, err: &LoopSimError) -> ExitCode {
-    if json {
-        return fail_plain(true, &err.to_string());
-    }
-    eprint!("{}", error_text(err));
-    ExitCode::from(2)
+    error_exit(json, &err.to_string(), &error_text(err))
 }
 
 fn fail_plain(json: bool, message: &str) -> ExitCode {
-    if json {
-        println!("{}", serde_json::json!({ "error": { "message": message } }));
-    } else {
-        eprintln!("error: {message}");
-    }
-    ExitCode::from(2)
+    error_exit(json, message, &format!("error: {message}\n"))
 }

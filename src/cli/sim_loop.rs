@@ -40,15 +40,18 @@ pub fn run(text: &str, args: &LoopOptions) -> anyhow::Result<ExitCode> {
     match outcome {
         Ok(report) if args.json => println!("{}", report.to_json()?),
         Ok(report) => print!("{}", loop_text(&report)),
-        Err(err) if args.json => {
-            let message = serde_json::json!({ "error": { "message": err.to_string() } });
-            println!("{message}");
-            return Ok(ExitCode::from(2));
-        }
-        Err(err) => {
-            eprint!("{}", error_text(&err));
-            return Ok(ExitCode::from(2));
-        }
+        Err(err) => return Ok(error_exit(args.json, &err.to_string(), &error_text(&err))),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Exit code 2 after printing an error of `--loop` (of `sim` or `run`): `{"error": {"message":
+/// …}}` on stdout with `--json`, else `text` on stderr.
+pub fn error_exit(json: bool, message: &str, text: &str) -> ExitCode {
+    if json {
+        println!("{}", serde_json::json!({ "error": { "message": message } }));
+    } else {
+        eprint!("{text}");
+    }
+    ExitCode::from(2)
 }
