@@ -358,7 +358,7 @@ fn the_crates_depend_one_way() {
         "stridelab",
         "stridelab-report",
         "plotters",
-        "resvg",
+        "tiny-skia",
         "maud",
         "clap",
     ] {

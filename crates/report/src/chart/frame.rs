@@ -16,8 +16,8 @@ pub(super) type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64,
 /// A mesh being configured on a [`Chart`].
 pub(super) type Mesh<'a, 'b, DB> = MeshStyle<'a, 'b, RangedCoordf64, RangedCoordf64, DB>;
 
-/// Why plotters could not draw a panel, or resvg rasterise it (their errors are generic over
-/// the backend, so the text is what a figure error keeps).
+/// Why plotters could not draw a panel (its errors are generic over the backend, so the text
+/// is what a figure error keeps).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub(crate) struct DrawError(String);
@@ -25,13 +25,6 @@ pub(crate) struct DrawError(String);
 impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for DrawError {
     fn from(x: DrawingAreaErrorKind<E>) -> Self {
         Self(x.to_string())
-    }
-}
-
-impl DrawError {
-    /// A raster step's failure (resvg parsing the SVG, encoding the PNG).
-    pub(super) fn raster(message: impl std::fmt::Display) -> Self {
-        Self(message.to_string())
     }
 }
 

@@ -10,6 +10,7 @@ mod frame;
 mod heat;
 mod lines;
 mod place;
+mod raster;
 mod render;
 
 pub use render::MAX_FIGURE_WIDTH;

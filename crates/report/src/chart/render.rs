@@ -5,6 +5,7 @@ use super::bars::draw_bars;
 use super::frame::DrawError;
 use super::heat::draw_heat;
 use super::lines::draw_lines;
+use super::raster::{self, PixmapBackend};
 use super::*;
 
 /// Height of the title line; each provenance line adds [`PROVENANCE_LINE`].
@@ -96,8 +97,9 @@ impl Figure {
         )
     }
 
-    /// Draws the figure as `<dir>/<id>.svg` and rasterises that same drawing to
-    /// `<dir>/<id>.png`, so the two never differ (plotters' own bitmap text kerns badly).
+    /// Draws the figure as `<dir>/<id>.svg` and, with the same drawing calls on a pixmap, as
+    /// `<dir>/<id>.png` (plotters' own bitmap text kerns badly; [`PixmapBackend`] paints as the
+    /// SVG backend writes).
     pub fn render(&self, dir: &Path) -> Result<(), ReportError> {
         ensure_font()?;
         let size = self.size();
@@ -114,7 +116,14 @@ impl Figure {
         }
         let svg_path = dir.join(format!("{}.svg", self.id));
         std::fs::write(&svg_path, &svg).map_err(|e| err(format!("{}: {e}", svg_path.display())))?;
-        let png = rasterise(&svg).map_err(drawing)?;
+        let mut canvas = raster::canvas(size).map_err(|e| err(e.to_string()))?;
+        {
+            let backend = PixmapBackend::new(&mut canvas).map_err(|e| err(e.to_string()))?;
+            let root = backend.into_drawing_area();
+            self.draw(&root).map_err(drawing)?;
+            root.present().map_err(|e| err(e.to_string()))?;
+        }
+        let png = raster::encode_png(&canvas).map_err(|e| err(e.to_string()))?;
         let png_path = dir.join(format!("{}.png", self.id));
         std::fs::write(&png_path, png).map_err(|e| err(format!("{}: {e}", png_path.display())))?;
         Ok(())
@@ -235,40 +244,6 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The embedded DejaVu faces as the SVG renderer's only fonts (`sans-serif` maps to them), so
-/// a PNG looks the same on every machine, with or without system fonts.
-fn svg_options() -> &'static resvg::usvg::Options<'static> {
-    static OPTIONS: OnceLock<resvg::usvg::Options<'static>> = OnceLock::new();
-    OPTIONS.get_or_init(|| {
-        let mut options = resvg::usvg::Options::default();
-        let fonts = options.fontdb_mut();
-        fonts.load_font_data(dejavu::sans::regular().to_vec());
-        fonts.load_font_data(dejavu::sans::bold().to_vec());
-        fonts.set_sans_serif_family("DejaVu Sans");
-        options
-    })
-}
-
-/// PNG bytes of an SVG drawing, at its own pixel size.
-fn rasterise(svg: &str) -> Result<Vec<u8>, DrawError> {
-    let tree = resvg::usvg::Tree::from_str(svg, svg_options()).map_err(DrawError::raster)?;
-    let size = tree.size().to_int_size();
-    let mut pixmap =
-        resvg::tiny_skia::Pixmap::new(size.width(), size.height()).ok_or_else(|| {
-            DrawError::raster(format!(
-                "a {}×{} figure cannot be drawn",
-                size.width(),
-                size.height()
-            ))
-        })?;
-    resvg::render(
-        &tree,
-        resvg::tiny_skia::Transform::default(),
-        &mut pixmap.as_mut(),
-    );
-    pixmap.encode_png().map_err(DrawError::raster)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,7 +281,7 @@ mod tests {
     }
 
     #[test]
-    fn the_png_is_the_svg_rasterised_at_the_figures_size() {
+    fn the_png_is_the_same_drawing_at_the_figures_size() {
         let figure = Figure {
             id: "test-figure".into(),
             title: "L1d misses per load".into(),
