@@ -25,10 +25,17 @@ pub struct NestFacts {
 /// Trip count of `lo..hi step step` (`step` > 0).
 pub(crate) fn trips(lo: i128, hi: i128, step: i64) -> u64 {
     if hi <= lo {
-        0
-    } else {
-        let step = i128::from(step);
-        u64::try_from((hi - lo + step - 1) / step).unwrap_or(u64::MAX)
+        return 0;
+    }
+    // A 64-bit division where the span fits (every nest an executor can run): the walk
+    // computes this once per run, and a 128-bit division costs as much as a short run.
+    match (u64::try_from(hi - lo), u64::try_from(step)) {
+        (Ok(span), Ok(1)) => span,
+        (Ok(span), Ok(step)) if step > 0 => span.div_ceil(step),
+        _ => {
+            let step = i128::from(step);
+            u64::try_from((hi - lo + step - 1) / step).unwrap_or(u64::MAX)
+        }
     }
 }
 

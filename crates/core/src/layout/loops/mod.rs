@@ -30,6 +30,8 @@ pub mod check;
 pub mod error;
 pub mod parse;
 pub mod walk;
+#[cfg(test)]
+mod walk_tests;
 
 pub use check::{NestFacts, check};
 pub use error::{LoopError, Source};

@@ -64,51 +64,148 @@ pub fn walk_runs<F: FnMut(InnerRun<'_>)>(nest: &LoopNest, visit: &mut F) -> Resu
         .iter()
         .map(|slot| nest.innermost_stride(slot.reference))
         .collect();
+    let elements: Vec<ElementOf> = nest
+        .slots
+        .iter()
+        .map(|slot| ElementOf::new(nest, slot.reference))
+        .collect();
     let mut starts = vec![0i64; nest.slots.len()];
-    runs_at(nest, &steps, &mut starts, &mut values, 0, visit)
+    let coalesced = coalesced_rows(nest, &steps, &elements);
+    let mut walker = RunWalker {
+        nest,
+        steps: &steps,
+        elements: &elements,
+        coalesced,
+        starts: &mut starts,
+        values: &mut values,
+        visit,
+    };
+    walker.runs_at(0)
 }
 
-fn runs_at<F: FnMut(InnerRun<'_>)>(
-    nest: &LoopNest,
-    steps: &[i64],
-    starts: &mut [i64],
-    values: &mut [i64],
-    k: usize,
-    visit: &mut F,
-) -> Result<(), LoopError> {
-    let l = &nest.loops[k];
-    let lo = l.lower.at(&values[..k]);
-    let count = trips(lo, l.upper.at(&values[..k]), l.step);
-    if k + 1 < nest.loops.len() {
-        for t in 0..count {
-            values[k] = index_value(lo + i128::from(t) * i128::from(l.step), &l.var)?;
-            runs_at(nest, steps, starts, values, k + 1, visit)?;
-        }
-        return Ok(());
-    }
-    if count == 0 {
-        return Ok(());
-    }
-    values[k] = index_value(lo, &l.var)?;
-    for (start, slot) in starts.iter_mut().zip(&nest.slots) {
-        let reference = &nest.references[slot.reference];
+/// A reference's storage element as one affine function of the loop indices: the array's
+/// offset plus each index times its stride, gathered per loop once, so a run's start costs a
+/// few multiplications instead of a pass over indices and strides.
+struct ElementOf {
+    constant: i128,
+    per_loop: Vec<i128>,
+    array: usize,
+}
+
+impl ElementOf {
+    fn new(nest: &LoopNest, reference: usize) -> ElementOf {
+        let reference = &nest.references[reference];
         let array = &nest.arrays[reference.array];
-        let element = reference
-            .indices
-            .iter()
-            .zip(&array.strides)
-            .fold(array.offset as i128, |acc, (index, &stride)| {
-                acc + index.at(values) * i128::from(stride)
-            });
-        *start = i64::try_from(element)
-            .map_err(|_| LoopError::Overflow(format!("an element of {}", array.name)))?;
+        let mut constant = array.offset as i128;
+        let mut per_loop = vec![0i128; nest.loops.len()];
+        for (index, &stride) in reference.indices.iter().zip(&array.strides) {
+            let stride = i128::from(stride);
+            constant += i128::from(index.constant) * stride;
+            for (k, &coeff) in index.coeffs.iter().enumerate() {
+                per_loop[k] += i128::from(coeff) * stride;
+            }
+        }
+        ElementOf {
+            constant,
+            per_loop,
+            array: reference.array,
+        }
     }
-    visit(InnerRun {
-        count,
-        starts,
-        steps,
+
+    fn at(&self, values: &[i64]) -> i128 {
+        self.per_loop
+            .iter()
+            .zip(values)
+            .fold(self.constant, |acc, (&c, &v)| acc + c * i128::from(v))
+    }
+}
+
+/// The walk's state: the loop indices so far and the current run's starts.
+struct RunWalker<'n, 'v, F> {
+    nest: &'n LoopNest,
+    steps: &'v [i64],
+    elements: &'v [ElementOf],
+    /// The innermost loop's constant trip count when every run continues the one before it.
+    coalesced: Option<u64>,
+    starts: &'v mut [i64],
+    values: &'v mut [i64],
+    visit: &'v mut F,
+}
+
+impl<F: FnMut(InnerRun<'_>)> RunWalker<'_, '_, F> {
+    fn runs_at(&mut self, k: usize) -> Result<(), LoopError> {
+        let l = &self.nest.loops[k];
+        let lo = l.lower.at(&self.values[..k]);
+        let count = trips(lo, l.upper.at(&self.values[..k]), l.step);
+        let depth = self.nest.loops.len();
+        if k + 1 == depth {
+            return self.emit(k, count);
+        }
+        if let Some(per_row) = self.coalesced.filter(|_| k + 2 == depth) {
+            // Rows that continue each other: one run of all of them, the same accesses in
+            // the same order (a run's cost is paid once, not per row).
+            if let Some(all) = count.checked_mul(per_row) {
+                if all > 0 {
+                    self.values[k] = index_value(lo, &l.var)?;
+                    self.emit(k + 1, all)?;
+                }
+                return Ok(());
+            }
+        }
+        for t in 0..count {
+            self.values[k] = index_value(lo + i128::from(t) * i128::from(l.step), &l.var)?;
+            self.runs_at(k + 1)?;
+        }
+        Ok(())
+    }
+
+    /// Visits the run of `count` iterations from the innermost loop's (`inner`) first index.
+    fn emit(&mut self, inner: usize, count: u64) -> Result<(), LoopError> {
+        if count == 0 {
+            return Ok(());
+        }
+        let l = &self.nest.loops[inner];
+        self.values[inner] = index_value(l.lower.at(&self.values[..inner]), &l.var)?;
+        for (start, element) in self.starts.iter_mut().zip(self.elements) {
+            *start = i64::try_from(element.at(self.values)).map_err(|_| {
+                LoopError::Overflow(format!(
+                    "an element of {}",
+                    self.nest.arrays[element.array].name
+                ))
+            })?;
+        }
+        (self.visit)(InnerRun {
+            count,
+            starts: self.starts,
+            steps: self.steps,
+        });
+        Ok(())
+    }
+}
+
+/// The innermost loop's trip count when its runs continue each other across the loop around
+/// it: constant bounds, and every slot's element advancing by exactly one run per step of that
+/// loop (the rows of a matrix walked in storage order). Then that loop's runs are one run.
+fn coalesced_rows(nest: &LoopNest, steps: &[i64], elements: &[ElementOf]) -> Option<u64> {
+    let depth = nest.loops.len();
+    if depth < 2 {
+        return None;
+    }
+    let (outer, inner) = (&nest.loops[depth - 2], &nest.loops[depth - 1]);
+    let constant = |a: &super::Affine| a.coeffs.iter().all(|&c| c == 0);
+    if !constant(&inner.lower) || !constant(&inner.upper) {
+        return None;
+    }
+    let per_row = trips(
+        i128::from(inner.lower.constant),
+        i128::from(inner.upper.constant),
+        inner.step,
+    );
+    let continues = elements.iter().zip(steps).all(|(element, &step)| {
+        element.per_loop[depth - 2] * i128::from(outer.step)
+            == i128::from(per_row) * i128::from(step)
     });
-    Ok(())
+    (per_row > 0 && continues).then_some(per_row)
 }
 
 /// Calls `visit` for every access of `nest` in program order (its runs, [`walk_runs`],
