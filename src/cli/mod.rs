@@ -21,6 +21,7 @@ pub(crate) mod sim;
 pub(crate) mod sim_loop;
 pub(crate) mod sim_trace;
 pub(crate) mod text;
+pub(crate) mod why;
 pub(crate) mod wisdom;
 
 /// stridelab: what strided memory access does to CPU caches.
@@ -73,6 +74,10 @@ pub enum Command {
     /// Simulate a kernel's address stream, or a memory trace of your own program (--trace),
     /// through a cache hierarchy (counts, 3C, GCD model).
     Sim(sim::SimArgs),
+    /// Time one point beside controls that each change one factor (pages, leading dimension,
+    /// working set, dependent loads, threads), interleaved, and name the factors that moved
+    /// time beyond noise and whether the cache model predicted them.
+    Why(why::WhyArgs),
     /// Describe this machine: CPU, caches (source, warnings), pages, pinning, perf events.
     Info(info::InfoArgs),
     /// Infer the cache geometry (line, L1d size/ways/sets, L2, LLC, L1 DTLB reach) from timing alone.
@@ -126,6 +131,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Gate(args)) => gate::run(args),
         Some(Command::Report(args)) => report::run(args),
         Some(Command::Sim(args)) => sim::run(args),
+        Some(Command::Why(args)) => why::run(args),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
         Some(Command::Wisdom(args)) => wisdom::run(args),

@@ -49,3 +49,4 @@ mod sim_loop_cli;
 mod sweep_model;
 mod tensor_cachegrind;
 mod trace_cli;
+mod why_cli;

@@ -27,6 +27,7 @@ pub mod measure;
 pub mod run;
 pub mod sim;
 pub mod suite;
+pub mod why;
 
 pub use catalogue_link::catalogue;
 pub use run::runner::MethodOptions;

@@ -1,0 +1,161 @@
+//! The sentences of a `why` report, each from the numbers beside it: a control's effect and
+//! the model's call on it, and the verdict over all controls.
+
+use super::ControlOutcome;
+use super::controls::NotRun;
+use super::judge::{ModelCall, Moved};
+
+fn percent(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn range(ratios: &[f64]) -> String {
+    let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{lo:.2}–{hi:.2}")
+}
+
+/// `ld=1025: 0.61× the base's time per element (0.58–0.64 over 3 rounds), beyond the base's
+/// own ±3.1%: faster. The cache model predicted it (L1d misses per access 1.000 → 0.125).`
+pub(super) fn control_sentence(outcome: &ControlOutcome, band: f64) -> String {
+    let noise = percent(band.exp() - 1.0);
+    let rounds = outcome.ratios.len();
+    if rounds == 0 {
+        return format!(
+            "{}: not timed (no round gave it a time)",
+            outcome.control.change
+        );
+    }
+    let expectation = if outcome.expected == 1.0 {
+        String::new()
+    } else {
+        format!(" (×{} if nothing were shared)", outcome.expected)
+    };
+    let judged = match outcome.moved {
+        Moved::Faster => format!("beyond the base's own ±{noise}: faster"),
+        Moved::Slower => format!("beyond the base's own ±{noise}: slower"),
+        Moved::Unchanged => format!("within the base's own ±{noise}: no effect"),
+        Moved::Unclear => format!(
+            "the median beyond the base's own ±{noise}, but not every round: unclear (more \
+             rounds would tell)"
+        ),
+    };
+    format!(
+        "{}: {:.2}× the base's time per element{expectation} ({} over {rounds} round{}), {judged}. {}",
+        outcome.control.change,
+        outcome.median,
+        range(&outcome.ratios),
+        if rounds == 1 { "" } else { "s" },
+        model_sentence(&outcome.model, outcome.moved)
+    )
+}
+
+fn model_sentence(model: &ModelCall, moved: Moved) -> String {
+    match model {
+        ModelCall::NotModelled { reason } => format!("Not a question for the model: {reason}."),
+        ModelCall::NoSimulation => "No simulated misses to compare.".into(),
+        ModelCall::Simulated {
+            levels,
+            misses,
+            agrees,
+        } => {
+            let changes: Vec<String> = levels
+                .iter()
+                .map(|l| format!("{} {:.3} → {:.3}", l.level, l.base, l.variant))
+                .collect();
+            let what = match misses {
+                Moved::Unchanged => "no level's misses per access moved by 10%",
+                Moved::Faster => "fewer misses per access",
+                Moved::Slower => "more misses per access",
+                Moved::Unclear => "unclear",
+            };
+            let changes = changes.join(", ");
+            if moved == Moved::Unclear {
+                return format!("The cache model says: {what} ({changes}).");
+            }
+            match (*agrees, moved != Moved::Unchanged) {
+                (true, _) => format!("The cache model agrees: {what} ({changes})."),
+                (false, true) => {
+                    format!("The cache model does not explain it: {what} ({changes}).")
+                }
+                (false, false) => format!(
+                    "The cache model predicted {what} ({changes}), which did not move time \
+                     beyond noise here."
+                ),
+            }
+        }
+    }
+}
+
+/// The verdict: which factors moved time beyond noise (and whether the model saw each), which
+/// did not, which were not run.
+pub(super) fn verdict(controls: &[ControlOutcome], not_run: &[NotRun], band: f64) -> Vec<String> {
+    let noise = percent(band.exp() - 1.0);
+    let moved: Vec<&ControlOutcome> = controls
+        .iter()
+        .filter(|c| matches!(c.moved, Moved::Faster | Moved::Slower))
+        .collect();
+    let mut lines = Vec::new();
+    if moved.is_empty() {
+        lines.push(format!(
+            "No control moved time beyond the base's own ±{noise}: none of the factors below \
+             explains this point's time."
+        ));
+    } else {
+        lines.push(format!(
+            "Time moved beyond the base's own ±{noise} with: {}.",
+            by_factor(&moved)
+        ));
+        let unexplained: Vec<String> = moved
+            .iter()
+            .filter(|c| matches!(c.model, ModelCall::Simulated { agrees: false, .. }))
+            .map(|c| c.control.change.clone())
+            .collect();
+        if !unexplained.is_empty() {
+            lines.push(format!(
+                "The cache model's misses do not account for {}: the cause lies beyond sets \
+                 and capacity (prefetch, the TLB, alignment).",
+                unexplained.join(", ")
+            ));
+        }
+    }
+    let quiet: Vec<&ControlOutcome> = controls
+        .iter()
+        .filter(|c| c.moved == Moved::Unchanged)
+        .collect();
+    if !quiet.is_empty() {
+        lines.push(format!("Within noise: {}.", by_factor(&quiet)));
+    }
+    let unclear: Vec<&ControlOutcome> = controls
+        .iter()
+        .filter(|c| c.moved == Moved::Unclear)
+        .collect();
+    if !unclear.is_empty() {
+        lines.push(format!(
+            "Unclear (rounds disagree; run more with --rounds): {}.",
+            by_factor(&unclear)
+        ));
+    }
+    for n in not_run {
+        lines.push(format!("Not run: {}: {}.", n.factor.words(), n.reason));
+    }
+    lines
+}
+
+/// `cache sets (the leading dimension): ld=1025 0.13×, ld=1032 0.24×; shared bandwidth: …`
+fn by_factor(controls: &[&ControlOutcome]) -> String {
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for c in controls {
+        let words = c.control.factor.words();
+        let item = format!("{} {:.2}×", c.control.change, c.median);
+        match groups.iter_mut().find(|(w, _)| *w == words) {
+            Some((_, items)) => items.push(item),
+            None => groups.push((words, vec![item])),
+        }
+    }
+    groups
+        .iter()
+        .map(|(words, items)| format!("{words}: {}", items.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
