@@ -31,10 +31,10 @@ impl Factor {
     /// The factor in a verdict's words.
     pub fn words(self) -> &'static str {
         match self {
-            Factor::Tlb => "the TLB (page size)",
+            Factor::Tlb => "the TLB and physical page placement (page size)",
             Factor::SetsElement | Factor::SetsLine => "cache sets (the leading dimension)",
             Factor::Capacity => "capacity (the working set)",
-            Factor::MemoryParallelism => "memory-level parallelism and prefetch",
+            Factor::MemoryParallelism => "the walk's streams (prefetch, memory-level parallelism)",
             Factor::Bandwidth => "what two threads share (bandwidth, or CPUs busy with other work)",
             Factor::Alignment => "alignment (4K aliasing)",
         }
@@ -79,6 +79,10 @@ const SIZE_PARAMS: &[(&str, &str)] = &[
 /// Kernels with a parameter that makes each load wait for the one before: (kernel, parameter,
 /// its dependent value).
 const DEPENDENT_LOADS: &[(&str, &str, &str)] = &[("conflict", "mode", "lat")];
+
+/// Kernels whose view can be walked as the same elements in storage order (one stream, what
+/// prefetchers follow best): (kernel, the view parameter, the layout operation that does it).
+const STORAGE_ORDER: &[(&str, &str, &str)] = &[("view-sum", "expr", ".contiguous()")];
 
 fn int(params: &Params, name: &str) -> Option<u64> {
     match params.get(name) {
@@ -171,6 +175,19 @@ pub fn controls_for(
         }),
     }
     let dependent = DEPENDENT_LOADS.iter().find(|(k, _, _)| *k == kernel);
+    let in_order = STORAGE_ORDER.iter().find(|(k, _, _)| *k == kernel);
+    let view = in_order.and_then(|(_, param, op)| match params.get(*param) {
+        Some(ParamValue::Text(expr)) if !expr.ends_with(op) => Some((*param, expr, *op)),
+        _ => None,
+    });
+    if let Some((param, expr, op)) = view {
+        let variant = with(words, param, format!("{expr}{op}"));
+        run.push(control(
+            Factor::MemoryParallelism,
+            "in storage order".into(),
+            variant,
+        ));
+    }
     match dependent {
         Some((_, param, value))
             if params.get(*param).map(ToString::to_string).as_deref() != Some(*value) =>
@@ -182,6 +199,7 @@ pub fn controls_for(
                 variant,
             ));
         }
+        _ if view.is_some() => {}
         _ => {
             not_run.push(NotRun {
                 factor: Factor::MemoryParallelism,
@@ -254,8 +272,13 @@ mod tests {
                     "2 threads",
                 ],
             ),
-            ("view-sum", &view, 2, &["huge pages", "2 threads"]),
-            ("view-sum", &view, 1, &["huge pages"]),
+            (
+                "view-sum",
+                &view,
+                2,
+                &["huge pages", "in storage order", "2 threads"],
+            ),
+            ("view-sum", &view, 1, &["huge pages", "in storage order"]),
         ];
         for (kernel, p, cpus, expected) in cases {
             let (run, not_run) = controls_for(kernel, p, &[], 64, cpus);

@@ -2,7 +2,7 @@
 //! the model's call on it, and the verdict over all controls.
 
 use super::ControlOutcome;
-use super::controls::NotRun;
+use super::controls::{Factor, NotRun};
 use super::judge::{ModelCall, Moved};
 
 fn percent(x: f64) -> String {
@@ -112,10 +112,31 @@ pub(super) fn verdict(controls: &[ControlOutcome], not_run: &[NotRun], band: f64
             .map(|c| c.control.change.clone())
             .collect();
         if !unexplained.is_empty() {
+            // The textbook candidates, less those a control here ran and found within noise.
+            let ruled_out = |factor: Factor| {
+                controls
+                    .iter()
+                    .any(|c| c.control.factor == factor && c.moved == Moved::Unchanged)
+            };
+            let candidates: Vec<&str> = [
+                (Factor::Tlb, "the TLB"),
+                (
+                    Factor::MemoryParallelism,
+                    "prefetch and memory-level parallelism",
+                ),
+                (Factor::Tlb, "physical page placement"),
+                (Factor::Alignment, "alignment"),
+            ]
+            .iter()
+            .filter(|(factor, _)| !ruled_out(*factor))
+            .map(|(_, words)| *words)
+            .collect();
             lines.push(format!(
-                "The cache model's misses do not account for {}: the cause lies beyond sets \
-                 and capacity (prefetch, the TLB, alignment).",
-                unexplained.join(", ")
+                "The cache model's misses do not account for {}: what moved the time lies \
+                 outside its sets and capacity (the textbook candidates not ruled out by a \
+                 control here: {}).",
+                unexplained.join(", "),
+                candidates.join(", ")
             ));
         }
     }
