@@ -106,38 +106,11 @@ pub(super) fn verdict(controls: &[ControlOutcome], not_run: &[NotRun], band: f64
             "Time moved beyond the base's own ±{noise} with: {}.",
             by_factor(&moved)
         ));
-        let unexplained: Vec<String> = moved
+        for unexplained in moved
             .iter()
             .filter(|c| matches!(c.model, ModelCall::Simulated { agrees: false, .. }))
-            .map(|c| c.control.change.clone())
-            .collect();
-        if !unexplained.is_empty() {
-            // The textbook candidates, less those a control here ran and found within noise.
-            let ruled_out = |factor: Factor| {
-                controls
-                    .iter()
-                    .any(|c| c.control.factor == factor && c.moved == Moved::Unchanged)
-            };
-            let candidates: Vec<&str> = [
-                (Factor::Tlb, "the TLB"),
-                (
-                    Factor::MemoryParallelism,
-                    "prefetch and memory-level parallelism",
-                ),
-                (Factor::Tlb, "physical page placement"),
-                (Factor::Alignment, "alignment"),
-            ]
-            .iter()
-            .filter(|(factor, _)| !ruled_out(*factor))
-            .map(|(_, words)| *words)
-            .collect();
-            lines.push(format!(
-                "The cache model's misses do not account for {}: what moved the time lies \
-                 outside its sets and capacity (the textbook candidates not ruled out by a \
-                 control here: {}).",
-                unexplained.join(", "),
-                candidates.join(", ")
-            ));
+        {
+            lines.push(unexplained_sentence(unexplained, controls));
         }
     }
     let quiet: Vec<&ControlOutcome> = controls
@@ -179,4 +152,69 @@ fn by_factor(controls: &[&ControlOutcome]) -> String {
         .map(|(words, items)| format!("{words}: {}", items.join(", ")))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// The largest |ln(ratio ÷ expected)| over a control's rounds: how far it ever moved time.
+fn largest_move(c: &ControlOutcome) -> f64 {
+    c.ratios
+        .iter()
+        .map(|r| (r / c.expected).ln().abs())
+        .fold(0.0, f64::max)
+}
+
+/// For a time change the model's misses do not account for: the textbook candidates, less
+/// those whose own control never moved time by half as much (they cannot account for it).
+fn unexplained_sentence(unexplained: &ControlOutcome, controls: &[ControlOutcome]) -> String {
+    let effect = (unexplained.median / unexplained.expected).ln().abs();
+    let ruled_out = |factor: Factor| {
+        controls
+            .iter()
+            .any(|c| c.control.factor == factor && largest_move(c) < effect / 2.0)
+    };
+    let candidates: Vec<&str> = [
+        (Factor::Tlb, "the TLB"),
+        (Factor::Tlb, "physical page placement"),
+        (
+            Factor::MemoryParallelism,
+            "prefetch and memory-level parallelism",
+        ),
+        (Factor::Alignment, "alignment"),
+    ]
+    .iter()
+    .filter(|(factor, _)| !ruled_out(*factor))
+    .map(|(_, words)| *words)
+    .collect();
+    let excluded: Vec<String> = controls
+        .iter()
+        .filter(|c| {
+            matches!(c.control.factor, Factor::Tlb | Factor::MemoryParallelism)
+                && largest_move(c) < effect / 2.0
+        })
+        .map(|c| {
+            format!(
+                "{} moved it at most {:.0}%",
+                c.control.change,
+                (largest_move(c).exp() - 1.0) * 100.0
+            )
+        })
+        .collect();
+    let mut sentence = format!(
+        "The cache model's misses do not account for {} ({:.2}×): what moved the time lies \
+         outside its sets and capacity; textbook candidates: {}",
+        unexplained.control.change,
+        unexplained.median,
+        if candidates.is_empty() {
+            "none left".to_string()
+        } else {
+            candidates.join(", ")
+        }
+    );
+    if !excluded.is_empty() {
+        sentence.push_str(&format!(
+            " (ruled out: {}, less than half this effect)",
+            excluded.join("; ")
+        ));
+    }
+    sentence.push('.');
+    sentence
 }
