@@ -25,7 +25,7 @@ use crate::results::output::FileTarget;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Suite to run: quick (default), full, gate, or a TOML file.
+    /// Suite to run: quick (default), full, gate, loops (example loop nests), or a TOML file.
     #[arg(long, conflicts_with_all = ["kernel", "loop_text"])]
     pub suite: Option<String>,
     /// Time your own loop nest instead (the language of `sim --loop`, docs/loops.md) on one
