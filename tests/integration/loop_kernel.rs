@@ -233,7 +233,8 @@ fn the_loops_suite_runs_into_records_that_read_back() {
         assert_eq!(level(&format!("transpose-add lda={ld}"), 1, "conflict"), 0);
     }
 
-    // The document reads back: the report renders it.
+    // The document reads back: the report renders it, with a section for the nests whose
+    // sentences name them.
     let report = run_in(
         dir.path(),
         &["report", "--in", "loops.json", "--out", "page"],
@@ -242,6 +243,20 @@ fn the_loops_suite_runs_into_records_that_read_back() {
         report.status.success(),
         "{}",
         String::from_utf8_lossy(&report.stderr)
+    );
+    let page = std::fs::read_to_string(dir.path().join("page/index.html")).unwrap();
+    assert!(page.contains("<section id=\"loops\">"), "no loops section");
+    assert!(dir.path().join("page/fig20-loops.png").exists());
+    for claim in [
+        "loops.extremes",
+        "loops.misses-follow-time",
+        "loops.conflicts",
+    ] {
+        assert!(page.contains(&format!("data-claim=\"{claim}\"")), "{claim}");
+    }
+    assert!(
+        page.contains("transpose-add lda=1024: 917,504 of its"),
+        "conflicts unnamed"
     );
 
     // A loop record whose nest no longer parses, or that claims another family, is refused
@@ -272,5 +287,27 @@ fn the_loops_suite_runs_into_records_that_read_back() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
         assert!(stderr.contains("records[1]"), "{what}: {stderr}");
+    }
+}
+
+#[test]
+fn a_report_without_loop_records_shows_nothing_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results_small.json");
+    let out = run_in(
+        dir.path(),
+        &["report", "--in", fixture.to_str().unwrap(), "--out", "page"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(dir.path().join("page/index.html")).unwrap();
+    for absent in ["id=\"loops\"", "loop nests", "fig20"] {
+        assert!(
+            !page.contains(absent),
+            "`{absent}` on a page without loop records"
+        );
     }
 }

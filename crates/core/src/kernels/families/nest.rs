@@ -55,13 +55,14 @@ pub(crate) const LOOP: KernelSpec = KernelSpec {
     summary: "Your own loop nest (the language of `sim --loop`), timed and simulated as one stream.",
     example: "name=col-sum 'nest=for j in 0..512: for i in 0..512: s += a[i, j]' \
               'arrays=a = f64[512, 512]'",
-    explanation: "Times a loop nest you write over arrays you declare (the language of \
-                  `stridelab sim --loop`: perfect affine nests, triangular bounds, steps, \
-                  several statements) and simulates the very stream it times: its innermost \
-                  runs, over arrays placed where `sim --loop` places them, so its misses are \
-                  `sim --loop`'s. Time is per access (every load and store of the body); \
-                  compare nests that do the same work in another order or over another \
-                  leading dimension.",
+    explanation: "The order of a nest decides which accesses find their line already \
+                  cached: walking an array in the order it is laid out uses every element of \
+                  each line it loads, a column walk uses one element per line and, at a \
+                  power-of-two leading dimension, few cache sets, so it misses more and runs \
+                  slower. `loop` times a nest you write over arrays you declare (the language \
+                  of `stridelab sim --loop`) and simulates the very stream it times, over \
+                  arrays placed where `sim --loop` places them, so its misses are `sim \
+                  --loop`'s. Time is per access (every load and store of the body).",
     prepare,
     plan,
     pattern,
