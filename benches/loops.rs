@@ -1,4 +1,4 @@
-//! Criterion benchmarks of `run --loop`'s executor against the built-in kernels it can spell:
+//! Criterion benchmarks of the `loop` kernel's executor (`run --loop`) against the built-in kernels it can spell:
 //! row-sum, col-sum and the naive transpose (`naive-read`), each as its loop form over the
 //! same matrix, at an L2-sized and a DRAM-sized edge. The two of a pair differ only in who
 //! walks the order: the kernel's own code or the executor walking `layout::loops::walk_runs`
@@ -15,13 +15,9 @@ use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use stridelab::cache::geometry::Geometry;
-use stridelab::harness::custom::Kernel;
-use stridelab::harness::loop_run::NestKernel;
-use stridelab::kernels::access::RealMem;
 use stridelab::kernels::catalogue::{find, resolve_params};
 use stridelab::kernels::copy_planner::analytic_planner;
 use stridelab::kernels::spec::PrepareOptions;
-use stridelab::layout::loops::{LoopNest, check};
 
 use common::{LabMeasurement, lab_criterion};
 
@@ -83,17 +79,17 @@ fn loops(c: &mut Criterion<LabMeasurement>) {
             );
             drop(instance);
 
-            let nest =
-                LoopNest::parse(&pair.loop_text, &pair.arrays).expect("the loop form parses");
-            let facts = check(&nest, u64::MAX).expect("the loop form is in bounds");
-            let kernel = NestKernel::<f64>::new(nest, facts).expect("f64 arrays");
-            let mut buffers: Vec<Box<[f64]>> = kernel
-                .buffers()
-                .iter()
-                .map(|&len| (0..len).map(|i| (i % 1024) as f64).collect())
-                .collect();
+            let nest = find("loop").expect("the loop kernel");
+            let words = [
+                ("nest".to_string(), pair.loop_text.clone()),
+                ("arrays".to_string(), pair.arrays.join("; ")),
+            ];
+            let params = resolve_params(nest, &words).expect("the loop form parses");
+            let mut instance =
+                (nest.prepare)(&params, &PrepareOptions::with_planner(Arc::clone(&planner)))
+                    .expect("the loop form is in bounds");
             group.bench_function(BenchmarkId::new(format!("{}/loop", pair.kernel), n), |b| {
-                b.iter(|| black_box(kernel.run(&mut RealMem::table(&mut buffers))))
+                b.iter(|| black_box(instance.run()))
             });
         }
     }

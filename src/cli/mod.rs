@@ -15,7 +15,6 @@ pub(crate) mod info;
 pub(crate) mod layout;
 pub(crate) mod report;
 pub(crate) mod run;
-pub(crate) mod run_loop;
 pub(crate) mod shell;
 pub(crate) mod sim;
 pub(crate) mod sim_loop;

@@ -25,11 +25,12 @@ use crate::results::output::FileTarget;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Suite to run: quick (default), full, gate, or a TOML file.
+    /// Suite to run: quick (default), full, gate, loops (example loop nests), or a TOML file.
     #[arg(long, conflicts_with_all = ["kernel", "loop_text"])]
     pub suite: Option<String>,
-    /// Time your own loop nest instead (the language of `sim --loop`, docs/loops.md) on one
-    /// pinned thread, with the misses of the same stream simulated; with --array.
+    /// Time your own loop nest instead (the language of `sim --loop`, docs/loops.md), with the
+    /// misses of the same stream simulated; with --array. The same point as `--kernel loop
+    /// nest=TEXT arrays='DECL; DECL'`, recorded like any run.
     #[arg(long = "loop", value_name = "TEXT", conflicts_with_all = ["kernel", "list"])]
     pub loop_text: Option<String>,
     /// An array of --loop, as for `sim --loop` (repeatable).
@@ -95,6 +96,7 @@ impl RunArgs {
         RunRequest {
             suite: self.suite.clone(),
             kernel: self.kernel.clone(),
+            loop_nest: (self.loop_text.clone()).map(|text| (text, self.arrays.clone())),
             threads: self.threads.clone(),
             huge_pages: self.huge_pages,
             out: self.out.clone(),
@@ -111,16 +113,6 @@ impl RunArgs {
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.list.print()? {
         return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(text) = &args.loop_text {
-        let options = super::run_loop::LoopRunOptions {
-            arrays: &args.arrays,
-            cache: &args.cache,
-            json: args.json,
-            max_accesses: args.max_accesses,
-            target_ci: args.target_ci,
-        };
-        return super::run_loop::run(text, &options);
     }
     // Every parameter and output is validated before anything runs.
     let history = HistoryPlan::settle(

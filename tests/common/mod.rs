@@ -31,6 +31,29 @@ pub fn stridelab(args: &[&str]) -> Output {
         .expect("run stridelab")
 }
 
+/// Words as a shell reads them: whitespace separates them, except inside single quotes, which
+/// are dropped (a catalogue example's `'nest=for i in 0..8: s += a[i]'` is one word).
+pub fn shell_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in text.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
 /// Whether `program args…` runs and succeeds here. When it does not, the test that needs it
 /// skips with a note naming `what_is_skipped`, or fails when [`REQUIRE_TOOLS`] is set.
 pub fn tool_available(program: &str, args: &[&str], what_is_skipped: &str) -> bool {

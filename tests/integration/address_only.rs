@@ -53,12 +53,11 @@ fn both(kernel: &str, args: &[(&str, String)]) -> (Vec<Access>, Vec<Access>) {
 
 /// The example words `key=value` of a catalogue entry, as a shell would pass them.
 fn example_args(example: &str) -> Vec<(String, String)> {
-    example
-        .split_whitespace()
-        .map(|w| w.trim_matches('\''))
+    crate::common::shell_words(example)
+        .into_iter()
         .map(|w| match w.split_once('=') {
             Some((k, v)) => (k.to_string(), v.to_string()),
-            None => (String::new(), w.to_string()),
+            None => (String::new(), w),
         })
         .collect()
 }

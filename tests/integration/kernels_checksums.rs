@@ -22,11 +22,11 @@ impl AccessSink for Discard {
 
 fn instance(kernel: &str, args: &str) -> Box<dyn Instance> {
     let spec = find(kernel).unwrap();
-    let args: Vec<(String, String)> = args
-        .split_whitespace()
+    let args: Vec<(String, String)> = crate::common::shell_words(args)
+        .into_iter()
         .map(|arg| match arg.split_once('=') {
             Some((k, v)) => (k.to_string(), v.to_string()),
-            None => (String::new(), arg.to_string()),
+            None => (String::new(), arg),
         })
         .collect();
     let params = resolve_params(spec, &args).unwrap_or_else(|e| panic!("{kernel} {args:?}: {e}"));
@@ -162,6 +162,16 @@ const CASES: &[(&str, &str)] = &[
     ("transpose", "7 13 16 naive-read dtype=f32"),
     ("transpose", "13 7 naive-write dtype=f32"),
     ("transpose", "31 33 blocked 8 dtype=f32"),
+    // A nest computes no values: every cell holds 1, so a run that stores keeps the next run's.
+    (
+        "loop",
+        "'nest=for i in 0..13: for j in i..13 step 2: a[j, i] += b[i, j]' \
+         'arrays=a = f64[13, 13] ld=15; b = f64[13, 13]'",
+    ),
+    (
+        "loop",
+        "'nest=for i in 0..12: a[i] = a[i + 1]; s += c[2 * i]' 'arrays=a = f32[13]; c = f32[24]'",
+    ),
 ];
 
 #[test]

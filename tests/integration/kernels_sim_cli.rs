@@ -266,10 +266,7 @@ fn sim_takes_every_listed_kernel_with_its_example() {
             .unwrap_or_else(|| panic!("{name}: no sim example in {detail}"));
         let mut args = vec!["sim", name];
         // The words as a shell would pass them: quotes removed.
-        let words: Vec<String> = example
-            .split_whitespace()
-            .map(|w| w.trim_matches('\'').to_string())
-            .collect();
+        let words = crate::common::shell_words(example);
         args.extend(words.iter().map(String::as_str));
         args.extend(["--preset", "amd-zen4", "--json"]);
         let out = stridelab(&args);

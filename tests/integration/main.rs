@@ -34,6 +34,7 @@ mod layout_numpy;
 mod layout_props;
 mod layout_seeds;
 mod layout_verdicts;
+mod loop_kernel;
 mod matmul_cachegrind;
 mod matmul_report;
 mod report_browser;

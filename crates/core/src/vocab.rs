@@ -33,6 +33,8 @@ pub enum Family {
     Matmul,
     /// Tensor layouts: channels-first vs channels-last, their conversion, jagged vs flat rows.
     Tensor,
+    /// A user's own loop nest in the LOOP language of `sim --loop` (`loop`).
+    Loop,
 }
 
 /// A resolved parameter value.

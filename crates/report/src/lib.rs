@@ -124,6 +124,9 @@ pub struct SectionDef {
     pub anchor: &'static str,
     pub title: &'static str,
     pub kernels: &'static [&'static str],
+    /// Shown only when a run has its points, and otherwise never named as missing: the
+    /// section of a user's own kernels, which most runs do not have.
+    pub optional: bool,
 }
 
 /// The sections in page order (the conflict probes hold the headline figure).
@@ -132,56 +135,73 @@ pub const SECTIONS: &[SectionDef] = &[
         anchor: "conflict",
         title: "Power-of-two strides and cache sets",
         kernels: &["conflict"],
+        optional: false,
     },
     SectionDef {
         anchor: "stride",
         title: "Time per access vs step",
         kernels: &["stride-sum"],
+        optional: false,
     },
     SectionDef {
         anchor: "traverse",
         title: "Row vs column order",
         kernels: &["row-sum", "col-sum"],
+        optional: false,
     },
     SectionDef {
         anchor: "latency",
         title: "Working-set latency",
         kernels: &["chase"],
+        optional: false,
     },
     SectionDef {
         anchor: "transpose",
         title: "Transposes and copies",
         kernels: &["transpose"],
+        optional: false,
     },
     SectionDef {
         anchor: "view",
         title: "Views: diagonal, flip, sub-sample",
         kernels: &["view-sum"],
+        optional: false,
     },
     SectionDef {
         anchor: "blocked",
         title: "Blocked (tile-major) layouts",
         kernels: &["tiled-sum", "to-tiles"],
+        optional: false,
     },
     SectionDef {
         anchor: "tensor",
         title: "Tensor layouts: channels first or last, jagged or flat",
         kernels: &["channel-sum", "stencil3x3", "to-nhwc", "jagged"],
+        optional: false,
     },
     SectionDef {
         anchor: "bandwidth",
         title: "Bandwidth vs threads",
         kernels: &["copy", "read"],
+        optional: false,
     },
     SectionDef {
         anchor: "three-c",
         title: "Where the misses come from (3C)",
         kernels: &[],
+        optional: false,
     },
     SectionDef {
         anchor: "matmul",
         title: "Matrix multiplication loop orders",
         kernels: &["matmul"],
+        optional: false,
+    },
+    SectionDef {
+        anchor: "loops",
+        title: "Your own loop nests",
+        kernels: &["loop"],
+        optional: true,
     },
 ];
 
@@ -294,6 +314,8 @@ fn render_into(
                         figure_files.push(format!("{}.png", built.figure.id));
                         figure_files.push(format!("{}.svg", built.figure.id));
                     }
+                    // An optional section the run has no points for is not missed.
+                    Outcome::Omitted { .. } if section.optional => {}
                     Outcome::Omitted { id, reason, .. } => {
                         omitted.push(format!("{id}{suffix}: {reason}"))
                     }

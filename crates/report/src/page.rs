@@ -107,7 +107,7 @@ pub fn render_page(views: &[MachineView<'_>], comparisons: &[Comparison]) -> Str
     let mut lacks: Vec<String> = SECTIONS
         .iter()
         .enumerate()
-        .filter(|(si, _)| !shown(views, *si))
+        .filter(|(si, s)| !shown(views, *si) && !s.optional)
         .map(|(_, s)| lacking(s))
         .collect();
     if !any_infer {

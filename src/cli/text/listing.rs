@@ -48,7 +48,7 @@ pub fn kernel_detail(name: &str) -> Result<String, KernelError> {
             p.name, kind, default, p.doc
         );
     }
-    let words = shell_words(spec.example);
+    let words = shell_words(&spec.example_words());
     let _ = writeln!(text, "\nexamples:");
     let _ = writeln!(text, "  stridelab run --kernel {} {words}", spec.name);
     let _ = writeln!(text, "  stridelab sim {} {words}", spec.name);
@@ -76,12 +76,12 @@ fn kind_text(kind: &ParamKind) -> String {
     }
 }
 
-/// The example's words as a shell reads them: values with parentheses or brackets quoted.
-fn shell_words(example: &str) -> String {
-    example
-        .split_whitespace()
+/// The example's words as a shell reads them: values with parentheses, brackets or spaces quoted.
+fn shell_words(words: &[String]) -> String {
+    words
+        .iter()
         .map(|w| {
-            if w.contains(['(', ')', '[', ']', '*', ' ']) {
+            if w.contains(['(', ')', '[', ']', '*', ' ', ';']) {
                 format!("'{w}'")
             } else {
                 w.to_string()
@@ -114,8 +114,8 @@ mod tests {
     fn every_example_resolves_under_its_kernels_rules() {
         for spec in catalogue() {
             let words: Vec<(String, String)> = spec
-                .example
-                .split_whitespace()
+                .example_words()
+                .iter()
                 .map(|w| {
                     let (k, v) = w.split_once('=').expect("examples name their parameters");
                     (k.to_string(), v.to_string())
@@ -136,6 +136,11 @@ mod tests {
         assert!(detail.contains("  dtype  f64|f32  default f64"), "{detail}");
         assert!(
             detail.contains("stridelab sim view-sum 'expr=arange(1048576).view(1024,1024).T'"),
+            "{detail}"
+        );
+        let detail = kernel_detail("loop").unwrap();
+        assert!(
+            detail.contains("stridelab run --kernel loop name=col-sum 'nest=for j in 0..512: "),
             "{detail}"
         );
         let detail = kernel_detail("matmul").unwrap();

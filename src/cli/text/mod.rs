@@ -1,5 +1,5 @@
 //! The text the CLI prints, laid out where it prints: tables ([`table`]), `run`'s summary and
-//! progress ([`run_summary`], [`progress`]), a timed loop nest ([`run_loop`]), a simulated point ([`sim`]), loop nest ([`sim_loop`]) or trace ([`sim_trace`]), `layout`'s
+//! progress ([`run_summary`], [`progress`]), a simulated point ([`sim`]), loop nest ([`sim_loop`]) or trace ([`sim_trace`]), `layout`'s
 //! explanation and its cache section ([`layout`], [`layout_cache`]), the catalogue listing
 //! ([`listing`]) and `info`'s machine table ([`info`]). The verdicts and sentences in them
 //! are the library's (`explain`, `harness::run::verdicts`, `harness::sim::model_words`): this
@@ -12,7 +12,6 @@ pub(crate) mod layout_cache;
 pub(crate) mod listing;
 pub(crate) mod progress;
 pub(crate) mod run_blocks;
-pub(crate) mod run_loop;
 pub(crate) mod run_summary;
 pub(crate) mod sim;
 pub(crate) mod sim_loop;

@@ -1,7 +1,7 @@
 //! The harness turns kernel instances into records. It never plots, and only the gate prints:
 //! its progress lines (the base build, each round, each point) go to stderr (`gate/`); a run
 //! reports through a [`Progress`] that the command line renders. Its parts:
-//! - [`suite`]: suites as data (the built-in `quick`, `full`, `gate` and TOML files), with the
+//! - [`suite`]: suites as data (the built-in `quick`, `full`, `gate`, `loops` and TOML files), with the
 //!   working-set reaches and geometry sweeps they expand;
 //! - `run`: a validated [`Plan`] run point by point ([`run_suite`]), passes pooled, Ctrl-C;
 //! - [`measure`]: timing, perf counters, thread pinning, the references bandwidth is divided
@@ -10,7 +10,7 @@
 //! - `gate`: the regression gate, against a stored baseline or a base commit built here;
 //! - `machine`: the manifest every results file embeds;
 //! - [`custom`]: a user's own kernel, written against the accessor, timed and simulated as the
-//!   lab's are; [`loop_run`]: a user's loop nest as such a kernel;
+//!   lab's are (a user's loop nest is the catalogue's `loop` kernel);
 //! - `catalogue_link`: the catalogue's lookups re-exported ([`catalogue`] and the rest); the
 //!   parts above also import `kernels` directly, for kernel specs, instances and the copy
 //!   planner's events.
@@ -21,7 +21,6 @@ pub mod catalogue_link;
 pub mod custom;
 pub mod gate;
 pub mod history;
-pub mod loop_run;
 pub mod machine;
 pub mod measure;
 pub mod run;

@@ -21,8 +21,8 @@
 use std::sync::LazyLock;
 
 use crate::kernels::families::{
-    blocked, channels, conflict, jagged, latency, matmul, reference, stride, to_nhwc, transpose,
-    traverse, view,
+    blocked, channels, conflict, jagged, latency, matmul, nest, reference, stride, to_nhwc,
+    transpose, traverse, view,
 };
 pub use crate::kernels::spec::StridePattern;
 use crate::kernels::spec::{KernelError, KernelSpec, ParamKind, ParamSpec, ParamValue, Params};
@@ -80,6 +80,7 @@ static CATALOGUE: &[KernelSpec] = &[
     channels::CHANNEL_SUM,
     channels::STENCIL3X3,
     to_nhwc::TO_NHWC,
+    nest::LOOP,
 ];
 
 /// Every kernel of the catalogue.

@@ -218,6 +218,32 @@ pub struct KernelSpec {
     pub(crate) simulate: SimStart,
 }
 
+impl KernelSpec {
+    /// The example's words as a shell reads them: whitespace separates words, except inside
+    /// single quotes (a nest's text is one word: `'nest=for i in 0..8: s += a[i]'`), which are
+    /// dropped.
+    pub fn example_words(&self) -> Vec<String> {
+        let mut words = Vec::new();
+        let mut word = String::new();
+        let mut quoted = false;
+        for c in self.example.chars() {
+            match c {
+                '\'' => quoted = !quoted,
+                c if c.is_whitespace() && !quoted => {
+                    if !word.is_empty() {
+                        words.push(std::mem::take(&mut word));
+                    }
+                }
+                c => word.push(c),
+            }
+        }
+        if !word.is_empty() {
+            words.push(word);
+        }
+        words
+    }
+}
+
 impl std::fmt::Debug for KernelSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KernelSpec")

@@ -32,6 +32,7 @@ pub(crate) mod fig15_channels;
 pub(crate) mod fig16_jagged;
 pub(crate) mod fig17_element_types;
 pub(crate) mod fig19_padding;
+pub(crate) mod fig20_loops;
 mod labels;
 mod sweep;
 
@@ -75,6 +76,7 @@ pub const REGISTRY: &[&FigureDef] = &[
     &fig14_matmul::FIGURE,
     &fig15_channels::FIGURE,
     &fig16_jagged::FIGURE,
+    &fig20_loops::FIGURE,
 ];
 
 /// The registered figures of one section, in figure order.

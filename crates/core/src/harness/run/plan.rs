@@ -1,11 +1,12 @@
-//! What `stridelab run` prepares before measuring anything: the plan (a suite, or one kernel's
-//! grid from its command-line words, with thread counts and the access bound), the sampling
+//! What `stridelab run` prepares before measuring anything: the plan (a suite, one kernel's
+//! grid from its command-line words, or a loop nest as the `loop` kernel's one point, with thread counts and the access bound), the sampling
 //! method, and the outputs (the results JSON and the CSV beside it), every one of them checked
 //! up front so a run is never measured only to be lost at the end. Also the geometry the
 //! points are simulated on (this machine's or a preset's, `--cache` levels on top, recorded in
 //! the manifest when it is not the machine's), and the warnings about it and about failed
 //! points.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +18,9 @@ use crate::cache::geometry::{
     ChosenGeometry, Geometry, GeometryChoice, GeometryError, warning_lines,
 };
 use crate::harness::machine::MachineInfo;
-use crate::harness::suite::{PlanLimits, Suite, SuiteError, ThreadListError, parse_thread_list};
+use crate::harness::suite::{
+    GridValue, PlanLimits, Suite, SuiteError, ThreadListError, parse_thread_list,
+};
 use crate::harness::{MethodOptions, Plan, RunOptions};
 use crate::results::csv::to_csv;
 use crate::results::output::{FileTarget, OutputError, OutputPlan, STDOUT};
@@ -67,6 +70,9 @@ pub struct RunRequest {
     pub suite: Option<String>,
     /// One kernel instead: its name, then `key=value` words (`key=a,b` is a grid).
     pub kernel: Option<Vec<String>>,
+    /// A loop nest instead (`run --loop TEXT --array DECL…`): the `loop` kernel's `nest` and
+    /// `arrays`, each taken whole (a nest's `read a, b` is no grid).
+    pub loop_nest: Option<(String, Vec<String>)>,
     /// Thread counts for every point, e.g. `1,2` or `all`.
     pub threads: Option<String>,
     pub huge_pages: bool,
@@ -110,12 +116,13 @@ pub fn prepare_run(
     machine: Geometry,
     copies: Arc<Planner>,
 ) -> Result<PreparedRun, RunPlanError> {
-    let suite = match &request.kernel {
-        Some(words) => {
+    let suite = match (&request.loop_nest, &request.kernel) {
+        (Some((text, arrays)), _) => loop_suite(text, arrays)?,
+        (None, Some(words)) => {
             let (name, rest) = words.split_first().ok_or(RunPlanError::NoKernelName)?;
             Suite::from_command_line(name, rest)?
         }
-        None => Suite::load(request.suite.as_deref().unwrap_or("quick"))?,
+        (None, None) => Suite::load(request.suite.as_deref().unwrap_or("quick"))?,
     };
     let threads = request
         .threads
@@ -143,6 +150,20 @@ pub fn prepare_run(
         options,
         geometry,
     })
+}
+
+/// `run --loop TEXT --array DECL…` as the one point of the `loop` kernel it means.
+fn loop_suite(text: &str, arrays: &[String]) -> Result<Suite, RunPlanError> {
+    let mut suite = Suite::from_command_line("loop", &[])?;
+    suite.description = format!(
+        "stridelab run --loop '{text}' --array '{}'",
+        arrays.join("' --array '")
+    );
+    suite.points[0].params = BTreeMap::from([
+        ("nest".to_string(), GridValue::Text(text.to_string())),
+        ("arrays".to_string(), GridValue::Text(arrays.join("; "))),
+    ]);
+    Ok(suite)
 }
 
 /// The geometry `choice` names on top of `machine` (this machine's, detected once by the
@@ -174,7 +195,7 @@ pub fn method_of(request: &RunRequest) -> Result<MethodOptions, RunPlanError> {
     if request.target_ci <= 0.0 || request.target_ci.is_nan() {
         return Err(RunPlanError::TargetCi);
     }
-    let single_point = request.kernel.is_some();
+    let single_point = request.kernel.is_some() || request.loop_nest.is_some();
     let budget = match request.sampling_budget {
         Some(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Some(s),
         Some(s) => return Err(RunPlanError::SamplingBudget(s)),
@@ -301,6 +322,29 @@ mod tests {
         assert_eq!(run.outputs.json, Some(FileTarget::Stdout));
         assert!(run.outputs.csv.is_none());
         // One kernel: the extra sampling budget is the kernel default, not the suite's.
+        assert_eq!(run.options.method.extra_sampling, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_loop_nest_is_the_loop_kernels_one_point_whatever_its_commas() {
+        let arrays = vec!["a = f64[8]".to_string(), "b = f64[8, 8]".to_string()];
+        let request = RunRequest {
+            kernel: None,
+            loop_nest: Some(("for i in 0..8: read a[i], b[i, 0]".into(), arrays)),
+            ..kernel(&[])
+        };
+        let run = prepare(&request).unwrap();
+        assert_eq!(run.plan.points.len(), 1);
+        let point = &run.plan.points[0];
+        assert_eq!(point.spec.name, "loop");
+        assert_eq!(
+            point.params["arrays"].to_string(),
+            "a = f64[8]; b = f64[8, 8]"
+        );
+        assert_eq!(
+            point.params["nest"].to_string(),
+            "for i in 0..8: read a[i], b[i, 0]"
+        );
         assert_eq!(run.options.method.extra_sampling, Duration::from_secs(10));
     }
 

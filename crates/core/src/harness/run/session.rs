@@ -121,6 +121,8 @@ pub fn point_kind(family: Family) -> PointKind {
         Family::Stride | Family::Conflict | Family::View | Family::Latency | Family::Matmul => {
             PointKind::Latency
         }
+        // A nest's accesses are its elements: time per access, whatever it reads or writes.
+        Family::Loop => PointKind::Latency,
     }
 }
 

@@ -59,6 +59,7 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
     ("quick", include_str!("../../../../../suites/quick.toml")),
     ("full", include_str!("../../../../../suites/full.toml")),
     ("gate", include_str!("../../../../../suites/gate.toml")),
+    ("loops", include_str!("../../../../../suites/loops.toml")),
 ];
 
 /// Points a plan may have by default (rule 5): far more than any built-in suite, far fewer
@@ -108,7 +109,7 @@ pub enum SuiteError {
         message: String,
     },
     #[error(
-        "unknown suite `{0}`: use quick, full, gate or a path to a TOML file (a path must exist)"
+        "unknown suite `{0}`: use quick, full, gate, loops or a path to a TOML file (a path must exist)"
     )]
     Unknown(String),
     #[error(transparent)]

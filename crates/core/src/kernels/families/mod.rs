@@ -9,6 +9,8 @@ pub mod conflict;
 pub mod jagged;
 pub mod latency;
 pub mod matmul;
+pub mod nest;
+pub mod nest_order;
 pub mod reference;
 pub mod stride;
 pub mod to_nhwc;

@@ -1,117 +1,21 @@
-//! A user's loop nest (the LOOP language, [`crate::layout::loops`]) as a kernel the harness
-//! times and simulates ([`super::custom`]): its innermost runs ([`walk_runs`], the order
-//! `sim --loop` simulates) executed through the lab's accessor over real buffers placed where
-//! `sim --loop` places them, so the timed stream and the simulated one are the same stream.
+//! The order of a user's loop nest (the LOOP language, [`crate::layout::loops`]) over real
+//! buffers: its innermost runs ([`walk_runs`], the order `sim --loop` simulates) executed
+//! through the lab's accessor, the buffers placed where `sim --loop` places them, so a timed
+//! run of the `loop` kernel and `sim --loop` see one stream.
 //!
 //! A one-statement body runs as the accessor's strided runs (`s += a[…]` a sum, `t = x` a
 //! move, `t += x` an update, `s += a[…] * b[…]` a dot product), the loops a compiler would
 //! vectorise; any other body runs access by access, in the slots' order. The language computes
 //! no values: an update stores the value it loaded (an update by zero), an assignment the first
-//! value its right side read, so the runs are held to their accesses, not to a checksum.
+//! value its right side read.
 
 #![forbid(unsafe_code)]
 
 use std::marker::PhantomData;
 
-use serde::Serialize;
-use thiserror::Error;
-
-use crate::cache::geometry::CacheLevel;
-use crate::harness::custom::{CustomError, Kernel, measure};
-use crate::harness::run::runner::MethodOptions;
 use crate::kernels::access::{ACCUMULATORS, Element, Mem, Strided};
-use crate::layout::loops::{InnerRun, LoopError, LoopNest, NestFacts, Placement, check, walk_runs};
-use crate::results::{SimulatedMisses, Timing};
+use crate::layout::loops::{InnerRun, LoopError, LoopNest, NestFacts, Placement, walk_runs};
 use crate::vocab::Work;
-
-/// Most bytes the arrays of a timed nest may take together: they are allocated for real.
-pub const MAX_NEST_BYTES: u64 = 2 << 30;
-
-/// Why a nest could not be timed.
-#[derive(Debug, Error)]
-pub enum LoopRunError {
-    #[error(transparent)]
-    Loop(#[from] LoopError),
-    #[error("a timed nest runs f64 or f32 arrays; {array} is {dtype}")]
-    Dtype { array: String, dtype: String },
-    #[error(
-        "the arrays take {bytes} bytes together; a timed nest allocates at most {MAX_NEST_BYTES}"
-    )]
-    TooLarge { bytes: u64 },
-    #[error(transparent)]
-    Measure(#[from] CustomError),
-}
-
-/// A nest timed and simulated: the same stream behind both numbers.
-#[derive(Debug, Clone, Serialize)]
-pub struct LoopRunReport {
-    /// The loop text and the array declarations, as given.
-    pub nest: String,
-    pub arrays: Vec<String>,
-    /// Each array's first byte in the simulated address space (`sim --loop`'s placement).
-    pub bases: Vec<u64>,
-    /// Loads and stores of one run (counted).
-    pub accesses: u64,
-    /// One pinned thread (measured).
-    pub timing: Timing,
-    /// Median nanoseconds per access (derived).
-    pub ns_per_access: f64,
-    /// One cold run (simulated, LRU, 3C): the counts `sim --loop` gives for the whole nest.
-    pub simulated: SimulatedMisses,
-}
-
-/// Checks `nest` (at most `max_accesses` per run, every index in bounds), refuses arrays it
-/// cannot allocate before allocating them, then times it with `method` and simulates one run on
-/// `levels`.
-pub fn run_nest(
-    nest: LoopNest,
-    levels: &[CacheLevel],
-    method: &MethodOptions,
-    max_accesses: u64,
-) -> Result<LoopRunReport, LoopRunError> {
-    let facts = check(&nest, max_accesses)?;
-    let bytes = nest
-        .arrays
-        .iter()
-        .map(|a| a.bytes())
-        .fold(0u64, u64::saturating_add);
-    if bytes > MAX_NEST_BYTES {
-        return Err(LoopRunError::TooLarge { bytes });
-    }
-    let text = nest.text.clone();
-    let arrays = nest.arrays.iter().map(|a| a.text.clone()).collect();
-    let dtype = nest.arrays.first().map_or("f64", |a| a.dtype);
-    let (bases, measured) = match dtype {
-        "f64" => timed::<f64>(nest, facts, levels, method)?,
-        "f32" => timed::<f32>(nest, facts, levels, method)?,
-        other => {
-            return Err(LoopRunError::Dtype {
-                array: nest.arrays[0].name.clone(),
-                dtype: other.to_string(),
-            });
-        }
-    };
-    Ok(LoopRunReport {
-        nest: text,
-        arrays,
-        bases,
-        accesses: facts.accesses,
-        ns_per_access: measured.timing.ns_per_run.median / facts.accesses.max(1) as f64,
-        timing: measured.timing,
-        simulated: measured.simulated,
-    })
-}
-
-fn timed<T: Element>(
-    nest: LoopNest,
-    facts: NestFacts,
-    levels: &[CacheLevel],
-    method: &MethodOptions,
-) -> Result<(Vec<u64>, crate::harness::custom::Measured), LoopRunError> {
-    let kernel = NestKernel::<T>::new(nest, facts)?;
-    let bases = kernel.bases.clone();
-    Ok((bases, measure(kernel, levels, method)?))
-}
 
 /// How one innermost run executes, chosen once from the body's slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,9 +32,9 @@ enum Shape {
     Each,
 }
 
-/// A checked loop nest of one element type, ready to time and simulate.
+/// A checked loop nest over arrays of one element type `T`: its buffers and its order.
 #[derive(Debug, Clone)]
-pub struct NestKernel<T> {
+pub struct NestOrder<T> {
     nest: LoopNest,
     facts: NestFacts,
     bases: Vec<u64>,
@@ -140,7 +44,7 @@ pub struct NestKernel<T> {
     elem: PhantomData<T>,
 }
 
-impl<T: Element> NestKernel<T> {
+impl<T: Element> NestOrder<T> {
     /// `nest` (already checked: `facts` are [`crate::layout::loops::check()`]'s) over `T`
     /// elements; every array must be of `T` (`dtype` and size), as one accessor serves them all.
     pub fn new(nest: LoopNest, facts: NestFacts) -> Result<Self, LoopError> {
@@ -165,7 +69,7 @@ impl<T: Element> NestKernel<T> {
             .map(|slot| nest.references[slot.reference].array)
             .collect();
         let shape = shape_of(&nest);
-        Ok(NestKernel {
+        Ok(NestOrder {
             nest,
             facts,
             bases,
@@ -241,7 +145,7 @@ impl Pending {
     }
 }
 
-impl<T: Element> NestKernel<T> {
+impl<T: Element> NestOrder<T> {
     /// One (joined) innermost run, as the accessor's strided run where its shape has one.
     fn execute<M: Mem<Elem = T>>(&self, m: &mut M, run: &InnerRun<'_>, sums: &mut Sums<T>) {
         if run.count == 0 {
@@ -287,14 +191,14 @@ fn shape_of(nest: &LoopNest) -> Shape {
     }
 }
 
-impl<T: Element> Kernel for NestKernel<T> {
-    type Elem = T;
-
-    fn buffers(&self) -> Vec<usize> {
+impl<T: Element> NestOrder<T> {
+    /// Each array's storage, in elements.
+    pub fn buffers(&self) -> Vec<usize> {
         self.nest.arrays.iter().map(|a| a.storage_len).collect()
     }
 
-    fn work(&self) -> Work {
+    /// What one run loads, stores and visits (every access one element).
+    pub fn work(&self) -> Work {
         let stores = self.nest.slots.iter().filter(|s| s.is_store).count();
         let loads = self.nest.slots.len() - stores;
         let per_iteration = |n: usize| n as u64 * self.facts.iterations * u64::from(T::BYTES);
@@ -305,7 +209,8 @@ impl<T: Element> Kernel for NestKernel<T> {
         }
     }
 
-    fn run<M: Mem<Elem = T>>(&self, m: &mut M) -> f64 {
+    /// One run of the nest; returns what its loads add up to (which keeps them).
+    pub fn run<M: Mem<Elem = T>>(&self, m: &mut M) -> f64 {
         let mut sums = Sums::default();
         let slots = self.nest.slots.len();
         // Runs that continue where the last one stopped (rows of a matrix whose leading
@@ -330,12 +235,19 @@ impl<T: Element> Kernel for NestKernel<T> {
         sums.acc.iter().sum::<f64>() + sums.scalar + sums.total.to_f64()
     }
 
-    fn checks_checksum(&self) -> bool {
-        false
+    /// Each array's first byte in the simulated address space (`sim --loop`'s placement).
+    pub fn bases(&self) -> &[u64] {
+        &self.bases
     }
 
-    fn placement(&self) -> Option<Vec<u64>> {
-        Some(self.bases.clone())
+    /// The nest, as checked.
+    pub fn nest(&self) -> &LoopNest {
+        &self.nest
+    }
+
+    /// Its counts, as checked.
+    pub fn facts(&self) -> &NestFacts {
+        &self.facts
     }
 }
 
@@ -372,14 +284,14 @@ mod tests {
             walked.push((e.addr, e.len, e.is_store))
         })
         .unwrap();
-        let kernel = NestKernel::<f64>::new(nest, facts).unwrap();
+        let kernel = NestOrder::<f64>::new(nest, facts).unwrap();
         let mut buffers: Vec<Box<[f64]>> = kernel
             .buffers()
             .iter()
             .map(|&n| vec![1.0; n].into_boxed_slice())
             .collect();
         let bases = BufferPlacement {
-            bases: kernel.placement().unwrap(),
+            bases: kernel.bases().to_vec(),
             table: None,
         };
         let mut log = Log::default();
@@ -448,7 +360,7 @@ mod tests {
         let arrays = ["a = f64[4]".to_string(), "b = f32[4]".to_string()];
         let nest = LoopNest::parse("for i in 0..4: a[i] = b[i]", &arrays).unwrap();
         let facts = check(&nest, 1 << 20).unwrap();
-        let err = NestKernel::<f64>::new(nest, facts).unwrap_err().to_string();
+        let err = NestOrder::<f64>::new(nest, facts).unwrap_err().to_string();
         assert!(
             err.contains("f32") && err.contains("one element type"),
             "{err}"
@@ -461,7 +373,7 @@ mod tests {
         let nest =
             LoopNest::parse("for i in 0..8: for j in 0..8: a[j, i] += b[i, j]", &arrays).unwrap();
         let facts = check(&nest, 1 << 20).unwrap();
-        let work = NestKernel::<f64>::new(nest, facts).unwrap().work();
+        let work = NestOrder::<f64>::new(nest, facts).unwrap().work();
         assert_eq!(work.elements, 3 * 64);
         assert_eq!((work.bytes_read, work.bytes_written), (2 * 64 * 8, 64 * 8));
     }
