@@ -151,6 +151,7 @@ pub fn plan_why(
     let run_request = |kernel: Vec<String>, threads: usize, huge_pages: bool| RunRequest {
         suite: None,
         kernel: Some(kernel),
+        loop_nest: None,
         threads: Some(threads.to_string()),
         huge_pages,
         out: None,
