@@ -27,6 +27,7 @@ const PAGES: &[&str] = &[
     "gate",
     "report",
     "sim",
+    "why",
     "info",
     "infer",
     "wisdom",
