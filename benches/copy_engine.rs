@@ -20,8 +20,9 @@
 //! Experiments: `COPY_ENGINE_ASSUME_LLC=1,2,8,300` adds the analytic schedule each assumed LLC
 //! size (MiB) would pick; `COPY_ENGINE_DST_OFFSET=0,64,4096` adds the analytic schedule with
 //! the destination that many bytes past a 4 KiB boundary (4K aliasing between loads and
-//! stores); both on 1 thread. `COPY_ENGINE_KERNELS=avx2` caps the swept tunings' micro-kernels
-//! at AVX2 (what an AVX2-only CPU runs, timed on this one).
+//! stores); both on 1 thread. `COPY_ENGINE_KERNELS=avx2` caps the whole engine's micro-kernels
+//! at AVX2 (the planner's candidates and schedules, the swept and experimental tunings): every
+//! row is then what an AVX2-only CPU runs, timed on this one.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -214,7 +215,7 @@ fn pinned_pool(threads: usize) -> rayon::ThreadPool {
 /// bytes default to the default tuning's, stream 0 means plain stores through the L1 stage.
 fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
     let base = Tuning {
-        kernels: swept_kernels(),
+        kernels: capped_kernels(),
         ..Tuning::for_caches(case.elements() * 8, 1, machine_caches(&Geometry::detect()))
     };
     if case.batched {
@@ -285,9 +286,9 @@ fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
         .collect()
 }
 
-/// The micro-kernels the swept tunings may use: `COPY_ENGINE_KERNELS=avx2` (or `portable`)
-/// caps them below the CPU's best, to time on an AVX-512 machine what an AVX2-only CPU runs.
-fn swept_kernels() -> KernelSet {
+/// The micro-kernels every row may use: `COPY_ENGINE_KERNELS=avx2` (or `portable`) caps them
+/// below the CPU's best, to time on an AVX-512 machine what an AVX2-only CPU runs.
+fn capped_kernels() -> KernelSet {
     match std::env::var("COPY_ENGINE_KERNELS").as_deref() {
         Ok("avx2") => KernelSet::Avx2,
         Ok("portable") => KernelSet::Portable,
@@ -321,7 +322,10 @@ fn experiments(planner: &Planner, case: &Case, src: &[f64], dst: &mut [f64], rep
             llc_bytes: llc_mib << 20,
             ..planner.caches()
         };
-        let tuning = Tuning::for_caches(bytes, 1, caches);
+        let tuning = Tuning {
+            kernels: planner.kernels(),
+            ..Tuning::for_caches(bytes, 1, caches)
+        };
         let m = measure(planner, src, dst, reps, None, |s, d| {
             copy_into_contiguous_tuned(s, &case.shape, &case.strides, 0, d, tuning, None)
                 .expect("valid view")
@@ -335,7 +339,10 @@ fn experiments(planner: &Planner, case: &Case, src: &[f64], dst: &mut [f64], rep
     }
     let count = case.elements();
     let mut shifted = AlignedBuffer::zeroed(count + 4096 / 8, false).expect("offset buffer");
-    let tuning = Tuning::for_caches(bytes, 1, planner.caches());
+    let tuning = Tuning {
+        kernels: planner.kernels(),
+        ..Tuning::for_caches(bytes, 1, planner.caches())
+    };
     for offset in offsets.into_iter().filter_map(|o| o.first().copied()) {
         let at = (offset / 8).min(4096 / 8);
         let out = &mut shifted[at..at + count];
@@ -416,12 +423,20 @@ fn main() {
         WisdomChoice::Memory
     };
     let planner = Planner::new(this_machine(&Geometry::detect()), choice)
-        .expect("no wisdom file: nothing to refuse");
+        .expect("no wisdom file: nothing to refuse")
+        .with_kernels(capped_kernels());
 
     println!("Copy engine vs the best of a plain and a non-temporal copy of the same bytes");
     println!("(timed; medians over interleaved repetitions; `best copy` = each repetition's");
     println!("faster copy; GB/s counts bytes read + written; `plain wins` = repetitions where the");
-    println!("plain copy beat the non-temporal one).\n");
+    println!("plain copy beat the non-temporal one).");
+    if planner.kernels() != KernelSet::Best {
+        println!(
+            "Every row's micro-kernels capped at {:?} (COPY_ENGINE_KERNELS).",
+            planner.kernels()
+        );
+    }
+    println!();
     println!(
         "| copy (f64) | threads | ratio to best copy | ratio to the copy with the lower median | engine GB/s | that copy's GB/s | plain wins | schedule |"
     );
