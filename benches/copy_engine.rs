@@ -16,7 +16,8 @@
 //! tiles through an L1 buffer as the engine does below the streaming threshold).
 //! The planner measures each case's schedule during its warm-up (in memory, no wisdom file);
 //! `COPY_ENGINE_PLANNER=off` times the analytic schedules instead, for before/after runs of
-//! one build. The last column names the schedule and what planning it took.
+//! one build. The last column names the schedule and what planning it took
+//! (`COPY_ENGINE_TRIALS=1`: and every candidate's median trial time).
 //! Experiments: `COPY_ENGINE_ASSUME_LLC=1,2,8,300` adds the analytic schedule each assumed LLC
 //! size (MiB) would pick; `COPY_ENGINE_DST_OFFSET=0,64,4096` adds the analytic schedule with
 //! the destination that many bytes past a 4 KiB boundary (4K aliasing between loads and
@@ -368,9 +369,23 @@ fn plans_used(planner: &Planner) -> String {
     if events.is_empty() {
         return "not planned".into();
     }
+    let trials = std::env::var_os("COPY_ENGINE_TRIALS").is_some();
     let words: Vec<String> = events
         .iter()
         .map(|e| match e.source {
+            PlanSource::Measured if trials => {
+                let each: Vec<String> = e
+                    .trials
+                    .iter()
+                    .map(|t| format!("{} {:.2} ms", t.schedule, t.median_ns as f64 / 1e6))
+                    .collect();
+                format!(
+                    "{} (planned in {:.0} ms; median trials: {})",
+                    e.schedule.name,
+                    e.planning_s * 1e3,
+                    each.join(", ")
+                )
+            }
             PlanSource::Measured => format!(
                 "{} (planned in {:.0} ms)",
                 e.schedule.name,
