@@ -13,7 +13,8 @@
 //! shapes instead of the built-in ones, `COPY_ENGINE_BATCH=16x1024,8x0` those batch-rows ×
 //! prefetch-bytes tunings of the permutation (`512x16x0` also sets the tiles' prefetch distance,
 //! 0 = the whole next tile; `64x64x0x0` also turns non-temporal stores off, which stages the
-//! tiles through an L1 buffer as the engine does below the streaming threshold).
+//! tiles through an L1 buffer as the engine does below the streaming threshold; `256x8x0x1x16`
+//! also sets the sweeps' prefetch distance in 8-row steps, 8 by default).
 //! The planner measures each case's schedule during its warm-up (in memory, no wisdom file);
 //! `COPY_ENGINE_PLANNER=off` times the analytic schedules instead, for before/after runs of
 //! one build. The last column names the schedule and what planning it took
@@ -212,8 +213,10 @@ fn pinned_pool(threads: usize) -> rayon::ThreadPool {
 /// `COPY_ENGINE_BATCH=16x1024,8x0` if set; other copies sweep (panel, tile rows, stream,
 /// staged, prefetch steps, tile prefetch bytes): staged buffers, the 8-row sweep (tile 8) and
 /// tiled streaming with narrow and wide panels, or the shapes of `COPY_ENGINE_SHAPES`, each
-/// `panel x rows [x prefetch bytes [x stream]]` (e.g. `256x128,512x16x0,64x64x0x0`): prefetch
-/// bytes default to the default tuning's, stream 0 means plain stores through the L1 stage.
+/// `panel x rows [x prefetch bytes [x stream [x prefetch steps]]]` (e.g.
+/// `256x128,512x16x0,64x64x0x0,256x8x0x1x16`): prefetch bytes default to the default tuning's,
+/// stream 0 means plain stores through the L1 stage, prefetch steps (8-row steps the swept and
+/// staged kernels prefetch ahead) default to 8.
 fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
     let base = Tuning {
         kernels: capped_kernels(),
@@ -253,6 +256,9 @@ fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
                     [panel, rows, ahead] => Some((panel, rows, true, false, 8, ahead)),
                     [panel, rows, ahead, stream] => {
                         Some((panel, rows, stream != 0, stream == 0, 8, ahead))
+                    }
+                    [panel, rows, ahead, stream, steps] => {
+                        Some((panel, rows, stream != 0, stream == 0, steps, ahead))
                     }
                     _ => None,
                 })
