@@ -13,15 +13,18 @@
 //! shapes instead of the built-in ones, `COPY_ENGINE_BATCH=16x1024,8x0` those batch-rows ×
 //! prefetch-bytes tunings of the permutation (`512x16x0` also sets the tiles' prefetch distance,
 //! 0 = the whole next tile; `64x64x0x0` also turns non-temporal stores off, which stages the
-//! tiles through an L1 buffer as the engine does below the streaming threshold).
+//! tiles through an L1 buffer as the engine does below the streaming threshold; `256x8x0x1x16`
+//! also sets the sweeps' prefetch distance in 8-row steps, 8 by default).
 //! The planner measures each case's schedule during its warm-up (in memory, no wisdom file);
 //! `COPY_ENGINE_PLANNER=off` times the analytic schedules instead, for before/after runs of
-//! one build. The last column names the schedule and what planning it took.
+//! one build. The last column names the schedule and what planning it took
+//! (`COPY_ENGINE_TRIALS=1`: and every candidate's median trial time).
 //! Experiments: `COPY_ENGINE_ASSUME_LLC=1,2,8,300` adds the analytic schedule each assumed LLC
 //! size (MiB) would pick; `COPY_ENGINE_DST_OFFSET=0,64,4096` adds the analytic schedule with
 //! the destination that many bytes past a 4 KiB boundary (4K aliasing between loads and
-//! stores); both on 1 thread. `COPY_ENGINE_KERNELS=avx2` caps the swept tunings' micro-kernels
-//! at AVX2 (what an AVX2-only CPU runs, timed on this one).
+//! stores); both on 1 thread. `COPY_ENGINE_KERNELS=avx2` caps the whole engine's micro-kernels
+//! at AVX2 (the planner's candidates and schedules, the swept and experimental tunings): every
+//! row is then what an AVX2-only CPU runs, timed on this one.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -210,11 +213,13 @@ fn pinned_pool(threads: usize) -> rayon::ThreadPool {
 /// `COPY_ENGINE_BATCH=16x1024,8x0` if set; other copies sweep (panel, tile rows, stream,
 /// staged, prefetch steps, tile prefetch bytes): staged buffers, the 8-row sweep (tile 8) and
 /// tiled streaming with narrow and wide panels, or the shapes of `COPY_ENGINE_SHAPES`, each
-/// `panel x rows [x prefetch bytes [x stream]]` (e.g. `256x128,512x16x0,64x64x0x0`): prefetch
-/// bytes default to the default tuning's, stream 0 means plain stores through the L1 stage.
+/// `panel x rows [x prefetch bytes [x stream [x prefetch steps]]]` (e.g.
+/// `256x128,512x16x0,64x64x0x0,256x8x0x1x16`): prefetch bytes default to the default tuning's,
+/// stream 0 means plain stores through the L1 stage, prefetch steps (8-row steps the swept and
+/// staged kernels prefetch ahead) default to 8.
 fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
     let base = Tuning {
-        kernels: swept_kernels(),
+        kernels: capped_kernels(),
         ..Tuning::for_caches(case.elements() * 8, 1, machine_caches(&Geometry::detect()))
     };
     if case.batched {
@@ -252,6 +257,9 @@ fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
                     [panel, rows, ahead, stream] => {
                         Some((panel, rows, stream != 0, stream == 0, 8, ahead))
                     }
+                    [panel, rows, ahead, stream, steps] => {
+                        Some((panel, rows, stream != 0, stream == 0, steps, ahead))
+                    }
                     _ => None,
                 })
                 .collect(),
@@ -285,9 +293,9 @@ fn sweep_tunings(case: &Case) -> Vec<(String, Tuning)> {
         .collect()
 }
 
-/// The micro-kernels the swept tunings may use: `COPY_ENGINE_KERNELS=avx2` (or `portable`)
-/// caps them below the CPU's best, to time on an AVX-512 machine what an AVX2-only CPU runs.
-fn swept_kernels() -> KernelSet {
+/// The micro-kernels every row may use: `COPY_ENGINE_KERNELS=avx2` (or `portable`) caps them
+/// below the CPU's best, to time on an AVX-512 machine what an AVX2-only CPU runs.
+fn capped_kernels() -> KernelSet {
     match std::env::var("COPY_ENGINE_KERNELS").as_deref() {
         Ok("avx2") => KernelSet::Avx2,
         Ok("portable") => KernelSet::Portable,
@@ -321,7 +329,10 @@ fn experiments(planner: &Planner, case: &Case, src: &[f64], dst: &mut [f64], rep
             llc_bytes: llc_mib << 20,
             ..planner.caches()
         };
-        let tuning = Tuning::for_caches(bytes, 1, caches);
+        let tuning = Tuning {
+            kernels: planner.kernels(),
+            ..Tuning::for_caches(bytes, 1, caches)
+        };
         let m = measure(planner, src, dst, reps, None, |s, d| {
             copy_into_contiguous_tuned(s, &case.shape, &case.strides, 0, d, tuning, None)
                 .expect("valid view")
@@ -335,7 +346,10 @@ fn experiments(planner: &Planner, case: &Case, src: &[f64], dst: &mut [f64], rep
     }
     let count = case.elements();
     let mut shifted = AlignedBuffer::zeroed(count + 4096 / 8, false).expect("offset buffer");
-    let tuning = Tuning::for_caches(bytes, 1, planner.caches());
+    let tuning = Tuning {
+        kernels: planner.kernels(),
+        ..Tuning::for_caches(bytes, 1, planner.caches())
+    };
     for offset in offsets.into_iter().filter_map(|o| o.first().copied()) {
         let at = (offset / 8).min(4096 / 8);
         let out = &mut shifted[at..at + count];
@@ -361,9 +375,23 @@ fn plans_used(planner: &Planner) -> String {
     if events.is_empty() {
         return "not planned".into();
     }
+    let trials = std::env::var_os("COPY_ENGINE_TRIALS").is_some();
     let words: Vec<String> = events
         .iter()
         .map(|e| match e.source {
+            PlanSource::Measured if trials => {
+                let each: Vec<String> = e
+                    .trials
+                    .iter()
+                    .map(|t| format!("{} {:.2} ms", t.schedule, t.median_ns as f64 / 1e6))
+                    .collect();
+                format!(
+                    "{} (planned in {:.0} ms; median trials: {})",
+                    e.schedule.name,
+                    e.planning_s * 1e3,
+                    each.join(", ")
+                )
+            }
             PlanSource::Measured => format!(
                 "{} (planned in {:.0} ms)",
                 e.schedule.name,
@@ -416,12 +444,20 @@ fn main() {
         WisdomChoice::Memory
     };
     let planner = Planner::new(this_machine(&Geometry::detect()), choice)
-        .expect("no wisdom file: nothing to refuse");
+        .expect("no wisdom file: nothing to refuse")
+        .with_kernels(capped_kernels());
 
     println!("Copy engine vs the best of a plain and a non-temporal copy of the same bytes");
     println!("(timed; medians over interleaved repetitions; `best copy` = each repetition's");
     println!("faster copy; GB/s counts bytes read + written; `plain wins` = repetitions where the");
-    println!("plain copy beat the non-temporal one).\n");
+    println!("plain copy beat the non-temporal one).");
+    if planner.kernels() != KernelSet::Best {
+        println!(
+            "Every row's micro-kernels capped at {:?} (COPY_ENGINE_KERNELS).",
+            planner.kernels()
+        );
+    }
+    println!();
     println!(
         "| copy (f64) | threads | ratio to best copy | ratio to the copy with the lower median | engine GB/s | that copy's GB/s | plain wins | schedule |"
     );

@@ -86,7 +86,7 @@ fn a_class_is_planned_once_then_taken_from_the_wisdom_file() {
 #[test]
 fn corrupt_and_foreign_wisdom_files_are_ignored_and_left_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let foreign = r#"{"format":"stridelab-wisdom","version":2,"machine":{"cpu_model":"Another CPU","l1d_bytes":32768,"l2_bytes":1048576,"llc_bytes":33554432},"plans":[]}"#;
+    let foreign = r#"{"format":"stridelab-wisdom","version":3,"machine":{"cpu_model":"Another CPU","l1d_bytes":32768,"l2_bytes":1048576,"llc_bytes":33554432},"plans":[]}"#;
     for (name, text, expected) in [
         ("corrupt.json", "{not json", "is not a wisdom file"),
         ("foreign.json", foreign, "planned on another machine"),

@@ -40,9 +40,8 @@
 //! 4. 8-byte plain-data elements (`f64`, `u64`, `i64`) go through the SIMD micro-kernels in
 //!    `simd`: an in-register 8×8 transpose (AVX-512, AVX2 as four 4×4, or scalar), either
 //!    streamed straight to the destination in whole lines — each block's columns joined with
-//!    the previous block's by one permute when a destination row starts mid-line (e.g. 4097;
-//!    AVX-512 only: AVX2 streams from registers where every destination row starts a line,
-//!    and through the L1 stage below otherwise),
+//!    the previous block's when a destination row starts mid-line (e.g. 4097; one permute on
+//!    AVX-512, a few shuffles of the two halves on AVX2),
 //!    and swept in L2-sized tiles so destination rows receive runs of lines (a lean kernel
 //!    without carry or permutes when every destination row starts a line, as for any N×N
 //!    transpose with N a multiple of 8; the source is prefetched into L2 a tile ahead, or, on

@@ -277,11 +277,10 @@ impl PanelKernel {
     ) -> PanelKernel {
         // Every destination row of every panel starts a line.
         let dst_aligned = dst_on_line && ldd % 8 == 0 && (count == 1 || batch_dst % 8 == 0);
-        // From registers straight to the destination: AVX-512 joins lines across any row
-        // misalignment; AVX2 writes whole lines only where every row starts one.
+        // From registers straight to the destination: AVX-512 and AVX2 both join lines across
+        // any row misalignment.
         let registers = match isa {
-            Isa::Avx512 => true,
-            Isa::Avx2 => dst_aligned,
+            Isa::Avx512 | Isa::Avx2 => true,
             Isa::Portable => false,
         };
         let streams = cfg!(target_arch = "x86_64") && tuning.stream && registers;

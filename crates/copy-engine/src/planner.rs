@@ -34,7 +34,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use crate::loops::copy_planned;
-use crate::plan::{CacheSizes, Inner, Plan, Tuning};
+use crate::plan::{CacheSizes, Inner, KernelSet, Plan, Tuning};
 use crate::trials::{TrialBand, TrialRunner, band_fits, candidates, measure, trial_bands};
 use crate::wisdom::{
     CopyClass, Machine, MachineKey, Schedule, Trial, Verdict, Wisdom, WisdomError,
@@ -103,6 +103,8 @@ struct PlannerState {
 #[derive(Debug)]
 pub struct Planner {
     caches: CacheSizes,
+    /// The best micro-kernels any of its schedules may use ([`Planner::with_kernels`]).
+    kernels: KernelSet,
     choice: WisdomChoice,
     /// Why the wisdom file was not loaded, if it was not.
     problem: Option<WisdomError>,
@@ -116,6 +118,7 @@ impl Planner {
     pub fn analytic(caches: CacheSizes) -> Planner {
         Planner {
             caches,
+            kernels: KernelSet::Best,
             choice: WisdomChoice::Off,
             problem: None,
             state: None,
@@ -160,10 +163,47 @@ impl Planner {
         };
         Ok(Planner {
             caches,
+            kernels: KernelSet::Best,
             choice,
             problem,
             state: Some(Mutex::new(state)),
         })
+    }
+
+    /// This planner with every schedule it gives (analytic, candidate, measured or from
+    /// wisdom) capped at the micro-kernels `kernels`: on an AVX-512 machine,
+    /// `KernelSet::Avx2` makes the whole engine the one an AVX2-only CPU runs. A capped
+    /// planner keeps its plans in memory only and reads no file: a wisdom file's plans were
+    /// timed on the best kernels and record none. Public (hidden) for benchmarks and tests.
+    #[doc(hidden)]
+    pub fn with_kernels(self, kernels: KernelSet) -> Planner {
+        let state = self.state.map(|state| {
+            let mut state = state.into_inner().unwrap_or_else(|p| p.into_inner());
+            if kernels != KernelSet::Best {
+                state.wisdom = Wisdom::empty(state.wisdom.machine.clone(), None);
+            }
+            Mutex::new(state)
+        });
+        Planner {
+            kernels,
+            state,
+            ..self
+        }
+    }
+
+    /// The micro-kernels this planner's schedules may use.
+    #[doc(hidden)]
+    pub fn kernels(&self) -> KernelSet {
+        self.kernels
+    }
+
+    /// The analytic tuning for a copy of `bytes` on `threads` threads, with this planner's
+    /// kernels.
+    fn analytic_tuning(&self, bytes: usize, threads: usize) -> Tuning {
+        Tuning {
+            kernels: self.kernels,
+            ..Tuning::for_caches(bytes, threads, self.caches)
+        }
     }
 
     /// The cache sizes this planner plans for.
@@ -219,14 +259,17 @@ impl Planner {
         threads: usize,
         bytes: usize,
     ) -> Tuning {
-        let analytic = Tuning::for_caches(bytes, threads, self.caches);
+        let analytic = self.analytic_tuning(bytes, threads);
         if bytes < MIN_PLAN_BYTES {
             return analytic;
         }
         let class = class_of(plan, offset, threads);
         self.lock()
             .and_then(|state| state.wisdom.plans.get(&class).map(|v| v.schedule.tuning))
-            .unwrap_or(analytic)
+            .map_or(analytic, |tuning| Tuning {
+                kernels: self.kernels,
+                ..tuning
+            })
     }
 
     /// The tuning of a validated, non-empty copy: the planner's for 8-byte elements (measured
@@ -243,7 +286,7 @@ impl Planner {
         let threads = pool.map_or(1, |p| p.current_num_threads());
         let bytes = dst.len().saturating_mul(size_of::<T>());
         if !crate::is_plain_eight_byte::<T>() {
-            return Tuning::for_caches(bytes, threads, self.caches);
+            return self.analytic_tuning(bytes, threads);
         }
         let mut runner = EngineTrials { src, dst, pool };
         self.tuning_for(plan, offset, threads, bytes, &mut runner)
@@ -260,7 +303,7 @@ impl Planner {
         bytes: usize,
         runner: &mut impl TrialRunner,
     ) -> Tuning {
-        let analytic = Tuning::for_caches(bytes, threads, self.caches);
+        let analytic = self.analytic_tuning(bytes, threads);
         if bytes < MIN_PLAN_BYTES {
             return analytic;
         }
@@ -271,7 +314,10 @@ impl Planner {
         let state = &mut *guard;
         let class = class_of(plan, offset, threads);
         if let Some(verdict) = state.wisdom.plans.get(&class) {
-            let tuning = verdict.schedule.tuning;
+            let tuning = Tuning {
+                kernels: self.kernels,
+                ..verdict.schedule.tuning
+            };
             if state.reported.insert(class.clone()) {
                 state.events.push(event(verdict, PlanSource::Wisdom));
             }
@@ -281,7 +327,13 @@ impl Planner {
         let Some(bands) = trial_bands(plan, offset, bytes) else {
             return analytic;
         };
-        let candidates = candidates(plan, bytes, threads, self.caches);
+        let candidates: Vec<(&'static str, Tuning)> = candidates(plan, bytes, threads, self.caches)
+            .into_iter()
+            .map(|(name, tuning)| {
+                let kernels = self.kernels;
+                (name, Tuning { kernels, ..tuning })
+            })
+            .collect();
         let (fastest, trials) = measure(&candidates, &bands, (bytes, started), runner);
         let winner = candidates
             .iter()
@@ -477,6 +529,71 @@ mod tests {
             Some(WisdomError::Foreign { .. })
         ));
         assert_eq!(foreign.wisdom_file(), None);
+    }
+
+    /// Records the tunings a planner's trials ran.
+    struct Recording(Vec<Tuning>);
+
+    impl TrialRunner for Recording {
+        fn run(&mut self, _band: &TrialBand, tuning: Tuning) {
+            self.0.push(tuning);
+        }
+    }
+
+    #[test]
+    fn a_capped_planner_gives_no_schedule_wider_kernels() {
+        use crate::simd::Isa;
+        for kernels in [KernelSet::Avx2, KernelSet::Portable] {
+            let planner = Planner::new(machine("Test CPU"), WisdomChoice::Memory)
+                .unwrap()
+                .with_kernels(kernels);
+            assert_eq!(planner.kernels(), kernels);
+            // Below the planning size (analytic), planned whole, planned on bands; square and
+            // 4097-like odd sizes; one and two threads.
+            for n in [64usize, 512, 1024, 4097] {
+                let plan = Plan::new(&[n, n], &[1, n as isize]);
+                for threads in [1, 2] {
+                    let bytes = n * n * 8;
+                    let mut trials = Recording(Vec::new());
+                    let chosen = planner.tuning_for(&plan, 0, threads, bytes, &mut trials);
+                    assert_eq!(trials.0.is_empty(), bytes < MIN_PLAN_BYTES, "{n}");
+                    let known = planner.known_tuning(&plan, 0, threads, bytes);
+                    for tuning in trials.0.iter().chain([&chosen, &known]) {
+                        assert_eq!(tuning.kernels, kernels, "{n} on {threads}");
+                        assert_ne!(Isa::detect().limited_to(tuning.kernels), Isa::Avx512);
+                    }
+                    // A second copy of the class takes the plan from the wisdom, still capped.
+                    let again = planner.tuning_for(&plan, 0, threads, bytes, &mut trials);
+                    assert_eq!(again, chosen);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_capped_planner_neither_reads_nor_writes_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wisdom.json");
+        let choice = WisdomChoice::File(path.clone());
+        let writer = Planner::new(machine("Test CPU"), choice.clone()).unwrap();
+        transpose_512(&writer);
+        assert!(path.exists());
+        let written = std::fs::read(&path).unwrap();
+        let capped = Planner::new(machine("Test CPU"), choice)
+            .unwrap()
+            .with_kernels(KernelSet::Avx2);
+        assert_eq!(capped.wisdom_file(), None);
+        let n = 1024;
+        let src: Vec<f64> = (0..n * n).map(|i| i as f64).collect();
+        let mut dst = vec![0.0; n * n];
+        copy_into_contiguous(&capped, &src, &[n, n], &[1, n as isize], 0, &mut dst).unwrap();
+        transpose_512(&capped);
+        // Both classes measured afresh (the file's 512² plan was timed on other kernels).
+        assert_eq!(
+            sources(&capped.take_events()),
+            [PlanSource::Measured, PlanSource::Measured]
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), written);
     }
 
     #[test]

@@ -17,6 +17,8 @@ use std::arch::x86_64 as arch;
 use super::plan::KernelSet;
 
 #[cfg(target_arch = "x86_64")]
+mod joined_avx2;
+#[cfg(target_arch = "x86_64")]
 mod panel;
 mod stream;
 #[cfg(target_arch = "x86_64")]

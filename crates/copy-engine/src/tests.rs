@@ -142,9 +142,30 @@ fn the_streamed_kernels_run_where_their_lines_are_whole() {
             64,
             PanelKernel::BatchStream,
         ),
-        (Isa::Avx2, streamed, (4, 60), true, 64, PanelKernel::Staged),
-        (Isa::Avx2, streamed, (1, 0), true, 4097, PanelKernel::Staged),
-        (Isa::Avx2, streamed, (1, 0), false, 64, PanelKernel::Staged),
+        (
+            Isa::Avx2,
+            streamed,
+            (4, 60),
+            true,
+            64,
+            PanelKernel::Streamed,
+        ),
+        (
+            Isa::Avx2,
+            streamed,
+            (1, 0),
+            true,
+            4097,
+            PanelKernel::Streamed,
+        ),
+        (
+            Isa::Avx2,
+            streamed,
+            (1, 0),
+            false,
+            64,
+            PanelKernel::Streamed,
+        ),
         (Isa::Avx2, staged, (1, 0), true, 64, PanelKernel::Staged),
         (
             Isa::Portable,
@@ -220,6 +241,83 @@ fn streamed_transposes_copy_exactly_on_every_instruction_set() {
                     copy_into_contiguous_tuned(&src, shape, strides, 0, dst, tuning, None).unwrap();
                     assert_eq!(dst, &want[..], "{shape:?} {kernels:?} {tuning:?} +{shift}");
                 }
+            }
+        }
+    }
+}
+
+mod kernels_agree {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A transposed `rows`×`cols` matrix with leading dimension `cols + pad`, `batch` of them
+    /// one after another, the view starting `offset` elements in: odd sizes (4097-like source
+    /// rows off the line grid, destination rows starting mid-line) among them.
+    fn views() -> impl Strategy<Value = (Vec<usize>, Vec<isize>, usize, usize)> {
+        (1usize..3, 8usize..90, 8usize..90, 0usize..9, 0usize..9).prop_map(
+            |(batch, rows, cols, pad, offset)| {
+                let ld = cols + pad;
+                let matrix = (rows * ld) as isize;
+                let shape = vec![batch, cols, rows];
+                let strides = vec![matrix, 1, ld as isize];
+                (shape, strides, offset, offset + batch * rows * ld)
+            },
+        )
+    }
+
+    /// Every knob a schedule may set: panel, tile rows, streaming stores, staged, the walk's
+    /// prefetch distance.
+    fn tunings() -> impl Strategy<Value = Tuning> {
+        (
+            prop::sample::select(vec![8usize, 16, 64, 256, 1024]),
+            prop::sample::select(vec![8usize, 16, 24, 32, 64]),
+            any::<bool>(),
+            any::<bool>(),
+            prop::sample::select(vec![0usize, 1024]),
+        )
+            .prop_map(|(panel, tile_rows, stream, staged, ahead)| Tuning {
+                panel,
+                tile_rows,
+                batch_rows: tile_rows,
+                stream,
+                staged,
+                tile_prefetch_bytes: ahead,
+                ..Tuning::for_caches(1 << 30, 1, TEST_CACHES)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// The AVX2 kernels, the CPU's best ones (AVX-512 where it has it) and the portable
+        /// ones all equal the definition, on destinations that start at every offset within
+        /// a line.
+        #[test]
+        fn every_kernel_set_copies_exactly(
+            (shape, strides, offset, len) in views(),
+            tuning in tunings(),
+            shift in 0usize..8,
+        ) {
+            let src: Vec<f64> = (0..len).map(|i| i as f64 + 0.25).collect();
+            let count: usize = shape.iter().product();
+            let want: Vec<f64> = (0..count)
+                .map(|k| {
+                    let (mut rest, mut at) = (k, offset as isize);
+                    for (&n, &s) in shape.iter().zip(&strides).rev() {
+                        at += (rest % n) as isize * s;
+                        rest /= n;
+                    }
+                    src[at as usize]
+                })
+                .collect();
+            for kernels in [KernelSet::Best, KernelSet::Avx2, KernelSet::Portable] {
+                let mut buffer = vec![-1.0f64; count + 16];
+                let start = buffer.as_ptr().align_offset(simd::LINE_BYTES) + shift;
+                let dst = &mut buffer[start..start + count];
+                let tuning = Tuning { kernels, ..tuning };
+                copy_into_contiguous_tuned(&src, &shape, &strides, offset, dst, tuning, None)
+                    .unwrap();
+                prop_assert_eq!(&*dst, &want[..], "{:?} +{}", tuning, shift);
             }
         }
     }

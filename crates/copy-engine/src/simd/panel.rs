@@ -1,13 +1,14 @@
 //! The copy engine's streamed panel kernels: column panels of a transpose moved from registers
 //! straight to the destination with non-temporal stores, with no L1 stage (the tiled kernels'
 //! prefetch walks are in `tile_ahead.rs`). AVX-512F streams to any destination, joining each
-//! row's lines across a misaligned start; AVX2 streams to destinations whose rows all start a
-//! line (every other AVX2 panel goes through the stage: `PanelKernel::choose` in the parent
-//! module). One loop nest serves both instruction sets where they do the same walk
-//! ([`LineBlock`]), so the simulator's replay of that walk holds for both.
+//! row's lines across a misaligned start with one permute; AVX2 streams whole lines here when
+//! every destination row starts one, and joins them across a misaligned start with a few
+//! shuffles in `joined_avx2.rs` otherwise. One loop nest serves both instruction sets where they
+//! do the same walk ([`LineBlock`]), so the simulator's replay of that walk holds for both.
 
 use std::arch::x86_64 as arch;
 
+use super::joined_avx2::{transpose_panel_swept_joined_avx2, transpose_panel_tiled_joined_avx2};
 use super::tile_ahead::TileAhead;
 use super::{
     Isa, LINE_BYTES, columns4x4_avx, load_columns_avx512, prefetch, transpose_panel_edges,
@@ -255,9 +256,9 @@ unsafe fn batch_stream<K: LineBlock>(
 }
 
 /// A column panel streamed 8 rows at a time across its width (a sweep): with AVX-512F
-/// [`transpose_panel_stream_skewed_avx512`] (any destination); with AVX2 the same walk to
-/// destination rows that start a line; otherwise (never chosen by the engine) element by
-/// element.
+/// [`transpose_panel_stream_skewed_avx512`] (any destination); with AVX2 the same walk, its
+/// lines joined in registers where destination rows start mid-line; otherwise (never chosen by
+/// the engine) element by element.
 ///
 /// # Safety
 /// As [`transpose_panel_stream_skewed_avx512`], with `isa` one the CPU supports.
@@ -291,14 +292,26 @@ pub(crate) unsafe fn transpose_panel_swept(
         Isa::Avx2 if rows_on_lines(dst, ldd) => unsafe {
             transpose_panel_swept_aligned_avx2(src, lds, dst, ldd, (rows, width), prefetch_steps)
         },
+        // SAFETY: the caller's ranges and carry; Isa::Avx2 means the CPU has AVX2.
+        Isa::Avx2 => unsafe {
+            transpose_panel_swept_joined_avx2(
+                src,
+                lds,
+                dst,
+                ldd,
+                (rows, width),
+                prefetch_steps,
+                carry,
+            )
+        },
         // SAFETY: the caller's ranges.
         _ => unsafe { transpose_scalar(src, lds, dst, ldd, rows, width) },
     }
 }
 
 /// A column panel streamed in tiles: with AVX-512F [`transpose_panel_tiled_avx512`] (any
-/// destination); with AVX2 the same walk to destination rows that start a line; otherwise
-/// (never chosen by the engine) element by element.
+/// destination); with AVX2 the same walk, its lines joined in registers where destination
+/// rows start mid-line; otherwise (never chosen by the engine) element by element.
 ///
 /// # Safety
 /// As [`transpose_panel_tiled_avx512`], with `isa` one the CPU supports.
@@ -322,6 +335,10 @@ pub(crate) unsafe fn transpose_panel_tiled(
         // row starts a line (the guard).
         Isa::Avx2 if rows_on_lines(dst, ldd) => unsafe {
             transpose_panel_tiled_aligned_avx2(src, lds, dst, ldd, (rows, width), tiles)
+        },
+        // SAFETY: the caller's ranges and carry; Isa::Avx2 means the CPU has AVX2.
+        Isa::Avx2 => unsafe {
+            transpose_panel_tiled_joined_avx2(src, lds, dst, ldd, (rows, width), tiles, carry)
         },
         // SAFETY: the caller's ranges.
         _ => unsafe { transpose_scalar(src, lds, dst, ldd, rows, width) },
