@@ -2,7 +2,8 @@
 # Holds two builds of stridelab against each other where a change must not alter the report:
 # `report --in` of recorded results (one Intel quick-suite run, one AMD quick-suite run, and
 # two Intel runs compared) must give byte-identical pages, figures (SVG and PNG), CSV and
-# JSON from both binaries.
+# JSON from both binaries. (A build before f7b482b rasterised PNGs with resvg: against one, only the
+# PNGs differ, by anti-aliasing; scripts/png-diff.py measures by how much.)
 #
 # Usage: scripts/same-report.sh BEFORE AFTER   (two stridelab binaries; run from the repository)
 # Prints one line per case and exits 1 if any file differs (naming it), 2 on bad use.
