@@ -98,7 +98,7 @@ impl Figure {
     }
 
     /// Draws the figure as `<dir>/<id>.svg` and, with the same drawing calls on a pixmap, as
-    /// `<dir>/<id>.png` (plotters' own bitmap text kerns badly; [`PixmapBackend`] paints as the
+    /// `<dir>/<id>.png` (plotters' own bitmap text kerns badly; its pixmap backend paints as the
     /// SVG backend writes).
     pub fn render(&self, dir: &Path) -> Result<(), ReportError> {
         ensure_font()?;
