@@ -270,21 +270,6 @@ fn sum_slice_run<T: Element>(
     if count == 0 {
         return;
     }
-    // The accumulators live in registers for the run: through `acc` itself the compiler may
-    // store them on every element (it cannot rule out that `acc` aliases the data), which
-    // doubled the time of an L2-resident sum.
-    let mut local = *acc;
-    sum_slice_run_into(data, run, count, &mut local);
-    *acc = local;
-}
-
-#[inline(always)]
-fn sum_slice_run_into<T: Element>(
-    data: &[T],
-    run: Strided,
-    count: usize,
-    acc: &mut [f64; ACCUMULATORS],
-) {
     let (start, step) = (run.start, run.step);
     let stride = step.unsigned_abs();
     if step == 1 {
