@@ -3,10 +3,8 @@
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::common::{CacheArgs, WisdomArgs, kernel_name_parser};
 use crate::harness::suite::DEFAULT_MAX_ACCESSES_PER_RUN;
@@ -68,7 +66,8 @@ pub fn run(args: WhyArgs) -> anyhow::Result<ExitCode> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let plan = plan_why(&request, machine, copies, cpus)?;
     let stop = super::common::stop_flag()?;
-    let bar = progress_bar(plan.timings() as u64, args.quiet);
+    let hidden = args.quiet || !std::io::stderr().is_terminal();
+    let bar = super::text::progress::progress_bar(plan.timings() as u64, hidden);
     let result = run_why(&plan, &stop, &mut |p| {
         bar.set_position(p.done as u64);
         bar.set_message(format!(
@@ -93,19 +92,6 @@ pub fn run(args: WhyArgs) -> anyhow::Result<ExitCode> {
         print!("{}", render(&report));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed} < {eta}] {wide_msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
 }
 
 /// The report as text: the point, a table of controls, their sentences and the verdict.

@@ -20,20 +20,8 @@ impl RunProgress {
     /// A bar over `points` points on a terminal, a plain log without one; silent when `quiet`.
     pub fn new(points: usize, quiet: bool) -> Self {
         let plain_log = !quiet && !std::io::stderr().is_terminal();
-        let bar = if quiet || plain_log {
-            ProgressBar::hidden()
-        } else {
-            let bar =
-                ProgressBar::with_draw_target(Some(points as u64), ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed} < {eta}] {wide_msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar.enable_steady_tick(Duration::from_millis(200));
-            bar
-        };
         Self {
-            bar,
+            bar: progress_bar(points as u64, quiet || plain_log),
             plain_log,
             point_started: Instant::now(),
             current: String::new(),
@@ -66,4 +54,19 @@ impl RunProgress {
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// A bar over `total` steps on stderr (hidden when asked): the one style every long command
+/// shows.
+pub fn progress_bar(total: u64, hidden: bool) -> ProgressBar {
+    if hidden {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed} < {eta}] {wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
 }

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use crate::kernels::typed::Dtype;
 use crate::vocab::{ParamValue, Params};
 
 /// The factor a control isolates.
@@ -91,18 +92,6 @@ fn int(params: &Params, name: &str) -> Option<u64> {
     }
 }
 
-fn element_bytes(params: &Params) -> u64 {
-    match params.get("dtype") {
-        Some(ParamValue::Text(t)) => match t.as_str() {
-            "f32" | "i32" | "u32" => 4,
-            "f16" | "bf16" | "i16" => 2,
-            "i8" | "u8" => 1,
-            _ => 8,
-        },
-        _ => 8,
-    }
-}
-
 /// The base words with `key` set to `value`.
 fn with(words: &[(String, String)], key: &str, value: String) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = words.iter().filter(|(k, _)| k != key).cloned().collect();
@@ -147,7 +136,8 @@ pub fn controls_for(
         .find(|p| params.contains_key(*p));
     match set_param.and_then(|p| int(params, p).map(|v| (p, v))) {
         Some((param, value)) => {
-            let per_line = (line / element_bytes(params)).max(1);
+            let element = Dtype::from_params(params).map_or(8, |d| u64::from(d.bytes()));
+            let per_line = (line / element).max(1);
             for (factor, plus) in [(Factor::SetsElement, 1), (Factor::SetsLine, per_line)] {
                 let changed = format!("{param}={}", value + plus);
                 let variant = with(words, param, (value + plus).to_string());

@@ -8,6 +8,11 @@ use serde::Serialize;
 use super::controls::Factor;
 use crate::results::SimulatedMisses;
 
+/// The median of `values` (NaN for none), as the lab computes every median.
+pub(super) fn median(values: &[f64]) -> f64 {
+    crate::stats::median_of_finite(values).unwrap_or(f64::NAN)
+}
+
 /// Relative changes smaller than this (in misses per access) are not a prediction of a change.
 pub const MODEL_CHANGE: f64 = 0.10;
 
@@ -54,18 +59,6 @@ pub fn judge(ratios: &[f64], expected: f64, band: f64) -> Moved {
         Moved::Unclear
     } else {
         Moved::Unchanged
-    }
-}
-
-/// The median of `values` (the mean of the middle two for an even count).
-pub fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => sorted[n / 2],
-        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
     }
 }
 
