@@ -5,6 +5,7 @@
 //! - [`sim`]: a hierarchy of set-associative levels with cachegrind's semantics, four
 //!   replacement policies and a compulsory/capacity/conflict split, by a fast engine or a
 //!   plain reference one; either is an [`AccessSink`].
+//! - [`tee`]: one access stream fed to the simulator and a model beside it.
 //! - [`cpu`]: the CPU's model name, which names the machine beside its geometry.
 //! - `model`: how many sets a stride touches (`S / gcd(s/L, S)`) and when conflicts start.
 #![forbid(unsafe_code)]
@@ -73,3 +74,4 @@ pub mod cpu;
 pub mod geometry;
 pub mod model;
 pub mod sim;
+pub mod tee;
