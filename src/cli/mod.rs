@@ -74,7 +74,7 @@ pub enum Command {
     /// through a cache hierarchy (counts, 3C, GCD model).
     Sim(sim::SimArgs),
     /// Time one point beside controls that each change one factor (pages, leading dimension,
-    /// working set, dependent loads or storage order, threads), interleaved, and name the factors that moved
+    /// working set, dependent loads or storage order, threads, a buffer's start), interleaved, and name the factors that moved
     /// time beyond noise and whether the cache model predicted them.
     Why(why::WhyArgs),
     /// Describe this machine: CPU, caches (source, warnings), pages, pinning, perf events.

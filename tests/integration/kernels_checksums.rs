@@ -9,7 +9,7 @@ use stridelab::kernels::families::channels::{Tensor4, stencil3x3};
 use stridelab::kernels::families::to_nhwc::{Variant as Conversion, to_nhwc};
 use stridelab::kernels::families::transpose::{Variant, transpose};
 use stridelab::kernels::families::view::{ViewGeometry, prepare_view};
-use stridelab::kernels::spec::{Instance, PrepareOptions};
+use stridelab::kernels::spec::{BufferShift, Instance, PrepareOptions};
 use stridelab::kernels::typed::Dtype;
 use stridelab::kernels::{catalogue, find, resolve_params};
 
@@ -21,6 +21,11 @@ impl AccessSink for Discard {
 }
 
 fn instance(kernel: &str, args: &str) -> Box<dyn Instance> {
+    shifted_instance(kernel, args, BufferShift::default())
+}
+
+/// The instance with buffer `shift.buffer` started `shift.bytes` past its boundary.
+fn shifted_instance(kernel: &str, args: &str, shift: BufferShift) -> Box<dyn Instance> {
     let spec = find(kernel).unwrap();
     let args: Vec<(String, String)> = crate::common::shell_words(args)
         .into_iter()
@@ -30,11 +35,11 @@ fn instance(kernel: &str, args: &str) -> Box<dyn Instance> {
         })
         .collect();
     let params = resolve_params(spec, &args).unwrap_or_else(|e| panic!("{kernel} {args:?}: {e}"));
-    (spec.prepare)(
-        &params,
-        &PrepareOptions::with_planner(crate::common::planner()),
-    )
-    .unwrap()
+    let options = PrepareOptions {
+        shift,
+        ..PrepareOptions::with_planner(crate::common::planner())
+    };
+    (spec.prepare)(&params, &options).unwrap()
 }
 
 fn assert_checksum(name: &str, mut instance: Box<dyn Instance>) {
@@ -191,6 +196,21 @@ fn every_kernel_checksums_on_awkward_sizes() {
                 });
                 assert!(named, "{} has no {dtype} case", spec.name);
             }
+        }
+    }
+}
+
+/// `why`'s alignment controls move a source or a destination by a line or a page: the kernel
+/// must compute the same thing wherever its buffers start.
+#[test]
+fn every_kernel_checksums_with_a_buffer_shifted() {
+    for (kernel, args) in CASES {
+        for (buffer, bytes) in [(0, 64), (1, 64), (0, 4096), (1, 4096), (2, 8)] {
+            let name = format!("{kernel} {args}, buffer {buffer} +{bytes} B");
+            assert_checksum(
+                &name,
+                shifted_instance(kernel, args, BufferShift { buffer, bytes }),
+            );
         }
     }
 }

@@ -34,7 +34,14 @@ fn a_point_is_timed_beside_its_controls_and_every_control_is_judged() {
         .iter()
         .map(|c| c["change"].as_str().unwrap())
         .collect();
-    for expected in ["huge pages", "ld=65", "ld=72", "rows=32"] {
+    for expected in [
+        "huge pages",
+        "ld=65",
+        "ld=72",
+        "rows=32",
+        "source +64 B",
+        "source +4 KiB",
+    ] {
         assert!(changes.contains(&expected), "{changes:?}");
     }
     for c in controls {
@@ -49,9 +56,16 @@ fn a_point_is_timed_beside_its_controls_and_every_control_is_judged() {
     // The set controls were simulated: the model's call carries per-level misses.
     let padded = controls.iter().find(|c| c["change"] == "ld=65").unwrap();
     assert_eq!(padded["model"]["kind"], "simulated");
+    // A shift is timed only, and says so.
+    let shifted = controls
+        .iter()
+        .find(|c| c["change"] == "source +64 B")
+        .unwrap();
+    assert_eq!(shifted["factor"], "alignment");
+    assert_eq!(shifted["model"]["kind"], "not-modelled");
     let verdict = report["verdict"].as_array().unwrap();
     assert!(
-        verdict
+        !verdict
             .iter()
             .any(|l| l.as_str().unwrap().starts_with("Not run: alignment"))
     );

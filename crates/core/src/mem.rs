@@ -19,6 +19,11 @@ pub enum BufferError {
     TooLarge { elements: usize },
     #[error("could not allocate {bytes} bytes (2 MiB aligned)")]
     AllocationFailed { bytes: usize },
+    #[error(
+        "a buffer cannot start {shift} B past a 2 MiB boundary: the shift must be a multiple of \
+         the element size ({element} B) below 2 MiB"
+    )]
+    BadShift { shift: usize, element: usize },
 }
 
 /// An element type a buffer may hold: a plain number whose all-zero bit pattern is 0.
@@ -36,11 +41,14 @@ mod sealed {
 impl Plain for f64 {}
 impl Plain for f32 {}
 
-/// A zero-initialised, 2 MiB-aligned buffer of `T` (f64 unless named), optionally backed by
-/// transparent huge pages.
+/// A zero-initialised buffer of `T` (f64 unless named) starting on a 2 MiB boundary (or a
+/// chosen shift past one), optionally backed by transparent huge pages.
 pub struct AlignedBuffer<T: Plain = f64> {
+    /// The first element: the allocation's start plus the buffer's shift.
     ptr: NonNull<T>,
     len: usize,
+    /// The allocation's start, which `layout` describes (what `dealloc` is given).
+    base: NonNull<u8>,
     layout: Layout,
 }
 
@@ -52,8 +60,20 @@ unsafe impl<T: Plain> Sync for AlignedBuffer<T> {}
 impl<T: Plain> AlignedBuffer<T> {
     /// Allocates `len` zeroed elements (at least one page is reserved even for `len == 0`).
     pub fn zeroed(len: usize, huge_pages: bool) -> Result<Self, BufferError> {
+        Self::zeroed_shifted(len, huge_pages, 0)
+    }
+
+    /// As [`AlignedBuffer::zeroed`], the first element `shift` bytes past the 2 MiB boundary:
+    /// how a controlled experiment moves one buffer against another (64 B: another line and
+    /// set; 4 KiB: another page offset, the 4K-aliasing distance) without changing anything else.
+    pub fn zeroed_shifted(len: usize, huge_pages: bool, shift: usize) -> Result<Self, BufferError> {
+        let element = size_of::<T>();
+        if shift >= BUFFER_ALIGN || !shift.is_multiple_of(element) {
+            return Err(BufferError::BadShift { shift, element });
+        }
         let bytes = len
-            .checked_mul(size_of::<T>())
+            .checked_mul(element)
+            .and_then(|b| b.checked_add(shift))
             .ok_or(BufferError::TooLarge { elements: len })?;
         let layout = Layout::from_size_align(bytes.max(BUFFER_ALIGN), BUFFER_ALIGN)
             .map_err(|_| BufferError::TooLarge { elements: len })?;
@@ -64,8 +84,17 @@ impl<T: Plain> AlignedBuffer<T> {
         } else {
             alloc_zeroed_aligned(layout)
         };
-        let ptr = NonNull::new(raw.cast::<T>()).ok_or(BufferError::AllocationFailed { bytes })?;
-        let mut buffer = Self { ptr, len, layout };
+        let base = NonNull::new(raw).ok_or(BufferError::AllocationFailed { bytes })?;
+        // SAFETY: shift + len·size_of::<T>() ≤ layout.size(), so the shifted start stays within
+        // (or one past the end of) the allocation; shift is a multiple of T's size and the base
+        // is 2 MiB aligned, so the start is aligned for T.
+        let ptr = unsafe { base.add(shift) }.cast::<T>();
+        let mut buffer = Self {
+            ptr,
+            len,
+            base,
+            layout,
+        };
         buffer.first_touch();
         Ok(buffer)
     }
@@ -160,9 +189,9 @@ impl<T: Plain> DerefMut for AlignedBuffer<T> {
 
 impl<T: Plain> Drop for AlignedBuffer<T> {
     fn drop(&mut self) {
-        // SAFETY: ptr was allocated with exactly this layout by the global allocator
+        // SAFETY: base was allocated with exactly this layout by the global allocator
         // (`alloc_zeroed`, or `alloc` then zeroed: `alloc_advised_zeroed`).
-        unsafe { alloc::dealloc(self.ptr.as_ptr().cast(), self.layout) }
+        unsafe { alloc::dealloc(self.base.as_ptr(), self.layout) }
     }
 }
 
@@ -178,6 +207,25 @@ impl<T: Plain> std::fmt::Debug for AlignedBuffer<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shifted_buffer_starts_its_shift_past_the_boundary() {
+        for (shift, len) in [(64, 10), (4096, 1000), (8, 0), ((2 << 20) - 8, 3)] {
+            let mut b = AlignedBuffer::<f64>::zeroed_shifted(len, false, shift).unwrap();
+            assert_eq!(b.address() % BUFFER_ALIGN, shift);
+            assert_eq!(b.len(), len);
+            assert!(b.iter().all(|&x| x == 0.0));
+            b.iter_mut().for_each(|x| *x = 1.0);
+        }
+        // (shift, why it is refused)
+        for shift in [4, 2 << 20, 12] {
+            assert!(matches!(
+                AlignedBuffer::<f64>::zeroed_shifted(1, false, shift),
+                Err(BufferError::BadShift { .. })
+            ));
+        }
+        assert!(AlignedBuffer::<f32>::zeroed_shifted(1, false, 4).is_ok());
+    }
 
     #[test]
     fn buffers_are_2mib_aligned_and_zeroed() {

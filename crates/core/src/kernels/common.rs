@@ -17,13 +17,26 @@ pub fn cell_value(index: usize) -> f64 {
     (index % 251 + 1) as f64
 }
 
-/// A buffer of `len` elements holding [`cell_value`] at every index.
+/// Buffer 0 of an instance (its source): `len` elements holding [`cell_value`] at every index.
 pub fn filled_buffer(len: usize, options: &PrepareOptions) -> Result<AlignedBuffer, KernelError> {
-    let mut buffer = AlignedBuffer::zeroed(len, options.huge_pages)?;
+    let mut buffer = AlignedBuffer::zeroed_shifted(len, options.huge_pages, options.shift_of(0))?;
     for (index, cell) in buffer.iter_mut().enumerate() {
         *cell = cell_value(index);
     }
     Ok(buffer)
+}
+
+/// Buffer `buffer` of an instance: `len` zeros (a destination).
+pub fn zeroed_buffer(
+    len: usize,
+    buffer: usize,
+    options: &PrepareOptions,
+) -> Result<AlignedBuffer, KernelError> {
+    Ok(AlignedBuffer::zeroed_shifted(
+        len,
+        options.huge_pages,
+        options.shift_of(buffer),
+    )?)
 }
 
 /// The accumulators' total (exact: every partial sum is an integer below 2^53).

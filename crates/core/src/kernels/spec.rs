@@ -115,9 +115,30 @@ pub struct PrepareOptions {
     /// The copy engine's planner the kernels that copy keep and copy with (run and
     /// simulated): the run's, whose plans the harness drains into the point's record.
     pub copies: Arc<Planner>,
+    /// One buffer started past its 2 MiB boundary (default: none).
+    pub shift: BufferShift,
+}
+
+/// Buffer `buffer` of an instance starts `bytes` past its 2 MiB boundary, every other buffer on
+/// one: a controlled experiment's alignment change (64 B: other lines and sets against the
+/// other buffers; 4 KiB: another page offset). Timed only: the simulator places buffers where
+/// it always does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BufferShift {
+    pub buffer: usize,
+    pub bytes: usize,
 }
 
 impl PrepareOptions {
+    /// The shift of buffer `buffer` in bytes (0 for every buffer but the shifted one).
+    pub fn shift_of(&self, buffer: usize) -> usize {
+        if buffer == self.shift.buffer {
+            self.shift.bytes
+        } else {
+            0
+        }
+    }
+
     /// Run and simulated, no huge pages, every copy through `copies` (the caller's planner:
     /// the kernels floor never detects the machine or builds a planner of its own).
     pub fn with_planner(copies: Arc<Planner>) -> Self {
@@ -125,6 +146,7 @@ impl PrepareOptions {
             huge_pages: false,
             simulate_only: false,
             copies,
+            shift: BufferShift::default(),
         }
     }
 }

@@ -106,8 +106,9 @@ fn buffers<T: Element, const N: usize>(
     options: &PrepareOptions,
 ) -> Result<[AlignedBuffer<T>; N], KernelError> {
     let mut made = Vec::with_capacity(N);
-    for (len, fill) in lens.into_iter().zip(filled) {
-        let mut buffer = AlignedBuffer::<T>::zeroed(len, options.huge_pages)?;
+    for (index, (len, fill)) in lens.into_iter().zip(filled).enumerate() {
+        let mut buffer =
+            AlignedBuffer::<T>::zeroed_shifted(len, options.huge_pages, options.shift_of(index))?;
         if fill {
             for (index, cell) in buffer.iter_mut().enumerate() {
                 *cell = T::from_f64(value(index));

@@ -35,6 +35,7 @@ pub fn prefill_plans(
         huge_pages: false,
         simulate_only: false,
         copies: Arc::clone(planner),
+        shift: Default::default(),
     };
     drop(planner.take_events());
     for point in plan.points.iter().filter(|p| p.timed()) {

@@ -20,7 +20,7 @@ use crate::harness::sim::predict::predict;
 use crate::harness::sim::warm::simulate_from;
 use crate::harness::suite::{Plan, PlannedPoint};
 use crate::kernels::simulation_start;
-use crate::kernels::spec::{Family, Instance, KernelError, PrepareOptions};
+use crate::kernels::spec::{BufferShift, Family, Instance, KernelError, PrepareOptions};
 use crate::mem::anon_huge_pages_bytes;
 use crate::results::schema::{CopyPlanRecord, CopyPlanTrial};
 use crate::results::{
@@ -45,6 +45,9 @@ pub struct RunOptions {
     /// The copy engine's planner of this run: every copying kernel is prepared with it, and
     /// the plans it reports during a point go into that point's record (`copy_plans`).
     pub copies: Arc<Planner>,
+    /// One buffer of every point started past its 2 MiB boundary (`why`'s alignment
+    /// controls); none by default.
+    pub buffer_shift: BufferShift,
 }
 
 impl RunOptions {
@@ -62,6 +65,7 @@ impl RunOptions {
             manifest: serde_json::Value::Null,
             cache_levels,
             copies,
+            buffer_shift: BufferShift::default(),
         }
     }
 }
@@ -225,6 +229,7 @@ fn measure_one(
         huge_pages: options.method.huge_pages,
         simulate_only: false,
         copies: Arc::clone(&options.copies),
+        shift: options.buffer_shift,
     };
     let prepare = || -> Result<Box<dyn Instance>, KernelError> {
         (spec.prepare)(&point.params, &prepare_options)

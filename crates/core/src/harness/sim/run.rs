@@ -191,6 +191,7 @@ pub fn simulate_point_on(
         huge_pages: true,
         simulate_only: true,
         copies: Arc::clone(&request.copies),
+        shift: Default::default(),
     };
     let mut instance = (spec.prepare)(&params, &options)?;
     if request.warm {

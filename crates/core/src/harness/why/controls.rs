@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use crate::kernels::spec::BufferShift;
 use crate::kernels::typed::Dtype;
 use crate::vocab::{ParamValue, Params};
 
@@ -37,7 +38,7 @@ impl Factor {
             Factor::Capacity => "capacity (the working set)",
             Factor::MemoryParallelism => "the walk's streams (prefetch, memory-level parallelism)",
             Factor::Bandwidth => "what two threads share (bandwidth, or CPUs busy with other work)",
-            Factor::Alignment => "alignment (4K aliasing)",
+            Factor::Alignment => "alignment (where a buffer starts: lines, 4K aliasing)",
         }
     }
 }
@@ -53,6 +54,9 @@ pub struct Control {
     pub words: Vec<(String, String)>,
     pub threads: usize,
     pub huge_pages: bool,
+    /// The buffer started past its boundary (none but for an alignment control).
+    #[serde(skip)]
+    pub shift: BufferShift,
 }
 
 /// A factor no control varies for this point, and why.
@@ -76,6 +80,30 @@ const SIZE_PARAMS: &[(&str, &str)] = &[
     ("read", "bytes"),
     ("conflict", "count"),
 ];
+
+/// The buffer an alignment control shifts, per kernel, and its role: the destination where the
+/// kernel writes one (moved against its source: 4K aliasing of loads and stores), else its only
+/// buffer. Kernels not listed keep buffers the harness's allocator does not place.
+const SHIFTED_BUFFER: &[(&str, usize, &str)] = &[
+    ("copy", 1, "destination"),
+    ("transpose", 1, "destination"),
+    ("to-tiles", 1, "destination"),
+    ("to-nhwc", 1, "destination"),
+    ("stencil3x3", 1, "destination"),
+    ("row-sum", 0, "source"),
+    ("col-sum", 0, "source"),
+    ("stride-sum", 0, "source"),
+    ("view-sum", 0, "source"),
+    ("conflict", 0, "source"),
+    ("read", 0, "source"),
+    ("chase", 0, "source"),
+    ("tiled-sum", 0, "source"),
+    ("channel-sum", 0, "source"),
+];
+
+/// The shifts an alignment control tries, in bytes, and their names: one line (other sets
+/// against the other buffers) and one 4 KiB page (the distance of 4K aliasing).
+const SHIFTS: &[(usize, &str)] = &[(64, "64 B"), (4096, "4 KiB")];
 
 /// Kernels with a parameter that makes each load wait for the one before: (kernel, parameter,
 /// its dependent value).
@@ -124,6 +152,7 @@ pub fn controls_for(
         words,
         threads: 1,
         huge_pages: false,
+        shift: BufferShift::default(),
     };
     run.push(Control {
         huge_pages: true,
@@ -208,10 +237,20 @@ pub fn controls_for(
             reason: "this machine offers one CPU".into(),
         });
     }
-    not_run.push(NotRun {
-        factor: Factor::Alignment,
-        reason: "the harness cannot offset a kernel's buffers yet".into(),
-    });
+    match SHIFTED_BUFFER.iter().find(|(k, _, _)| *k == kernel) {
+        Some(&(_, buffer, role)) => {
+            for &(bytes, name) in SHIFTS {
+                run.push(Control {
+                    shift: BufferShift { buffer, bytes },
+                    ..control(Factor::Alignment, format!("{role} +{name}"), words.to_vec())
+                });
+            }
+        }
+        None => not_run.push(NotRun {
+            factor: Factor::Alignment,
+            reason: format!("{kernel}'s buffers are not placed by the lab's aligned allocator"),
+        }),
+    }
     (run, not_run)
 }
 
@@ -242,12 +281,20 @@ mod tests {
         ]);
         let view = params(&[("expr", Text("arange(8)".into()))]);
         // (kernel, params, cpus, the changes run)
-        let cases: [(&str, &Params, usize, &[&str]); 4] = [
+        let cases: [(&str, &Params, usize, &[&str]); 6] = [
             (
                 "col-sum",
                 &col,
                 2,
-                &["huge pages", "ld=1025", "ld=1040", "rows=512", "2 threads"],
+                &[
+                    "huge pages",
+                    "ld=1025",
+                    "ld=1040",
+                    "rows=512",
+                    "2 threads",
+                    "source +64 B",
+                    "source +4 KiB",
+                ],
             ),
             (
                 "conflict",
@@ -260,15 +307,45 @@ mod tests {
                     "count=8",
                     "mode=lat",
                     "2 threads",
+                    "source +64 B",
+                    "source +4 KiB",
                 ],
             ),
             (
                 "view-sum",
                 &view,
                 2,
-                &["huge pages", "in storage order", "2 threads"],
+                &[
+                    "huge pages",
+                    "in storage order",
+                    "2 threads",
+                    "source +64 B",
+                    "source +4 KiB",
+                ],
             ),
-            ("view-sum", &view, 1, &["huge pages", "in storage order"]),
+            (
+                "view-sum",
+                &view,
+                1,
+                &[
+                    "huge pages",
+                    "in storage order",
+                    "source +64 B",
+                    "source +4 KiB",
+                ],
+            ),
+            (
+                "copy",
+                &params(&[("bytes", Int(1 << 20))]),
+                1,
+                &[
+                    "huge pages",
+                    "bytes=524288",
+                    "destination +64 B",
+                    "destination +4 KiB",
+                ],
+            ),
+            ("jagged", &params(&[]), 1, &["huge pages"]),
         ];
         for (kernel, p, cpus, expected) in cases {
             let (run, not_run) = controls_for(kernel, p, &[], 64, cpus);

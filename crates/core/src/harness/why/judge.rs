@@ -118,6 +118,13 @@ pub fn model_call(
                 reason: "the simulator models one core's caches".into(),
             };
         }
+        Factor::Alignment => {
+            return ModelCall::NotModelled {
+                reason:
+                    "the simulator places every buffer on a 4 GiB boundary: a shift is timed only"
+                        .into(),
+            };
+        }
         _ => {}
     }
     let (Some(base), Some(variant)) = (base, variant) else {

@@ -184,7 +184,7 @@ pub fn plan_why(
     for control in chosen {
         let mut kernel = vec![point.spec.name.to_string()];
         kernel.extend(control.words.iter().map(|(k, v)| format!("{k}={v}")));
-        let prepared = prepare_run(
+        let mut prepared = prepare_run(
             &run_request(kernel, control.threads, control.huge_pages),
             machine.clone(),
             Arc::clone(&copies),
@@ -193,6 +193,7 @@ pub fn plan_why(
             change: control.change.clone(),
             source,
         })?;
+        prepared.options.buffer_shift = control.shift;
         controls.push((control, prepared));
     }
     Ok(WhyPlan {

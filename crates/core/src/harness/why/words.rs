@@ -166,10 +166,11 @@ fn largest_move(c: &ControlOutcome) -> f64 {
 /// those whose own control never moved time by half as much (they cannot account for it).
 fn unexplained_sentence(unexplained: &ControlOutcome, controls: &[ControlOutcome]) -> String {
     let effect = (unexplained.median / unexplained.expected).ln().abs();
+    // A factor is ruled out when it was varied and none of its controls ever moved time by
+    // half this effect.
     let ruled_out = |factor: Factor| {
-        controls
-            .iter()
-            .any(|c| c.control.factor == factor && largest_move(c) < effect / 2.0)
+        let mut of_factor = controls.iter().filter(|c| c.control.factor == factor);
+        of_factor.clone().next().is_some() && of_factor.all(|c| largest_move(c) < effect / 2.0)
     };
     let candidates: Vec<&str> = [
         (Factor::Tlb, "the TLB"),
@@ -187,8 +188,10 @@ fn unexplained_sentence(unexplained: &ControlOutcome, controls: &[ControlOutcome
     let excluded: Vec<String> = controls
         .iter()
         .filter(|c| {
-            matches!(c.control.factor, Factor::Tlb | Factor::MemoryParallelism)
-                && largest_move(c) < effect / 2.0
+            matches!(
+                c.control.factor,
+                Factor::Tlb | Factor::MemoryParallelism | Factor::Alignment
+            ) && ruled_out(c.control.factor)
         })
         .map(|c| {
             format!(
@@ -217,4 +220,57 @@ fn unexplained_sentence(unexplained: &ControlOutcome, controls: &[ControlOutcome
     }
     sentence.push('.');
     sentence
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::why::controls::Control;
+    use crate::kernels::spec::BufferShift;
+
+    fn outcome(factor: Factor, change: &str, ratios: &[f64]) -> ControlOutcome {
+        ControlOutcome {
+            control: Control {
+                factor,
+                change: change.into(),
+                words: Vec::new(),
+                threads: 1,
+                huge_pages: false,
+                shift: BufferShift::default(),
+            },
+            ratios: ratios.to_vec(),
+            median: super::super::judge::median(ratios),
+            expected: 1.0,
+            moved: Moved::Faster,
+            model: ModelCall::NoSimulation,
+            sentence: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_factor_is_ruled_out_only_when_none_of_its_controls_moved_half_the_effect() {
+        let padded = outcome(Factor::SetsElement, "ld=1025", &[0.5, 0.5]);
+        // (the alignment controls' ratios, whether alignment stays a candidate)
+        let cases: [(&[f64], &[f64], bool); 3] = [
+            (&[1.0, 1.01], &[0.99, 1.0], false),
+            (&[1.0, 1.01], &[0.6, 0.62], true),
+            (&[0.7, 0.7], &[1.0, 1.0], true),
+        ];
+        for (line, page, candidate) in cases {
+            let controls = [
+                padded.clone(),
+                outcome(Factor::Alignment, "source +64 B", line),
+                outcome(Factor::Alignment, "source +4 KiB", page),
+            ];
+            let sentence = unexplained_sentence(&padded, &controls);
+            let candidates = sentence.split("textbook candidates:").nth(1).unwrap();
+            let listed = candidates.split(" (ruled out").next().unwrap();
+            assert_eq!(listed.contains("alignment"), candidate, "{sentence}");
+            assert_eq!(
+                sentence.contains("source +64 B moved it"),
+                !candidate,
+                "{sentence}"
+            );
+        }
+    }
 }

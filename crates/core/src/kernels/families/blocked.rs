@@ -27,7 +27,7 @@ use crate::cache::AccessSink;
 use crate::kernels::access::{CopyView, Mem, RealMem, SimMem, Strided};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, sampled_sum,
-    size_param, text_param,
+    size_param, text_param, zeroed_buffer,
 };
 use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{
@@ -277,7 +277,7 @@ fn prepare_to_tiles(params: &Params, options: &PrepareOptions) -> Prepared {
     let n = tiling.n;
     let src = filled_buffer(checked_elements("n", &[n, n])?, options)?;
     let dst_len = tiling.tiled_len()?;
-    let dst = AlignedBuffer::zeroed(dst_len, options.huge_pages)?;
+    let dst = zeroed_buffer(dst_len, 1, options)?;
     // Invert tiled_index for the sampled cells; padding cells stay zero.
     let (b, t) = (tiling.block, tiling.tiles_per_side());
     let expected = check_indices(dst_len)

@@ -22,7 +22,7 @@ use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem, Strided};
 use crate::kernels::common::{
     ACCUMULATORS, cell_value, check_indices, checked_elements, filled_buffer, fold, invalid,
-    sampled_sum, size_param, text_param,
+    sampled_sum, size_param, text_param, zeroed_buffer,
 };
 use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{
@@ -344,7 +344,7 @@ fn prepare_stencil(params: &Params, options: &PrepareOptions) -> Prepared {
     Ok(Box::new(Stencil {
         tensor,
         src: filled_buffer(len, options)?,
-        dst: AlignedBuffer::zeroed(len, options.huge_pages)?,
+        dst: zeroed_buffer(len, 1, options)?,
         expected,
     }))
 }

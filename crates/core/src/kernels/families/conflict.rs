@@ -176,7 +176,11 @@ struct Conflict {
 
 fn prepare(params: &Params, options: &PrepareOptions) -> Prepared {
     let probe = Probe::from_params(params)?;
-    let mut x = AlignedBuffer::zeroed(probe.buffer_len()?, options.huge_pages)?;
+    let mut x = AlignedBuffer::zeroed_shifted(
+        probe.buffer_len()?,
+        options.huge_pages,
+        options.shift_of(0),
+    )?;
     let (stride, count, reps) = (probe.stride, probe.count, probe.reps as u64);
     let expected = match probe.mode {
         Mode::Throughput => {

@@ -137,10 +137,10 @@ struct Chase {
     next: usize,
 }
 
-fn prepare(params: &Params, _options: &PrepareOptions) -> Prepared {
+fn prepare(params: &Params, options: &PrepareOptions) -> Prepared {
     let (slots, spacing) = geometry(params)?;
     let seed = int_param("chase", params, "seed")?;
-    let mut x = AlignedBuffer::zeroed(slots * spacing, true)?;
+    let mut x = AlignedBuffer::zeroed_shifted(slots * spacing, true, options.shift_of(0))?;
     for (slot, next) in cyclic_permutation(slots, seed).into_iter().enumerate() {
         x[slot * spacing] = link_to_cell(next * spacing);
     }

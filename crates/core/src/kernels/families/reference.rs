@@ -12,6 +12,7 @@ use crate::cache::AccessSink;
 use crate::kernels::access::{Mem, RealMem, SimMem};
 use crate::kernels::common::{
     cell_value, check_indices, checked_elements, filled_buffer, invalid, sampled_sum, size_param,
+    zeroed_buffer,
 };
 use crate::kernels::spec::SimStart;
 use crate::kernels::spec::{
@@ -135,7 +136,7 @@ struct Copy {
 fn prepare_copy(params: &Params, options: &PrepareOptions) -> Prepared {
     let n = elements("copy", params)?;
     let src = filled_buffer(n, options)?;
-    let dst = AlignedBuffer::zeroed(n, options.huge_pages)?;
+    let dst = zeroed_buffer(n, 1, options)?;
     let expected = check_indices(n).map(cell_value).sum();
     Ok(Box::new(Copy { src, dst, expected }))
 }
