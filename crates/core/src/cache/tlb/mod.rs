@@ -125,7 +125,7 @@ impl TlbLevel {
         ways: u32,
         source: String,
     ) -> Result<Self, TlbError> {
-        if ways == 0 || entries == 0 || entries % ways != 0 || entries > MAX_TLB_ENTRIES {
+        if ways == 0 || entries == 0 || !entries.is_multiple_of(ways) || entries > MAX_TLB_ENTRIES {
             return Err(TlbError::BadShape {
                 name: name.to_string(),
                 entries,
@@ -219,7 +219,7 @@ pub fn choose_from(
             None => {
                 let from_preset = stand_in_levels
                     .iter()
-                    .find(|l| l.name == name && l.ways > 0 && entries % l.ways == 0);
+                    .find(|l| l.name == name && l.ways > 0 && entries.is_multiple_of(l.ways));
                 match (from_preset, stand_in) {
                     (Some(l), Some(preset)) => {
                         borrowed.push(format!("{name}'s ways from the {preset} preset"));

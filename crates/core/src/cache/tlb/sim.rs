@@ -19,6 +19,7 @@
 //! [`MAX_COUNTED_PAGES`] each).
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
@@ -39,12 +40,35 @@ pub struct TlbCounts {
     pub misses: u64,
 }
 
+/// A multiplicative hash of a page number (the default SipHash made the footprint the
+/// TLB's largest cost on a column walk, which touches another page on every access).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type PageSet = HashSet<u64, BuildHasherDefault<PageHasher>>;
+
 /// The distinct 4 KiB and 2 MiB pages a stream touched, each counted up to
 /// [`MAX_COUNTED_PAGES`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PageFootprint {
-    small: HashSet<u64>,
-    huge: HashSet<u64>,
+    small: PageSet,
+    huge: PageSet,
     capped: bool,
 }
 
@@ -61,7 +85,7 @@ impl PageFootprint {
         }
     }
 
-    fn insert(set: &mut HashSet<u64>, page: u64, capped: &mut bool) {
+    fn insert(set: &mut PageSet, page: u64, capped: &mut bool) {
         if set.len() < MAX_COUNTED_PAGES {
             set.insert(page);
         } else if !set.contains(&page) {

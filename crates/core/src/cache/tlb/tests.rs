@@ -32,6 +32,7 @@ const BASE: u64 = 1 << 32;
 fn hand_derived_walks() {
     // (what, page size, the walk, (lookups, misses) per level, distinct pages of the run's size)
     type Feed = fn(&mut dyn AccessSink);
+    type Row = (&'static str, PageSize, Feed, [(u64, u64); 2], u64);
     let row_walk_10_pages: Feed = |s| s.load_run(BASE, 8, 10 * 512, 8);
     // A 1024×1024 f64 matrix, column by column: rows 8 KiB apart, 2048 pages of 4 KiB.
     let column_walk: Feed = |s| {
@@ -40,7 +41,7 @@ fn hand_derived_walks() {
         }
     };
     let m = 1024 * 1024;
-    let table: [(&str, PageSize, Feed, [(u64, u64); 2], u64); 4] = [
+    let table: [Row; 4] = [
         // A row walk misses once per page at each level: 10 pages, 512 loads each.
         (
             "row walk, 4 KiB",
