@@ -18,6 +18,7 @@ pub(crate) mod run;
 pub(crate) mod shell;
 pub(crate) mod sim;
 pub(crate) mod sim_loop;
+pub(crate) mod sim_tlb;
 pub(crate) mod sim_trace;
 pub(crate) mod text;
 pub(crate) mod why;

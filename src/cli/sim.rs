@@ -1,5 +1,5 @@
 //! `stridelab sim KERNEL [key=value ...] [--preset P] [--cache NAME=SIZE,WAYS,LINE ...]
-//! [--policy P] [--warm] [--json] [--engine fast|reference]` (or
+//! [--policy P] [--warm] [--json] [--engine fast|reference] [--tlb 4k|2m|off]` (or
 //! `sim --list [KERNEL]`, or `sim --trace FILE`: a user's trace, `cli/sim_trace.rs`): feeds one run of a kernel's address stream to the cache simulator and
 //! prints, per level, the counts, the 3C split of the misses and the analytic set/GCD model's
 //! prediction for the kernel's strided pattern. `--engine reference` counts with the plain
@@ -25,8 +25,10 @@ use anyhow::Context;
 
 use crate::cache::sim::{Engine, Policy};
 use crate::cli::common::{CacheArgs, ListArgs, WisdomArgs, kernel_name_parser};
+use crate::cli::sim_tlb::TlbArg;
 use crate::cli::sim_trace::{SimFlags, TraceArgs};
 use crate::cli::text::sim::sim_text;
+use crate::cli::text::sim_tlb::tlb_text;
 use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -81,6 +83,17 @@ pub struct SimArgs {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Simulate the data TLB beside the caches with 4 KiB or 2 MiB pages: per level (the
+    /// --preset's TLB table, else this CPU's from CPUID, a preset standing in where CPUID
+    /// reports none, and said so) lookups, misses and misses per access, simulated (LRU).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "4k|2m|off",
+        default_value = "off",
+        hide_possible_values = true
+    )]
+    pub tlb: TlbArg,
     /// Which simulator counts (the same counts either way).
     #[arg(long, value_enum, default_value = "fast")]
     pub engine: EngineArg,
@@ -118,6 +131,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         EngineArg::Reference => Engine::Reference,
     };
     args.trace.check_used_with_trace()?;
+    let tlb = args.tlb.choice(args.cache.preset.as_deref())?;
     if let Some(text) = &args.loop_text {
         let options = super::sim_loop::LoopOptions {
             arrays: &args.arrays,
@@ -127,6 +141,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             json: args.json,
             max_accesses: args.max_accesses,
             max_sim_memory: args.max_sim_memory,
+            tlb: tlb.as_ref(),
         };
         return super::sim_loop::run(text, &options);
     }
@@ -137,6 +152,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             engine,
             max_sim_memory: args.max_sim_memory,
             json: args.json,
+            tlb: tlb.as_ref(),
         };
         return super::sim_trace::run(&args.trace, file, flags);
     }
@@ -163,12 +179,14 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             max_accesses: args.max_accesses,
             max_sim_memory: args.max_sim_memory,
             copies,
+            tlb: tlb.as_ref(),
         },
     )?;
     if args.json {
         println!("{}", report.to_json()?);
     } else {
         print!("{}", sim_text(&report));
+        report.tlb.iter().for_each(|t| print!("{}", tlb_text(t)));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,8 +7,10 @@
 use std::process::ExitCode;
 
 use crate::cache::sim::Policy;
+use crate::cache::tlb::TlbChoice;
 use crate::cli::common::CacheArgs;
 use crate::cli::text::sim_loop::{error_text, loop_text};
+use crate::cli::text::sim_tlb::tlb_text;
 use crate::harness::sim::loops::{LoopSimError, LoopSimRequest, simulate_nest};
 use crate::layout::loops::LoopNest;
 
@@ -21,6 +23,7 @@ pub struct LoopOptions<'a> {
     pub json: bool,
     pub max_accesses: u64,
     pub max_sim_memory: u64,
+    pub tlb: Option<&'a TlbChoice>,
 }
 
 pub fn run(text: &str, args: &LoopOptions) -> anyhow::Result<ExitCode> {
@@ -35,11 +38,15 @@ pub fn run(text: &str, args: &LoopOptions) -> anyhow::Result<ExitCode> {
                 warm: args.warm,
                 max_accesses: args.max_accesses,
                 max_sim_memory: args.max_sim_memory,
+                tlb: args.tlb,
             })
         });
     match outcome {
         Ok(report) if args.json => println!("{}", report.to_json()?),
-        Ok(report) => print!("{}", loop_text(&report)),
+        Ok(report) => {
+            print!("{}", loop_text(&report));
+            report.tlb.iter().for_each(|t| print!("{}", tlb_text(t)));
+        }
         Err(err) => return Ok(error_exit(args.json, &err.to_string(), &error_text(&err))),
     }
     Ok(ExitCode::SUCCESS)

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::cache::sim::{Engine, Policy};
+use crate::cache::tlb::TlbChoice;
 use crate::cli::common::CacheArgs;
+use crate::cli::text::sim_tlb::tlb_text;
 use crate::cli::text::sim_trace::trace_text;
 use crate::harness::sim::trace::{DEFAULT_TOP_SETS, TraceRequest, simulate_trace};
 use crate::trace::{TraceFormat, TraceOptions, open_trace};
@@ -72,6 +74,7 @@ pub struct SimFlags<'a> {
     pub engine: Engine,
     pub max_sim_memory: u64,
     pub json: bool,
+    pub tlb: Option<&'a TlbChoice>,
 }
 
 /// Runs `sim --trace FILE`.
@@ -90,12 +93,14 @@ pub fn run(args: &TraceArgs, file: &Path, sim: SimFlags<'_>) -> anyhow::Result<E
             engine: sim.engine,
             max_sim_memory: sim.max_sim_memory,
             top_sets: args.top_sets.unwrap_or(DEFAULT_TOP_SETS),
+            tlb: sim.tlb,
         },
     )?;
     if sim.json {
         println!("{}", report.to_json()?);
     } else {
         print!("{}", trace_text(&report));
+        report.tlb.iter().for_each(|t| print!("{}", tlb_text(t)));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,5 +15,6 @@ pub(crate) mod run_blocks;
 pub(crate) mod run_summary;
 pub(crate) mod sim;
 pub(crate) mod sim_loop;
+pub(crate) mod sim_tlb;
 pub(crate) mod sim_trace;
 pub(crate) mod table;

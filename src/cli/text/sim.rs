@@ -153,6 +153,7 @@ mod tests {
             max_accesses: DEFAULT_MAX_ACCESSES,
             max_sim_memory: 1 << 30,
             copies: crate::kernels::copy_planner::planner_for_tests(),
+            tlb: None,
         })
         .unwrap();
         sim_text(&report)

@@ -6,6 +6,7 @@
 //!   replacement policies and a compulsory/capacity/conflict split, by a fast engine or a
 //!   plain reference one; either is an [`AccessSink`].
 //! - [`tee`]: one access stream fed to the simulator and a model beside it.
+//! - [`tlb`]: the data TLB's levels (CPUID, presets) and a simulator of it beside the caches.
 //! - [`cpu`]: the CPU's model name, which names the machine beside its geometry.
 //! - `model`: how many sets a stride touches (`S / gcd(s/L, S)`) and when conflicts start.
 #![forbid(unsafe_code)]
@@ -75,3 +76,4 @@ pub mod geometry;
 pub mod model;
 pub mod sim;
 pub mod tee;
+pub mod tlb;

@@ -109,61 +109,20 @@ impl MachineInfo {
     }
 }
 
-/// The data TLB's levels as CPUID reports them: AMD's leaves 0x8000_0005 (L1) and 0x8000_0006
-/// (L2), Intel's deterministic address translation leaf 0x18. Intel parts without leaf 0x18
-/// describe their TLBs only in leaf 2's descriptor bytes, which this does not decode: they get
-/// an empty list and the report says the reach is unknown.
+/// The data TLB's levels as CPUID reports them (`cache::tlb::cpuid`, which reads AMD's leaves
+/// 0x8000_0005/6 and Intel's leaf 0x18), in the manifest's form: entries per level and page
+/// size, the leaf as the source. Empty where CPUID says nothing (Intel parts without leaf
+/// 0x18, many VMs); the report then says the reach is unknown.
 pub fn dtlb_levels() -> Vec<DtlbLevel> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let cpuid = raw_cpuid::CpuId::new();
-        let mut out = Vec::new();
-        let mut push = |level: u8, page: u64, entries: u64, source: &str| {
-            if entries > 0 {
-                out.push(DtlbLevel {
-                    level,
-                    page,
-                    entries,
-                    source: source.into(),
-                });
-            }
-        };
-        if let Some(l1) = cpuid.get_l1_cache_and_tlb_info() {
-            let src = "cpuid 0x8000_0005";
-            push(1, 4 << 10, u64::from(l1.dtlb_4k_size()), src);
-            push(1, 2 << 20, u64::from(l1.dtlb_2m_4m_size()), src);
-            // Leaf 0x8000_0006's TLB fields are AMD's only (reserved on Intel).
-            if let Some(l2) = cpuid.get_l2_l3_cache_and_tlb_info() {
-                let src = "cpuid 0x8000_0006";
-                push(2, 4 << 10, u64::from(l2.dtlb_4k_size()), src);
-                push(2, 2 << 20, u64::from(l2.dtlb_2m_4m_size()), src);
-            }
-        } else if let Some(dat) = cpuid.get_deterministic_address_translation_info() {
-            use raw_cpuid::DatType;
-            for d in dat {
-                let data = matches!(
-                    d.cache_type(),
-                    DatType::DataTLB | DatType::UnifiedTLB | DatType::LoadOnly
-                );
-                if !data {
-                    continue;
-                }
-                let entries = u64::from(d.ways()) * u64::from(d.sets());
-                let src = "cpuid 0x18";
-                if d.has_4k_entries() {
-                    push(d.cache_level(), 4 << 10, entries, src);
-                }
-                if d.has_2mb_entries() {
-                    push(d.cache_level(), 2 << 20, entries, src);
-                }
-            }
-        }
-        out.sort_by_key(|l| (l.page, l.level));
-        out.dedup_by_key(|l| (l.page, l.level));
-        out
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    Vec::new()
+    crate::cache::tlb::cpuid::reported()
+        .into_iter()
+        .map(|r| DtlbLevel {
+            level: r.level,
+            page: r.page_bytes,
+            entries: r.entries,
+            source: format!("cpuid {}", r.leaf),
+        })
+        .collect()
 }
 
 impl BuildInfo {

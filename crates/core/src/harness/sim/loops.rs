@@ -24,12 +24,14 @@ use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, ChosenGeometry, GeometrySource};
 use crate::cache::model::predict;
 use crate::cache::sim::{Engine, LevelStats, Policy, SimError, Simulator};
+use crate::cache::tlb::{TlbChoice, TlbSim};
 pub use crate::harness::sim::loops_report::{
     PaddingCandidate, PaddingOutput, ReferenceLevel, ReferenceOutput,
 };
 use crate::harness::sim::loops_words::{padding_sentence, reference_findings, stride_sentence};
 use crate::harness::sim::model_words::model_sentence;
 use crate::harness::sim::run::simulated_level;
+use crate::harness::sim::tlb::{TlbReport, tlb_report};
 use crate::kernels::StridePattern;
 use crate::layout::loops::{LoopError, LoopNest, NestFacts, Placement, check, walk};
 use crate::results::SimulatedLevel;
@@ -69,6 +71,8 @@ pub struct LoopSimRequest<'a> {
     pub warm: bool,
     pub max_accesses: u64,
     pub max_sim_memory: u64,
+    /// The data TLB to simulate beside the caches (`--tlb`), if any.
+    pub tlb: Option<&'a TlbChoice>,
 }
 
 /// One array as placed.
@@ -117,6 +121,9 @@ pub struct LoopReport {
     /// What the per-reference counts say, in sentences built beside them (the padding
     /// search's are in `padding`).
     pub findings: Vec<String>,
+    /// The data TLB beside the caches (`--tlb`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tlb: Option<TlbReport>,
 }
 
 impl LoopReport {
@@ -237,6 +244,10 @@ pub fn simulate_nest(request: &LoopSimRequest) -> Result<LoopReport, LoopSimErro
     let facts = check(nest, request.max_accesses / runs)?;
     let levels = request.geometry.levels.clone();
     let whole = simulate_whole(nest, request)?;
+    let tlb = match request.tlb {
+        Some(choice) => Some(nest_tlb(nest, choice, request.warm)?),
+        None => None,
+    };
     let placement = Placement::of(&nest.arrays)?;
     let per_run = facts.accesses.saturating_mul(runs);
     let (attributed, attribution_skipped) = if per_run <= MAX_ATTRIBUTED_ACCESSES {
@@ -297,7 +308,21 @@ pub fn simulate_nest(request: &LoopSimRequest) -> Result<LoopReport, LoopSimErro
         attribution_skipped,
         padding,
         findings,
+        tlb,
     })
+}
+
+/// The data TLB's report of the nest's stream, fed by a walk of its own (the stream
+/// [`simulate_whole`] fed the caches: the walk is deterministic).
+fn nest_tlb(nest: &LoopNest, choice: &TlbChoice, warm: bool) -> Result<TlbReport, LoopSimError> {
+    let placement = Placement::of(&nest.arrays)?;
+    let mut tlb = TlbSim::new(&choice.levels);
+    if warm {
+        feed(nest, &placement, &mut tlb)?;
+        tlb.reset_stats();
+    }
+    feed(nest, &placement, &mut tlb)?;
+    Ok(tlb_report(choice, tlb.stats()))
 }
 
 /// The per-reference counts must add up to the whole nest's, level by level.

@@ -3,7 +3,8 @@
 //! models' predictions a record carries ([`predict`]), and the set/GCD model's verdict on a
 //! point in words ([`model_words`]); a user's own loop nest simulated per array reference, with
 //! padding advice re-simulated ([`loops`], its sentences in `loops_words`); a user's memory trace
-//! through the same simulator ([`trace`]) with the figures counted beside it ([`trace_figures`]).
+//! through the same simulator ([`trace`]) with the figures counted beside it ([`trace_figures`]);
+//! the data TLB beside any of them ([`tlb`]).
 
 pub mod loops;
 pub mod loops_report;
@@ -12,6 +13,7 @@ pub mod model_words;
 pub mod predict;
 pub mod run;
 pub mod simulate;
+pub mod tlb;
 pub mod trace;
 pub mod trace_figures;
 pub mod warm;

@@ -17,6 +17,8 @@ use thiserror::Error;
 use crate::cache::geometry::{CacheLevel, ChosenGeometry, GeometrySource};
 use crate::cache::model::{LevelPrediction, predict};
 use crate::cache::sim::{Engine, Hierarchy, LevelStats, Policy, SimError, Simulator};
+use crate::cache::tlb::{TlbChoice, TlbSim};
+use crate::harness::sim::tlb::{TlbReport, feed_beside, tlb_report};
 use crate::kernels::access::sim_address;
 use crate::kernels::args::{KernelWordError, parse_kernel_words};
 use crate::kernels::spec::{KernelError, KernelSpec, Params, PrepareOptions};
@@ -81,6 +83,8 @@ pub struct SimRequest<'a> {
     /// The copy engine's planner a copying kernel's order is replayed with (its wisdom's
     /// schedule for a copy it knows, else the analytic one for this machine's caches).
     pub copies: Arc<Planner>,
+    /// The data TLB to simulate beside the caches (`--tlb`), if any.
+    pub tlb: Option<&'a TlbChoice>,
 }
 
 /// One level of the result: the schema's counts plus evictions and the model's prediction.
@@ -118,6 +122,9 @@ pub struct SimReport {
     pub simulation_note: Option<&'static str>,
     pub pattern: Option<StridePattern>,
     pub levels: Vec<LevelOutput>,
+    /// The data TLB beside the caches (`--tlb`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tlb: Option<TlbReport>,
     /// The simulated levels' geometry, in the order of `levels`.
     #[serde(skip)]
     pub geometry: Vec<CacheLevel>,
@@ -194,11 +201,13 @@ pub fn simulate_point_on(
         shift: Default::default(),
     };
     let mut instance = (spec.prepare)(&params, &options)?;
+    let mut tlb = request.tlb.map(|choice| TlbSim::new(&choice.levels));
     if request.warm {
-        instance.simulate(simulator.sink());
+        feed_beside(simulator.sink(), tlb.as_mut(), |s| instance.simulate(s));
         simulator.reset_stats();
+        tlb.iter_mut().for_each(TlbSim::reset_stats);
     }
-    instance.simulate(simulator.sink());
+    feed_beside(simulator.sink(), tlb.as_mut(), |s| instance.simulate(s));
 
     let pattern = stride_pattern(spec, &params)?;
     let predictions = match &pattern {
@@ -232,6 +241,10 @@ pub fn simulate_point_on(
                 warnings: level.warnings.clone(),
             })
             .collect(),
+        tlb: request
+            .tlb
+            .zip(tlb.as_ref())
+            .map(|(choice, sim)| tlb_report(choice, sim.stats())),
         geometry: levels,
     })
 }
@@ -292,6 +305,7 @@ mod tests {
             max_accesses: DEFAULT_MAX_ACCESSES,
             max_sim_memory: 1 << 30,
             copies: crate::kernels::copy_planner::planner_for_tests(),
+            tlb: None,
         }
     }
 

@@ -16,7 +16,10 @@ use super::trace_figures::{BusiestSets, SetTally, StepHistogram, StepTally};
 use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, ChosenGeometry};
 use crate::cache::sim::{Engine, LevelStats, Policy, SimError, Simulator};
+use crate::cache::tee::Tee;
+use crate::cache::tlb::{TlbChoice, TlbSim};
 use crate::harness::sim::run::simulated_level;
+use crate::harness::sim::tlb::{TlbReport, tlb_report};
 use std::sync::mpsc;
 
 use crate::trace::{
@@ -51,6 +54,8 @@ pub struct TraceRequest<'a> {
     pub max_sim_memory: u64,
     /// Busiest sets to list per level.
     pub top_sets: usize,
+    /// The data TLB to simulate beside the caches (`--tlb`), if any.
+    pub tlb: Option<&'a TlbChoice>,
 }
 
 /// The trace's records by kind (counted while reading).
@@ -89,6 +94,9 @@ pub struct TraceReport {
     /// Steps between consecutive data accesses (counted).
     pub steps_source: &'static str,
     pub steps: StepHistogram,
+    /// The data TLB beside the caches (`--tlb`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tlb: Option<TlbReport>,
     /// The simulated levels' geometry, in the order of `levels`.
     #[serde(skip)]
     pub geometry: Vec<CacheLevel>,
@@ -117,7 +125,18 @@ pub fn simulate_trace(
     )?;
     let mut sets = SetTally::new(&levels);
     let mut steps = StepTally::new(levels[0].line);
-    let sink: &mut dyn AccessSink = simulator.sink();
+    let mut tlb = request.tlb.map(|choice| TlbSim::new(&choice.levels));
+    let mut tee;
+    let sink: &mut dyn AccessSink = match tlb.as_mut() {
+        Some(tlb) => {
+            tee = Tee {
+                first: simulator.sink(),
+                second: tlb,
+            };
+            &mut tee
+        }
+        None => simulator.sink(),
+    };
     let summary = stream_beside(input, &request.options, |batch| {
         for record in batch {
             steps.access(record.addr);
@@ -164,6 +183,10 @@ pub fn simulate_trace(
         busiest_sets: sets.busiest(&levels, request.top_sets),
         steps_source: "counted",
         steps: steps.histogram(),
+        tlb: request
+            .tlb
+            .zip(tlb.as_ref())
+            .map(|(choice, sim)| tlb_report(choice, sim.stats())),
         geometry: levels,
     })
 }
@@ -249,6 +272,7 @@ mod tests {
                 engine: Engine::Fast,
                 max_sim_memory: 1 << 30,
                 top_sets: 2,
+                tlb: None,
             },
         )
     }

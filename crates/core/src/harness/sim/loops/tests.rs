@@ -28,6 +28,7 @@ fn simulate(
         warm: false,
         max_accesses: DEFAULT_MAX_ACCESSES,
         max_sim_memory: 1 << 30,
+        tlb: None,
     })
 }
 
@@ -142,6 +143,7 @@ fn a_loop_col_sum_misses_like_the_built_in_kernel() {
             max_accesses: DEFAULT_MAX_ACCESSES,
             max_sim_memory: 1 << 30,
             copies: crate::kernels::copy_planner::planner_for_tests(),
+            tlb: None,
         })
         .unwrap();
         let report = simulate(
@@ -172,6 +174,7 @@ fn work_beyond_the_budget_is_refused_before_simulating() {
         warm: true,
         max_accesses: 1 << 20,
         max_sim_memory: 1 << 30,
+        tlb: None,
     };
     let err = simulate_nest(&request).unwrap_err();
     assert!(
