@@ -13,6 +13,7 @@ pub(crate) mod gate;
 pub(crate) mod infer;
 pub(crate) mod info;
 pub(crate) mod layout;
+pub(crate) mod model;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod shell;
@@ -84,6 +85,9 @@ pub enum Command {
     /// Plan the copy engine's schedules for a suite's copies now, into the wisdom file that
     /// `run` and the main job read (default ~/.cache/stridelab/wisdom.json).
     Wisdom(wisdom::WisdomCmdArgs),
+    /// Measure this machine's per-level bandwidths and latencies (the time model `run` prices
+    /// its points with), or show the kept ones (default ~/.cache/stridelab/machine-model.json).
+    Model(model::ModelCmdArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(shell::CompletionsArgs),
     /// Print the man page (roff) of stridelab or of one subcommand to stdout:
@@ -134,6 +138,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
         Some(Command::Wisdom(args)) => wisdom::run(args),
+        Some(Command::Model(args)) => model::run(args),
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man(args)) => shell::man(args),
         // The main job: measure the quick suite and write reports/latest/.

@@ -207,6 +207,7 @@ pub fn run_suite(
         },
         method: method_settings(options),
         records,
+        time_model_probes: None,
     })
 }
 
@@ -307,6 +308,7 @@ fn measure_one(
             .into_iter()
             .map(plan_record)
             .collect(),
+        time_model: None,
     })
 }
 
