@@ -49,5 +49,6 @@ mod sim_against_build;
 mod sim_loop_cli;
 mod sweep_model;
 mod tensor_cachegrind;
+mod time_model_cli;
 mod trace_cli;
 mod why_cli;
