@@ -203,6 +203,12 @@ pub const SECTIONS: &[SectionDef] = &[
         kernels: &["loop"],
         optional: true,
     },
+    SectionDef {
+        anchor: "time-model",
+        title: "Measured time against the time model",
+        kernels: &[],
+        optional: true,
+    },
 ];
 
 /// One machine's rendered content.

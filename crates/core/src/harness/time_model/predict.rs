@@ -11,6 +11,9 @@
 //! - bandwidth, not overlapped: the sum of the levels' times (ECM's serial transfers);
 //! - latency: every load waiting for its level's latency, one after another.
 //!
+//! A simulation from empty caches is set to the timed runs' warm state first: a level that
+//! holds the point's whole footprint serves its compulsory misses (see [`warm_misses`]).
+//!
 //! The estimate: dependent loads (`chase`, `conflict mode=lat`) take the latency bound; every
 //! other point the bandwidth estimate max(L1d's time, the sum of the levels below): each probe
 //! timed a whole stream end to end, so a line from L2 already includes its trip through L1d,
@@ -59,7 +62,7 @@ pub fn dependent_loads(record: &PointRecord) -> bool {
 }
 
 /// Why the model does not claim a point it may still price (`None`: it claims it).
-fn disowned(record: &PointRecord, traffic: &[LevelTraffic]) -> Option<String> {
+fn disowned(record: &PointRecord, traffic: &[LevelTraffic], rule: TimeRule) -> Option<String> {
     if record.threads > 1 {
         return Some(format!(
             "timed on {} threads; the probes measured one",
@@ -81,10 +84,12 @@ fn disowned(record: &PointRecord, traffic: &[LevelTraffic]) -> Option<String> {
         return Some(format!("the simulated stream is not the timed one: {note}"));
     }
     let below_l1: f64 = traffic.iter().skip(1).map(|t| t.loads + t.stores).sum();
-    if below_l1 == 0.0 {
+    // Dependent loads that hit L1d wait L1d's latency, which the chase probe measured; a
+    // stream of independent L1d hits runs at the core's pace instead.
+    if below_l1 == 0.0 && rule == TimeRule::Bandwidth {
         return Some(
-            "every access hits L1d: the time is the core's (instructions and their \
-             dependencies), finer than the memory probes resolve"
+            "independent accesses that all hit L1d: the time is the core's (instructions and \
+             their dependencies), finer than the memory probes resolve"
                 .into(),
         );
     }
@@ -120,6 +125,30 @@ fn scaled(count: u64, scale: f64) -> f64 {
     count as f64 * scale
 }
 
+/// Each level's (load, store) misses of one timed run. A simulation from empty caches counts
+/// the compulsory misses of the first run; the timed runs follow warm-up runs, so at a level
+/// that holds the point's whole footprint (its lines, the compulsory misses of L1d) those
+/// misses are hits, and are taken off (shared between loads and stores as the misses are).
+fn warm_misses(sim: &crate::results::SimulatedMisses, scale: f64) -> Vec<(f64, f64)> {
+    let footprint = sim
+        .levels
+        .first()
+        .map_or(0, |l| l.compulsory.saturating_mul(l.line));
+    let fix = sim.start == "cold" && sim.scope.kind == "full";
+    sim.levels
+        .iter()
+        .map(|l| {
+            let (loads, stores) = (scaled(l.load_misses, scale), scaled(l.store_misses, scale));
+            let all = loads + stores;
+            if !(fix && footprint <= l.size) || all == 0.0 {
+                return (loads, stores);
+            }
+            let kept = (1.0 - l.compulsory as f64 / all).max(0.0);
+            (loads * kept, stores * kept)
+        })
+        .collect()
+}
+
 /// The traffic of one run per supplying level, priced at `end` of the probes.
 fn traffic(
     record: &PointRecord,
@@ -145,10 +174,11 @@ fn traffic(
         .levels
         .split_first()
         .ok_or("no simulated levels to price")?;
+    let misses = warm_misses(sim, scale);
     let mut out = Vec::with_capacity(sim.levels.len() + 1);
     let l1 = probes_for(first, model)?;
-    let load_hits = scaled(first.loads - first.load_misses, scale);
-    let store_hits = scaled(first.stores - first.store_misses, scale);
+    let load_hits = (scaled(first.loads, scale) - misses[0].0).max(0.0);
+    let store_hits = (scaled(first.stores, scale) - misses[0].1).max(0.0);
     out.push(LevelTraffic {
         level: first.name.clone(),
         priced_as: l1.name.clone(),
@@ -172,22 +202,24 @@ fn traffic(
             latency_ns: loads * latency(&probes.latency_ns, end),
         }
     };
-    for level in &sim.levels[1..] {
+    // A level serves what the level above missed and it did not.
+    for (i, level) in sim.levels.iter().enumerate().skip(1) {
         let probes = probes_for(level, model)?;
         out.push(line_traffic(
             &level.name,
             probes,
-            scaled(level.loads.saturating_sub(level.load_misses), scale),
-            scaled(level.stores.saturating_sub(level.store_misses), scale),
+            (misses[i - 1].0 - misses[i].0).max(0.0),
+            (misses[i - 1].1 - misses[i].1).max(0.0),
             level.line,
         ));
     }
     let last = sim.levels.last().unwrap_or(first);
+    let (load_misses, store_misses) = misses[misses.len() - 1];
     out.push(line_traffic(
         "memory",
         &model.memory,
-        scaled(last.load_misses, scale),
-        scaled(last.store_misses, scale),
+        load_misses,
+        store_misses,
         last.line,
     ));
     Ok(out)
@@ -255,7 +287,7 @@ pub fn predict(record: &PointRecord, model: &MachineModel) -> Option<TimePredict
     let (low, high) = (at(End::Fast), at(End::Slow));
     let usable = estimate.is_finite() && estimate > 0.0;
     let disown = if usable {
-        disowned(record, &traffic)
+        disowned(record, &traffic, rule)
     } else {
         Some("the traffic priced to no time".into())
     };

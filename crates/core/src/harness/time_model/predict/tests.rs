@@ -211,6 +211,37 @@ fn the_skipped_l3_is_priced_as_memory_and_the_ends_follow_the_probes_range() {
 }
 
 #[test]
+fn a_cold_simulation_is_warmed_where_the_footprint_fits() {
+    // 128 KiB read from cold caches: 2,048 lines, all compulsory misses at every level. The
+    // footprint overflows the 48 KiB L1d, fits the 2 MiB L2: warm, L2 serves all 2,048 lines
+    // (131,072 B at 40 GB/s = 3,276.8 ns) and memory none; L1d's 131,072 B take 1,310.72 ns.
+    let miss = (2048, 0, 2048, 0);
+    let mut r = record(
+        "row-sum",
+        Family::Traverse,
+        (131_072, 0),
+        [(16384, 0, 2048, 0), miss, miss],
+        1.0,
+    );
+    for l in &mut r.simulated.as_mut().unwrap().levels {
+        l.compulsory = 2048;
+    }
+    let p = predict(&r, &model()).unwrap();
+    let lines: Vec<f64> = p.traffic.iter().map(|t| t.loads).collect();
+    assert_eq!(lines, [14336.0, 2048.0, 0.0, 0.0]);
+    assert!(close(p.bounds.unwrap().estimate_ns, 3276.8));
+    // Started warm, the counts are the steady state already: memory serves the misses.
+    r.simulated.as_mut().unwrap().start = "warm".into();
+    let lines: Vec<f64> = predict(&r, &model())
+        .unwrap()
+        .traffic
+        .iter()
+        .map(|t| t.loads)
+        .collect();
+    assert_eq!(lines, [14336.0, 0.0, 0.0, 2048.0]);
+}
+
+#[test]
 fn a_simulated_prefix_counts_for_the_whole_run() {
     let mut r = read_1m();
     let sim = r.simulated.as_mut().unwrap();
@@ -254,7 +285,7 @@ fn the_model_disowns_what_it_does_not_price_and_says_why() {
                 }
                 r.simulated.as_mut().unwrap().levels[0].loads = 131_072;
             },
-            "every access hits L1d",
+            "independent accesses that all hit L1d",
             true,
         ),
         (|r| r.simulated = None, "no simulated counts", false),
@@ -273,6 +304,16 @@ fn the_model_disowns_what_it_does_not_price_and_says_why() {
         assert_eq!(p.bounds.is_some(), *priced, "case {i}");
         assert!(crate::results::time_model::check_prediction(&p, "p").is_ok());
     }
+    // A chase of L1d hits is the chase probe's own case: claimed, at L1d's latency.
+    let mut chase = read_1m();
+    chase.kernel = "chase".into();
+    for l in &mut chase.simulated.as_mut().unwrap().levels {
+        (l.loads, l.load_misses) = (0, 0);
+    }
+    chase.simulated.as_mut().unwrap().levels[0].loads = 1000;
+    let p = predict(&chase, &model()).unwrap();
+    assert!(p.applies, "{}", p.reason);
+    assert!(close(p.bounds.unwrap().estimate_ns, 1000.0));
     let mut untimed = read_1m();
     untimed.timing = None;
     assert_eq!(predict(&untimed, &model()), None);
