@@ -59,6 +59,16 @@ def main(path):
             f"within 2x of measured: {len(within)} of {len(claimed)} "
             f"({100 * len(within) / len(claimed):.0f}%)"
         )
+        in_range = [
+            r for r in claimed
+            if r["time_model"]["bounds"]["estimate_low_ns"] / 2
+            <= r["timing"]["ns_per_run"]["median"]
+            <= r["time_model"]["bounds"]["estimate_high_ns"] * 2
+        ]
+        print(
+            f"within 2x of the estimate's range (every probe at its fastest .. slowest sample): "
+            f"{len(in_range)} of {len(claimed)} ({100 * len(in_range) / len(claimed):.0f}%)"
+        )
         print("measured / model: " + ", ".join(
             f"{name} {quantile(ratios, q):.2f}"
             for name, q in [("min", 0), ("p10", 0.1), ("p25", 0.25), ("median", 0.5),
