@@ -120,7 +120,7 @@ fn measured_against_model(doc: &ResultsDocument) -> Outcome {
     for d in points.iter().filter(|d| d.applies && d.far()) {
         far.entry(d.record.kernel.as_str())
             .or_default()
-            .push(as_xy(&d));
+            .push(as_xy(d));
     }
     for (i, (kernel, xy)) in far.into_iter().enumerate() {
         series.push(Series {
@@ -348,7 +348,8 @@ mod tests {
     #[test]
     fn sentences_count_the_drawn_points() {
         // (ratios and claims, the share sentence's start, far-off points named)
-        let cases: &[(&[(f64, bool)], &str, usize)] = &[
+        type Case<'a> = (&'a [(f64, bool)], &'a str, usize);
+        let cases: &[Case] = &[
             (
                 &[(1.0, true), (1.5, true), (0.6, true)],
                 "3 of the 3 points",

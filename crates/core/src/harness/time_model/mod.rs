@@ -110,7 +110,7 @@ pub enum Stored {
     /// No file yet.
     Missing,
     /// This machine's probes.
-    Usable(MachineModel),
+    Usable(Box<MachineModel>),
     /// Another machine's (CPU or geometry): described for the note.
     Foreign(String),
 }
@@ -160,7 +160,7 @@ pub fn load_model_file(path: &Path, machine: &Geometry) -> Result<Stored, ModelF
             describe(&cpu, &geometry)
         )));
     }
-    Ok(Stored::Usable(model))
+    Ok(Stored::Usable(Box::new(model)))
 }
 
 /// Checks, before anything is measured, that a named file's directory exists.
@@ -252,7 +252,7 @@ pub fn obtain_model(
                 path.map(|p| p.display().to_string()).unwrap_or_default()
             ));
             return Ok(ObtainedModel {
-                model: Some(model),
+                model: Some(*model),
                 notes,
             });
         }

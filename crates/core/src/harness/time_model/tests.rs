@@ -25,7 +25,7 @@ fn a_saved_model_loads_back_and_a_foreign_one_is_ignored() {
     assert!(save_model_file(&path, &model, false).is_err());
     save_model_file(&path, &model, true).unwrap();
     match load_model_file(&path, &machine) {
-        Ok(Stored::Usable(back)) => assert_eq!(back, model),
+        Ok(Stored::Usable(back)) => assert_eq!(*back, model),
         other => panic!("{other:?}"),
     }
     // Only the file is left: the temporary was renamed onto it.

@@ -57,7 +57,8 @@ pub(crate) fn sample_prediction() -> TimePrediction {
 
 #[test]
 fn the_samples_give_the_median_and_range() {
-    let cases: &[(&[f64], Option<(f64, f64, f64)>)] = &[
+    type Case<'a> = (&'a [f64], Option<(f64, f64, f64)>);
+    let cases: &[Case] = &[
         (&[], None),
         (&[3.0], Some((3.0, 3.0, 3.0))),
         (&[4.0, 1.0, 2.0], Some((2.0, 1.0, 4.0))),
