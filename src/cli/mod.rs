@@ -43,6 +43,8 @@ pub struct Cli {
     #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
     pub wisdom: common::WisdomArgs,
     #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
+    pub model: common::ModelArgs,
+    #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
     pub history: common::HistoryArgs,
     /// Seconds of extra sampling each point may take towards a 2% CI of its median (the main
     /// job's default: 0.15, never more than the point's minimum samples took).
@@ -145,6 +147,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         None => report::main_job(&report::MainJob {
             cache: &cli.cache,
             wisdom: &cli.wisdom,
+            model: &cli.model,
             history: &cli.history,
             sampling_budget: cli.sampling_budget,
         }),
