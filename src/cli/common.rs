@@ -1,6 +1,6 @@
 //! Pieces the subcommands share, kept here so no subcommand file imports another: the Ctrl-C
 //! stop flag and exit code, the count and percentage parsers, the geometry options (`--cache`, `--preset`)
-//! of every subcommand that simulates, the copy planner's `--wisdom`, `--list [KERNEL]`, and
+//! of every subcommand that simulates, the copy planner's `--wisdom`, the time model's `--model`, `--list [KERNEL]`, and
 //! the value parsers that give shell completions their words (kernel and preset names).
 
 use std::ffi::OsStr;
@@ -16,6 +16,7 @@ use crate::cache::geometry::{
     CacheLevel, ChosenGeometry, Geometry, GeometryChoice, PRESET_NAMES, parse_cache_override,
 };
 use crate::cli::text::listing::{kernel_detail, kernel_list};
+use crate::harness::time_model::ModelChoice;
 use crate::kernels::copy_planner::{copy_planner, default_wisdom_path};
 
 /// `--cache` / `--preset`: the geometry `sim`, `run`, the main job, `info` and `layout`
@@ -97,6 +98,25 @@ impl WisdomArgs {
             eprintln!("warning: wisdom ignored, plans kept in memory only: {problem}");
         }
         Ok(Arc::new(planner))
+    }
+}
+
+/// `--model`: where the time model's probes of this machine are kept (`run`, `model`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ModelArgs {
+    /// The time model's probes of this machine (per-level bandwidths and latencies), or `off`
+    /// for no predictions. Default: $STRIDELAB_MODEL, else
+    /// $XDG_CACHE_HOME/stridelab/machine-model.json (~/.cache/stridelab/machine-model.json);
+    /// probed (a few seconds) when missing or of another machine.
+    #[arg(long, value_name = "FILE|off")]
+    pub model: Option<PathBuf>,
+}
+
+impl ModelArgs {
+    /// The flag, else `STRIDELAB_MODEL`, else the user's cache directory.
+    pub fn choice(&self) -> ModelChoice {
+        let from_env = std::env::var_os("STRIDELAB_MODEL").filter(|v| !v.is_empty());
+        ModelChoice::from_flag(self.model.clone().or(from_env.map(PathBuf::from)))
     }
 }
 

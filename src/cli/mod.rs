@@ -13,6 +13,7 @@ pub(crate) mod gate;
 pub(crate) mod infer;
 pub(crate) mod info;
 pub(crate) mod layout;
+pub(crate) mod model;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod shell;
@@ -42,6 +43,8 @@ pub struct Cli {
     pub cache: common::CacheArgs,
     #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
     pub wisdom: common::WisdomArgs,
+    #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
+    pub model: common::ModelArgs,
     #[command(flatten, next_help_heading = "Main job options (no subcommand)")]
     pub history: common::HistoryArgs,
     /// Seconds of extra sampling each point may take towards a 2% CI of its median (the main
@@ -85,6 +88,9 @@ pub enum Command {
     /// Plan the copy engine's schedules for a suite's copies now, into the wisdom file that
     /// `run` and the main job read (default ~/.cache/stridelab/wisdom.json).
     Wisdom(wisdom::WisdomCmdArgs),
+    /// Measure this machine's per-level bandwidths and latencies (the time model `run` prices
+    /// its points with), or show the kept ones (default ~/.cache/stridelab/machine-model.json).
+    Model(model::ModelCmdArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(shell::CompletionsArgs),
     /// Print the man page (roff) of stridelab or of one subcommand to stdout:
@@ -135,12 +141,14 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Infer(args)) => infer::run(args),
         Some(Command::Wisdom(args)) => wisdom::run(args),
+        Some(Command::Model(args)) => model::run(args),
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man(args)) => shell::man(args),
         // The main job: measure the quick suite and write reports/latest/.
         None => report::main_job(&report::MainJob {
             cache: &cli.cache,
             wisdom: &cli.wisdom,
+            model: &cli.model,
             history: &cli.history,
             sampling_budget: cli.sampling_budget,
         }),

@@ -12,12 +12,14 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::common::{CacheArgs, EXIT_INTERRUPTED, HistoryArgs, WisdomArgs};
+use crate::cli::common::{CacheArgs, EXIT_INTERRUPTED, HistoryArgs, ModelArgs, WisdomArgs};
 use crate::cli::text::history::history_text;
+use crate::cli::text::model::probe_progress;
 use crate::cli::text::table::wrap;
 use crate::harness::history::{HistoryPlan, REPORTS_DIR, earlier_runs};
 use crate::harness::run::plan::{RunRequest, geometry_and_manifest, geometry_lines, method_of};
 use crate::harness::suite::PlanLimits;
+use crate::harness::time_model::{annotate, obtain_model};
 use crate::harness::{MethodOptions, Progress, RunOptions, Suite, run_suite};
 use crate::kernels::CATALOGUE_RULES;
 use crate::report::{
@@ -115,6 +117,7 @@ const MAIN_JOB_INFER_BUDGET_S: f64 = 30.0;
 pub struct MainJob<'a> {
     pub cache: &'a CacheArgs,
     pub wisdom: &'a WisdomArgs,
+    pub model: &'a ModelArgs,
     pub history: &'a HistoryArgs,
     pub sampling_budget: Option<f64>,
 }
@@ -151,6 +154,16 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
         ..RunOptions::on(geometry.levels.clone(), wisdom.planner(&machine)?)
     };
     let stop = super::common::stop_flag()?;
+    let time_model = obtain_model(
+        &job.model.choice(),
+        &machine,
+        false,
+        &stop,
+        &mut probe_progress(false),
+    )?;
+    for note in &time_model.notes {
+        eprintln!("{note}");
+    }
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::with_draw_target(
             Some(plan.points.len() as u64),
@@ -172,7 +185,10 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
         Progress::Started { label, .. } => bar.set_message(label.to_string()),
         Progress::Finished { .. } => bar.inc(1),
     };
-    let doc = run_suite(&plan, &options, &stop, &mut on_progress)?;
+    let mut doc = run_suite(&plan, &options, &stop, &mut on_progress)?;
+    if let Some(model) = &time_model.model {
+        annotate(&mut doc, model);
+    }
     // The inferred-geometry section: timing alone, held against sysfs. A short budget keeps the
     // main job within its two minutes; `stridelab infer` with the default budget is steadier.
     let infer = if stop.load(Ordering::Relaxed) {

@@ -8,9 +8,10 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::cli::common::{
-    CacheArgs, EXIT_INTERRUPTED, HistoryArgs, ListArgs, WisdomArgs, kernel_name_parser,
+    CacheArgs, EXIT_INTERRUPTED, HistoryArgs, ListArgs, ModelArgs, WisdomArgs, kernel_name_parser,
 };
 use crate::cli::text::history::history_text;
+use crate::cli::text::model::probe_progress;
 use crate::cli::text::progress::RunProgress;
 use crate::cli::text::run_summary::{problems, run_summary};
 use crate::harness::history::{HistoryPlan, REPORTS_DIR};
@@ -19,6 +20,7 @@ use crate::harness::run::plan::{
 };
 use crate::harness::run_suite;
 use crate::harness::suite::DEFAULT_MAX_ACCESSES_PER_RUN;
+use crate::harness::time_model::{annotate, obtain_model};
 use crate::kernels::CATALOGUE_RULES;
 use crate::results::RunStatus;
 use crate::results::output::FileTarget;
@@ -72,6 +74,9 @@ pub struct RunArgs {
     pub cache: CacheArgs,
     #[command(flatten)]
     pub wisdom: WisdomArgs,
+    /// The time model every timed point's time is set beside (measured ÷ model).
+    #[command(flatten)]
+    pub model: ModelArgs,
     #[command(flatten)]
     pub history: HistoryArgs,
     /// Keep sampling a point until the 95% CI of its median is at most this wide, relative to
@@ -124,7 +129,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let request = args.request();
     let machine = request.geometry.detect();
     let copies = args.wisdom.planner(&machine)?;
-    let prepared = prepare_run(&request, machine, copies)?;
+    let prepared = prepare_run(&request, machine.clone(), copies)?;
     // Where the simulated misses come from, before the table and again after it (a doubtful
     // level's warning would otherwise scroll away).
     let geometry = geometry_lines(&prepared.geometry);
@@ -132,11 +137,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("{line}");
     }
     let stop = super::common::stop_flag()?;
+    let time_model = obtain_model(
+        &args.model.choice(),
+        &machine,
+        false,
+        &stop,
+        &mut probe_progress(args.quiet),
+    )?;
+    for note in &time_model.notes {
+        eprintln!("{note}");
+    }
     let mut progress = RunProgress::new(prepared.plan.points.len(), args.quiet);
-    let doc = run_suite(&prepared.plan, &prepared.options, &stop, &mut |event| {
+    let mut doc = run_suite(&prepared.plan, &prepared.options, &stop, &mut |event| {
         progress.event(event)
     })?;
     progress.finish();
+    if let Some(model) = &time_model.model {
+        annotate(&mut doc, model);
+    }
 
     let outputs = &prepared.outputs;
     write_results(&doc, outputs)?;

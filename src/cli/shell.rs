@@ -31,6 +31,7 @@ const PAGES: &[&str] = &[
     "info",
     "infer",
     "wisdom",
+    "model",
     "completions",
     "man",
 ];

@@ -12,12 +12,18 @@ use std::process::{Command, Output};
 /// instead of skipping it, so CI cannot pass without the comparisons it claims to run.
 pub const REQUIRE_TOOLS: &str = "STRIDELAB_REQUIRE_TOOLS";
 
-/// A command for the binary under test, with the copy planner off (see [`WISDOM_OFF`]).
+/// A command for the binary under test, with the copy planner off (see [`WISDOM_OFF`]) and
+/// the time model off (see [`MODEL_OFF`]).
 pub fn stridelab_command() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stridelab"));
     command.env(WISDOM_OFF.0, WISDOM_OFF.1);
+    command.env(MODEL_OFF.0, MODEL_OFF.1);
     command
 }
+
+/// The time model off: a test's run probes nothing and never writes the user's model file; the
+/// model's own tests name a file of their own.
+pub const MODEL_OFF: (&str, &str) = ("STRIDELAB_MODEL", "off");
 
 /// The copy planner off: tests get the analytic schedules, reproducible on every machine, and
 /// never write the user's wisdom file; the planner's own tests name a file of their own.

@@ -50,5 +50,6 @@ mod sim_loop_cli;
 mod sim_tlb_cli;
 mod sweep_model;
 mod tensor_cachegrind;
+mod time_model_cli;
 mod trace_cli;
 mod why_cli;

@@ -129,6 +129,9 @@ pub struct SectionDef {
     pub optional: bool,
 }
 
+/// The anchor of the time model's section (its intro is the model's, not a kernel's).
+pub const TIME_MODEL_ANCHOR: &str = "time-model";
+
 /// The sections in page order (the conflict probes hold the headline figure).
 pub const SECTIONS: &[SectionDef] = &[
     SectionDef {
@@ -201,6 +204,12 @@ pub const SECTIONS: &[SectionDef] = &[
         anchor: "loops",
         title: "Your own loop nests",
         kernels: &["loop"],
+        optional: true,
+    },
+    SectionDef {
+        anchor: TIME_MODEL_ANCHOR,
+        title: "Measured time against the time model",
+        kernels: &[],
         optional: true,
     },
 ];

@@ -60,6 +60,12 @@ details > summary { cursor:pointer; color:var(--accent); margin:6px 0; }
 code { font-family:"DejaVu Sans Mono", monospace; font-size:13px; }
 "#;
 
+/// What the time-model section draws, above its figure.
+const TIME_MODEL_INTRO: &str = "Every timed point's measured time against the time model's \
+    estimate: this machine's bandwidths and latencies per cache level and memory, probed by the \
+    lab (`stridelab model`), priced by the point's simulated traffic; dependent loads at the \
+    levels' latencies, other points at their bandwidths (docs/time-model.md has the rules).";
+
 /// A comparison of a later run against the first: its sentence and its table.
 pub type Comparison = (Claim, Table);
 
@@ -160,7 +166,11 @@ pub fn render_page(views: &[MachineView<'_>], comparisons: &[Comparison]) -> Str
                     @for (si, s) in &sections {
                         section id=(s.anchor) {
                             h2 { (s.title) }
-                            (kernel_explanations(s.kernels, views.first().map(|v| &v.input.explanations)))
+                            @if s.anchor == crate::TIME_MODEL_ANCHOR {
+                                p.explain { (TIME_MODEL_INTRO) }
+                            } @else {
+                                (kernel_explanations(s.kernels, views.first().map(|v| &v.input.explanations)))
+                            }
                             @for v in views {
                                 div {
                                     @if multi { div.machine-label { (v.label) } }

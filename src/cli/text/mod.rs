@@ -1,7 +1,7 @@
 //! The text the CLI prints, laid out where it prints: tables ([`table`]), `run`'s summary and
 //! progress ([`run_summary`], [`progress`]), a simulated point ([`sim`]), loop nest ([`sim_loop`]) or trace ([`sim_trace`]), `layout`'s
 //! explanation and its cache section ([`layout`], [`layout_cache`]), the catalogue listing
-//! ([`listing`]) and `info`'s machine table ([`info`]). The verdicts and sentences in them
+//! ([`listing`]), `info`'s machine table ([`info`]) and the time model's probes ([`model`]). The verdicts and sentences in them
 //! are the library's (`explain`, `harness::run::verdicts`, `harness::sim::model_words`): this
 //! floor labels, tabulates and wraps them.
 
@@ -10,6 +10,7 @@ pub(crate) mod info;
 pub(crate) mod layout;
 pub(crate) mod layout_cache;
 pub(crate) mod listing;
+pub(crate) mod model;
 pub(crate) mod progress;
 pub(crate) mod run_blocks;
 pub(crate) mod run_summary;

@@ -9,6 +9,7 @@
 //! - `sim`: simulated points and the models' predictions a record carries;
 //! - `gate`: the regression gate, against a stored baseline or a base commit built here;
 //! - `machine`: the manifest every results file embeds;
+//! - `time_model`: this machine's per-level probes and each timed point's predicted time;
 //! - [`custom`]: a user's own kernel, written against the accessor, timed and simulated as the
 //!   lab's are (a user's loop nest is the catalogue's `loop` kernel);
 //! - `catalogue_link`: the catalogue's lookups re-exported ([`catalogue`] and the rest); the
@@ -26,6 +27,7 @@ pub mod measure;
 pub mod run;
 pub mod sim;
 pub mod suite;
+pub mod time_model;
 pub mod why;
 
 pub use catalogue_link::catalogue;

@@ -2,6 +2,7 @@
 //! - `schema`: the versioned results document (what one `stridelab run` measured);
 //! - [`validate`]: the one check of a document read from disk, on load;
 //! - `model`: the analytic models' predictions recorded beside each point;
+//! - `time_model`: the machine's per-level probes and each point's predicted time;
 //! - `tlb`: the data TLB as the machine manifest records it;
 //! - [`infer_doc`]: the `stridelab infer --json` document;
 //! - `compare`: two documents in, one gate verdict out;
@@ -21,6 +22,7 @@ pub mod schema;
 pub mod temporaries;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_docs;
+pub mod time_model;
 pub mod tlb;
 pub mod validate;
 

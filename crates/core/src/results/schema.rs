@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::results::model::ModelPrediction;
+use crate::results::time_model::{MachineModel, TimePrediction};
 use crate::vocab::{Family, ParamRules, Params, Work};
 
 /// The schema version this build writes. Version 2 added each record's `model` predictions,
@@ -79,6 +80,10 @@ pub struct ResultsDocument {
     pub suite: SuiteSummary,
     pub method: MethodSettings,
     pub records: Vec<PointRecord>,
+    /// The time model's probes of this machine the records' predictions were priced with
+    /// (absent: the run had the model off, or the file predates it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_model_probes: Option<MachineModel>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,6 +163,10 @@ pub struct PointRecord {
     /// (schema 3; empty when the point copies nothing large or the planner was off).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub copy_plans: Vec<CopyPlanRecord>,
+    /// What the time model predicts for this point's time from the machine's probes and its
+    /// simulated traffic, or why it does not claim the point (absent: model off, or untimed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_model: Option<TimePrediction>,
 }
 
 /// One copy class's schedule in a point: measured during the point, or from wisdom.

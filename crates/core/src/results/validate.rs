@@ -38,6 +38,7 @@ use serde::Deserialize;
 
 use crate::cache::geometry::{CacheKind, CacheLevel, GeometryError, GeometrySource, PRESET_NAMES};
 use crate::results::model::check_model;
+use crate::results::time_model::{check_machine_model, check_prediction};
 use crate::results::{
     PointRecord, Precision, PrecisionWarning, ResultsDocument, SimulatedLevel, SimulatedMisses,
     SimulationCut, Summary, Timing,
@@ -78,6 +79,10 @@ pub fn validate(doc: &ResultsDocument, rules: &dyn ParamRules) -> Checked {
     check_method(doc)?;
     manifest_levels(&doc.info)?;
     check_info(&doc.info)?;
+    if let Some(probes) = &doc.time_model_probes {
+        check_machine_model(probes, "time_model_probes")
+            .map_err(|(field, message)| Invalid { field, message })?;
+    }
     if doc.records.len() > doc.suite.points {
         return Err(invalid(
             "suite.points",
@@ -295,6 +300,10 @@ fn check_record(record: &PointRecord, at: &str, cap: u64, rules: &dyn ParamRules
     }
     if let Some(sweep) = &record.sweep {
         check_sweep(sweep, record, &format!("{at}.sweep"))?;
+    }
+    if let Some(prediction) = &record.time_model {
+        check_prediction(prediction, &format!("{at}.time_model"))
+            .map_err(|(field, message)| Invalid { field, message })?;
     }
     Ok(())
 }

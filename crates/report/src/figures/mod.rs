@@ -33,6 +33,7 @@ pub(crate) mod fig16_jagged;
 pub(crate) mod fig17_element_types;
 pub(crate) mod fig19_padding;
 pub(crate) mod fig20_loops;
+pub(crate) mod fig21_time_model;
 mod labels;
 mod sweep;
 
@@ -77,6 +78,7 @@ pub const REGISTRY: &[&FigureDef] = &[
     &fig15_channels::FIGURE,
     &fig16_jagged::FIGURE,
     &fig20_loops::FIGURE,
+    &fig21_time_model::FIGURE,
 ];
 
 /// The registered figures of one section, in figure order.

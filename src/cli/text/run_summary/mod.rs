@@ -12,7 +12,8 @@ use crate::cli::text::table::{Align, Column, MISSING, table, wrap};
 use crate::harness::measure::precision::{mark, percent};
 use crate::harness::run::verdicts::{
     PointProblem, Shown, TIMED_FIGURES, failure_sentences, footnotes, headline,
-    interrupted_sentence, point_problem, precision_findings, requested_gb_per_s,
+    interrupted_sentence, measured_over_model_cell, point_problem, precision_findings,
+    requested_gb_per_s,
 };
 use crate::results::{PointRecord, ResultsDocument};
 use crate::units::{format_count, format_duration_ns, format_significant, format_time_ratio};
@@ -142,7 +143,7 @@ fn render_block(table_of: &Block, seen: &mut Shown) -> String {
     out
 }
 
-/// time/run, CI, time/elem, vs first, GB/s, vs ref: one column each.
+/// time/run, CI, time/elem, vs first, GB/s, vs ref, ÷ model: one column each.
 fn timing_cells(block: &[PointRecord], first: Option<f64>) -> Vec<Column> {
     let mut columns = TIMED_FIGURES.map(|(header, _)| (header, Vec::new()));
     let several = block.iter().filter(|r| r.timing.is_some()).count() > 1;
@@ -165,6 +166,7 @@ fn timing_cells(block: &[PointRecord], first: Option<f64>) -> Vec<Column> {
             Some(vs_first),
             requested_gb_per_s(r).map(format_significant),
             vs_ref,
+            measured_over_model_cell(r),
         ];
         for ((_, column), cell) in columns.iter_mut().zip(cells) {
             column.push(cell.unwrap_or_else(|| MISSING.into()));

@@ -211,6 +211,7 @@ pub fn run_suite(
         },
         method: method_settings(options),
         records,
+        time_model_probes: None,
     })
 }
 
@@ -312,6 +313,7 @@ fn measure_one(
             .into_iter()
             .map(plan_record)
             .collect(),
+        time_model: None,
     })
 }
 

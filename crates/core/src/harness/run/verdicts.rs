@@ -9,9 +9,10 @@
 
 use crate::harness::measure::precision::{advice, mark_legend, percent, remedy};
 use crate::results::{ChecksumOutcome, PointRecord, PrecisionWarning, ResultsDocument, RunStatus};
+use crate::units::format_significant;
 
 /// What each timed figure of a point is, by the header of its column, in column order.
-pub const TIMED_FIGURES: [(&str, &str); 6] = [
+pub const TIMED_FIGURES: [(&str, &str); 7] = [
     ("time/run", "median of the point's samples"),
     (
         "CI",
@@ -33,7 +34,48 @@ pub const TIMED_FIGURES: [(&str, &str); 6] = [
         "vs ref",
         "GB/s against a copy (writing kernels) or read of the same bytes timed in the same run",
     ),
+    (
+        "÷ model",
+        "time/run over the time model's estimate (this machine's probes priced by the \
+         simulated traffic, docs/time-model.md); in brackets where the model disowns the point",
+    ),
 ];
+
+/// The `÷ model` cell of a record: measured ÷ model, bracketed where the model disowns the
+/// point (`None`: no prediction, or nothing priced).
+pub fn measured_over_model_cell(record: &PointRecord) -> Option<String> {
+    let p = record.time_model.as_ref()?;
+    let ratio = format!("{}×", format_significant(p.measured_over_model?));
+    Some(if p.applies {
+        ratio
+    } else {
+        format!("({ratio})")
+    })
+}
+
+/// One sentence on the time model's agreement over `doc`'s timed points (`None`: no
+/// predictions recorded).
+pub fn time_model_sentence(doc: &ResultsDocument) -> Option<String> {
+    let predictions: Vec<_> = doc
+        .records
+        .iter()
+        .filter_map(|r| r.time_model.as_ref())
+        .collect();
+    if predictions.is_empty() {
+        return None;
+    }
+    let claimed: Vec<f64> = predictions
+        .iter()
+        .filter_map(|p| p.claimed_ratio())
+        .collect();
+    let within = claimed.iter().filter(|r| (0.5..=2.0).contains(*r)).count();
+    let disowned = predictions.iter().filter(|p| !p.applies).count();
+    Some(format!(
+        "time model: {within} of the {} points it claims within 2× of measured; {disowned} \
+         disowned (the results file's records[i].time_model.reason says why).",
+        claimed.len()
+    ))
+}
 
 /// The first line of the summary: the suite, how many points, how long, whether interrupted.
 pub fn headline(doc: &ResultsDocument) -> String {
@@ -130,6 +172,7 @@ pub fn footnotes(doc: &ResultsDocument, shown: &Shown) -> Vec<String> {
         simulated.push('.');
         notes.push(simulated);
     }
+    notes.extend(time_model_sentence(doc));
     notes.push(
         "units: sizes binary (1 KiB = 1,024 B), in bytes when not a whole KiB, MiB or GiB; \
          counts exact, grouped by commas."

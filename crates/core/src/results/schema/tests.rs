@@ -118,7 +118,9 @@ pub fn sample_document() -> ResultsDocument {
             model: None,
             sweep: None,
             copy_plans: Vec::new(),
+            time_model: None,
         }],
+        time_model_probes: None,
     }
 }
 

@@ -3,6 +3,7 @@
 use super::*;
 use crate::results::schema::tests::{ROW_SUM_LIMIT, RowSumRules, sample_document};
 use crate::results::test_docs::simulated_l1;
+use crate::results::time_model::tests::{sample_machine_model, sample_prediction};
 use crate::vocab::ParamValue;
 
 fn sweep(level: &str, timed: bool) -> crate::results::SweepInfo {
@@ -46,6 +47,10 @@ fn valid() -> ResultsDocument {
 #[test]
 fn a_consistent_document_passes() {
     assert_eq!(validate(&valid(), &RowSumRules), Ok(()));
+    let mut with_model = valid();
+    with_model.records[0].time_model = Some(sample_prediction());
+    with_model.time_model_probes = Some(sample_machine_model());
+    assert_eq!(validate(&with_model, &RowSumRules), Ok(()));
 }
 
 fn precision(doc: &mut ResultsDocument) -> &mut Precision {
@@ -246,6 +251,30 @@ fn table_of_broken_rules_names_the_field() {
             "info.gate.preset",
         ),
         (|d| d.method.confidence = f64::NAN, "method.confidence"),
+        (
+            |d| {
+                let mut p = sample_prediction();
+                p.measured_over_model = Some(-1.0);
+                d.records[0].time_model = Some(p);
+            },
+            "records[0].time_model.measured_over_model",
+        ),
+        (
+            |d| {
+                let mut p = sample_prediction();
+                p.bounds.as_mut().unwrap().estimate_ns = f64::NAN;
+                d.records[0].time_model = Some(p);
+            },
+            "records[0].time_model.bounds.estimate_ns",
+        ),
+        (
+            |d| {
+                let mut m = sample_machine_model();
+                m.memory.latency_ns.median = f64::INFINITY;
+                d.time_model_probes = Some(m);
+            },
+            "time_model_probes.memory.latency_ns",
+        ),
     ];
     for (i, (corrupt, field)) in cases.iter().enumerate() {
         let mut doc = valid();
