@@ -80,6 +80,8 @@ pub enum ModelCall {
     NoSimulation,
     /// Both simulated: whether the misses moved as time did.
     Simulated {
+        /// Which of the simulator's models gave the levels (`simulated caches`, `… and TLB`).
+        model: String,
         levels: Vec<LevelChange>,
         /// Which way the misses moved (`Unchanged` when no level moved by [`MODEL_CHANGE`]).
         misses: Moved,
@@ -100,19 +102,31 @@ fn per_access(sim: &SimulatedMisses) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// The simulator's call on a control of `factor` whose time `moved`.
+/// The simulator's call on a control of `factor` whose time `moved`: the caches' misses per
+/// access of base and variant, and for the huge-pages control the simulated TLB's (`tlb`: its
+/// levels, or why it could not be simulated).
 pub fn model_call(
     factor: Factor,
     moved: Moved,
     base: Option<&SimulatedMisses>,
     variant: Option<&SimulatedMisses>,
+    tlb: Option<Result<Vec<LevelChange>, String>>,
 ) -> ModelCall {
+    let mut extra = Vec::new();
+    let mut model = "simulated caches";
     match factor {
-        Factor::Tlb => {
-            return ModelCall::NotModelled {
-                reason: "the simulator has no TLB".into(),
-            };
-        }
+        Factor::Tlb => match tlb {
+            Some(Ok(levels)) => {
+                extra = levels;
+                model = "simulated caches and TLB";
+            }
+            Some(Err(reason)) => return ModelCall::NotModelled { reason },
+            None => {
+                return ModelCall::NotModelled {
+                    reason: "the TLB was not simulated".into(),
+                };
+            }
+        },
         Factor::Bandwidth => {
             return ModelCall::NotModelled {
                 reason: "the simulator models one core's caches".into(),
@@ -138,6 +152,7 @@ pub fn model_call(
             base: b,
             variant: v,
         })
+        .chain(extra)
         .collect();
     // The outermost level whose misses per access moved decides (its misses cost the most).
     let misses = levels
@@ -159,6 +174,7 @@ pub fn model_call(
         m => m == misses,
     };
     ModelCall::Simulated {
+        model: model.into(),
         levels,
         misses,
         agrees,
@@ -235,7 +251,7 @@ mod tests {
             ),
         ];
         for (factor, time, base, variant, agrees, misses) in cases {
-            match model_call(factor, time, Some(base), Some(variant)) {
+            match model_call(factor, time, Some(base), Some(variant), None) {
                 ModelCall::Simulated {
                     agrees: a,
                     misses: m,
@@ -245,12 +261,58 @@ mod tests {
             }
         }
         assert!(matches!(
-            model_call(Factor::Tlb, Moved::Faster, Some(&few), Some(&many)),
+            model_call(Factor::Tlb, Moved::Faster, Some(&few), Some(&many), None),
             ModelCall::NotModelled { .. }
         ));
         assert_eq!(
-            model_call(Factor::SetsLine, Moved::Faster, None, Some(&many)),
+            model_call(Factor::SetsLine, Moved::Faster, None, Some(&many), None),
             ModelCall::NoSimulation
+        );
+        // Huge pages: the caches' misses do not move, the TLB's page walks decide.
+        let walks = |base, variant| {
+            Some(Ok(vec![LevelChange {
+                level: "STLB".into(),
+                base,
+                variant,
+            }]))
+        };
+        // (time, page walks per access 4 KiB → 2 MiB, agrees, misses)
+        let huge_pages = [
+            (Moved::Faster, walks(0.5, 0.0), true, Moved::Faster),
+            (Moved::Unchanged, walks(0.5, 0.0), false, Moved::Faster),
+            (
+                Moved::Unchanged,
+                walks(0.001, 0.001),
+                true,
+                Moved::Unchanged,
+            ),
+        ];
+        for (time, tlb, agrees, misses) in huge_pages {
+            match model_call(Factor::Tlb, time, Some(&few), Some(&few), tlb) {
+                ModelCall::Simulated {
+                    model,
+                    agrees: a,
+                    misses: m,
+                    levels,
+                } => {
+                    assert_eq!((a, m), (agrees, misses), "{time:?}");
+                    assert_eq!(model, "simulated caches and TLB");
+                    assert_eq!(levels.last().unwrap().level, "STLB");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(
+            model_call(
+                Factor::Tlb,
+                Moved::Faster,
+                Some(&few),
+                Some(&few),
+                Some(Err("no table".into()))
+            ),
+            ModelCall::NotModelled {
+                reason: "no table".into()
+            }
         );
     }
 

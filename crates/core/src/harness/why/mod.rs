@@ -6,6 +6,7 @@
 //! misses of both points: the verdict names the factors whose control moved time beyond that
 //! noise, and whether the cache model predicted each.
 
+mod beyond;
 pub mod controls;
 pub mod judge;
 mod words;
@@ -23,7 +24,7 @@ use crate::harness::run::session::HarnessError;
 use crate::harness::{Progress, run_suite};
 use crate::results::{PointRecord, SimulatedMisses};
 use controls::{Control, Factor, NotRun, controls_for};
-use judge::{ModelCall, Moved, median, model_call, noise_band};
+use judge::{LevelChange, ModelCall, Moved, median, model_call, noise_band};
 
 /// Most rounds a `why` run takes (each round times every variant once and the base twice).
 pub const MAX_ROUNDS: usize = 20;
@@ -284,9 +285,32 @@ pub fn run_why(
             }
         }
     }
-    let mut report = assemble(plan, base_pairs, ratios, simulated);
+    let tlb = plan
+        .controls
+        .iter()
+        .any(|(c, _)| c.factor == Factor::Tlb)
+        .then(|| simulated_tlb(plan));
+    let mut report = assemble(plan, base_pairs, ratios, simulated, tlb);
     report.load_average = load_average;
     Ok(report)
+}
+
+/// The base point's stream through the simulated TLB with 4 KiB and with 2 MiB pages.
+fn simulated_tlb(plan: &WhyPlan) -> Result<Vec<LevelChange>, String> {
+    let point = plan
+        .base
+        .plan
+        .points
+        .first()
+        .ok_or_else(|| "no point".to_string())?;
+    let words: Vec<String> = point.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let inputs = beyond::SimInputs {
+        kernel: point.spec.name,
+        geometry: &plan.base.geometry,
+        max_accesses: plan.base.options.simulation_access_cap,
+        copies: Arc::clone(&plan.base.options.copies),
+    };
+    beyond::tlb_change(&inputs, &words)
 }
 
 fn assemble(
@@ -294,6 +318,7 @@ fn assemble(
     base_pairs: Vec<(f64, f64)>,
     ratios: Vec<Vec<f64>>,
     simulated: Vec<Option<SimulatedMisses>>,
+    tlb: Option<Result<Vec<LevelChange>, String>>,
 ) -> WhyReport {
     let band = noise_band(&base_pairs);
     let base_times: Vec<f64> = base_pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
@@ -314,6 +339,9 @@ fn assemble(
                 moved,
                 simulated[0].as_ref(),
                 simulated[k + 1].as_ref(),
+                (control.factor == Factor::Tlb)
+                    .then(|| tlb.clone())
+                    .flatten(),
             );
             let median = median(&ratios);
             let mut outcome = ControlOutcome {

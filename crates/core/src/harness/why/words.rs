@@ -55,6 +55,7 @@ fn model_sentence(model: &ModelCall, moved: Moved) -> String {
         ModelCall::NotModelled { reason } => format!("Not a question for the model: {reason}."),
         ModelCall::NoSimulation => "No simulated misses to compare.".into(),
         ModelCall::Simulated {
+            model,
             levels,
             misses,
             agrees,
@@ -71,15 +72,15 @@ fn model_sentence(model: &ModelCall, moved: Moved) -> String {
             };
             let changes = changes.join(", ");
             if moved == Moved::Unclear {
-                return format!("The cache model says: {what} ({changes}).");
+                return format!("The {model} say: {what} ({changes}).");
             }
             match (*agrees, moved != Moved::Unchanged) {
-                (true, _) => format!("The cache model agrees: {what} ({changes})."),
+                (true, _) => format!("The {model} agree: {what} ({changes})."),
                 (false, true) => {
-                    format!("The cache model does not explain it: {what} ({changes}).")
+                    format!("The {model} do not explain it: {what} ({changes}).")
                 }
                 (false, false) => format!(
-                    "The cache model predicted {what} ({changes}), which did not move time \
+                    "The {model} predicted {what} ({changes}), which did not move time \
                      beyond noise here."
                 ),
             }
