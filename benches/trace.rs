@@ -83,6 +83,7 @@ fn bench(c: &mut Criterion) {
                     engine: Engine::Fast,
                     max_sim_memory: 1 << 30,
                     top_sets: 8,
+                    prefetch: None,
                 };
                 black_box(simulate_trace(&mut input, &request).unwrap())
             });

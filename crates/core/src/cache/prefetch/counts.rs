@@ -43,8 +43,11 @@ pub struct PrefetchCounts {
     pub unused_left: u64,
     /// Stream-table entries replaced by a new page's entry.
     pub table_evictions: u64,
-    /// Of those, entries that were trained: a stream lost to the table's size (thrash).
+    /// Of those, entries that were trained.
     pub trained_evicted: u64,
+    /// Accesses to a page whose trained entry was replaced since the page's last access: a
+    /// stream lost to the table's size while its page was still being walked (thrash).
+    pub streams_lost: u64,
     /// `streams[k]`: fill-level accesses returning to a page when k distinct pages (theirs
     /// included) were accessed since that page's previous access; k > [`MAX_COUNTED_STREAMS`]
     /// is counted at the last index. A stream table of N entries, one per page and replaced

@@ -114,6 +114,8 @@ pub struct FastPrefetch {
     with: PrefetchedSets,
     table: Vec<(StreamEntry, u64)>,
     now: u64,
+    /// Pages whose trained entry was replaced and which have not been accessed since.
+    lost_pages: HashSet<u64>,
     /// The most recently accessed pages, most recent first, at most [`MAX_COUNTED_STREAMS`].
     recent_pages: Vec<u64>,
     seen_pages: HashSet<u64>,
@@ -134,12 +136,18 @@ impl FastPrefetch {
             },
             table: Vec::with_capacity(shape.entries),
             now: 0,
+            lost_pages: HashSet::new(),
             recent_pages: Vec::with_capacity(MAX_COUNTED_STREAMS),
             seen_pages: HashSet::new(),
             last_line: None,
             counts: PrefetchCounts::new(),
             shape,
         }
+    }
+
+    /// Zeroes the counts, keeping every cache's and the stream table's state (after a warm-up).
+    pub fn reset_counts(&mut self) {
+        self.counts = PrefetchCounts::new();
     }
 
     /// The counts so far, the prefetched lines still untouched counted as unused.
@@ -254,6 +262,9 @@ impl FastPrefetch {
         self.now += 1;
         let (train, distance) = (self.shape.train, self.shape.distance);
         let Some(slot) = self.table.iter().position(|(e, _)| e.page == page) else {
+            if self.lost_pages.remove(&page) {
+                self.counts.streams_lost += 1;
+            }
             let entry = (StreamEntry::start(page, line), self.now);
             if self.table.len() < self.shape.entries {
                 self.table.push(entry);
@@ -264,6 +275,7 @@ impl FastPrefetch {
                 self.counts.table_evictions += 1;
                 if self.table[victim].0.trained(train) {
                     self.counts.trained_evicted += 1;
+                    self.lost_pages.insert(self.table[victim].0.page);
                 }
                 self.table[victim] = entry;
             }

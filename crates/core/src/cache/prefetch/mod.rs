@@ -87,6 +87,14 @@ impl PrefetchModel {
         }
     }
 
+    /// Zeroes the counts but keeps the caches and the stream table (a warm-up pass's state).
+    pub fn reset_counts(&mut self) {
+        match &mut self.built {
+            Built::Fast(fast) => fast.reset_counts(),
+            Built::Reference(reference) => reference.reset_counts(),
+        }
+    }
+
     /// The counts so far with the parameters and the sentence they support.
     pub fn report(&self) -> PrefetchReport {
         PrefetchReport::new(self.config.clone(), &self.shape, self.counts())
@@ -125,8 +133,10 @@ pub struct StreamSummary {
     /// Returning accesses that kept more streams than the table holds.
     pub beyond_table: u64,
     pub table_evictions: u64,
-    /// Trained entries replaced by a new page's entry (stream-table thrash).
+    /// Trained entries replaced by a new page's entry.
     pub trained_evicted: u64,
+    /// Returns to a page whose trained entry had been replaced (stream-table thrash).
+    pub streams_lost: u64,
 }
 
 /// The model's result: parameters, counts, and what they say. Every count is simulated.
@@ -158,6 +168,7 @@ impl PrefetchReport {
             beyond_table: counts.returning_beyond(model.stream_entries),
             table_evictions: counts.table_evictions,
             trained_evicted: counts.trained_evicted,
+            streams_lost: counts.streams_lost,
         };
         let finding = finding(&model, &shape.fill_name, &counts, &streams);
         Self {
@@ -175,8 +186,9 @@ impl PrefetchReport {
     }
 }
 
-/// The sentence: how many streams the walk keeps against the table's entries, and how much of
-/// the fill level's misses each prefetcher covered.
+/// The sentence: how many streams the walk keeps against the table's entries, how often a
+/// return to a page found its entry gone, and how much of the fill level's misses each
+/// prefetcher covered.
 fn finding(
     model: &PrefetchConfig,
     fill: &str,
@@ -192,40 +204,44 @@ fn finding(
         (_, 0) => "the model has no stream prefetcher".to_string(),
         (0, _) => "the walk never returns to a page, so no stream trains".to_string(),
         (_, _) => {
+            let median = streams.median;
+            let plural = if median == 1 { "stream" } else { "streams" };
             let at_least = if streams.max_capped { "at least " } else { "" };
-            let max = streams.max;
-            let plural = if max == 1 { "stream" } else { "streams" };
-            let against = if max > entries as usize {
-                format!("more than the {entries} the stream table holds")
+            let against = if median > entries as usize {
+                "more than"
             } else {
-                format!("within the {entries} the stream table holds")
+                "within"
             };
-            format!(
-                "the walk keeps up to {at_least}{max} {plural} (median {}), {against}",
-                streams.median
-            )
+            let mut text = format!(
+                "the walk keeps {median} {plural} at the median (up to {at_least}{}), {against} \
+                 the {entries} the stream table holds: {} of its returns to a page find the \
+                 page's entry replaced",
+                streams.max,
+                format_share(streams.beyond_table, streams.returning)
+            );
+            if streams.streams_lost > 0 {
+                text += &format!(
+                    ", {} of them a trained stream's (thrash)",
+                    format_count(streams.streams_lost)
+                );
+            }
+            text
         }
     };
     let mut text = format!(
-        "{keeps}: {} of {fill}'s demand misses covered by the stream prefetcher",
+        "{keeps}; the stream prefetcher covers {} of {fill}'s demand misses",
         format_share(counts.covered_by_stream, misses)
     );
     if model.next_line {
         text += &format!(
-            ", {} by the next-line prefetcher",
+            ", the next-line prefetcher {}",
             format_share(counts.covered_by_next_line, misses)
         );
     }
     text += &format!(
-        "; {} misses of {} remain",
+        "; {} of {} misses remain",
         format_count(counts.misses_with),
         format_count(misses)
     );
-    if streams.trained_evicted > 0 {
-        text += &format!(
-            "; {} trained streams were evicted by new ones",
-            format_count(streams.trained_evicted)
-        );
-    }
     text
 }

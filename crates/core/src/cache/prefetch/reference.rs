@@ -20,6 +20,8 @@
 //!    recent of its set. A prefetched line evicted untouched is unused, as is one left at the
 //!    end.
 
+use std::collections::HashSet;
+
 use super::counts::{ModelShape, Origin, PrefetchCounts, StreamEntry};
 use crate::cache::AccessSink;
 
@@ -34,6 +36,8 @@ pub struct ReferencePrefetch {
     /// Entries with the time each was last used.
     table: Vec<(StreamEntry, u64)>,
     now: u64,
+    /// Pages whose trained entry was replaced and which have not been accessed since.
+    lost_pages: HashSet<u64>,
     /// Every page the fill level has seen, most recently accessed first.
     pages: Vec<u64>,
     counts: PrefetchCounts,
@@ -51,10 +55,16 @@ impl ReferencePrefetch {
             with: vec![Vec::new(); shape.fill.sets as usize],
             table: Vec::new(),
             now: 0,
+            lost_pages: HashSet::new(),
             pages: Vec::new(),
             counts: PrefetchCounts::new(),
             shape,
         }
+    }
+
+    /// Zeroes the counts, keeping every cache's and the stream table's state (after a warm-up).
+    pub fn reset_counts(&mut self) {
+        self.counts = PrefetchCounts::new();
     }
 
     /// The counts so far, the prefetched lines still untouched counted as unused.
@@ -129,6 +139,9 @@ impl ReferencePrefetch {
         self.now += 1;
         let (train, distance) = (self.shape.train, self.shape.distance);
         let Some(slot) = self.table.iter().position(|(e, _)| e.page == page) else {
+            if self.lost_pages.remove(&page) {
+                self.counts.streams_lost += 1;
+            }
             let entry = (StreamEntry::start(page, line), self.now);
             if self.table.len() < self.shape.entries {
                 self.table.push(entry);
@@ -139,6 +152,7 @@ impl ReferencePrefetch {
                 self.counts.table_evictions += 1;
                 if self.table[victim].0.trained(train) {
                     self.counts.trained_evicted += 1;
+                    self.lost_pages.insert(self.table[victim].0.page);
                 }
                 self.table[victim] = entry;
             }

@@ -48,6 +48,8 @@ pub enum LoopSimError {
     Nest(#[from] LoopError),
     #[error(transparent)]
     Cache(#[from] SimError),
+    #[error(transparent)]
+    Prefetch(#[from] crate::cache::prefetch::PrefetchError),
     #[error(
         "internal error: the per-reference counts ({attributed:?}) do not add up to the \
          whole nest's ({whole:?}) on {level}"
@@ -117,6 +119,10 @@ pub struct LoopReport {
     /// What the per-reference counts say, in sentences built beside them (the padding
     /// search's are in `padding`).
     pub findings: Vec<String>,
+    /// The hardware-prefetch model fed the same nest (`--prefetch on` only; set by
+    /// `harness::sim::prefetch::nest_prefetch`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<crate::cache::prefetch::PrefetchReport>,
 }
 
 impl LoopReport {
@@ -129,7 +135,7 @@ impl LoopReport {
 type Attributed = (Vec<Vec<LevelStats>>, Vec<Vec<HashMap<u64, u64>>>);
 
 /// Feeds the nest's stream to `sink`.
-fn feed(
+pub(super) fn feed(
     nest: &LoopNest,
     placement: &Placement,
     sink: &mut dyn AccessSink,
@@ -297,6 +303,7 @@ pub fn simulate_nest(request: &LoopSimRequest) -> Result<LoopReport, LoopSimErro
         attribution_skipped,
         padding,
         findings,
+        prefetch: None,
     })
 }
 

@@ -3,13 +3,15 @@
 //! models' predictions a record carries ([`predict`]), and the set/GCD model's verdict on a
 //! point in words ([`model_words`]); a user's own loop nest simulated per array reference, with
 //! padding advice re-simulated ([`loops`], its sentences in `loops_words`); a user's memory trace
-//! through the same simulator ([`trace`]) with the figures counted beside it ([`trace_figures`]).
+//! through the same simulator ([`trace`]) with the figures counted beside it ([`trace_figures`]);
+//! the hardware-prefetch model fed the same stream ([`prefetch`]).
 
 pub mod loops;
 pub mod loops_report;
 pub mod loops_words;
 pub mod model_words;
 pub mod predict;
+pub mod prefetch;
 pub mod run;
 pub mod simulate;
 pub mod trace;

@@ -16,6 +16,7 @@ use thiserror::Error;
 
 use crate::cache::geometry::{CacheLevel, ChosenGeometry, GeometrySource};
 use crate::cache::model::{LevelPrediction, predict};
+use crate::cache::prefetch::{PrefetchConfig, PrefetchError, PrefetchModel, PrefetchReport};
 use crate::cache::sim::{Engine, Hierarchy, LevelStats, Policy, SimError, Simulator};
 use crate::kernels::access::sim_address;
 use crate::kernels::args::{KernelWordError, parse_kernel_words};
@@ -24,6 +25,8 @@ use crate::kernels::{
     StridePattern, estimate_accesses, find, resolve_params, simulation_note, stride_pattern,
 };
 use crate::results::SimulatedLevel;
+
+use super::prefetch::{feed_beside, prefetch_model};
 
 /// Accesses a simulation may make by default: 2^28, tens of seconds at most with the 3C
 /// split on a trace of distinct lines.
@@ -60,6 +63,8 @@ pub enum SimRunError {
     },
     #[error(transparent)]
     Cache(#[from] SimError),
+    #[error(transparent)]
+    Prefetch(#[from] PrefetchError),
 }
 
 /// What to simulate and on which caches.
@@ -118,6 +123,9 @@ pub struct SimReport {
     pub simulation_note: Option<&'static str>,
     pub pattern: Option<StridePattern>,
     pub levels: Vec<LevelOutput>,
+    /// The hardware-prefetch model beside the simulator (`--prefetch on` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<PrefetchReport>,
     /// The simulated levels' geometry, in the order of `levels`.
     #[serde(skip)]
     pub geometry: Vec<CacheLevel>,
@@ -172,6 +180,16 @@ pub fn simulate_point_on(
     engine: Engine,
     request: &SimRequest<'_>,
 ) -> Result<SimReport, SimRunError> {
+    simulate_point_with(engine, request, None)
+}
+
+/// [`simulate_point_on`] with the hardware-prefetch model of `prefetch` fed the same stream
+/// (`harness::sim::prefetch`), its state bounded by the same memory limit.
+pub fn simulate_point_with(
+    engine: Engine,
+    request: &SimRequest<'_>,
+    prefetch: Option<&PrefetchConfig>,
+) -> Result<SimReport, SimRunError> {
     let spec = find(request.kernel)?;
     let params = point_params(spec, request.words)?;
     check_accesses(spec, &params, request.warm, request.max_accesses)?;
@@ -192,12 +210,18 @@ pub fn simulate_point_on(
         simulate_only: true,
         copies: Arc::clone(&request.copies),
     };
+    let mut model = prefetch_model(&levels, prefetch, request.max_sim_memory, engine)?;
     let mut instance = (spec.prepare)(&params, &options)?;
     if request.warm {
-        instance.simulate(simulator.sink());
+        feed_beside(simulator.sink(), model.as_mut(), |sink| {
+            instance.simulate(sink)
+        });
         simulator.reset_stats();
+        model.as_mut().map(PrefetchModel::reset_counts);
     }
-    instance.simulate(simulator.sink());
+    feed_beside(simulator.sink(), model.as_mut(), |sink| {
+        instance.simulate(sink)
+    });
 
     let pattern = stride_pattern(spec, &params)?;
     let predictions = match &pattern {
@@ -231,6 +255,7 @@ pub fn simulate_point_on(
                 warnings: level.warnings.clone(),
             })
             .collect(),
+        prefetch: model.map(|model| model.report()),
         geometry: levels,
     })
 }

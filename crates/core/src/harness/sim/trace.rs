@@ -11,10 +11,11 @@
 use serde::Serialize;
 use thiserror::Error;
 
+use super::prefetch::{feed_beside, prefetch_model};
 use super::run::LevelOutput;
 use super::trace_figures::{BusiestSets, SetTally, StepHistogram, StepTally};
-use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, ChosenGeometry};
+use crate::cache::prefetch::{PrefetchConfig, PrefetchError, PrefetchReport};
 use crate::cache::sim::{Engine, LevelStats, Policy, SimError, Simulator};
 use crate::harness::sim::run::simulated_level;
 use std::sync::mpsc;
@@ -35,6 +36,8 @@ pub enum TraceRunError {
     Trace(#[from] TraceError),
     #[error(transparent)]
     Cache(#[from] SimError),
+    #[error(transparent)]
+    Prefetch(#[from] PrefetchError),
     #[error("cannot start the thread that reads the trace")]
     Thread(#[source] std::io::Error),
 }
@@ -51,6 +54,8 @@ pub struct TraceRequest<'a> {
     pub max_sim_memory: u64,
     /// Busiest sets to list per level.
     pub top_sets: usize,
+    /// The hardware-prefetch model to feed the same records (`--prefetch on`).
+    pub prefetch: Option<&'a PrefetchConfig>,
 }
 
 /// The trace's records by kind (counted while reading).
@@ -89,6 +94,9 @@ pub struct TraceReport {
     /// Steps between consecutive data accesses (counted).
     pub steps_source: &'static str,
     pub steps: StepHistogram,
+    /// The hardware-prefetch model fed the same records (`--prefetch on` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<PrefetchReport>,
     /// The simulated levels' geometry, in the order of `levels`.
     #[serde(skip)]
     pub geometry: Vec<CacheLevel>,
@@ -117,22 +125,29 @@ pub fn simulate_trace(
     )?;
     let mut sets = SetTally::new(&levels);
     let mut steps = StepTally::new(levels[0].line);
-    let sink: &mut dyn AccessSink = simulator.sink();
-    let summary = stream_beside(input, &request.options, |batch| {
-        for record in batch {
-            steps.access(record.addr);
-            match record.kind {
-                AccessKind::Load => {
-                    sets.load(record.addr);
-                    sink.load(record.addr, record.size);
+    let mut model = prefetch_model(
+        &levels,
+        request.prefetch,
+        request.max_sim_memory,
+        request.engine,
+    )?;
+    let summary = feed_beside(simulator.sink(), model.as_mut(), |sink| {
+        stream_beside(input, &request.options, |batch| {
+            for record in batch {
+                steps.access(record.addr);
+                match record.kind {
+                    AccessKind::Load => {
+                        sets.load(record.addr);
+                        sink.load(record.addr, record.size);
+                    }
+                    AccessKind::Modify => {
+                        sets.load(record.addr);
+                        sink.modify(record.addr, record.size);
+                    }
+                    AccessKind::Store => sink.store(record.addr, record.size),
                 }
-                AccessKind::Modify => {
-                    sets.load(record.addr);
-                    sink.modify(record.addr, record.size);
-                }
-                AccessKind::Store => sink.store(record.addr, record.size),
             }
-        }
+        })
     })?;
     let stats = simulator.stats();
     Ok(TraceReport {
@@ -164,6 +179,7 @@ pub fn simulate_trace(
         busiest_sets: sets.busiest(&levels, request.top_sets),
         steps_source: "counted",
         steps: steps.histogram(),
+        prefetch: model.map(|model| model.report()),
         geometry: levels,
     })
 }
@@ -249,6 +265,7 @@ mod tests {
                 engine: Engine::Fast,
                 max_sim_memory: 1 << 30,
                 top_sets: 2,
+                prefetch: None,
             },
         )
     }
