@@ -11,7 +11,8 @@ use crate::cli::common::CacheArgs;
 use crate::cli::text::sim_loop::{error_text, loop_text};
 use crate::cli::text::sim_prefetch::prefetch_text;
 use crate::harness::sim::loops::{LoopSimError, LoopSimRequest, simulate_nest};
-use crate::harness::sim::prefetch::{nest_prefetch, prefetch_config};
+use crate::harness::sim::loops_prefetch::nest_prefetch;
+use crate::harness::sim::prefetch::prefetch_config;
 use crate::layout::loops::LoopNest;
 
 /// The options of `sim` that `--loop` reads.

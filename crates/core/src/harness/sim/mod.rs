@@ -4,9 +4,10 @@
 //! point in words ([`model_words`]); a user's own loop nest simulated per array reference, with
 //! padding advice re-simulated ([`loops`], its sentences in `loops_words`); a user's memory trace
 //! through the same simulator ([`trace`]) with the figures counted beside it ([`trace_figures`]);
-//! the hardware-prefetch model fed the same stream ([`prefetch`]).
+//! the hardware-prefetch model fed the same stream ([`prefetch`], a nest's in [`loops_prefetch`]).
 
 pub mod loops;
+pub mod loops_prefetch;
 pub mod loops_report;
 pub mod loops_words;
 pub mod model_words;

@@ -1,12 +1,9 @@
 //! The hardware-prefetch model (`cache::prefetch`) beside a simulated point, nest or trace:
 //! which parameters a geometry gets, the model built on the simulated levels, and one stream
-//! fed to the simulator and the model together (`sim --prefetch on`).
+//! fed to the simulator and the model together (`sim --prefetch on`). A loop nest's model is
+//! `loops_prefetch.rs`.
 
 use crate::cache::AccessSink;
-use crate::cache::prefetch::PrefetchReport;
-use crate::layout::loops::Placement;
-
-use super::loops::{LoopSimError, LoopSimRequest, feed};
 use crate::cache::geometry::{CacheLevel, ChosenGeometry};
 use crate::cache::prefetch::{PrefetchConfig, PrefetchConfigError, PrefetchError, PrefetchModel};
 use crate::cache::sim::Engine;
@@ -47,27 +44,6 @@ pub fn feed_beside<R>(
         }),
         None => feed(simulator),
     }
-}
-
-/// The model of `config` fed a loop nest's stream (once more, unrecorded, before it with
-/// `warm`), as the nest's simulation is: the same accesses in the same order. The nest's
-/// bounds were checked by its simulation.
-pub fn nest_prefetch(
-    request: &LoopSimRequest,
-    config: Option<&PrefetchConfig>,
-) -> Result<Option<PrefetchReport>, LoopSimError> {
-    let levels = &request.geometry.levels;
-    let Some(mut model) = prefetch_model(levels, config, request.max_sim_memory, Engine::Fast)?
-    else {
-        return Ok(None);
-    };
-    let placement = Placement::of(&request.nest.arrays)?;
-    if request.warm {
-        feed(request.nest, &placement, &mut model)?;
-        model.reset_counts();
-    }
-    feed(request.nest, &placement, &mut model)?;
-    Ok(Some(model.report()))
 }
 
 #[cfg(test)]
