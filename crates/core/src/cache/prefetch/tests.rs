@@ -210,6 +210,23 @@ fn trained_streams_pushed_out_by_new_pages_count_as_thrash_when_their_page_retur
 }
 
 #[test]
+fn streams_beyond_the_counted_limit_are_counted_at_the_limit() {
+    // 1100 pages once each, then page 0 (1100 pages walked since its access, its own
+    // included: counted as 1024) and page 1099 (2: page 0 came between).
+    let walk = |sink: &mut dyn AccessSink| {
+        for page in 0..1100u64 {
+            sink.load(page * 4096, 8);
+        }
+        sink.load(64, 8);
+        sink.load(1099 * 4096 + 64, 8);
+    };
+    let c = both(&l2_alone(), &config(false, 4, 3, 4), walk);
+    assert_eq!(c.returning(), 2);
+    assert_eq!((c.streams[MAX_COUNTED_STREAMS], c.streams[2]), (1, 1));
+    assert_eq!(c.max_streams(), MAX_COUNTED_STREAMS);
+}
+
+#[test]
 fn without_prefetch_the_model_misses_as_the_simulator_does() {
     // The model's fill level without prefetch is the simulator's level under LRU, for accesses
     // that straddle no line.
