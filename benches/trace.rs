@@ -84,6 +84,7 @@ fn bench(c: &mut Criterion) {
                     max_sim_memory: 1 << 30,
                     top_sets: 8,
                     tlb: None,
+                    prefetch: None,
                 };
                 black_box(simulate_trace(&mut input, &request).unwrap())
             });

@@ -18,6 +18,8 @@
 //! state must fit in `--max-sim-memory`.
 //!
 //! `sim --loop TEXT --array DECL …` simulates a user's loop nest instead (`sim_loop.rs`).
+//! `--prefetch on` feeds the same stream (a kernel's, a nest's or a trace's) to the
+//! hardware-prefetch model as well (`harness::sim::prefetch`).
 
 use std::process::ExitCode;
 
@@ -28,8 +30,10 @@ use crate::cli::common::{CacheArgs, ListArgs, WisdomArgs, kernel_name_parser};
 use crate::cli::sim_tlb::TlbArg;
 use crate::cli::sim_trace::{SimFlags, TraceArgs};
 use crate::cli::text::sim::sim_text;
+use crate::cli::text::sim_prefetch::prefetch_text;
 use crate::cli::text::sim_tlb::tlb_text;
-use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
+use crate::harness::sim::prefetch::prefetch_config;
+use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_with};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
@@ -37,6 +41,15 @@ pub enum EngineArg {
     Fast,
     /// The plain reference the fast one is checked against: the same output, slower.
     Reference,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PrefetchArg {
+    /// The simulator alone.
+    Off,
+    /// A hardware-prefetch model beside it (next-line and stream prefetchers, textbook
+    /// parameters of the preset, else of this CPU's vendor).
+    On,
 }
 
 #[derive(Debug, clap::Args)]
@@ -97,6 +110,14 @@ pub struct SimArgs {
     /// Which simulator counts (the same counts either way).
     #[arg(long, value_enum, default_value = "fast")]
     pub engine: EngineArg,
+    /// Also simulate hardware prefetch beside the simulator, for a kernel, --loop or --trace:
+    /// the level a next-line and a stream prefetcher fill (L2), without and with prefetch,
+    /// fed the first level's misses: misses covered, prefetches issued and unused, and the
+    /// streams the walk keeps against the stream table's entries (docs/simulator.md,
+    /// "Hardware prefetch"). Parameters: the --preset's, else this CPU vendor's; textbook
+    /// values, not measured.
+    #[arg(long, value_enum, default_value = "off", value_name = "on|off")]
+    pub prefetch: PrefetchArg,
     /// Most accesses a kernel's simulation may make (estimated from the parameters, doubled
     /// by --warm; N takes K/M/G); a larger one is refused before anything is allocated. A
     /// --trace is streamed whatever its length.
@@ -142,6 +163,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             max_accesses: args.max_accesses,
             max_sim_memory: args.max_sim_memory,
             tlb: tlb.as_ref(),
+            prefetch: args.prefetch == PrefetchArg::On,
         };
         return super::sim_loop::run(text, &options);
     }
@@ -153,6 +175,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             max_sim_memory: args.max_sim_memory,
             json: args.json,
             tlb: tlb.as_ref(),
+            prefetch: args.prefetch == PrefetchArg::On,
         };
         return super::sim_trace::run(&args.trace, file, flags);
     }
@@ -168,7 +191,11 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         .context("choosing the cache levels to simulate")?;
     let copies = args.wisdom.planner(&machine)?;
     let policy = args.policy.with_seed(args.seed);
-    let report = simulate_point_on(
+    let prefetch = match args.prefetch {
+        PrefetchArg::On => Some(prefetch_config(&geometry)?),
+        PrefetchArg::Off => None,
+    };
+    let report = simulate_point_with(
         engine,
         &SimRequest {
             kernel,
@@ -181,12 +208,21 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             copies,
             tlb: tlb.as_ref(),
         },
+        prefetch.as_ref(),
     )?;
     if args.json {
         println!("{}", report.to_json()?);
     } else {
         print!("{}", sim_text(&report));
         report.tlb.iter().for_each(|t| print!("{}", tlb_text(t)));
+        print!(
+            "{}",
+            report
+                .prefetch
+                .as_ref()
+                .map(prefetch_text)
+                .unwrap_or_default()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

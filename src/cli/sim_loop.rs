@@ -10,8 +10,11 @@ use crate::cache::sim::Policy;
 use crate::cache::tlb::TlbChoice;
 use crate::cli::common::CacheArgs;
 use crate::cli::text::sim_loop::{error_text, loop_text};
+use crate::cli::text::sim_prefetch::prefetch_text;
 use crate::cli::text::sim_tlb::tlb_text;
 use crate::harness::sim::loops::{LoopSimError, LoopSimRequest, simulate_nest};
+use crate::harness::sim::loops_prefetch::nest_prefetch;
+use crate::harness::sim::prefetch::prefetch_config;
 use crate::layout::loops::LoopNest;
 
 /// The options of `sim` that `--loop` reads.
@@ -24,14 +27,20 @@ pub struct LoopOptions<'a> {
     pub max_accesses: u64,
     pub max_sim_memory: u64,
     pub tlb: Option<&'a TlbChoice>,
+    /// `--prefetch on`: the prefetch model beside the simulator.
+    pub prefetch: bool,
 }
 
 pub fn run(text: &str, args: &LoopOptions) -> anyhow::Result<ExitCode> {
     let geometry = args.cache.choose()?;
+    let prefetch = args
+        .prefetch
+        .then(|| prefetch_config(&geometry))
+        .transpose()?;
     let outcome = LoopNest::parse(text, args.arrays)
         .map_err(LoopSimError::from)
         .and_then(|nest| {
-            simulate_nest(&LoopSimRequest {
+            let request = LoopSimRequest {
                 nest: &nest,
                 geometry: &geometry,
                 policy: args.policy,
@@ -39,13 +48,24 @@ pub fn run(text: &str, args: &LoopOptions) -> anyhow::Result<ExitCode> {
                 max_accesses: args.max_accesses,
                 max_sim_memory: args.max_sim_memory,
                 tlb: args.tlb,
-            })
+            };
+            let mut report = simulate_nest(&request)?;
+            report.prefetch = nest_prefetch(&request, prefetch.as_ref())?;
+            Ok(report)
         });
     match outcome {
         Ok(report) if args.json => println!("{}", report.to_json()?),
         Ok(report) => {
             print!("{}", loop_text(&report));
             report.tlb.iter().for_each(|t| print!("{}", tlb_text(t)));
+            print!(
+                "{}",
+                report
+                    .prefetch
+                    .as_ref()
+                    .map(prefetch_text)
+                    .unwrap_or_default()
+            );
         }
         Err(err) => return Ok(error_exit(args.json, &err.to_string(), &error_text(&err))),
     }

@@ -9,8 +9,10 @@ use std::process::ExitCode;
 use crate::cache::sim::{Engine, Policy};
 use crate::cache::tlb::TlbChoice;
 use crate::cli::common::CacheArgs;
+use crate::cli::text::sim_prefetch::prefetch_text;
 use crate::cli::text::sim_tlb::tlb_text;
 use crate::cli::text::sim_trace::trace_text;
+use crate::harness::sim::prefetch::prefetch_config;
 use crate::harness::sim::trace::{DEFAULT_TOP_SETS, TraceRequest, simulate_trace};
 use crate::trace::{TraceFormat, TraceOptions, open_trace};
 
@@ -75,11 +77,17 @@ pub struct SimFlags<'a> {
     pub max_sim_memory: u64,
     pub json: bool,
     pub tlb: Option<&'a TlbChoice>,
+    /// `--prefetch on`: the prefetch model beside the simulator.
+    pub prefetch: bool,
 }
 
 /// Runs `sim --trace FILE`.
 pub fn run(args: &TraceArgs, file: &Path, sim: SimFlags<'_>) -> anyhow::Result<ExitCode> {
     let geometry = sim.cache.choose()?;
+    let prefetch = sim
+        .prefetch
+        .then(|| prefetch_config(&geometry))
+        .transpose()?;
     let mut input = open_trace(file)?;
     let report = simulate_trace(
         &mut input,
@@ -94,6 +102,7 @@ pub fn run(args: &TraceArgs, file: &Path, sim: SimFlags<'_>) -> anyhow::Result<E
             max_sim_memory: sim.max_sim_memory,
             top_sets: args.top_sets.unwrap_or(DEFAULT_TOP_SETS),
             tlb: sim.tlb,
+            prefetch: prefetch.as_ref(),
         },
     )?;
     if sim.json {
@@ -101,6 +110,14 @@ pub fn run(args: &TraceArgs, file: &Path, sim: SimFlags<'_>) -> anyhow::Result<E
     } else {
         print!("{}", trace_text(&report));
         report.tlb.iter().for_each(|t| print!("{}", tlb_text(t)));
+        print!(
+            "{}",
+            report
+                .prefetch
+                .as_ref()
+                .map(prefetch_text)
+                .unwrap_or_default()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -47,6 +47,7 @@ mod run_history;
 mod shell_cli;
 mod sim_against_build;
 mod sim_loop_cli;
+mod sim_prefetch_cli;
 mod sim_tlb_cli;
 mod sweep_model;
 mod tensor_cachegrind;

@@ -5,6 +5,8 @@
 //! - [`sim`]: a hierarchy of set-associative levels with cachegrind's semantics, four
 //!   replacement policies and a compulsory/capacity/conflict split, by a fast engine or a
 //!   plain reference one; either is an [`AccessSink`].
+//! - [`prefetch`]: a hardware-prefetch model beside the simulator (next-line and stream
+//!   prefetchers filling one level, counted without and with prefetch).
 //! - [`tee`]: one access stream fed to the simulator and a model beside it.
 //! - [`tlb`]: the data TLB's levels (CPUID, presets) and a simulator of it beside the caches.
 //! - [`cpu`]: the CPU's model name, which names the machine beside its geometry.
@@ -74,6 +76,7 @@ pub const fn buffer_base(buffer: usize) -> u64 {
 pub mod cpu;
 pub mod geometry;
 pub mod model;
+pub mod prefetch;
 pub mod sim;
 pub mod tee;
 pub mod tlb;

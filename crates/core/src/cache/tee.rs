@@ -1,5 +1,6 @@
 //! [`Tee`]: one access stream fed to two sinks, in the same order, so a model beside the cache
-//! simulator (a prefetcher, a TLB) sees exactly the accesses the simulator counts.
+//! simulator (a prefetcher, a TLB) sees exactly the accesses the simulator counts; [`feed_all`]
+//! chains as many as there are.
 
 use super::{AccessSink, Walk};
 
@@ -35,6 +36,22 @@ impl AccessSink for Tee<'_> {
         self.first.move_run(from, to, count, len);
         self.second.move_run(from, to, count, len);
     }
+}
+
+/// Runs `feed` on a sink that passes every access to `sink`, then to each of `beside` in order.
+pub fn feed_all<R>(
+    sink: &mut dyn AccessSink,
+    beside: &mut [&mut dyn AccessSink],
+    feed: impl FnOnce(&mut dyn AccessSink) -> R,
+) -> R {
+    let Some((next, rest)) = beside.split_first_mut() else {
+        return feed(sink);
+    };
+    let mut tee = Tee {
+        first: sink,
+        second: &mut **next,
+    };
+    feed_all(&mut tee, rest, feed)
 }
 
 #[cfg(test)]
@@ -80,5 +97,13 @@ mod tests {
         assert_eq!(a.0, alone.0);
         assert_eq!(b.0, alone.0);
         assert_eq!(a.0.len(), 3 + 5 + 6);
+
+        // Any number of sinks beside the first, each seeing the same.
+        let (mut first, mut x, mut y) = (Log::default(), Log::default(), Log::default());
+        feed_all(&mut first, &mut [&mut x, &mut y], feed);
+        assert_eq!((&first.0, &x.0, &y.0), (&alone.0, &alone.0, &alone.0));
+        let mut only = Log::default();
+        feed_all(&mut only, &mut [], feed);
+        assert_eq!(only.0, alone.0);
     }
 }

@@ -50,6 +50,8 @@ pub enum LoopSimError {
     Nest(#[from] LoopError),
     #[error(transparent)]
     Cache(#[from] SimError),
+    #[error(transparent)]
+    Prefetch(#[from] crate::cache::prefetch::PrefetchError),
     #[error(
         "internal error: the per-reference counts ({attributed:?}) do not add up to the \
          whole nest's ({whole:?}) on {level}"
@@ -124,6 +126,10 @@ pub struct LoopReport {
     /// The data TLB beside the caches (`--tlb`), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tlb: Option<TlbReport>,
+    /// The hardware-prefetch model fed the same nest (`--prefetch on` only; set by
+    /// `harness::sim::prefetch::nest_prefetch`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<crate::cache::prefetch::PrefetchReport>,
 }
 
 impl LoopReport {
@@ -136,7 +142,7 @@ impl LoopReport {
 type Attributed = (Vec<Vec<LevelStats>>, Vec<Vec<HashMap<u64, u64>>>);
 
 /// Feeds the nest's stream to `sink`.
-fn feed(
+pub(super) fn feed(
     nest: &LoopNest,
     placement: &Placement,
     sink: &mut dyn AccessSink,
@@ -309,6 +315,7 @@ pub fn simulate_nest(request: &LoopSimRequest) -> Result<LoopReport, LoopSimErro
         padding,
         findings,
         tlb,
+        prefetch: None,
     })
 }
 

@@ -16,9 +16,11 @@ use thiserror::Error;
 
 use crate::cache::geometry::{CacheLevel, ChosenGeometry, GeometrySource};
 use crate::cache::model::{LevelPrediction, predict};
+use crate::cache::prefetch::{PrefetchConfig, PrefetchError, PrefetchModel, PrefetchReport};
 use crate::cache::sim::{Engine, Hierarchy, LevelStats, Policy, SimError, Simulator};
 use crate::cache::tlb::{TlbChoice, TlbSim};
-use crate::harness::sim::tlb::{TlbReport, feed_beside, tlb_report};
+use crate::harness::sim::beside::feed_beside;
+use crate::harness::sim::tlb::{TlbReport, tlb_report};
 use crate::kernels::access::sim_address;
 use crate::kernels::args::{KernelWordError, parse_kernel_words};
 use crate::kernels::spec::{KernelError, KernelSpec, Params, PrepareOptions};
@@ -26,6 +28,8 @@ use crate::kernels::{
     StridePattern, estimate_accesses, find, resolve_params, simulation_note, stride_pattern,
 };
 use crate::results::SimulatedLevel;
+
+use super::prefetch::prefetch_model;
 
 /// Accesses a simulation may make by default: 2^28, tens of seconds at most with the 3C
 /// split on a trace of distinct lines.
@@ -62,6 +66,8 @@ pub enum SimRunError {
     },
     #[error(transparent)]
     Cache(#[from] SimError),
+    #[error(transparent)]
+    Prefetch(#[from] PrefetchError),
 }
 
 /// What to simulate and on which caches.
@@ -125,6 +131,9 @@ pub struct SimReport {
     /// The data TLB beside the caches (`--tlb`), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tlb: Option<TlbReport>,
+    /// The hardware-prefetch model beside the simulator (`--prefetch on` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<PrefetchReport>,
     /// The simulated levels' geometry, in the order of `levels`.
     #[serde(skip)]
     pub geometry: Vec<CacheLevel>,
@@ -179,6 +188,16 @@ pub fn simulate_point_on(
     engine: Engine,
     request: &SimRequest<'_>,
 ) -> Result<SimReport, SimRunError> {
+    simulate_point_with(engine, request, None)
+}
+
+/// [`simulate_point_on`] with the hardware-prefetch model of `prefetch` fed the same stream
+/// (`harness::sim::prefetch`), its state bounded by the same memory limit.
+pub fn simulate_point_with(
+    engine: Engine,
+    request: &SimRequest<'_>,
+    prefetch: Option<&PrefetchConfig>,
+) -> Result<SimReport, SimRunError> {
     let spec = find(request.kernel)?;
     let params = point_params(spec, request.words)?;
     check_accesses(spec, &params, request.warm, request.max_accesses)?;
@@ -200,14 +219,20 @@ pub fn simulate_point_on(
         copies: Arc::clone(&request.copies),
         shift: Default::default(),
     };
+    let mut model = prefetch_model(&levels, prefetch, request.max_sim_memory, engine)?;
     let mut instance = (spec.prepare)(&params, &options)?;
     let mut tlb = request.tlb.map(|choice| TlbSim::new(&choice.levels));
     if request.warm {
-        feed_beside(simulator.sink(), tlb.as_mut(), |s| instance.simulate(s));
+        feed_beside(simulator.sink(), tlb.as_mut(), model.as_mut(), |s| {
+            instance.simulate(s)
+        });
         simulator.reset_stats();
         tlb.iter_mut().for_each(TlbSim::reset_stats);
+        model.as_mut().map(PrefetchModel::reset_counts);
     }
-    feed_beside(simulator.sink(), tlb.as_mut(), |s| instance.simulate(s));
+    feed_beside(simulator.sink(), tlb.as_mut(), model.as_mut(), |s| {
+        instance.simulate(s)
+    });
 
     let pattern = stride_pattern(spec, &params)?;
     let predictions = match &pattern {
@@ -245,6 +270,7 @@ pub fn simulate_point_on(
             .tlb
             .zip(tlb.as_ref())
             .map(|(choice, sim)| tlb_report(choice, sim.stats())),
+        prefetch: model.map(|model| model.report()),
         geometry: levels,
     })
 }

@@ -7,9 +7,7 @@
 
 use serde::Serialize;
 
-use crate::cache::AccessSink;
-use crate::cache::tee::Tee;
-use crate::cache::tlb::{PageSize, TlbChoice, TlbSim, sim::TlbStats};
+use crate::cache::tlb::{PageSize, TlbChoice, sim::TlbStats};
 use crate::units::{format_count, format_share};
 
 /// One TLB level's geometry and counts.
@@ -52,21 +50,6 @@ pub struct TlbReport {
     pub levels: Vec<TlbLevelOutput>,
     /// Sentences derived from the numbers above.
     pub findings: Vec<String>,
-}
-
-/// Feeds `feed`'s stream to `sink`, and to `tlb` beside it when there is one.
-pub fn feed_beside(
-    sink: &mut dyn AccessSink,
-    tlb: Option<&mut TlbSim>,
-    feed: impl FnOnce(&mut dyn AccessSink),
-) {
-    match tlb {
-        Some(tlb) => feed(&mut Tee {
-            first: sink,
-            second: tlb,
-        }),
-        None => feed(sink),
-    }
 }
 
 /// The report of a TLB simulation of `choice`'s levels that counted `stats`.

@@ -11,12 +11,13 @@
 use serde::Serialize;
 use thiserror::Error;
 
+use super::beside::feed_beside;
+use super::prefetch::prefetch_model;
 use super::run::LevelOutput;
 use super::trace_figures::{BusiestSets, SetTally, StepHistogram, StepTally};
-use crate::cache::AccessSink;
 use crate::cache::geometry::{CacheLevel, ChosenGeometry};
+use crate::cache::prefetch::{PrefetchConfig, PrefetchError, PrefetchReport};
 use crate::cache::sim::{Engine, LevelStats, Policy, SimError, Simulator};
-use crate::cache::tee::Tee;
 use crate::cache::tlb::{TlbChoice, TlbSim};
 use crate::harness::sim::run::simulated_level;
 use crate::harness::sim::tlb::{TlbReport, tlb_report};
@@ -38,6 +39,8 @@ pub enum TraceRunError {
     Trace(#[from] TraceError),
     #[error(transparent)]
     Cache(#[from] SimError),
+    #[error(transparent)]
+    Prefetch(#[from] PrefetchError),
     #[error("cannot start the thread that reads the trace")]
     Thread(#[source] std::io::Error),
 }
@@ -56,6 +59,8 @@ pub struct TraceRequest<'a> {
     pub top_sets: usize,
     /// The data TLB to simulate beside the caches (`--tlb`), if any.
     pub tlb: Option<&'a TlbChoice>,
+    /// The hardware-prefetch model to feed the same records (`--prefetch on`).
+    pub prefetch: Option<&'a PrefetchConfig>,
 }
 
 /// The trace's records by kind (counted while reading).
@@ -97,6 +102,9 @@ pub struct TraceReport {
     /// The data TLB beside the caches (`--tlb`), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tlb: Option<TlbReport>,
+    /// The hardware-prefetch model fed the same records (`--prefetch on` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<PrefetchReport>,
     /// The simulated levels' geometry, in the order of `levels`.
     #[serde(skip)]
     pub geometry: Vec<CacheLevel>,
@@ -125,33 +133,30 @@ pub fn simulate_trace(
     )?;
     let mut sets = SetTally::new(&levels);
     let mut steps = StepTally::new(levels[0].line);
+    let mut model = prefetch_model(
+        &levels,
+        request.prefetch,
+        request.max_sim_memory,
+        request.engine,
+    )?;
     let mut tlb = request.tlb.map(|choice| TlbSim::new(&choice.levels));
-    let mut tee;
-    let sink: &mut dyn AccessSink = match tlb.as_mut() {
-        Some(tlb) => {
-            tee = Tee {
-                first: simulator.sink(),
-                second: tlb,
-            };
-            &mut tee
-        }
-        None => simulator.sink(),
-    };
-    let summary = stream_beside(input, &request.options, |batch| {
-        for record in batch {
-            steps.access(record.addr);
-            match record.kind {
-                AccessKind::Load => {
-                    sets.load(record.addr);
-                    sink.load(record.addr, record.size);
+    let summary = feed_beside(simulator.sink(), tlb.as_mut(), model.as_mut(), |sink| {
+        stream_beside(input, &request.options, |batch| {
+            for record in batch {
+                steps.access(record.addr);
+                match record.kind {
+                    AccessKind::Load => {
+                        sets.load(record.addr);
+                        sink.load(record.addr, record.size);
+                    }
+                    AccessKind::Modify => {
+                        sets.load(record.addr);
+                        sink.modify(record.addr, record.size);
+                    }
+                    AccessKind::Store => sink.store(record.addr, record.size),
                 }
-                AccessKind::Modify => {
-                    sets.load(record.addr);
-                    sink.modify(record.addr, record.size);
-                }
-                AccessKind::Store => sink.store(record.addr, record.size),
             }
-        }
+        })
     })?;
     let stats = simulator.stats();
     Ok(TraceReport {
@@ -187,6 +192,7 @@ pub fn simulate_trace(
             .tlb
             .zip(tlb.as_ref())
             .map(|(choice, sim)| tlb_report(choice, sim.stats())),
+        prefetch: model.map(|model| model.report()),
         geometry: levels,
     })
 }
@@ -273,6 +279,7 @@ mod tests {
                 max_sim_memory: 1 << 30,
                 top_sets: 2,
                 tlb: None,
+                prefetch: None,
             },
         )
     }
