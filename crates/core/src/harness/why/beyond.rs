@@ -1,7 +1,8 @@
 //! What the simulator's models beyond sets say of a control: the data TLB for the huge-pages
-//! control (the base point's stream translated with 4 KiB and with 2 MiB pages), each level's
-//! misses per access beside the caches', so the verdict can say whether a page-size effect was
-//! predicted rather than calling it "not modelled".
+//! control (the base point's stream translated with 4 KiB and with 2 MiB pages) and the
+//! hardware-prefetch model for the streams controls (base and variant with prefetch), each as
+//! misses per access beside the caches', so the verdict can say whether a page-size or a
+//! prefetch effect was predicted rather than calling it "not modelled".
 
 use std::sync::Arc;
 
@@ -9,8 +10,9 @@ use stridelab_copy::Planner;
 
 use crate::cache::geometry::ChosenGeometry;
 use crate::cache::sim::{Engine, Policy};
-use crate::cache::tlb::{PageSize, choose};
-use crate::harness::sim::run::{SimRequest, simulate_point_on};
+use crate::cache::tlb::{PageSize, TlbChoice, choose};
+use crate::harness::sim::prefetch::prefetch_config;
+use crate::harness::sim::run::{SimRequest, simulate_point_on, simulate_point_with};
 
 use super::judge::LevelChange;
 
@@ -20,6 +22,23 @@ pub(super) struct SimInputs<'a> {
     pub geometry: &'a ChosenGeometry,
     pub max_accesses: u64,
     pub copies: Arc<Planner>,
+}
+
+impl SimInputs<'_> {
+    /// The `sim` request of the point `words`, with `tlb` beside the caches if given.
+    fn request<'a>(&'a self, words: &'a [String], tlb: Option<&'a TlbChoice>) -> SimRequest<'a> {
+        SimRequest {
+            kernel: self.kernel,
+            words,
+            geometry: self.geometry,
+            policy: Policy::LRU,
+            warm: false,
+            max_accesses: self.max_accesses,
+            max_sim_memory: MAX_SIM_MEMORY,
+            copies: Arc::clone(&self.copies),
+            tlb,
+        }
+    }
 }
 
 /// Most memory the extra simulations' state may take up front (as `sim`'s default).
@@ -37,18 +56,8 @@ pub(super) fn tlb_change(
     let small = choose(PageSize::Small, preset).map_err(|e| e.to_string())?;
     let huge = choose(PageSize::Huge, preset).map_err(|e| e.to_string())?;
     let simulate = |choice| {
-        let request = SimRequest {
-            kernel: inputs.kernel,
-            words: base_words,
-            geometry: inputs.geometry,
-            policy: Policy::LRU,
-            warm: false,
-            max_accesses: inputs.max_accesses,
-            max_sim_memory: MAX_SIM_MEMORY,
-            copies: Arc::clone(&inputs.copies),
-            tlb: Some(choice),
-        };
-        simulate_point_on(Engine::Fast, &request).map(|report| report.tlb)
+        simulate_point_on(Engine::Fast, &inputs.request(base_words, Some(choice)))
+            .map(|report| report.tlb)
     };
     let (base, variant) = match (simulate(&small), simulate(&huge)) {
         (Ok(Some(base)), Ok(Some(variant))) => (base, variant),
@@ -65,4 +74,28 @@ pub(super) fn tlb_change(
             variant: v.misses_per_access,
         })
         .collect())
+}
+
+/// The prefetch fill level's misses per access with the prefetch model on, for the base point
+/// (`base`) and the control's variant (`variant`): what the simulator predicts of a control
+/// that changes the walk's streams. An error says why it could not be simulated.
+pub(super) fn prefetch_change(
+    inputs: &SimInputs<'_>,
+    base_words: &[String],
+    variant_words: &[String],
+) -> Result<Vec<LevelChange>, String> {
+    let config = prefetch_config(inputs.geometry).map_err(|e| e.to_string())?;
+    let simulate = |words| {
+        simulate_point_with(Engine::Fast, &inputs.request(words, None), Some(&config))
+            .map_err(|e| e.to_string())?
+            .prefetch
+            .ok_or_else(|| "the prefetch model gave no counts".to_string())
+    };
+    let (base, variant) = (simulate(base_words)?, simulate(variant_words)?);
+    let per_access = |misses: u64, accesses: u64| misses as f64 / accesses.max(1) as f64;
+    Ok(vec![LevelChange {
+        level: format!("{} with prefetch", base.fill_level),
+        base: per_access(base.counts.misses_with, base.counts.accesses),
+        variant: per_access(variant.counts.misses_with, variant.counts.accesses),
+    }])
 }

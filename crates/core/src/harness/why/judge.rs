@@ -103,19 +103,27 @@ fn per_access(sim: &SimulatedMisses) -> Vec<(String, f64)> {
 }
 
 /// The simulator's call on a control of `factor` whose time `moved`: the caches' misses per
-/// access of base and variant, and for the huge-pages control the simulated TLB's (`tlb`: its
-/// levels, or why it could not be simulated).
+/// access of base and variant, and beside them what a model beyond sets gave (`beyond`: the
+/// TLB's levels for the huge-pages control, the prefetch model's for a streams control, or why
+/// it could not be simulated).
 pub fn model_call(
     factor: Factor,
     moved: Moved,
     base: Option<&SimulatedMisses>,
     variant: Option<&SimulatedMisses>,
-    tlb: Option<Result<Vec<LevelChange>, String>>,
+    beyond: Option<Result<Vec<LevelChange>, String>>,
 ) -> ModelCall {
     let mut extra = Vec::new();
     let mut model = "simulated caches";
     match factor {
-        Factor::Tlb => match tlb {
+        Factor::MemoryParallelism => {
+            // Without the prefetch model the caches alone still answer (as before it existed).
+            if let Some(Ok(levels)) = beyond {
+                extra = levels;
+                model = "simulated caches and prefetch model";
+            }
+        }
+        Factor::Tlb => match beyond {
             Some(Ok(levels)) => {
                 extra = levels;
                 model = "simulated caches and TLB";
@@ -301,6 +309,43 @@ mod tests {
                 }
                 other => panic!("{other:?}"),
             }
+        }
+        // A streams control: the caches' misses stay, the prefetch model's decide; without
+        // the prefetch model the caches alone answer.
+        let prefetch = Some(Ok(vec![LevelChange {
+            level: "L2 with prefetch".into(),
+            base: 0.031,
+            variant: 0.002,
+        }]));
+        match model_call(
+            Factor::MemoryParallelism,
+            Moved::Faster,
+            Some(&few),
+            Some(&few),
+            prefetch,
+        ) {
+            ModelCall::Simulated {
+                model,
+                agrees,
+                misses,
+                ..
+            } => {
+                assert_eq!(model, "simulated caches and prefetch model");
+                assert_eq!((agrees, misses), (true, Moved::Faster));
+            }
+            other => panic!("{other:?}"),
+        }
+        match model_call(
+            Factor::MemoryParallelism,
+            Moved::Faster,
+            Some(&few),
+            Some(&few),
+            Some(Err("no model".into())),
+        ) {
+            ModelCall::Simulated { model, agrees, .. } => {
+                assert_eq!((model.as_str(), agrees), ("simulated caches", false));
+            }
+            other => panic!("{other:?}"),
         }
         assert_eq!(
             model_call(

@@ -285,24 +285,23 @@ pub fn run_why(
             }
         }
     }
-    let tlb = plan
+    let beyond = plan
         .controls
         .iter()
-        .any(|(c, _)| c.factor == Factor::Tlb)
-        .then(|| simulated_tlb(plan));
-    let mut report = assemble(plan, base_pairs, ratios, simulated, tlb);
+        .map(|(control, _)| beyond_sets(plan, control))
+        .collect();
+    let mut report = assemble(plan, base_pairs, ratios, simulated, beyond);
     report.load_average = load_average;
     Ok(report)
 }
 
-/// The base point's stream through the simulated TLB with 4 KiB and with 2 MiB pages.
-fn simulated_tlb(plan: &WhyPlan) -> Result<Vec<LevelChange>, String> {
-    let point = plan
-        .base
-        .plan
-        .points
-        .first()
-        .ok_or_else(|| "no point".to_string())?;
+/// What the simulator's models beyond sets say of `control`: the TLB for the huge-pages
+/// control, the prefetch model for a streams control; `None` for the others.
+fn beyond_sets(plan: &WhyPlan, control: &Control) -> Option<Result<Vec<LevelChange>, String>> {
+    if !matches!(control.factor, Factor::Tlb | Factor::MemoryParallelism) {
+        return None;
+    }
+    let point = plan.base.plan.points.first()?;
     let words: Vec<String> = point.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let inputs = beyond::SimInputs {
         kernel: point.spec.name,
@@ -310,7 +309,17 @@ fn simulated_tlb(plan: &WhyPlan) -> Result<Vec<LevelChange>, String> {
         max_accesses: plan.base.options.simulation_access_cap,
         copies: Arc::clone(&plan.base.options.copies),
     };
-    beyond::tlb_change(&inputs, &words)
+    Some(match control.factor {
+        Factor::Tlb => beyond::tlb_change(&inputs, &words),
+        _ => {
+            let variant: Vec<String> = control
+                .words
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            beyond::prefetch_change(&inputs, &words, &variant)
+        }
+    })
 }
 
 fn assemble(
@@ -318,7 +327,7 @@ fn assemble(
     base_pairs: Vec<(f64, f64)>,
     ratios: Vec<Vec<f64>>,
     simulated: Vec<Option<SimulatedMisses>>,
-    tlb: Option<Result<Vec<LevelChange>, String>>,
+    beyond: Vec<Option<Result<Vec<LevelChange>, String>>>,
 ) -> WhyReport {
     let band = noise_band(&base_pairs);
     let base_times: Vec<f64> = base_pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
@@ -339,9 +348,7 @@ fn assemble(
                 moved,
                 simulated[0].as_ref(),
                 simulated[k + 1].as_ref(),
-                (control.factor == Factor::Tlb)
-                    .then(|| tlb.clone())
-                    .flatten(),
+                beyond.get(k).cloned().flatten(),
             );
             let median = median(&ratios);
             let mut outcome = ControlOutcome {
