@@ -5,7 +5,7 @@
 //! - [`cpuid`]: what this CPU reports (AMD's leaves 0x8000_0005/6, Intel's leaf 0x18).
 //! - [`preset`]: the TLB table of the cache presets, each value's source beside it.
 //! - [`choose`]: the levels a run simulates, and why they are those.
-//! - [`sim`] (fast) and [`reference`] (the executable definition): an [`AccessSink`] that
+//! - [`sim`] (fast) and [`reference`](mod@reference) (the executable definition): an [`AccessSink`] that
 //!   translates every access's pages through the levels, set-associative LRU; a miss at a
 //!   level goes to the next, a miss at the last is a page walk.
 //!

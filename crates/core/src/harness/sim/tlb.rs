@@ -1,5 +1,5 @@
 //! The data TLB beside a simulated run (`sim … --tlb 4k|2m`): the same access stream the
-//! caches see, fed through [`crate::cache::tlb::TlbSim`] by a [`Tee`], and the result as a
+//! caches see, fed through [`crate::cache::tlb::TlbSim`] by a [`Tee`](crate::cache::tee::Tee), and the result as a
 //! [`TlbReport`] — per level its geometry, where that came from, lookups, misses and misses
 //! per access (all simulated), the stream's footprint in pages of both sizes (counted), and
 //! sentences derived from those numbers. `cli::text::sim_tlb` lays it out; its JSON is the

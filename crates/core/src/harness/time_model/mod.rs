@@ -1,6 +1,6 @@
 //! The time model: this machine's probes ([`probe`]), kept between runs in
 //! `machine-model.json` as the copy planner keeps its wisdom, and the prediction each timed
-//! point records from them ([`predict`]).
+//! point records from them ([`predict`](mod@predict)).
 //!
 //! The file holds one machine's probes, keyed by its CPU model and data-cache geometry: a file
 //! of another machine is ignored with a note (the probes run again, kept in memory, the file

@@ -12,7 +12,7 @@
 //! - latency: every load waiting for its level's latency, one after another.
 //!
 //! A simulation from empty caches is set to the timed runs' warm state first: a level that
-//! holds the point's whole footprint serves its compulsory misses (see [`warm_misses`]).
+//! holds the point's whole footprint serves its compulsory misses (see `warm_misses`).
 //!
 //! The estimate: dependent loads (`chase`, `conflict mode=lat`) take the latency bound; every
 //! other point the bandwidth estimate max(L1d's time, the sum of the levels below): each probe
