@@ -187,7 +187,11 @@ pub fn main_job(job: &MainJob<'_>) -> anyhow::Result<ExitCode> {
     };
     let mut doc = run_suite(&plan, &options, &stop, &mut on_progress)?;
     if let Some(model) = &time_model.model {
-        annotate(&mut doc, model);
+        annotate(
+            &mut doc,
+            model,
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+        );
     }
     // The inferred-geometry section: timing alone, held against sysfs. A short budget keeps the
     // main job within its two minutes; `stridelab infer` with the default budget is steadier.

@@ -153,7 +153,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     })?;
     progress.finish();
     if let Some(model) = &time_model.model {
-        annotate(&mut doc, model);
+        annotate(
+            &mut doc,
+            model,
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+        );
     }
 
     let outputs = &prepared.outputs;

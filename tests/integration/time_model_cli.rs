@@ -247,5 +247,47 @@ fn predictions_follow_from_the_model_file_and_the_simulated_counts() {
             (ratio - measured / estimate).abs() <= 1e-9 * ratio,
             "{ratio}"
         );
+        // Only a point beyond 2x names the controls `why` would run on it.
+        let far = !(0.5..=2.0).contains(&ratio);
+        assert_eq!(
+            prediction.get("why_controls").is_some(),
+            far,
+            "{prediction}"
+        );
+    }
+    // A model a thousand times too fast puts the point far off: its record names the controls.
+    let faster = |level: &mut Value| {
+        for key in ["read_bytes_per_s", "write_bytes_per_s", "copy_bytes_per_s"] {
+            for end in ["median", "low", "high"] {
+                let v = f(&level[key][end]) * 1000.0;
+                level[key][end] = json!(v);
+            }
+        }
+    };
+    model["levels"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .for_each(faster);
+    faster(&mut model["memory"]);
+    fs::write(path, model.to_string()).unwrap();
+    let output = run_with_model(path, &["read", "bytes=4M"], &out);
+    assert!(output.status.success(), "{output:?}");
+    let doc: Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
+    let prediction = &doc["records"][0]["time_model"];
+    assert!(f(&prediction["measured_over_model"]) > 2.0, "{prediction}");
+    let controls: Vec<&str> = prediction["why_controls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    for expected in [
+        "huge pages",
+        "bytes=2097152",
+        "source +64 B",
+        "source +4 KiB",
+    ] {
+        assert!(controls.contains(&expected), "{controls:?}");
     }
 }

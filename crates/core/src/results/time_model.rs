@@ -209,6 +209,10 @@ pub struct TimePrediction {
     pub traffic: Vec<LevelTraffic>,
     /// The point's measured median time per run over the estimate.
     pub measured_over_model: Option<f64>,
+    /// For a claimed point beyond 2× of its estimate: the controls `stridelab why` runs on it
+    /// (each as its change reads: `huge pages`, `ld=1025`), so the report can name them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub why_controls: Vec<String>,
 }
 
 impl TimePrediction {

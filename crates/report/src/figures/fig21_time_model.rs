@@ -177,6 +177,11 @@ fn tables(points: &[Drawn]) -> Vec<Table> {
                 fmt(d.model_ns),
                 fmt(d.ratio()),
                 format!("stridelab why {}", point_words(d.record)),
+                d.record
+                    .time_model
+                    .as_ref()
+                    .map(|p| p.why_controls.join(", "))
+                    .unwrap_or_default(),
             ]
         })
         .collect();
@@ -203,6 +208,7 @@ fn tables(points: &[Drawn]) -> Vec<Table> {
             "model ns",
             "measured ÷ model",
             "to ask why",
+            "the controls it runs",
         ]
         .map(String::from)
         .to_vec(),
@@ -337,6 +343,7 @@ mod tests {
                     }),
                     traffic: vec![],
                     measured_over_model: Some(ratio),
+                    why_controls: Vec::new(),
                 });
                 r
             })

@@ -20,6 +20,7 @@ use thiserror::Error;
 
 use crate::cache::cpu::cpu_model;
 use crate::cache::geometry::Geometry;
+use crate::harness::why::controls::controls_for;
 use crate::results::ResultsDocument;
 use crate::results::time_model::{MachineModel, check_machine_model};
 pub use predict::predict;
@@ -284,10 +285,34 @@ pub fn obtain_model(
     })
 }
 
-/// Records `model`'s prediction in every timed record of `doc`, and its probes once.
-pub fn annotate(doc: &mut ResultsDocument, model: &MachineModel) {
+/// How far from its estimate a claimed point must be (either way) to be named far off, with
+/// the controls `stridelab why` would run on it: the report's band too.
+pub const FAR_OFF: f64 = 2.0;
+
+/// Records `model`'s prediction in every timed record of `doc`, and its probes once; a claimed
+/// point beyond [`FAR_OFF`] also gets the controls `why` runs on it (`cpus`: the CPUs a second
+/// thread could use, as `why` is told).
+pub fn annotate(doc: &mut ResultsDocument, model: &MachineModel, cpus: usize) {
     for record in &mut doc.records {
         record.time_model = predict(record, model);
+        let far = |ratio: f64| !(1.0 / FAR_OFF..=FAR_OFF).contains(&ratio);
+        let Some(prediction) = record.time_model.as_mut() else {
+            continue;
+        };
+        if prediction.claimed_ratio().is_some_and(far) {
+            let words: Vec<(String, String)> = record
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_string()))
+                .collect();
+            let line = record
+                .simulated
+                .as_ref()
+                .and_then(|s| s.levels.first())
+                .map_or(64, |l| l.line);
+            let (run, _) = controls_for(&record.kernel, &record.params, &words, line, cpus);
+            prediction.why_controls = run.into_iter().map(|c| c.change).collect();
+        }
     }
     doc.time_model_probes = Some(model.clone());
 }

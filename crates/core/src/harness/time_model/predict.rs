@@ -275,6 +275,7 @@ pub fn predict(record: &PointRecord, model: &MachineModel) -> Option<TimePredict
                 bounds: None,
                 traffic: Vec::new(),
                 measured_over_model: None,
+                why_controls: Vec::new(),
             });
         }
     };
@@ -306,6 +307,7 @@ pub fn predict(record: &PointRecord, model: &MachineModel) -> Option<TimePredict
         }),
         traffic,
         measured_over_model: usable.then_some(measured / estimate),
+        why_controls: Vec::new(),
     })
 }
 

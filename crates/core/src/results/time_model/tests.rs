@@ -52,6 +52,7 @@ pub(crate) fn sample_prediction() -> TimePrediction {
         }),
         traffic: vec![],
         measured_over_model: Some(1.5),
+        why_controls: Vec::new(),
     }
 }
 
