@@ -33,7 +33,7 @@ use crate::cli::text::sim::sim_text;
 use crate::cli::text::sim_prefetch::prefetch_text;
 use crate::cli::text::sim_tlb::tlb_text;
 use crate::harness::sim::prefetch::prefetch_config;
-use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_with};
+use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
@@ -195,7 +195,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         PrefetchArg::On => Some(prefetch_config(&geometry)?),
         PrefetchArg::Off => None,
     };
-    let report = simulate_point_with(
+    let report = simulate_point_on(
         engine,
         &SimRequest {
             kernel,
@@ -207,8 +207,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             max_sim_memory: args.max_sim_memory,
             copies,
             tlb: tlb.as_ref(),
+            prefetch: prefetch.as_ref(),
         },
-        prefetch.as_ref(),
     )?;
     if args.json {
         println!("{}", report.to_json()?);

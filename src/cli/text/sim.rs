@@ -154,6 +154,7 @@ mod tests {
             max_sim_memory: 1 << 30,
             copies: crate::kernels::copy_planner::planner_for_tests(),
             tlb: None,
+            prefetch: None,
         })
         .unwrap();
         sim_text(&report)

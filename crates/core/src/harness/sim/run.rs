@@ -91,6 +91,8 @@ pub struct SimRequest<'a> {
     pub copies: Arc<Planner>,
     /// The data TLB to simulate beside the caches (`--tlb`), if any.
     pub tlb: Option<&'a TlbChoice>,
+    /// The hardware-prefetch model to feed the same stream (`--prefetch on`), if any.
+    pub prefetch: Option<&'a PrefetchConfig>,
 }
 
 /// One level of the result: the schema's counts plus evictions and the model's prediction.
@@ -183,20 +185,12 @@ pub fn simulate_point(request: &SimRequest<'_>) -> Result<SimReport, SimRunError
     simulate_point_on(Engine::Fast, request)
 }
 
-/// [`simulate_point`] by `engine`: the same report from either, under the same bounds.
+/// [`simulate_point`] by `engine`: the same report from either, under the same bounds; the
+/// request's TLB and prefetch model, if any, fed the same stream (the prefetch model's state
+/// bounded by the same memory limit).
 pub fn simulate_point_on(
     engine: Engine,
     request: &SimRequest<'_>,
-) -> Result<SimReport, SimRunError> {
-    simulate_point_with(engine, request, None)
-}
-
-/// [`simulate_point_on`] with the hardware-prefetch model of `prefetch` fed the same stream
-/// (`harness::sim::prefetch`), its state bounded by the same memory limit.
-pub fn simulate_point_with(
-    engine: Engine,
-    request: &SimRequest<'_>,
-    prefetch: Option<&PrefetchConfig>,
 ) -> Result<SimReport, SimRunError> {
     let spec = find(request.kernel)?;
     let params = point_params(spec, request.words)?;
@@ -219,7 +213,7 @@ pub fn simulate_point_with(
         copies: Arc::clone(&request.copies),
         shift: Default::default(),
     };
-    let mut model = prefetch_model(&levels, prefetch, request.max_sim_memory, engine)?;
+    let mut model = prefetch_model(&levels, request.prefetch, request.max_sim_memory, engine)?;
     let mut instance = (spec.prepare)(&params, &options)?;
     let mut tlb = request.tlb.map(|choice| TlbSim::new(&choice.levels));
     if request.warm {
@@ -332,6 +326,7 @@ mod tests {
             max_sim_memory: 1 << 30,
             copies: crate::kernels::copy_planner::planner_for_tests(),
             tlb: None,
+            prefetch: None,
         }
     }
 

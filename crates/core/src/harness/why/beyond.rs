@@ -9,10 +9,11 @@ use std::sync::Arc;
 use stridelab_copy::Planner;
 
 use crate::cache::geometry::ChosenGeometry;
+use crate::cache::prefetch::PrefetchConfig;
 use crate::cache::sim::{Engine, Policy};
 use crate::cache::tlb::{PageSize, TlbChoice, choose};
 use crate::harness::sim::prefetch::prefetch_config;
-use crate::harness::sim::run::{SimRequest, simulate_point_on, simulate_point_with};
+use crate::harness::sim::run::{SimRequest, simulate_point_on};
 
 use super::judge::LevelChange;
 
@@ -25,8 +26,14 @@ pub(super) struct SimInputs<'a> {
 }
 
 impl SimInputs<'_> {
-    /// The `sim` request of the point `words`, with `tlb` beside the caches if given.
-    fn request<'a>(&'a self, words: &'a [String], tlb: Option<&'a TlbChoice>) -> SimRequest<'a> {
+    /// The `sim` request of the point `words`, with `tlb` and `prefetch` beside the caches if
+    /// given.
+    fn request<'a>(
+        &'a self,
+        words: &'a [String],
+        tlb: Option<&'a TlbChoice>,
+        prefetch: Option<&'a PrefetchConfig>,
+    ) -> SimRequest<'a> {
         SimRequest {
             kernel: self.kernel,
             words,
@@ -37,6 +44,7 @@ impl SimInputs<'_> {
             max_sim_memory: MAX_SIM_MEMORY,
             copies: Arc::clone(&self.copies),
             tlb,
+            prefetch,
         }
     }
 }
@@ -56,8 +64,11 @@ pub(super) fn tlb_change(
     let small = choose(PageSize::Small, preset).map_err(|e| e.to_string())?;
     let huge = choose(PageSize::Huge, preset).map_err(|e| e.to_string())?;
     let simulate = |choice| {
-        simulate_point_on(Engine::Fast, &inputs.request(base_words, Some(choice)))
-            .map(|report| report.tlb)
+        simulate_point_on(
+            Engine::Fast,
+            &inputs.request(base_words, Some(choice), None),
+        )
+        .map(|report| report.tlb)
     };
     let (base, variant) = match (simulate(&small), simulate(&huge)) {
         (Ok(Some(base)), Ok(Some(variant))) => (base, variant),
@@ -86,7 +97,7 @@ pub(super) fn prefetch_change(
 ) -> Result<Vec<LevelChange>, String> {
     let config = prefetch_config(inputs.geometry).map_err(|e| e.to_string())?;
     let simulate = |words| {
-        simulate_point_with(Engine::Fast, &inputs.request(words, None), Some(&config))
+        simulate_point_on(Engine::Fast, &inputs.request(words, None, Some(&config)))
             .map_err(|e| e.to_string())?
             .prefetch
             .ok_or_else(|| "the prefetch model gave no counts".to_string())

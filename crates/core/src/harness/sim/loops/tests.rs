@@ -144,6 +144,7 @@ fn a_loop_col_sum_misses_like_the_built_in_kernel() {
             max_sim_memory: 1 << 30,
             copies: crate::kernels::copy_planner::planner_for_tests(),
             tlb: None,
+            prefetch: None,
         })
         .unwrap();
         let report = simulate(
