@@ -18,9 +18,8 @@
 
 use std::collections::HashSet;
 
-use super::counts::{
-    LevelShape, MAX_COUNTED_STREAMS, ModelShape, Origin, PrefetchCounts, StreamEntry,
-};
+use super::counts::{LevelShape, MAX_COUNTED_STREAMS, ModelShape, Origin, PrefetchCounts};
+use super::table::StreamTable;
 use crate::cache::AccessSink;
 
 /// An empty way (no line number reaches it: lines are at least 2 bytes).
@@ -112,10 +111,7 @@ pub struct FastPrefetch {
     filters: Vec<Sets>,
     plain: Sets,
     with: PrefetchedSets,
-    table: Vec<(StreamEntry, u64)>,
-    now: u64,
-    /// Pages whose trained entry was replaced and which have not been accessed since.
-    lost_pages: HashSet<u64>,
+    table: StreamTable,
     /// The most recently accessed pages, most recent first, at most [`MAX_COUNTED_STREAMS`].
     recent_pages: Vec<u64>,
     seen_pages: HashSet<u64>,
@@ -134,9 +130,7 @@ impl FastPrefetch {
                 sets: Sets::new(fill),
                 origins: vec![Origin::Demand; fill.sets as usize * fill.ways],
             },
-            table: Vec::with_capacity(shape.entries),
-            now: 0,
-            lost_pages: HashSet::new(),
+            table: StreamTable::new(shape.entries),
             recent_pages: Vec::with_capacity(MAX_COUNTED_STREAMS),
             seen_pages: HashSet::new(),
             last_line: None,
@@ -259,31 +253,10 @@ impl FastPrefetch {
     }
 
     fn train(&mut self, line: u64, page: u64) {
-        self.now += 1;
-        let (train, distance) = (self.shape.train, self.shape.distance);
-        let Some(slot) = self.table.iter().position(|(e, _)| e.page == page) else {
-            if self.lost_pages.remove(&page) {
-                self.counts.streams_lost += 1;
-            }
-            let entry = (StreamEntry::start(page, line), self.now);
-            if self.table.len() < self.shape.entries {
-                self.table.push(entry);
-            } else {
-                let victim = (0..self.table.len())
-                    .min_by_key(|&i| self.table[i].1)
-                    .expect("a full table has entries");
-                self.counts.table_evictions += 1;
-                if self.table[victim].0.trained(train) {
-                    self.counts.trained_evicted += 1;
-                    self.lost_pages.insert(self.table[victim].0.page);
-                }
-                self.table[victim] = entry;
-            }
+        let shape = (self.shape.train, self.shape.distance);
+        let Some((steps, stride)) = self.table.take(line, page, shape, &mut self.counts) else {
             return;
         };
-        self.table[slot].1 = self.now;
-        let steps = self.table[slot].0.advance(line, train, distance);
-        let stride = self.table[slot].0.stride;
         for step in steps {
             match self.shape.stream_target(line, stride, step) {
                 Some(target) => self.prefetch(target, Origin::Stream),

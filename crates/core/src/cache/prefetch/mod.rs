@@ -20,6 +20,7 @@ pub mod config;
 mod counts;
 mod fast;
 mod reference;
+mod table;
 #[cfg(test)]
 mod tests;
 

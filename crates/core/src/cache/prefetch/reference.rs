@@ -1,6 +1,6 @@
 //! The plain prefetch model: one access at a time, every line of it through every level, sets
-//! as vectors in recency order, the stream table searched for its page, the pages' recency as
-//! one unbounded list. It is the executable definition the fast model (`fast.rs`) is held to.
+//! as vectors in recency order, the stream table searched for its page (`table.rs`, shared with
+//! the fast model), the pages' recency as one unbounded list. It is the executable definition the fast model (`fast.rs`) is held to.
 //!
 //! One demand access of `len` bytes at `addr`:
 //! 1. The levels above the fill level look up every line of it (LRU, no prefetch); if all hit
@@ -20,9 +20,8 @@
 //!    recent of its set. A prefetched line evicted untouched is unused, as is one left at the
 //!    end.
 
-use std::collections::HashSet;
-
-use super::counts::{ModelShape, Origin, PrefetchCounts, StreamEntry};
+use super::counts::{ModelShape, Origin, PrefetchCounts};
+use super::table::StreamTable;
 use crate::cache::AccessSink;
 
 /// The plain model; see the module doc.
@@ -33,11 +32,7 @@ pub struct ReferencePrefetch {
     filters: Vec<Vec<Vec<u64>>>,
     plain: Vec<Vec<u64>>,
     with: Vec<Vec<(u64, Origin)>>,
-    /// Entries with the time each was last used.
-    table: Vec<(StreamEntry, u64)>,
-    now: u64,
-    /// Pages whose trained entry was replaced and which have not been accessed since.
-    lost_pages: HashSet<u64>,
+    table: StreamTable,
     /// Every page the fill level has seen, most recently accessed first.
     pages: Vec<u64>,
     counts: PrefetchCounts,
@@ -53,9 +48,7 @@ impl ReferencePrefetch {
                 .collect(),
             plain: vec![Vec::new(); shape.fill.sets as usize],
             with: vec![Vec::new(); shape.fill.sets as usize],
-            table: Vec::new(),
-            now: 0,
-            lost_pages: HashSet::new(),
+            table: StreamTable::new(shape.entries),
             pages: Vec::new(),
             counts: PrefetchCounts::new(),
             shape,
@@ -136,31 +129,10 @@ impl ReferencePrefetch {
     }
 
     fn train(&mut self, line: u64, page: u64) {
-        self.now += 1;
-        let (train, distance) = (self.shape.train, self.shape.distance);
-        let Some(slot) = self.table.iter().position(|(e, _)| e.page == page) else {
-            if self.lost_pages.remove(&page) {
-                self.counts.streams_lost += 1;
-            }
-            let entry = (StreamEntry::start(page, line), self.now);
-            if self.table.len() < self.shape.entries {
-                self.table.push(entry);
-            } else {
-                let victim = (0..self.table.len())
-                    .min_by_key(|&i| self.table[i].1)
-                    .expect("a full table has entries");
-                self.counts.table_evictions += 1;
-                if self.table[victim].0.trained(train) {
-                    self.counts.trained_evicted += 1;
-                    self.lost_pages.insert(self.table[victim].0.page);
-                }
-                self.table[victim] = entry;
-            }
+        let shape = (self.shape.train, self.shape.distance);
+        let Some((steps, stride)) = self.table.take(line, page, shape, &mut self.counts) else {
             return;
         };
-        self.table[slot].1 = self.now;
-        let steps = self.table[slot].0.advance(line, train, distance);
-        let stride = self.table[slot].0.stride;
         for step in steps {
             if let Some(target) = self.shape.stream_target(line, stride, step) {
                 self.prefetch(target, Origin::Stream);
