@@ -30,8 +30,7 @@ use crate::cli::common::{CacheArgs, ListArgs, WisdomArgs, kernel_name_parser};
 use crate::cli::sim_tlb::TlbArg;
 use crate::cli::sim_trace::{SimFlags, TraceArgs};
 use crate::cli::text::sim::sim_text;
-use crate::cli::text::sim_prefetch::prefetch_text;
-use crate::cli::text::sim_tlb::tlb_text;
+use crate::cli::text::sim_prefetch::beside_text;
 use crate::harness::sim::prefetch::prefetch_config;
 use crate::harness::sim::run::{DEFAULT_MAX_ACCESSES, SimRequest, simulate_point_on};
 
@@ -214,14 +213,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         println!("{}", report.to_json()?);
     } else {
         print!("{}", sim_text(&report));
-        report.tlb.iter().for_each(|t| print!("{}", tlb_text(t)));
         print!(
             "{}",
-            report
-                .prefetch
-                .as_ref()
-                .map(prefetch_text)
-                .unwrap_or_default()
+            beside_text(report.tlb.as_ref(), report.prefetch.as_ref())
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -10,8 +10,7 @@ use crate::cache::sim::Policy;
 use crate::cache::tlb::TlbChoice;
 use crate::cli::common::CacheArgs;
 use crate::cli::text::sim_loop::{error_text, loop_text};
-use crate::cli::text::sim_prefetch::prefetch_text;
-use crate::cli::text::sim_tlb::tlb_text;
+use crate::cli::text::sim_prefetch::beside_text;
 use crate::harness::sim::loops::{LoopSimError, LoopSimRequest, simulate_nest};
 use crate::harness::sim::loops_prefetch::nest_prefetch;
 use crate::harness::sim::prefetch::prefetch_config;
@@ -57,14 +56,9 @@ pub fn run(text: &str, args: &LoopOptions) -> anyhow::Result<ExitCode> {
         Ok(report) if args.json => println!("{}", report.to_json()?),
         Ok(report) => {
             print!("{}", loop_text(&report));
-            report.tlb.iter().for_each(|t| print!("{}", tlb_text(t)));
             print!(
                 "{}",
-                report
-                    .prefetch
-                    .as_ref()
-                    .map(prefetch_text)
-                    .unwrap_or_default()
+                beside_text(report.tlb.as_ref(), report.prefetch.as_ref())
             );
         }
         Err(err) => return Ok(error_exit(args.json, &err.to_string(), &error_text(&err))),

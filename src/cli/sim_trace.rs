@@ -9,8 +9,7 @@ use std::process::ExitCode;
 use crate::cache::sim::{Engine, Policy};
 use crate::cache::tlb::TlbChoice;
 use crate::cli::common::CacheArgs;
-use crate::cli::text::sim_prefetch::prefetch_text;
-use crate::cli::text::sim_tlb::tlb_text;
+use crate::cli::text::sim_prefetch::beside_text;
 use crate::cli::text::sim_trace::trace_text;
 use crate::harness::sim::prefetch::prefetch_config;
 use crate::harness::sim::trace::{DEFAULT_TOP_SETS, TraceRequest, simulate_trace};
@@ -109,14 +108,9 @@ pub fn run(args: &TraceArgs, file: &Path, sim: SimFlags<'_>) -> anyhow::Result<E
         println!("{}", report.to_json()?);
     } else {
         print!("{}", trace_text(&report));
-        report.tlb.iter().for_each(|t| print!("{}", tlb_text(t)));
         print!(
             "{}",
-            report
-                .prefetch
-                .as_ref()
-                .map(prefetch_text)
-                .unwrap_or_default()
+            beside_text(report.tlb.as_ref(), report.prefetch.as_ref())
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -1,11 +1,14 @@
 //! The text form of the hardware-prefetch model beside a simulated point, nest or trace
 //! (`sim --prefetch on`): its parameters and their source, the counts in a table, and the
-//! library's sentence (`cache::prefetch::PrefetchReport::finding`).
+//! library's sentence (`cache::prefetch::PrefetchReport::finding`); and both models' sections
+//! beside the caches in one place ([`beside_text`]).
 
 use std::fmt::Write as _;
 
 use crate::cache::prefetch::PrefetchReport;
+use crate::cli::text::sim_tlb::tlb_text;
 use crate::cli::text::table::{Align, TextTable};
+use crate::harness::sim::tlb::TlbReport;
 use crate::units::{format_count, format_share};
 
 /// The section printed after the simulator's tables.
@@ -114,5 +117,13 @@ pub fn prefetch_text(report: &PrefetchReport) -> String {
         format_count(s.streams_lost)
     );
     let _ = writeln!(text, "  finding: {}", report.finding);
+    text
+}
+
+/// The sections of the models fed beside the caches, in the order `sim` prints them: the data
+/// TLB's (`--tlb`), then the prefetch model's (`--prefetch on`); empty for those not run.
+pub(crate) fn beside_text(tlb: Option<&TlbReport>, prefetch: Option<&PrefetchReport>) -> String {
+    let mut text = tlb.map(tlb_text).unwrap_or_default();
+    text.push_str(&prefetch.map(prefetch_text).unwrap_or_default());
     text
 }
