@@ -184,7 +184,7 @@ pub fn plan_why(
     let mut controls = Vec::with_capacity(chosen.len());
     for control in chosen {
         let mut kernel = vec![point.spec.name.to_string()];
-        kernel.extend(control.words.iter().map(|(k, v)| format!("{k}={v}")));
+        kernel.extend(words_of(&control.words));
         let mut prepared = prepare_run(
             &run_request(kernel, control.threads, control.huge_pages),
             machine.clone(),
@@ -295,6 +295,11 @@ pub fn run_why(
     Ok(report)
 }
 
+/// `key=value` words, as a point is written on the command line.
+fn words_of(pairs: &[(String, String)]) -> Vec<String> {
+    pairs.iter().map(|(k, v)| format!("{k}={v}")).collect()
+}
+
 /// What the simulator's models beyond sets say of `control`: the TLB for the huge-pages
 /// control, the prefetch model for a streams control; `None` for the others.
 fn beyond_sets(plan: &WhyPlan, control: &Control) -> Option<Result<Vec<LevelChange>, String>> {
@@ -302,7 +307,7 @@ fn beyond_sets(plan: &WhyPlan, control: &Control) -> Option<Result<Vec<LevelChan
         return None;
     }
     let point = plan.base.plan.points.first()?;
-    let words: Vec<String> = point.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let words = words_of(&point.args);
     let inputs = beyond::SimInputs {
         kernel: point.spec.name,
         geometry: &plan.base.geometry,
@@ -311,14 +316,7 @@ fn beyond_sets(plan: &WhyPlan, control: &Control) -> Option<Result<Vec<LevelChan
     };
     Some(match control.factor {
         Factor::Tlb => beyond::tlb_change(&inputs, &words),
-        _ => {
-            let variant: Vec<String> = control
-                .words
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            beyond::prefetch_change(&inputs, &words, &variant)
-        }
+        _ => beyond::prefetch_change(&inputs, &words, &words_of(&control.words)),
     })
 }
 
